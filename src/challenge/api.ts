@@ -1,0 +1,223 @@
+/**
+ * The public Challenge API (challenge-hooks.dev/v1alpha1): names, phases, reasons, labels, defaults and the
+ * schemas of the two custom resources' specs. Every string here is part of the contract
+ * (../shared/challenge-api.md); change none of them.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+export const GROUP = 'challenge-hooks.dev'
+export const VERSION = 'v1alpha1'
+export const API_VERSION = `${GROUP}/${VERSION}`
+
+export const Label = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  instance: 'challenge-hooks.dev/instance',
+  owner: 'challenge-hooks.dev/owner',
+  definition: 'challenge-hooks.dev/definition',
+} as const
+export const MANAGED_BY = 'challenge-hooks'
+
+/** Pod template annotation that carries the run number: a new run rolls the workload. */
+export const RUN_ANNOTATION = 'challenge-hooks.dev/run'
+
+export const Phase = {
+  Pending: 'Pending',
+  Running: 'Running',
+  Error: 'Error',
+  Deleted: 'Deleted',
+  Terminating: 'Terminating',
+} as const
+export type Phase = (typeof Phase)[keyof typeof Phase]
+
+export const Reason = {
+  // Pending
+  Starting: 'Starting',
+  Queued: 'Queued',
+  ImagePullBackOff: 'ImagePullBackOff',
+  Unschedulable: 'Unschedulable',
+  NotYetAvailable: 'NotYetAvailable',
+  WaitingForEndpoint: 'WaitingForEndpoint',
+  // Running
+  Ready: 'Ready',
+  // Error
+  DefinitionNotFound: 'DefinitionNotFound',
+  DefinitionInvalid: 'DefinitionInvalid',
+  OwnerLabelMismatch: 'OwnerLabelMismatch',
+  OwnerBudgetExceeded: 'OwnerBudgetExceeded',
+  StartupTimeout: 'StartupTimeout',
+  CrashLoopBackOff: 'CrashLoopBackOff',
+  InvalidImage: 'InvalidImage',
+  ConfigError: 'ConfigError',
+  // Deleted
+  Expired: 'Expired',
+  Stopped: 'Stopped',
+  PastDeadline: 'PastDeadline',
+  // Terminating
+  Deleting: 'Deleting',
+} as const
+export type Reason = (typeof Reason)[keyof typeof Reason]
+
+export const ConditionType = {
+  Admitted: 'Admitted',
+  WorkloadReady: 'WorkloadReady',
+  EndpointReady: 'EndpointReady',
+  Ready: 'Ready',
+  Expired: 'Expired',
+  RenewalAccepted: 'RenewalAccepted',
+} as const
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType]
+
+export const ExposeType = { HTTP: 'HTTP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer', Internal: 'Internal' } as const
+export type ExposeType = (typeof ExposeType)[keyof typeof ExposeType]
+
+export const Defaults = {
+  exposeType: ExposeType.HTTP,
+  lifetimeSeconds: 1800,
+  startupTimeoutSeconds: 300,
+  maxRenewals: 2,
+  cost: 1,
+  egress: 'DNS',
+  profile: 'Restricted',
+  flagMode: 'PerOwner',
+  flagPrefix: 'flag{',
+  flagSuffix: '}',
+  flagEnv: 'FLAG',
+} as const
+
+// ---------------------------------------------------------------------------------------------------------------
+// Schemas. They check what the hook relies on; the CRDs in manifests/ carry the same rules for the API server.
+
+const LABEL_VALUE = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
+export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$'
+const DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$'
+
+const Int = (min: number, max?: number) =>
+  max === undefined ? Type.Integer({ minimum: min }) : Type.Integer({ minimum: min, maximum: max })
+const DateTime = () => Type.String({ pattern: DATE_TIME })
+
+export const ChallengeSpecSchema = Type.Object(
+  {
+    definitionRef: Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }),
+    owner: Type.Object({
+      kind: Type.Union([Type.Literal('User'), Type.Literal('Team')]),
+      id: Type.String({ pattern: LABEL_VALUE }),
+    }),
+    desiredState: Type.Optional(Type.Union([Type.Literal('Running'), Type.Literal('Stopped')])),
+    stopReason: Type.Optional(Type.String({ maxLength: 64 })),
+    lifetimeSeconds: Type.Optional(Int(60, 86400)),
+    deadline: Type.Optional(DateTime()),
+    renewals: Type.Optional(Int(0)),
+    restarts: Type.Optional(Int(0)),
+    parameters: Type.Optional(
+      Type.Record(Type.RegExp(new RegExp(ENV_NAME)), Type.String({ maxLength: 4096 }), {
+        maxProperties: 16,
+        additionalProperties: false,
+      }),
+    ),
+  },
+  { additionalProperties: true },
+)
+export type ChallengeSpec = Static<typeof ChallengeSpecSchema>
+
+const EnvVar = Type.Object(
+  { name: Type.String({ pattern: ENV_NAME }), value: Type.Optional(Type.String()) },
+  // valueFrom could read any Secret of the namespace (another player's flag): refused, see definition.ts.
+  { additionalProperties: false },
+)
+const ContainerPort = Type.Object(
+  {
+    containerPort: Int(1, 65535),
+    name: Type.Optional(Type.String({ maxLength: 15 })),
+    protocol: Type.Optional(Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')])),
+  },
+  { additionalProperties: false },
+)
+const Quantity = Type.Union([Type.String({ minLength: 1 }), Type.Number()])
+const ResourceList = Type.Record(Type.String(), Quantity)
+const Resources = Type.Object(
+  { requests: Type.Optional(ResourceList), limits: Type.Optional(ResourceList) },
+  { additionalProperties: false },
+)
+/** Only these keys may be set: running as a given uid is fine, privileges are not. */
+const ContainerSecurityContext = Type.Object(
+  { runAsUser: Type.Optional(Int(0)), runAsGroup: Type.Optional(Int(0)) },
+  { additionalProperties: false },
+)
+export const ContainerSchema = Type.Object(
+  {
+    name: Type.String({ pattern: DNS_LABEL }),
+    image: Type.String({ minLength: 1, maxLength: 512 }),
+    command: Type.Optional(Type.Array(Type.String())),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(Type.Array(EnvVar)),
+    ports: Type.Optional(Type.Array(ContainerPort)),
+    resources: Type.Optional(Resources),
+    readinessProbe: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    securityContext: Type.Optional(ContainerSecurityContext),
+  },
+  { additionalProperties: false },
+)
+export type DefinitionContainer = Static<typeof ContainerSchema>
+
+export const DefinitionSpecSchema = Type.Object(
+  {
+    displayName: Type.Optional(Type.String({ maxLength: 128 })),
+    pod: Type.Object(
+      { containers: Type.Array(ContainerSchema, { minItems: 1, maxItems: 8 }) },
+      { additionalProperties: false },
+    ),
+    expose: Type.Object(
+      {
+        type: Type.Optional(
+          Type.Union([
+            Type.Literal('HTTP'),
+            Type.Literal('NodePort'),
+            Type.Literal('LoadBalancer'),
+            Type.Literal('Internal'),
+          ]),
+        ),
+        container: Type.Optional(Type.String()),
+        port: Int(1, 65535),
+      },
+      { additionalProperties: false },
+    ),
+    lifetimeSeconds: Type.Optional(Int(60, 86400)),
+    startupTimeoutSeconds: Type.Optional(Int(30, 1800)),
+    maxRenewals: Type.Optional(Int(0, 20)),
+    cost: Type.Optional(Int(0, 100)),
+    availableFrom: Type.Optional(DateTime()),
+    availableUntil: Type.Optional(DateTime()),
+    network: Type.Optional(
+      Type.Object(
+        { egress: Type.Optional(Type.Union([Type.Literal('None'), Type.Literal('DNS'), Type.Literal('Internet')])) },
+        { additionalProperties: false },
+      ),
+    ),
+    security: Type.Optional(
+      Type.Object(
+        {
+          profile: Type.Optional(Type.Union([Type.Literal('Restricted'), Type.Literal('Baseline')])),
+          runtimeClassName: Type.Optional(Type.String({ pattern: DNS_LABEL })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    flag: Type.Optional(
+      Type.Object(
+        {
+          mode: Type.Optional(Type.Union([Type.Literal('PerOwner'), Type.Literal('PerInstance'), Type.Literal('Static')])),
+          prefix: Type.Optional(Type.String({ maxLength: 64 })),
+          suffix: Type.Optional(Type.String({ maxLength: 64 })),
+          env: Type.Optional(Type.String({ pattern: ENV_NAME })),
+          staticSecretRef: Type.Optional(
+            Type.Object({ name: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+)
+export type DefinitionSpec = Static<typeof DefinitionSpecSchema>

@@ -1,0 +1,324 @@
+/**
+ * The desired children of an admitted instance, one typed builder per kind, and the ordered teardown of an
+ * instance that no longer runs. Children never carry status, ownerReferences, resourceVersion or uid:
+ * Metacontroller adds the owner reference and the controller-uid label itself.
+ */
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment'
+import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress'
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'
+import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer'
+import type { IContainer } from 'kubernetes-models/v1/Container'
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar'
+import type { ISecret } from 'kubernetes-models/v1/Secret'
+import type { IService } from 'kubernetes-models/v1/Service'
+import type { Config } from '../config.js'
+import type { DesiredChild, KubeObject } from '../protocol.js'
+import { Label, MANAGED_BY, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
+import type { ResolvedDefinition } from './definition.js'
+import type { ChildNames } from './names.js'
+import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { anyPodRemains } from './workload.js'
+
+export const FLAG_KEY = 'flag'
+export const FLAG_PATH = '/flag'
+const TMP_SIZE_LIMIT = '64Mi'
+
+/** Requests and limits for a container that sets none (or only some). */
+export const DEFAULT_RESOURCES = {
+  requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
+  limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
+} as const
+
+/** Addresses the `-internet` policy never lets an instance reach: private, loopback, link-local (cloud metadata), CGNAT, multicast, reserved. */
+export const NON_PUBLIC_IPV4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+]
+export const NON_PUBLIC_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8']
+
+export interface RenderInput {
+  namespace: string
+  names: ChildNames
+  definition: ResolvedDefinition
+  parameters: Record<string, string>
+  flagData: string
+  instanceId: string
+  run: number
+  config: Config
+}
+
+function labels(names: ChildNames): Record<string, string> {
+  return { [Label.managedBy]: MANAGED_BY, [Label.instance]: names.base }
+}
+
+function podSelector(names: ChildNames): { matchLabels: Record<string, string> } {
+  return { matchLabels: { [Label.instance]: names.base } }
+}
+
+export function flagSecret(input: RenderInput): ISecret & DesiredChild {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: input.names.flagSecret, labels: labels(input.names) },
+    type: 'Opaque',
+    data: { [FLAG_KEY]: input.flagData },
+  }
+}
+
+const DNS_PEER: INetworkPolicyPeer = {
+  namespaceSelector: {},
+  podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+}
+const DNS_PORTS = [
+  { protocol: 'UDP', port: 53 },
+  { protocol: 'TCP', port: 53 },
+] as const
+
+/** Default deny for the instance's pods, except traffic among themselves and DNS (unless egress is None). */
+export function isolatePolicy(input: RenderInput): INetworkPolicy & DesiredChild {
+  const self: INetworkPolicyPeer = { podSelector: podSelector(input.names) }
+  const egress: NonNullable<INetworkPolicy['spec']>['egress'] = [{ to: [self] }]
+  if (input.definition.egress !== 'None') egress.push({ to: [DNS_PEER], ports: [...DNS_PORTS] })
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: input.names.isolatePolicy, labels: labels(input.names) },
+    spec: {
+      podSelector: podSelector(input.names),
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ from: [self] }],
+      egress,
+    },
+  }
+}
+
+/** Ingress to the exposed port only, from where the exposure says traffic comes from. */
+export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild {
+  const { expose } = input.definition
+  const ports = [{ protocol: 'TCP' as const, port: expose.port }]
+  let rule: NonNullable<NonNullable<INetworkPolicy['spec']>['ingress']>[number]
+  switch (expose.type) {
+    case 'HTTP':
+      rule = {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': input.config.ingressNamespace } } }],
+        ports,
+      }
+      break
+    case 'Internal':
+      // Reachable by name from the challenge namespace only (a player's workstation pod, a bot).
+      rule = { from: [{ podSelector: {} }], ports }
+      break
+    default:
+      // NodePort and LoadBalancer traffic comes from outside the cluster: any source, this port only.
+      rule = { ports }
+  }
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: input.names.exposePolicy, labels: labels(input.names) },
+    spec: { podSelector: podSelector(input.names), policyTypes: ['Ingress'], ingress: [rule] },
+  }
+}
+
+/** Egress Internet: any public address; never private ranges, cloud metadata, or the cluster's own ranges. */
+export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChild {
+  const extra = input.config.clusterCidrs
+  const v4Except = [...NON_PUBLIC_IPV4, ...extra.filter((cidr) => !cidr.includes(':'))]
+  const v6Except = [...NON_PUBLIC_IPV6, ...extra.filter((cidr) => cidr.includes(':'))]
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: input.names.internetPolicy, labels: labels(input.names) },
+    spec: {
+      podSelector: podSelector(input.names),
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: v4Except } }, { ipBlock: { cidr: '::/0', except: v6Except } }] }],
+    },
+  }
+}
+
+function resources(container: DefinitionContainer): IContainer['resources'] {
+  return {
+    requests: { ...DEFAULT_RESOURCES.requests, ...container.resources?.requests },
+    limits: { ...DEFAULT_RESOURCES.limits, ...container.resources?.limits },
+  }
+}
+
+/** Definition env, then the Challenge's parameters (a parameter replaces a variable of the same name), then the flag. */
+function environment(container: DefinitionContainer, input: RenderInput): IEnvVar[] {
+  const parameters = input.parameters
+  const env: IEnvVar[] = (container.env ?? [])
+    .filter((variable) => !(variable.name in parameters))
+    .map((variable) => ({ name: variable.name, value: variable.value ?? '' }))
+  for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] as string })
+  env.push({ name: input.definition.flag.env, valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } } })
+  return env
+}
+
+function container(definitionContainer: DefinitionContainer, input: RenderInput): IContainer {
+  const { definition } = input
+  const restricted = definition.profile === 'Restricted'
+  const exposed = definitionContainer.name === definition.expose.container
+  const result: IContainer = {
+    name: definitionContainer.name,
+    image: definitionContainer.image,
+  }
+  if (definitionContainer.command) result.command = definitionContainer.command
+  if (definitionContainer.args) result.args = definitionContainer.args
+  result.env = environment(definitionContainer, input)
+  if (definitionContainer.ports) result.ports = definitionContainer.ports
+  else if (exposed) result.ports = [{ containerPort: definition.expose.port, protocol: 'TCP' }]
+  result.resources = resources(definitionContainer)
+  const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 5 } : undefined)
+  if (probe) result.readinessProbe = probe as IContainer['readinessProbe']
+  result.securityContext = {
+    ...definitionContainer.securityContext,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    ...(restricted ? { capabilities: { drop: ['ALL'] } } : {}),
+  }
+  result.volumeMounts = [
+    { name: 'tmp', mountPath: '/tmp' },
+    { name: 'flag', mountPath: FLAG_PATH, subPath: FLAG_KEY, readOnly: true },
+  ]
+  return result
+}
+
+/** One replica, Recreate (never two runs at once), the hardened pod of the definition's security profile. */
+export function deployment(input: RenderInput): IDeployment & DesiredChild {
+  const { definition, names } = input
+  const restricted = definition.profile === 'Restricted'
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: names.base, labels: labels(names) },
+    spec: {
+      replicas: 1,
+      strategy: { type: 'Recreate' },
+      selector: podSelector(names),
+      template: {
+        metadata: { labels: labels(names), annotations: { [RUN_ANNOTATION]: String(input.run) } },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          ...(definition.runtimeClassName === undefined ? {} : { runtimeClassName: definition.runtimeClassName }),
+          securityContext: {
+            ...(restricted ? { runAsNonRoot: true } : {}),
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: definition.containers.map((each) => container(each, input)),
+          volumes: [
+            { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },
+            { name: 'flag', secret: { secretName: names.flagSecret, defaultMode: 0o444 } },
+          ],
+        },
+      },
+    },
+  }
+}
+
+const SERVICE_TYPE = { HTTP: 'ClusterIP', Internal: 'ClusterIP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer' } as const
+
+export function service(input: RenderInput): IService & DesiredChild {
+  const { definition, names } = input
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: names.base, labels: labels(names) },
+    spec: {
+      type: SERVICE_TYPE[definition.expose.type],
+      selector: { [Label.instance]: names.base },
+      ports: [{ name: 'challenge', protocol: 'TCP', port: definition.expose.port, targetPort: definition.expose.port }],
+    },
+  }
+}
+
+export function ingressHost(instanceId: string, config: Config): string {
+  return `${instanceId}.${config.baseDomain}`
+}
+
+export function ingress(input: RenderInput): IIngress & DesiredChild {
+  const { config, names } = input
+  const host = ingressHost(input.instanceId, config)
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: names.base, labels: labels(names) },
+    spec: {
+      ...(config.ingressClassName === undefined ? {} : { ingressClassName: config.ingressClassName }),
+      ...(config.ingressTlsSecret === undefined ? {} : { tls: [{ hosts: [host], secretName: config.ingressTlsSecret }] }),
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: names.base, port: { number: input.definition.expose.port } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
+  }
+}
+
+/** Every child of a running instance, in a fixed order so the same request gives the same bytes. */
+export function renderChildren(input: RenderInput): DesiredChild[] {
+  const children: DesiredChild[] = [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
+  if (input.definition.egress === 'Internet') children.push(internetPolicy(input))
+  children.push(deployment(input), service(input))
+  if (input.definition.expose.type === 'HTTP') children.push(ingress(input))
+  return children
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Teardown
+
+const LAST_APPLIED = /last-applied-configuration$/
+const SYSTEM_METADATA = ['name', 'namespace', 'labels', 'annotations'] as const
+
+/**
+ * An observed child, kept as it is: the copy carries its own content and metadata but none of the system
+ * fields (status, uid, resourceVersion, managedFields, ownerReferences) and no last-applied annotation.
+ */
+export function retain(object: KubeObject): DesiredChild {
+  const { metadata, status: _status, ...content } = object
+  const kept: Record<string, unknown> = {}
+  for (const key of SYSTEM_METADATA) if (metadata[key] !== undefined) kept[key] = metadata[key]
+  if (metadata.annotations) {
+    const annotations = Object.fromEntries(Object.entries(metadata.annotations).filter(([key]) => !LAST_APPLIED.test(key)))
+    if (Object.keys(annotations).length > 0) kept.annotations = annotations
+    else delete kept.annotations
+  }
+  return { ...content, metadata: kept } as DesiredChild
+}
+
+const TRAFFIC_KINDS = ['Ingress', 'Service']
+const GUARD_KINDS = ['NetworkPolicy', 'Secret']
+
+/**
+ * Ordered teardown, one step per sync: first the traffic path (Ingress, Service), then the workload; the
+ * NetworkPolicies and the flag Secret stay while any pod of the instance remains, so a terminating pod is never
+ * left unisolated. Returns the children to keep; an empty list once nothing is left to wait for.
+ */
+export function teardown(children: ObservedIndex, related: ObservedIndex, names: ChildNames): DesiredChild[] {
+  const live = (kind: string) => objectsOfKind(children, kind).filter((object) => !isBeingDeleted(object))
+  const observed = (kinds: string[]) => kinds.some((kind) => objectsOfKind(children, kind).length > 0)
+  const keep: KubeObject[] = []
+  const trafficGone = !observed(TRAFFIC_KINDS)
+  if (!trafficGone) keep.push(...live('Deployment'))
+  if (!trafficGone || observed(['Deployment']) || anyPodRemains(related, names)) {
+    for (const kind of GUARD_KINDS) keep.push(...live(kind))
+  }
+  return keep.map(retain)
+}

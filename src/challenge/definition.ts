@@ -1,0 +1,141 @@
+/**
+ * The ChallengeDefinition an instance runs, found among the related objects, checked and completed with the
+ * contract's defaults. A definition that asks for anything the security profile forbids is refused with a
+ * message naming the field (Error / DefinitionInvalid): the hook never silently drops or alters it.
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import {
+  Defaults,
+  DefinitionSpecSchema,
+  Reason,
+  type DefinitionContainer,
+  type DefinitionSpec,
+  type ExposeType,
+} from './api.js'
+import { findObject, type ObservedIndex } from './observed.js'
+import { describeSchemaError } from './schema-errors.js'
+
+export type Egress = 'None' | 'DNS' | 'Internet'
+export type SecurityProfile = 'Restricted' | 'Baseline'
+export type FlagMode = 'PerOwner' | 'PerInstance' | 'Static'
+
+export interface ResolvedDefinition {
+  name: string
+  containers: DefinitionContainer[]
+  expose: { type: ExposeType; container: string; port: number }
+  lifetimeSeconds: number
+  startupTimeoutSeconds: number
+  maxRenewals: number
+  cost: number
+  availableFrom: number | undefined
+  availableUntil: number | undefined
+  egress: Egress
+  profile: SecurityProfile
+  runtimeClassName: string | undefined
+  flag: {
+    mode: FlagMode
+    prefix: string
+    suffix: string
+    env: string
+    staticSecretRef: { name: string; key: string } | undefined
+  }
+}
+
+export type DefinitionLookup =
+  | { found: true; definition: ResolvedDefinition }
+  | { found: false; reason: typeof Reason.DefinitionNotFound | typeof Reason.DefinitionInvalid; message: string }
+
+const checkSpec = TypeCompiler.Compile(DefinitionSpecSchema)
+
+export const DEFINITION_KIND = 'ChallengeDefinition'
+
+/** Lookup of the named definition among related objects (from the customize hook's rule). */
+export function lookupDefinition(related: ObservedIndex, name: string): DefinitionLookup {
+  const object = findObject(related, DEFINITION_KIND, name)
+  if (!object) {
+    return {
+      found: false,
+      reason: Reason.DefinitionNotFound,
+      message: `ChallengeDefinition "${name}" does not exist in this namespace.`,
+    }
+  }
+  return resolveDefinition(name, object.spec)
+}
+
+function invalid(name: string, problem: string): DefinitionLookup {
+  return { found: false, reason: Reason.DefinitionInvalid, message: `ChallengeDefinition "${name}" is invalid: ${problem}.` }
+}
+
+/** Checks a definition's spec and fills in the defaults; exported for the author preview command. */
+export function resolveDefinition(name: string, spec: unknown): DefinitionLookup {
+  if (!checkSpec.Check(spec)) {
+    const first = checkSpec.Errors(spec).First()
+    return invalid(name, first ? describeSchemaError('spec', first) : 'spec is missing')
+  }
+  const problem = securityProblem(spec) ?? consistencyProblem(spec)
+  if (problem) return invalid(name, problem)
+  const profile = spec.security?.profile ?? Defaults.profile
+  const containers = spec.pod.containers
+  return {
+    found: true,
+    definition: {
+      name,
+      containers,
+      expose: {
+        type: spec.expose.type ?? Defaults.exposeType,
+        container: spec.expose.container ?? (containers[0] as DefinitionContainer).name,
+        port: spec.expose.port,
+      },
+      lifetimeSeconds: spec.lifetimeSeconds ?? Defaults.lifetimeSeconds,
+      startupTimeoutSeconds: spec.startupTimeoutSeconds ?? Defaults.startupTimeoutSeconds,
+      maxRenewals: spec.maxRenewals ?? Defaults.maxRenewals,
+      cost: spec.cost ?? Defaults.cost,
+      availableFrom: spec.availableFrom === undefined ? undefined : Date.parse(spec.availableFrom),
+      availableUntil: spec.availableUntil === undefined ? undefined : Date.parse(spec.availableUntil),
+      egress: spec.network?.egress ?? Defaults.egress,
+      profile,
+      runtimeClassName: spec.security?.runtimeClassName,
+      flag: {
+        mode: spec.flag?.mode ?? Defaults.flagMode,
+        prefix: spec.flag?.prefix ?? Defaults.flagPrefix,
+        suffix: spec.flag?.suffix ?? Defaults.flagSuffix,
+        env: spec.flag?.env ?? Defaults.flagEnv,
+        staticSecretRef: spec.flag?.staticSecretRef,
+      },
+    },
+  }
+}
+
+/** The schema already refuses privileged, host namespaces, added capabilities; this is what it cannot say. */
+function securityProblem(spec: DefinitionSpec): string | undefined {
+  if ((spec.security?.profile ?? Defaults.profile) !== 'Restricted') return undefined
+  for (const [index, container] of spec.pod.containers.entries()) {
+    if (container.securityContext?.runAsUser === 0) {
+      return `spec.pod.containers[${index}].securityContext.runAsUser: 0 (root) is not allowed by the Restricted profile; use security.profile Baseline`
+    }
+  }
+  return undefined
+}
+
+function consistencyProblem(spec: DefinitionSpec): string | undefined {
+  const names = spec.pod.containers.map((container) => container.name)
+  const duplicate = names.find((name, index) => names.indexOf(name) !== index)
+  if (duplicate !== undefined) return `spec.pod.containers: the name "${duplicate}" is used twice`
+  if (spec.expose.container !== undefined && !names.includes(spec.expose.container)) {
+    return `spec.expose.container: no container is named "${spec.expose.container}"`
+  }
+  const flagEnv = spec.flag?.env ?? Defaults.flagEnv
+  for (const [index, container] of spec.pod.containers.entries()) {
+    if (container.env?.some((variable) => variable.name === flagEnv)) {
+      return `spec.pod.containers[${index}].env: ${flagEnv} is reserved for the flag (flag.env)`
+    }
+  }
+  if ((spec.flag?.mode ?? Defaults.flagMode) === 'Static' && spec.flag?.staticSecretRef === undefined) {
+    return 'spec.flag.staticSecretRef: required when flag.mode is Static'
+  }
+  for (const field of ['availableFrom', 'availableUntil'] as const) {
+    const value = spec[field]
+    if (value !== undefined && Number.isNaN(Date.parse(value))) return `spec.${field}: "${value}" is not a date-time`
+  }
+  return undefined
+}

@@ -1,0 +1,194 @@
+/**
+ * The three hooks as pure functions of (request, config, now):
+ *
+ *   request ─► observe (index children and related) ─► decide (lifecycle) ─► render or tear down ─► status
+ *
+ * Nothing here knows about HTTP; the same request, config and `now` always give the same answer.
+ */
+import type { Config } from '../config.js'
+import type {
+  ChallengeObject,
+  CustomizeRequest,
+  CustomizeResponse,
+  DesiredChild,
+  SyncRequest,
+  SyncResponse,
+} from '../protocol.js'
+import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from './api.js'
+import { renderChildren, teardown } from './children.js'
+import { decide, type Decision, type World } from './lifecycle.js'
+import { childNames } from './names.js'
+import { countObjects, indexObjects } from './observed.js'
+import { instanceId, type OwnerKey } from './secrets.js'
+import { condition, readPreviousStatus, type ChallengeStatus, type Condition } from './status.js'
+import { formatTime, toSeconds } from './time.js'
+
+/** Retry a finalize that is still waiting for children or pods to go, in case no watch event arrives. */
+export const FINALIZE_RESYNC_SECONDS = 10
+
+function ownerKeyOf(challenge: ChallengeObject): OwnerKey {
+  return {
+    namespace: challenge.metadata.namespace,
+    definition: challenge.spec.definitionRef.name,
+    ownerKind: challenge.spec.owner.kind,
+    ownerId: challenge.spec.owner.id,
+  }
+}
+
+export function observe(request: SyncRequest, config: Config): World {
+  const challenge = request.parent
+  const namespace = challenge.metadata.namespace
+  const ownerKey = ownerKeyOf(challenge)
+  return {
+    challenge,
+    namespace,
+    names: childNames(challenge.metadata.name),
+    ownerKey,
+    instanceId: instanceId(config.flagSecret, ownerKey),
+    previous: readPreviousStatus(challenge.status),
+    children: indexObjects(request.children, namespace),
+    related: indexObjects(request.related, namespace),
+  }
+}
+
+function conditions(world: World, decision: Decision, at: string): Condition[] {
+  const previous = decision.newRun ? [] : world.previous.conditions
+  const { phase, reason, message } = decision
+  const ended = phase === Phase.Deleted && (reason === Reason.Expired || reason === Reason.PastDeadline)
+  const result = [
+    decision.admitted
+      ? condition(previous, ConditionType.Admitted, true, 'Admitted', 'The instance holds a slot of its owner\'s budget.', at)
+      : condition(previous, ConditionType.Admitted, false, reason, message, at),
+    decision.workloadReady
+      ? condition(previous, ConditionType.WorkloadReady, true, 'DeploymentAvailable', 'The workload has a ready replica.', at)
+      : condition(previous, ConditionType.WorkloadReady, false, decision.workload ? reason : 'NoWorkload', decision.workload ? message : 'The instance has no workload.', at),
+    decision.endpoint
+      ? condition(previous, ConditionType.EndpointReady, true, 'EndpointAllocated', decision.endpoint.connection, at)
+      : condition(previous, ConditionType.EndpointReady, false, 'NoEndpoint', 'Traffic cannot reach the instance yet.', at),
+    phase === Phase.Running
+      ? condition(previous, ConditionType.Ready, true, Reason.Ready, message, at)
+      : condition(previous, ConditionType.Ready, false, reason, message, at),
+    ended
+      ? condition(previous, ConditionType.Expired, true, reason, message, at)
+      : condition(previous, ConditionType.Expired, false, 'NotExpired', 'The instance has not reached its end.', at),
+  ]
+  const renewal = decision.renewal
+  const previousRenewal = previous.find((each) => each.type === ConditionType.RenewalAccepted)
+  if (renewal) result.push(condition(previous, ConditionType.RenewalAccepted, renewal.accepted, renewal.reason, renewal.message, at))
+  else if (previousRenewal) result.push(previousRenewal)
+  return result
+}
+
+export function buildStatus(world: World, decision: Decision, children: readonly DesiredChild[], now: number): ChallengeStatus {
+  const at = formatTime(now)
+  const status: ChallengeStatus = {
+    phase: decision.phase,
+    reason: decision.reason,
+    message: decision.message,
+    instanceId: world.instanceId,
+    run: decision.run,
+    renewalsSeen: decision.renewalsSeen,
+    renewalsApplied: decision.renewalsApplied,
+    conditions: conditions(world, decision, at),
+  }
+  if (decision.endpoint) status.endpoint = decision.endpoint
+  if (decision.admittedAt) status.admittedAt = decision.admittedAt
+  if (decision.startedAt) status.startedAt = decision.startedAt
+  if (decision.lastRenewedAt) status.lastRenewedAt = decision.lastRenewedAt
+  if (decision.expiresAt) status.expiresAt = decision.expiresAt
+  if (decision.finishedAt) status.finishedAt = decision.finishedAt
+  if (children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)) {
+    status.flagSecretRef = { name: world.names.flagSecret }
+  }
+  return status
+}
+
+/** Seconds until the next deadline, rounded up so the next sync lands at or just after it, and capped. */
+export function resyncAfter(nextDeadline: number | undefined, now: number, config: Config): number | undefined {
+  if (nextDeadline === undefined) return undefined
+  return Math.min(config.maxResyncSeconds, Math.max(1, Math.ceil((nextDeadline - now) / 1000)))
+}
+
+export function sync(request: SyncRequest, config: Config, now: Date): SyncResponse {
+  const at = toSeconds(now.getTime())
+  const world = observe(request, config)
+  const decision = decide(world, config, at)
+  const children =
+    decision.workload && decision.definition && decision.flagData !== undefined
+      ? renderChildren({
+          namespace: world.namespace,
+          names: world.names,
+          definition: decision.definition,
+          parameters: world.challenge.spec.parameters ?? {},
+          flagData: decision.flagData,
+          instanceId: world.instanceId,
+          run: decision.run,
+          config,
+        })
+      : teardown(world.children, world.related, world.names)
+  const response: SyncResponse = { status: { ...buildStatus(world, decision, children, at) }, children }
+  const resync = resyncAfter(decision.nextDeadline, at, config)
+  if (resync !== undefined) response.resyncAfterSeconds = resync
+  return response
+}
+
+/**
+ * Deletion: phase Terminating, ordered teardown, and `finalized: true` only once no child is observed.
+ * The times and counters of the record stay until the object is gone.
+ */
+export function finalize(request: SyncRequest, config: Config, now: Date): SyncResponse {
+  const at = toSeconds(now.getTime())
+  const world = observe(request, config)
+  const previous = world.previous
+  const children = teardown(world.children, world.related, world.names)
+  const message = 'The instance is being deleted.'
+  const timestamp = formatTime(at)
+  const status: ChallengeStatus = {
+    phase: Phase.Terminating,
+    reason: Reason.Deleting,
+    message,
+    instanceId: world.instanceId,
+    run: previous.run,
+    renewalsSeen: previous.renewalsSeen,
+    renewalsApplied: previous.renewalsApplied,
+    conditions: [
+      condition(previous.conditions, ConditionType.Ready, false, Reason.Deleting, message, timestamp),
+    ],
+  }
+  if (previous.admittedAt) status.admittedAt = previous.admittedAt
+  if (previous.startedAt) status.startedAt = previous.startedAt
+  if (previous.lastRenewedAt) status.lastRenewedAt = previous.lastRenewedAt
+  status.finishedAt = previous.finishedAt ?? timestamp
+  const finalized = countObjects(world.children) === 0
+  const response: SyncResponse = { status: { ...status }, children, finalized }
+  if (!finalized) response.resyncAfterSeconds = FINALIZE_RESYNC_SECONDS
+  return response
+}
+
+/**
+ * What the sync needs besides its children, fetched by Metacontroller:
+ * - the namespace's ChallengeDefinitions (this instance's, and its siblings' costs for the budget);
+ * - the instance's pods, by the instance label (readiness and error reasons);
+ * - the owner's Challenges, by the owner label (the budget queue);
+ * - static flag Secrets labelled with the definition's name (never our own flag Secrets).
+ */
+export function customize(request: CustomizeRequest): CustomizeResponse {
+  const challenge = request.parent
+  const namespace = challenge.metadata.namespace
+  const names = childNames(challenge.metadata.name)
+  return {
+    relatedResources: [
+      { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace },
+      { apiVersion: 'v1', resource: 'pods', labelSelector: { matchLabels: { [Label.instance]: names.base } } },
+      { apiVersion: API_VERSION, resource: 'challenges', labelSelector: { matchLabels: { [Label.owner]: challenge.spec.owner.id } } },
+      {
+        apiVersion: 'v1',
+        resource: 'secrets',
+        labelSelector: {
+          matchLabels: { [Label.definition]: challenge.spec.definitionRef.name },
+          matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
+        },
+      },
+    ],
+  }
+}

@@ -1,0 +1,497 @@
+/**
+ * The lifecycle decision of one sync: from the observed world, the previous status, the configuration and
+ * `now`, which phase the instance is in, whether it holds a workload, and which sticky times and counters it
+ * carries forward. Pure: no I/O, no clock but the `now` it is given.
+ *
+ * Order of the rules (first match wins):
+ *   finished run (sticky Deleted / Error) → stopped → labels → definition → flag source → hard deadline →
+ *   release gate → admission (budget queue) → expiry → pod failures → startup timeout → Running / Pending.
+ * A run ends in Deleted or in a sticky Error; only `spec.restarts` starts a new run.
+ */
+import type { Config } from '../config.js'
+import type { ChallengeObject, KubeObject } from '../protocol.js'
+import { ConditionType, Label, Phase, Reason } from './api.js'
+import { lookupDefinition, type ResolvedDefinition } from './definition.js'
+import type { ChildNames } from './names.js'
+import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { ownerMessage, flagSecretPart, type OwnerKey } from './secrets.js'
+import type { Endpoint, PreviousStatus } from './status.js'
+import { earliest, formatTime, parseTime } from './time.js'
+import { currentPods, observeEndpoint, podProblem, workloadReady } from './workload.js'
+
+/** Errors that end the run: the workload is gone and stays gone until a restart. */
+const RUN_ENDING_ERRORS = new Set<string>([
+  Reason.StartupTimeout,
+  Reason.CrashLoopBackOff,
+  Reason.InvalidImage,
+  Reason.ConfigError,
+])
+
+export interface World {
+  challenge: ChallengeObject
+  namespace: string
+  names: ChildNames
+  ownerKey: OwnerKey
+  instanceId: string
+  previous: PreviousStatus
+  children: ObservedIndex
+  related: ObservedIndex
+}
+
+export interface RenewalOutcome {
+  accepted: boolean
+  reason: string
+  message: string
+}
+
+export interface Decision {
+  phase: Phase
+  reason: string
+  message: string
+  run: number
+  /** The run starts fresh: previous conditions no longer describe it. */
+  newRun: boolean
+  admitted: boolean
+  /** Render the workload (flag Secret, policies, Deployment, Service, Ingress); otherwise tear down. */
+  workload: boolean
+  definition: ResolvedDefinition | undefined
+  /** base64 of the flag, present exactly when `workload` is. */
+  flagData: string | undefined
+  workloadReady: boolean
+  endpoint: Endpoint | undefined
+  admittedAt: string | undefined
+  startedAt: string | undefined
+  lastRenewedAt: string | undefined
+  expiresAt: string | undefined
+  finishedAt: string | undefined
+  renewalsSeen: number
+  renewalsApplied: number
+  renewal: RenewalOutcome | undefined
+  /** Earliest future instant at which the decision changes by itself (ms since epoch). */
+  nextDeadline: number | undefined
+}
+
+interface RunState {
+  run: number
+  newRun: boolean
+  admittedAt: string | undefined
+  startedAt: string | undefined
+  lastRenewedAt: string | undefined
+  finishedAt: string | undefined
+  renewalsSeen: number
+  renewalsApplied: number
+}
+
+/** `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. */
+function runState(world: World): RunState {
+  const { spec } = world.challenge
+  const previous = world.previous
+  const restarts = spec.restarts ?? 0
+  if (spec.desiredState !== 'Stopped' && restarts > previous.run) {
+    return {
+      run: restarts,
+      newRun: true,
+      admittedAt: undefined,
+      startedAt: undefined,
+      lastRenewedAt: undefined,
+      finishedAt: undefined,
+      // Renewals asked for before the restart belong to the old run.
+      renewalsSeen: Math.max(previous.renewalsSeen, spec.renewals ?? 0),
+      renewalsApplied: 0,
+    }
+  }
+  return {
+    run: previous.run,
+    newRun: false,
+    admittedAt: previous.admittedAt,
+    startedAt: previous.startedAt,
+    lastRenewedAt: previous.lastRenewedAt,
+    finishedAt: previous.finishedAt,
+    renewalsSeen: previous.renewalsSeen,
+    renewalsApplied: previous.renewalsApplied,
+  }
+}
+
+interface Outcome {
+  phase: Phase
+  reason: string
+  message: string
+}
+
+class DecisionBuilder {
+  readonly state: RunState
+  definition: ResolvedDefinition | undefined
+  admitted = false
+  workload = false
+  flagData: string | undefined
+  ready = false
+  endpoint: Endpoint | undefined
+  expiresAt: number | undefined
+  deadlines: (number | undefined)[] = []
+
+  constructor(
+    readonly world: World,
+    readonly now: number,
+  ) {
+    this.state = runState(world)
+  }
+
+  /** Ends the run: the finish time is recorded once and the workload is torn down. */
+  finish(outcome: Outcome): Decision {
+    this.state.finishedAt ??= formatTime(this.now)
+    this.workload = false
+    return this.build(outcome)
+  }
+
+  /**
+   * A condition of the world (not of the run): re-checked on every sync, so fixing it recovers. The instance
+   * gives up its budget slot meanwhile (its siblings see it as not admitted) and is admitted again later.
+   */
+  hold(outcome: Outcome): Decision {
+    this.workload = false
+    this.state.admittedAt = undefined
+    return this.build(outcome)
+  }
+
+  build(outcome: Outcome): Decision {
+    const state = this.state
+    const future = this.deadlines.filter((instant): instant is number => instant !== undefined && instant > this.now)
+    return {
+      ...outcome,
+      run: state.run,
+      newRun: state.newRun,
+      admitted: this.admitted && this.workload,
+      workload: this.workload,
+      definition: this.definition,
+      flagData: this.workload ? this.flagData : undefined,
+      workloadReady: this.ready && this.workload,
+      endpoint: this.workload && outcome.phase === Phase.Running ? this.endpoint : undefined,
+      admittedAt: state.admittedAt,
+      startedAt: state.startedAt,
+      lastRenewedAt: state.lastRenewedAt,
+      expiresAt: this.expiresAt === undefined ? undefined : formatTime(this.expiresAt),
+      finishedAt: state.finishedAt,
+      renewalsSeen: state.renewalsSeen,
+      renewalsApplied: state.renewalsApplied,
+      renewal: undefined,
+      nextDeadline: outcome.phase === Phase.Pending || outcome.phase === Phase.Running ? earliest(...future) : undefined,
+    }
+  }
+}
+
+export function decide(world: World, config: Config, now: number): Decision {
+  const decision = decidePhase(world, config, now)
+  return applyRenewal(world, decision, now)
+}
+
+function decidePhase(world: World, config: Config, now: number): Decision {
+  const builder = new DecisionBuilder(world, now)
+  const { spec, metadata } = world.challenge
+  const previous = world.previous
+  const state = builder.state
+
+  // A finished run stays finished: its workload is gone, and only a restart (a new run) brings it back.
+  if (!state.newRun && previous.phase === Phase.Deleted) {
+    return builder.finish({ phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message ?? '' })
+  }
+  if (!state.newRun && previous.phase === Phase.Error && RUN_ENDING_ERRORS.has(previous.reason ?? '')) {
+    return builder.finish({ phase: Phase.Error, reason: previous.reason as string, message: previous.message ?? '' })
+  }
+
+  if (spec.desiredState === 'Stopped') {
+    const reason = spec.stopReason ?? Reason.Stopped
+    const message = spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${spec.stopReason}.`
+    return builder.finish({ phase: Phase.Deleted, reason, message })
+  }
+
+  const labelProblem = ownerLabelProblem(world.challenge)
+  if (labelProblem) return builder.hold({ phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: labelProblem })
+
+  const lookup = lookupDefinition(world.related, spec.definitionRef.name)
+  if (!lookup.found) return builder.hold({ phase: Phase.Error, reason: lookup.reason, message: lookup.message })
+  const definition = lookup.definition
+  builder.definition = definition
+
+  const parameterProblem = Object.keys(spec.parameters ?? {}).includes(definition.flag.env)
+    ? `spec.parameters: ${definition.flag.env} is reserved for the flag.`
+    : undefined
+  if (parameterProblem) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
+
+  const flag = flagData(world, definition, config)
+  if (!flag.ok) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
+  builder.flagData = flag.data
+
+  // Hard deadlines: the Challenge's own and the definition's availableUntil cap everything.
+  const hardEnd = earliest(parseTime(spec.deadline), definition.availableUntil)
+  if (hardEnd !== undefined && now >= hardEnd) {
+    return builder.finish({ phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
+  }
+  builder.deadlines.push(hardEnd)
+
+  if (definition.availableFrom !== undefined && now < definition.availableFrom) {
+    builder.deadlines.push(definition.availableFrom)
+    return builder.hold({
+      phase: Phase.Pending,
+      reason: Reason.NotYetAvailable,
+      message: `The challenge opens at ${formatTime(definition.availableFrom)}.`,
+    })
+  }
+
+  const lifetimeMs = (spec.lifetimeSeconds ?? definition.lifetimeSeconds) * 1000
+
+  if (state.admittedAt === undefined) {
+    if (definition.cost > config.ownerBudget) {
+      return builder.hold({
+        phase: Phase.Error,
+        reason: Reason.OwnerBudgetExceeded,
+        message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
+      })
+    }
+    if (!admittedByBudget(world, definition, config.ownerBudget)) {
+      const queuedSince = queueStart(world, state, now)
+      if (now >= queuedSince + lifetimeMs) {
+        return builder.finish({
+          phase: Phase.Deleted,
+          reason: Reason.Expired,
+          message: 'The instance waited for a free slot longer than its lifetime.',
+        })
+      }
+      builder.deadlines.push(queuedSince + lifetimeMs)
+      return builder.hold({
+        phase: Phase.Pending,
+        reason: Reason.Queued,
+        message: `Waiting for another of your instances to end: ${config.ownerBudget} units are in use.`,
+      })
+    }
+    state.admittedAt = formatTime(now)
+  }
+  builder.admitted = true
+  builder.workload = true
+
+  // Expiry, once the instance has started.
+  const startedAt = parseTime(state.startedAt)
+  if (startedAt !== undefined) {
+    const softEnd = Math.max(startedAt, parseTime(state.lastRenewedAt) ?? startedAt) + lifetimeMs
+    builder.expiresAt = earliest(softEnd, hardEnd)
+    if (now >= (builder.expiresAt as number)) {
+      builder.expiresAt = undefined
+      return softEnd <= (hardEnd ?? Infinity)
+        ? builder.finish({ phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
+        : builder.finish({ phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
+    }
+  } else {
+    builder.expiresAt = hardEnd
+  }
+  builder.deadlines.push(builder.expiresAt)
+
+  const pods = currentPods(world.related, world.names, state.run)
+  const problem = podProblem(pods)
+  if (problem?.fatal) {
+    builder.expiresAt = undefined
+    return builder.finish({ phase: Phase.Error, reason: problem.reason, message: problem.message })
+  }
+
+  builder.ready = workloadReady(world.children, world.names, state.run)
+  builder.endpoint = observeEndpoint(world.children, world.names, definition, world.namespace, world.instanceId, config)
+
+  if (startedAt === undefined) {
+    const startupDeadline = (parseTime(state.admittedAt) as number) + definition.startupTimeoutSeconds * 1000
+    const running = builder.ready && builder.endpoint !== undefined
+    if (!running && now >= startupDeadline) {
+      builder.expiresAt = undefined
+      const cause = problem ? ` ${problem.message}` : ''
+      return builder.finish({
+        phase: Phase.Error,
+        reason: Reason.StartupTimeout,
+        message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}`,
+      })
+    }
+    if (running) {
+      state.startedAt = formatTime(now)
+      builder.expiresAt = earliest(now + lifetimeMs, hardEnd)
+      builder.deadlines.push(builder.expiresAt)
+    } else {
+      builder.deadlines.push(startupDeadline)
+    }
+  }
+
+  if (builder.ready && builder.endpoint !== undefined) {
+    return builder.build({
+      phase: Phase.Running,
+      reason: Reason.Ready,
+      message: `The instance is running until ${formatTime(builder.expiresAt as number)}.`,
+    })
+  }
+  if (problem) return builder.build({ phase: Phase.Pending, reason: problem.reason, message: problem.message })
+  if (builder.ready) {
+    return builder.build({ phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message: 'The instance is ready; waiting for its address.' })
+  }
+  return builder.build({ phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' })
+}
+
+function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
+  const labels = challenge.metadata.labels ?? {}
+  const expected: [string, string, string][] = [
+    [Label.owner, challenge.spec.owner.id, 'spec.owner.id'],
+    [Label.definition, challenge.spec.definitionRef.name, 'spec.definitionRef.name'],
+  ]
+  for (const [label, value, field] of expected) {
+    if (labels[label] !== value) {
+      const actual = labels[label] === undefined ? 'missing' : `"${labels[label]}"`
+      return `Label ${label} is ${actual} but ${field} is "${value}".`
+    }
+  }
+  return undefined
+}
+
+type FlagResult = { ok: true; data: string } | { ok: false; message: string }
+
+function base64(text: string): string {
+  return Buffer.from(text, 'utf8').toString('base64')
+}
+
+/** The flag's bytes, base64 as a Secret's `data` holds them. The value itself never leaves this function's caller. */
+function flagData(world: World, definition: ResolvedDefinition, config: Config): FlagResult {
+  const { prefix, suffix, mode, staticSecretRef } = definition.flag
+  switch (mode) {
+    case 'PerOwner':
+      return { ok: true, data: base64(prefix + flagSecretPart(config.flagSecret, ownerMessage(world.ownerKey)) + suffix) }
+    case 'PerInstance':
+      return { ok: true, data: base64(prefix + flagSecretPart(config.flagSecret, world.challenge.metadata.uid) + suffix) }
+    case 'Static': {
+      const ref = staticSecretRef as { name: string; key: string }
+      const secret = objectsOfKind(world.related, 'Secret').find((candidate) => candidate.metadata.name === ref.name)
+      const data = (secret?.data as Record<string, unknown> | undefined)?.[ref.key]
+      if (typeof data !== 'string' || data === '') {
+        return {
+          ok: false,
+          message: `The flag Secret "${ref.name}" (key "${ref.key}") was not found; it must carry the label ${Label.definition}=${definition.name}.`,
+        }
+      }
+      return { ok: true, data }
+    }
+  }
+}
+
+interface Candidate {
+  name: string
+  admittedAt: number
+  createdAt: number
+  cost: number
+}
+
+function spec(object: KubeObject): Record<string, unknown> {
+  return (object.spec ?? {}) as Record<string, unknown>
+}
+
+function nested(object: unknown, key: string): unknown {
+  return typeof object === 'object' && object !== null ? (object as Record<string, unknown>)[key] : undefined
+}
+
+/** A sibling holds or waits for budget unless it is ending, stopped, finished or not yet released. */
+function siblingCandidate(sibling: KubeObject, world: World, definitions: Map<string, number>): Candidate | undefined {
+  const siblingSpec = spec(sibling)
+  const owner = siblingSpec.owner
+  const ownerKey = world.ownerKey
+  if (nested(owner, 'kind') !== ownerKey.ownerKind || nested(owner, 'id') !== ownerKey.ownerId) return undefined
+  if (isBeingDeleted(sibling) || siblingSpec.desiredState === 'Stopped') return undefined
+  const status = sibling.status
+  const phase = nested(status, 'phase')
+  const run = nested(status, 'run')
+  const restarts = siblingSpec.restarts
+  const relaunching = typeof restarts === 'number' && restarts > (typeof run === 'number' ? run : 0)
+  if (!relaunching && (phase === Phase.Error || phase === Phase.Deleted || phase === Phase.Terminating)) return undefined
+  if (!relaunching && nested(status, 'reason') === Reason.NotYetAvailable) return undefined
+  const admittedAt = relaunching ? undefined : parseTime(nested(status, 'admittedAt') as string | undefined)
+  const definitionName = nested(siblingSpec.definitionRef, 'name')
+  return {
+    name: sibling.metadata.name,
+    admittedAt: admittedAt ?? Infinity,
+    createdAt: parseTime(sibling.metadata.creationTimestamp) ?? Infinity,
+    cost: definitions.get(String(definitionName)) ?? 1,
+  }
+}
+
+/**
+ * Deterministic admission: every instance of the owner computes the same order (earliest admittedAt, then
+ * creationTimestamp, then name) and fills the budget first-fit, so two concurrent creates cannot both win.
+ */
+function admittedByBudget(world: World, definition: ResolvedDefinition, budget: number): boolean {
+  const costs = new Map<string, number>()
+  for (const object of objectsOfKind(world.related, 'ChallengeDefinition')) {
+    const cost = nested(object.spec, 'cost')
+    costs.set(object.metadata.name, typeof cost === 'number' ? cost : 1)
+  }
+  const self: Candidate = {
+    name: world.challenge.metadata.name,
+    admittedAt: Infinity,
+    createdAt: parseTime(world.challenge.metadata.creationTimestamp) ?? Infinity,
+    cost: definition.cost,
+  }
+  const candidates = [self]
+  for (const sibling of objectsOfKind(world.related, 'Challenge')) {
+    if (sibling.metadata.name === self.name) continue
+    const candidate = siblingCandidate(sibling, world, costs)
+    if (candidate) candidates.push(candidate)
+  }
+  candidates.sort(
+    (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  )
+  let used = 0
+  for (const candidate of candidates) {
+    if (candidate === self) break
+    // Admitted instances keep their slot even over a lowered budget; waiting ones take what fits.
+    if (candidate.admittedAt !== Infinity || used + candidate.cost <= budget) used += candidate.cost
+  }
+  return used + self.cost <= budget
+}
+
+/**
+ * When the current run started waiting: its creation for the first run; for a relaunch, the moment the run
+ * began (the Admitted condition is new with each run, so its transition time is the start of the wait).
+ */
+function queueStart(world: World, state: RunState, now: number): number {
+  if (state.newRun) return now
+  const admitted = world.previous.conditions.find((condition) => condition.type === ConditionType.Admitted)
+  const since = state.run > 0 ? admitted?.lastTransitionTime : world.challenge.metadata.creationTimestamp
+  return parseTime(since) ?? now
+}
+
+/**
+ * A renewal request (`spec.renewals > status.renewalsSeen`) is acted on exactly once: accepted only while
+ * Running, below maxRenewals and when it can still extend the instance before any hard deadline.
+ */
+function applyRenewal(world: World, decision: Decision, now: number): Decision {
+  const requested = world.challenge.spec.renewals ?? 0
+  if (requested <= decision.renewalsSeen) return decision
+  const seen = { ...decision, renewalsSeen: requested }
+  const reject = (reason: string, message: string): Decision => ({ ...seen, renewal: { accepted: false, reason, message } })
+  const definition = decision.definition
+  if (decision.phase !== Phase.Running || definition === undefined) {
+    return reject('NotRunning', 'Only a running instance can be renewed.')
+  }
+  if (decision.renewalsApplied >= definition.maxRenewals) {
+    return reject('MaxRenewalsReached', `The instance was already renewed ${definition.maxRenewals} times.`)
+  }
+  const hardEnd = earliest(parseTime(world.challenge.spec.deadline), definition.availableUntil)
+  const lifetimeMs = (world.challenge.spec.lifetimeSeconds ?? definition.lifetimeSeconds) * 1000
+  const expiresAt = parseTime(decision.expiresAt) as number
+  if (hardEnd !== undefined && expiresAt >= hardEnd) {
+    return reject('PastDeadline', 'The instance already runs until the challenge deadline.')
+  }
+  const newExpiry = earliest(now + lifetimeMs, hardEnd) as number
+  const renewals = decision.renewalsApplied + 1
+  return {
+    ...seen,
+    lastRenewedAt: formatTime(now),
+    renewalsApplied: renewals,
+    expiresAt: formatTime(newExpiry),
+    message: `The instance is running until ${formatTime(newExpiry)}.`,
+    nextDeadline: newExpiry,
+    renewal: {
+      accepted: true,
+      reason: 'Renewed',
+      message: `Renewal ${renewals} of ${definition.maxRenewals} accepted.`,
+    },
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The observed world of one request, indexed by each object's own kind and name. Group keys
+ * (`Deployment.apps/v1`) and inner keys (`name` for hook v1, `namespace/name` for v2) are never parsed for
+ * names, so both hook versions get the same answer.
+ */
+import type { KubeObject, ObjectGroups } from '../protocol.js'
+
+export type ObservedIndex = Map<string, Map<string, KubeObject>>
+
+/** The kind is the object's own; the group key's prefix is only a fallback for objects sent without one. */
+function kindOf(groupKey: string, object: KubeObject): string {
+  return typeof object.kind === 'string' && object.kind !== '' ? object.kind : (groupKey.split('.')[0] as string)
+}
+
+export function indexObjects(groups: ObjectGroups | undefined, namespace: string): ObservedIndex {
+  const index: ObservedIndex = new Map()
+  for (const [groupKey, group] of Object.entries(groups ?? {})) {
+    for (const object of Object.values(group)) {
+      // Objects of another namespace (possible with v2 hooks) are not this parent's.
+      if (object.metadata.namespace !== undefined && object.metadata.namespace !== namespace) continue
+      const kind = kindOf(groupKey, object)
+      let byName = index.get(kind)
+      if (!byName) index.set(kind, (byName = new Map()))
+      byName.set(object.metadata.name, object)
+    }
+  }
+  return index
+}
+
+export function findObject(index: ObservedIndex, kind: string, name: string): KubeObject | undefined {
+  return index.get(kind)?.get(name)
+}
+
+export function objectsOfKind(index: ObservedIndex, kind: string): KubeObject[] {
+  return [...(index.get(kind)?.values() ?? [])]
+}
+
+export function countObjects(index: ObservedIndex): number {
+  let count = 0
+  for (const byName of index.values()) count += byName.size
+  return count
+}
+
+export function isBeingDeleted(object: KubeObject): boolean {
+  return typeof object.metadata.deletionTimestamp === 'string'
+}

@@ -1,0 +1,136 @@
+/**
+ * The Challenge status: reading the previous one (our own last answer, carried forward because Metacontroller
+ * replaces the whole status with each answer) and writing the next. Conditions keep their
+ * `lastTransitionTime` unless their status flips, so an unchanged world yields a byte-identical status.
+ */
+import type { ConditionType, Phase } from './api.js'
+
+export interface Condition {
+  type: ConditionType
+  status: 'True' | 'False' | 'Unknown'
+  reason: string
+  message: string
+  lastTransitionTime: string
+}
+
+export interface Endpoint {
+  type: string
+  host: string
+  port: number
+  url?: string
+  connection: string
+}
+
+/** What the hook carries from one sync to the next; everything else is recomputed. */
+export interface PreviousStatus {
+  phase: Phase | undefined
+  reason: string | undefined
+  message: string | undefined
+  admittedAt: string | undefined
+  startedAt: string | undefined
+  lastRenewedAt: string | undefined
+  finishedAt: string | undefined
+  renewalsSeen: number
+  renewalsApplied: number
+  run: number
+  conditions: Condition[]
+}
+
+export interface ChallengeStatus {
+  phase: Phase
+  reason: string
+  message: string
+  instanceId: string
+  endpoint?: Endpoint
+  run: number
+  admittedAt?: string
+  startedAt?: string
+  lastRenewedAt?: string
+  expiresAt?: string
+  finishedAt?: string
+  renewalsSeen: number
+  renewalsApplied: number
+  flagSecretRef?: { name: string }
+  conditions: Condition[]
+}
+
+const PHASES = new Set(['Pending', 'Running', 'Error', 'Deleted', 'Terminating'])
+const CONDITION_STATUSES = new Set(['True', 'False', 'Unknown'])
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** A timestamp we wrote; anything unparseable is treated as absent rather than trusted. */
+function time(value: unknown): string | undefined {
+  const candidate = text(value)
+  return candidate !== undefined && !Number.isNaN(Date.parse(candidate)) ? candidate : undefined
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0
+}
+
+function readCondition(value: unknown): Condition | undefined {
+  const raw = record(value)
+  const type = text(raw.type)
+  const status = text(raw.status)
+  const lastTransitionTime = time(raw.lastTransitionTime)
+  if (type === undefined || status === undefined || !CONDITION_STATUSES.has(status) || !lastTransitionTime) {
+    return undefined
+  }
+  return {
+    type: type as ConditionType,
+    status: status as Condition['status'],
+    reason: text(raw.reason) ?? '',
+    message: typeof raw.message === 'string' ? raw.message : '',
+    lastTransitionTime,
+  }
+}
+
+export function readPreviousStatus(value: unknown): PreviousStatus {
+  const raw = record(value)
+  const phase = text(raw.phase)
+  return {
+    phase: phase !== undefined && PHASES.has(phase) ? (phase as Phase) : undefined,
+    reason: text(raw.reason),
+    message: text(raw.message),
+    admittedAt: time(raw.admittedAt),
+    startedAt: time(raw.startedAt),
+    lastRenewedAt: time(raw.lastRenewedAt),
+    finishedAt: time(raw.finishedAt),
+    renewalsSeen: count(raw.renewalsSeen),
+    renewalsApplied: count(raw.renewalsApplied),
+    run: count(raw.run),
+    conditions: Array.isArray(raw.conditions)
+      ? raw.conditions.map(readCondition).filter((condition) => condition !== undefined)
+      : [],
+  }
+}
+
+/**
+ * A condition as of `now`: its transition time moves only when its status differs from the previous one's.
+ * Reason and message follow the truth without counting as a transition.
+ */
+export function condition(
+  previous: readonly Condition[],
+  type: ConditionType,
+  status: boolean,
+  reason: string,
+  message: string,
+  now: string,
+): Condition {
+  const value = status ? 'True' : 'False'
+  const before = previous.find((candidate) => candidate.type === type)
+  return {
+    type,
+    status: value,
+    reason,
+    message,
+    lastTransitionTime: before && before.status === value ? before.lastTransitionTime : now,
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * What the observed children and pods say about the current run: is the workload ready, can traffic reach it
+ * (the endpoint), and is something wrong with its pods. Only objects of the current run count: a restart
+ * rolls the pod template annotation, and until the Deployment shows it, the old pods' state is not ours.
+ */
+import type { Config } from '../config.js'
+import type { KubeObject } from '../protocol.js'
+import { Label, Reason, RUN_ANNOTATION } from './api.js'
+import type { ResolvedDefinition } from './definition.js'
+import type { ChildNames } from './names.js'
+import { findObject, isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import type { Endpoint } from './status.js'
+
+/** A container that restarted this often while in CrashLoopBackOff is broken, not slow to start. */
+export const CRASH_LOOP_RESTARTS = 3
+
+export type PodProblem =
+  | { fatal: true; reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError; message: string }
+  | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable; message: string }
+
+type Loose = Record<string, unknown>
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Loose)[key] : undefined
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
+function num(value: unknown): number {
+  return typeof value === 'number' ? value : 0
+}
+
+function runOf(object: KubeObject | undefined, path: 'template' | 'self'): string | undefined {
+  const metadata = path === 'template' ? field(field(field(object, 'spec'), 'template'), 'metadata') : object?.metadata
+  const value = field(field(metadata, 'annotations'), RUN_ANNOTATION)
+  return typeof value === 'string' ? value : undefined
+}
+
+/** Ready: the Deployment of this run has rolled out and has an available replica (readiness probe passed). */
+export function workloadReady(children: ObservedIndex, names: ChildNames, run: number): boolean {
+  const deployment = findObject(children, 'Deployment', names.base)
+  if (!deployment || isBeingDeleted(deployment) || runOf(deployment, 'template') !== String(run)) return false
+  const status = field(deployment, 'status')
+  const generation = deployment.metadata.generation ?? 0
+  return num(field(status, 'observedGeneration')) >= generation && num(field(status, 'availableReplicas')) >= 1
+}
+
+/** Pods of this instance and run, not on their way out. */
+export function currentPods(related: ObservedIndex, names: ChildNames, run: number): KubeObject[] {
+  return objectsOfKind(related, 'Pod').filter(
+    (pod) =>
+      pod.metadata.labels?.[Label.instance] === names.base && runOf(pod, 'self') === String(run) && !isBeingDeleted(pod),
+  )
+}
+
+/** Any pod of the instance still exists (of any run, terminating ones included): teardown waits for them. */
+export function anyPodRemains(related: ObservedIndex, names: ChildNames): boolean {
+  return objectsOfKind(related, 'Pod').some((pod) => pod.metadata.labels?.[Label.instance] === names.base)
+}
+
+function waitingProblem(status: unknown): PodProblem | undefined {
+  const container = String(field(status, 'name') ?? 'unknown')
+  const waiting = field(field(status, 'state'), 'waiting')
+  const reason = field(waiting, 'reason')
+  switch (reason) {
+    case 'InvalidImageName':
+      return { fatal: true, reason: Reason.InvalidImage, message: `The image of container ${container} is not a valid image name.` }
+    case 'CreateContainerConfigError':
+    case 'CreateContainerError':
+    case 'RunContainerError':
+      return { fatal: true, reason: Reason.ConfigError, message: `Container ${container} cannot be created (${reason}).` }
+    case 'CrashLoopBackOff':
+      return num(field(status, 'restartCount')) >= CRASH_LOOP_RESTARTS
+        ? { fatal: true, reason: Reason.CrashLoopBackOff, message: `Container ${container} keeps crashing.` }
+        : undefined
+    case 'ImagePullBackOff':
+    case 'ErrImagePull':
+      return { fatal: false, reason: Reason.ImagePullBackOff, message: `The image of container ${container} cannot be pulled yet; retrying.` }
+    default:
+      return undefined
+  }
+}
+
+/** The most serious problem among the pods: fatal ones first, then image pulls, then scheduling. */
+export function podProblem(pods: readonly KubeObject[]): PodProblem | undefined {
+  const problems: PodProblem[] = []
+  for (const pod of pods) {
+    const status = field(pod, 'status')
+    for (const container of [...list(field(status, 'initContainerStatuses')), ...list(field(status, 'containerStatuses'))]) {
+      const problem = waitingProblem(container)
+      if (problem) problems.push(problem)
+    }
+    const unschedulable = list(field(status, 'conditions')).some(
+      (condition) =>
+        field(condition, 'type') === 'PodScheduled' &&
+        field(condition, 'status') === 'False' &&
+        field(condition, 'reason') === 'Unschedulable',
+    )
+    if (unschedulable) {
+      problems.push({ fatal: false, reason: Reason.Unschedulable, message: 'The cluster has no room for the instance yet; waiting for capacity.' })
+    }
+  }
+  return problems.find((problem) => problem.fatal) ?? problems.find((problem) => problem.reason === Reason.ImagePullBackOff) ?? problems[0]
+}
+
+function servicePort(service: KubeObject, port: number): unknown {
+  return list(field(field(service, 'spec'), 'ports')).find((candidate) => field(candidate, 'port') === port)
+}
+
+/** The endpoint exists only once traffic can reach the instance, as observed on the Service (and Ingress). */
+export function observeEndpoint(
+  children: ObservedIndex,
+  names: ChildNames,
+  definition: ResolvedDefinition,
+  namespace: string,
+  instanceId: string,
+  config: Config,
+): Endpoint | undefined {
+  const service = findObject(children, 'Service', names.base)
+  if (!service || isBeingDeleted(service)) return undefined
+  const port = definition.expose.port
+  switch (definition.expose.type) {
+    case 'HTTP': {
+      const ingress = findObject(children, 'Ingress', names.base)
+      if (!ingress || isBeingDeleted(ingress)) return undefined
+      const host = `${instanceId}.${config.baseDomain}`
+      const tls = config.ingressTlsSecret !== undefined
+      const url = `${tls ? 'https' : 'http'}://${host}/`
+      return { type: 'HTTP', host, port: tls ? 443 : 80, url, connection: url }
+    }
+    case 'NodePort': {
+      const nodePort = field(servicePort(service, port), 'nodePort')
+      if (typeof nodePort !== 'number') return undefined
+      const host = config.publicHost
+      return { type: 'NodePort', host, port: nodePort, connection: `nc ${host} ${nodePort}` }
+    }
+    case 'LoadBalancer': {
+      const ingress = list(field(field(field(service, 'status'), 'loadBalancer'), 'ingress'))[0]
+      const address = field(ingress, 'ip') ?? field(ingress, 'hostname')
+      if (typeof address !== 'string' || address === '') return undefined
+      return { type: 'LoadBalancer', host: address, port, connection: `nc ${address} ${port}` }
+    }
+    case 'Internal': {
+      const host = `${names.base}.${namespace}.svc.cluster.local`
+      return { type: 'Internal', host, port, connection: `nc ${host} ${port}` }
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Configuration from the environment, read and validated once at start. A bad value stops the start with a
+ * message naming the variable (ConfigError); nothing is re-read later.
+ */
+import { isIP } from 'node:net'
+
+export const DEVELOPMENT_FLAG_SECRET = 'challenge-hooks-development-secret-do-not-use-in-production'
+const MIN_PRODUCTION_SECRET_LENGTH = 32
+const PLACEHOLDER = /CHANGE-?ME/i
+
+export interface Config {
+  port: number
+  host: string
+  logLevel: string
+  production: boolean
+  flagSecret: string
+  /** True when FLAG_SECRET was not set and the development value is in use (logged as a warning). */
+  flagSecretIsDevelopmentDefault: boolean
+  hookToken: string | undefined
+  baseDomain: string
+  ingressClassName: string | undefined
+  ingressTlsSecret: string | undefined
+  ingressNamespace: string
+  publicHost: string
+  ownerBudget: number
+  bodyLimit: number
+  /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
+  clusterCidrs: string[]
+  /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
+  maxResyncSeconds: number
+  /** Concurrent hook requests per process before answering 429 with Retry-After. */
+  maxInFlight: number
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]
+  return value === undefined || value.trim() === '' ? undefined : value.trim()
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function matching(env: Env, name: string, pattern: RegExp, what: string): string | undefined {
+  const value = text(env, name)
+  if (value !== undefined && !pattern.test(value)) throw new ConfigError(name, `must be ${what}, got "${value}"`)
+  return value
+}
+
+/** BODY_LIMIT accepts bytes or a size with a unit: 8388608, 512KiB, 8MiB, 8MB. */
+function byteSize(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name)
+  if (raw === undefined) return fallback
+  const match = /^(\d+)\s*(B|KB|KiB|MB|MiB)?$/i.exec(raw)
+  if (!match) throw new ConfigError(name, `must be a size such as 8388608 or 8MiB, got "${raw}"`)
+  const units: Record<string, number> = { b: 1, kb: 1000, kib: 1024, mb: 1_000_000, mib: 1024 * 1024 }
+  const bytes = Number(match[1]) * (units[(match[2] ?? 'b').toLowerCase()] as number)
+  if (bytes < 1024 || bytes > 256 * 1024 * 1024) throw new ConfigError(name, 'must be between 1KiB and 256MiB')
+  return bytes
+}
+
+function cidrs(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw.split(',').map((entry) => {
+    const cidr = entry.trim()
+    const [address = '', bits = '', ...rest] = cidr.split('/')
+    const family = isIP(address)
+    const max = family === 6 ? 128 : 32
+    if (family === 0 || rest.length > 0 || !/^\d+$/.test(bits) || Number(bits) > max) {
+      throw new ConfigError(name, `"${cidr}" is not a CIDR such as 10.0.0.0/8 or fd00::/8`)
+    }
+    return cidr
+  })
+}
+
+function secret(env: Env, name: string, production: boolean): string | undefined {
+  const value = text(env, name)
+  if (value === undefined || !production) return value
+  if (PLACEHOLDER.test(value)) throw new ConfigError(name, 'still holds the placeholder from manifests/secrets.env')
+  if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
+    throw new ConfigError(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
+  }
+  return value
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production'
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  const flagSecret = secret(env, 'FLAG_SECRET', production)
+  if (flagSecret === undefined && production) {
+    throw new ConfigError('FLAG_SECRET', 'is required when NODE_ENV=production (generate one: openssl rand -hex 32)')
+  }
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST') ?? '0.0.0.0',
+    logLevel,
+    production,
+    flagSecret: flagSecret ?? DEVELOPMENT_FLAG_SECRET,
+    flagSecretIsDevelopmentDefault: flagSecret === undefined,
+    hookToken: secret(env, 'HOOK_TOKEN', production),
+    baseDomain: matching(env, 'BASE_DOMAIN', DNS_SUBDOMAIN, 'a DNS name such as ctf.example.org') ?? 'challenges.localhost',
+    ingressClassName: matching(env, 'INGRESS_CLASS_NAME', DNS_SUBDOMAIN, 'an IngressClass name'),
+    ingressTlsSecret: matching(env, 'INGRESS_TLS_SECRET', DNS_SUBDOMAIN, 'a Secret name'),
+    ingressNamespace: matching(env, 'INGRESS_NAMESPACE', DNS_LABEL, 'a namespace name') ?? 'ingress-nginx',
+    publicHost: matching(env, 'PUBLIC_HOST', /^[A-Za-z0-9.:-]{1,253}$/, 'a host name or IP address') ?? '127.0.0.1',
+    ownerBudget: integer(env, 'OWNER_BUDGET', 3, 0, 10000),
+    bodyLimit: byteSize(env, 'BODY_LIMIT', 8 * 1024 * 1024),
+    clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
+    maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
+    maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
+  }
+}

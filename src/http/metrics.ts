@@ -1,0 +1,60 @@
+/**
+ * Prometheus metrics, one registry per app (tests build many apps; nothing is global).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Reason } from '../challenge/api.js'
+
+const KNOWN_REASONS = new Set<string>(Object.values(Reason))
+
+export interface HookMetrics {
+  registry: Registry
+  hookDuration: Histogram<'hook' | 'code'>
+  requestSize: Histogram<'hook'>
+  answers: Counter<'hook' | 'phase' | 'reason'>
+  rejected: Counter<'cause'>
+  inFlight: Gauge
+}
+
+export function createMetrics(): HookMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  return {
+    registry,
+    hookDuration: new Histogram({
+      name: 'challenge_hooks_hook_duration_seconds',
+      help: 'Time to answer a hook call, by hook and HTTP status code.',
+      labelNames: ['hook', 'code'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    requestSize: new Histogram({
+      name: 'challenge_hooks_request_size_bytes',
+      help: 'Size of hook request bodies.',
+      labelNames: ['hook'],
+      buckets: [1e3, 1e4, 5e4, 1e5, 2.5e5, 5e5, 1e6, 2.5e6, 5e6, 1e7],
+      registers: [registry],
+    }),
+    answers: new Counter({
+      name: 'challenge_hooks_answers_total',
+      help: 'Hook answers by the phase and reason decided (custom stop reasons count as "Custom").',
+      labelNames: ['hook', 'phase', 'reason'],
+      registers: [registry],
+    }),
+    rejected: new Counter({
+      name: 'challenge_hooks_rejected_total',
+      help: 'Hook calls refused before reaching the domain, by cause (unauthorized, overloaded).',
+      labelNames: ['cause'],
+      registers: [registry],
+    }),
+    inFlight: new Gauge({
+      name: 'challenge_hooks_in_flight_requests',
+      help: 'Hook calls being answered now.',
+      registers: [registry],
+    }),
+  }
+}
+
+/** Free-text stop reasons would make the label set unbounded. */
+export function reasonLabel(reason: string): string {
+  return KNOWN_REASONS.has(reason) ? reason : 'Custom'
+}
