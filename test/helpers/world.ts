@@ -1,0 +1,178 @@
+/**
+ * Builders for hook requests shaped as Metacontroller sends them: the parent Challenge, its children grouped
+ * by `<Kind>.<apiVersion>` (one group per child rule, `{}` when empty) and the related objects of the
+ * customize rules. Tests describe a world in a few lines and get a whole request.
+ */
+import type { KubeObject, ObjectGroups, SyncRequest } from '../../src/protocol.js'
+
+export const NAMESPACE = 'challenges'
+export const UID = '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10'
+
+/** The child rules of manifests/controller: one group each, in every request. */
+export const CHILD_GROUPS = [
+  'Secret.v1',
+  'NetworkPolicy.networking.k8s.io/v1',
+  'Deployment.apps/v1',
+  'Service.v1',
+  'Ingress.networking.k8s.io/v1',
+] as const
+
+const API_VERSION_OF: Record<string, string> = {
+  Secret: 'v1',
+  Service: 'v1',
+  Pod: 'v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
+  Ingress: 'networking.k8s.io/v1',
+  Deployment: 'apps/v1',
+  Challenge: 'challenge-hooks.dev/v1alpha1',
+  ChallengeDefinition: 'challenge-hooks.dev/v1alpha1',
+}
+
+export type Json = Record<string, unknown>
+
+export interface ChallengeOptions {
+  name?: string
+  uid?: string
+  owner?: string
+  ownerKind?: 'User' | 'Team'
+  definition?: string
+  createdAt?: string
+  spec?: Json
+  status?: Json
+  labels?: Record<string, string>
+  deletionTimestamp?: string
+}
+
+export function challenge(options: ChallengeOptions = {}): KubeObject & { spec: Json } {
+  const owner = options.owner ?? 'alice'
+  const definition = options.definition ?? 'web-login'
+  const object: KubeObject & { spec: Json } = {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'Challenge',
+    metadata: {
+      name: options.name ?? `${definition}-u-${owner}`,
+      namespace: NAMESPACE,
+      uid: options.uid ?? UID,
+      generation: 1,
+      creationTimestamp: options.createdAt ?? '2026-11-22T11:00:00Z',
+      labels: options.labels ?? { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
+    },
+    spec: {
+      definitionRef: { name: definition },
+      owner: { kind: options.ownerKind ?? 'User', id: owner },
+      desiredState: 'Running',
+      renewals: 0,
+      restarts: 0,
+      ...options.spec,
+    },
+  }
+  if (options.deletionTimestamp) object.metadata.deletionTimestamp = options.deletionTimestamp
+  if (options.status) object.status = options.status
+  return object
+}
+
+export function webDefinition(spec: Json = {}, name = 'web-login'): KubeObject {
+  return {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      displayName: 'Web login',
+      pod: { containers: [{ name: 'web', image: 'ghcr.io/example/web-login:1.0', ports: [{ containerPort: 8080 }] }] },
+      expose: { type: 'HTTP', port: 8080 },
+      ...spec,
+    },
+  }
+}
+
+export function netcatDefinition(spec: Json = {}, name = 'pwn-echo'): KubeObject {
+  return webDefinition(
+    {
+      displayName: 'Echo',
+      pod: { containers: [{ name: 'echo', image: 'ghcr.io/example/pwn-echo:1.0' }] },
+      expose: { type: 'NodePort', port: 1337 },
+      network: { egress: 'None' },
+      ...spec,
+    },
+    name,
+  )
+}
+
+/** Groups objects as Metacontroller does; `version` picks the inner keys (v1: name, v2: namespace/name). */
+export function groups(objects: KubeObject[], version: 'v1' | 'v2' = 'v1', always: readonly string[] = []): ObjectGroups {
+  const result: ObjectGroups = {}
+  for (const key of always) result[key] = {}
+  for (const object of objects) {
+    const kind = object.kind as string
+    const key = `${kind}.${object.apiVersion ?? API_VERSION_OF[kind]}`
+    const inner = version === 'v1' ? object.metadata.name : `${object.metadata.namespace ?? NAMESPACE}/${object.metadata.name}`
+    ;(result[key] ??= {})[inner] = object
+  }
+  return result
+}
+
+export interface RequestOptions {
+  children?: KubeObject[]
+  related?: KubeObject[]
+  version?: 'v1' | 'v2'
+  finalizing?: boolean
+}
+
+export function syncRequest(parent: KubeObject, options: RequestOptions = {}): SyncRequest {
+  const version = options.version ?? 'v1'
+  return {
+    controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController', metadata: { name: 'challenge-hooks' } },
+    parent: parent as SyncRequest['parent'],
+    children: groups(options.children ?? [], version, CHILD_GROUPS),
+    related: groups(options.related ?? [], version),
+    finalizing: options.finalizing ?? false,
+  }
+}
+
+/** Observed copies of desired children, as the API server would return them after creation. */
+export function observedChildren(desired: readonly Json[], extra: (child: Json) => Json = () => ({})): KubeObject[] {
+  return desired.map((child) => {
+    const copy = structuredClone(child) as KubeObject
+    copy.metadata = { ...copy.metadata, namespace: NAMESPACE, uid: `uid-${copy.metadata.name}`, generation: 1 }
+    return { ...copy, ...extra(copy) }
+  })
+}
+
+/** Makes the observed Deployment available, the Service allocated and the pod ready, for `run`. */
+export function readyWorld(desired: readonly Json[], options: { nodePort?: number; lbAddress?: string } = {}): KubeObject[] {
+  return observedChildren(desired, (child) => {
+    if (child.kind === 'Deployment') {
+      return { status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } }
+    }
+    if (child.kind === 'Service') {
+      const spec = structuredClone(child.spec) as { ports: Json[]; type: string; clusterIP?: string }
+      spec.clusterIP = '10.96.0.10'
+      if (spec.type !== 'ClusterIP') for (const port of spec.ports) port.nodePort = options.nodePort ?? 31337
+      const status = options.lbAddress ? { loadBalancer: { ingress: [{ ip: options.lbAddress }] } } : { loadBalancer: {} }
+      return { spec, status }
+    }
+    return {}
+  })
+}
+
+export function pod(instance: string, run: number, status: Json, name = `${instance}-7d9f8-abcde`): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      labels: { 'challenge-hooks.dev/instance': instance, 'app.kubernetes.io/managed-by': 'challenge-hooks' },
+      annotations: { 'challenge-hooks.dev/run': String(run) },
+    },
+    spec: {},
+    status,
+  }
+}
+
+export function waitingPod(instance: string, run: number, reason: string, restartCount = 0): KubeObject {
+  return pod(instance, run, {
+    phase: 'Pending',
+    containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }],
+  })
+}
