@@ -1,0 +1,20 @@
+import { createHmac } from 'node:crypto'
+import t from 'tap'
+import { flagSecretPart, instanceId, ownerMessage } from '../../src/challenge/secrets.js'
+
+const key = { namespace: 'challenges', definition: 'web-login', ownerKind: 'User', ownerId: 'alice' }
+
+t.test('the PerOwner flag is the contract formula, recomputable by a platform', async (t) => {
+  const expected = createHmac('sha256', 's3cret').update('challenges/web-login/User/alice').digest('hex').slice(0, 32)
+  t.equal(ownerMessage(key), 'challenges/web-login/User/alice')
+  t.equal(flagSecretPart('s3cret', ownerMessage(key)), expected)
+  t.not(flagSecretPart('other', ownerMessage(key)), expected, 'depends on the secret')
+})
+
+t.test('the instance id is 16 hex characters, stable, and never a prefix of the flag', async (t) => {
+  const id = instanceId('s3cret', key)
+  t.match(id, /^[0-9a-f]{16}$/)
+  t.equal(instanceId('s3cret', key), id)
+  t.not(instanceId('s3cret', { ...key, ownerKind: 'Team' }), id, 'User and Team with the same id differ')
+  t.notOk(flagSecretPart('s3cret', ownerMessage(key)).startsWith(id))
+})

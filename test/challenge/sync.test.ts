@@ -1,0 +1,363 @@
+import t from 'tap'
+import { sync } from '../../src/challenge/hooks.js'
+import { testConfig } from '../helpers/app.js'
+import { at, kinds, step, T0 } from '../helpers/drive.js'
+import { validateChildren } from '../helpers/validate.js'
+import {
+  challenge,
+  netcatDefinition,
+  observedChildren,
+  readyWorld,
+  syncRequest,
+  waitingPod,
+  webDefinition,
+  type Json,
+} from '../helpers/world.js'
+
+const NAME = 'web-login-u-alice'
+const ALL_WEB_CHILDREN = [
+  `Secret/${NAME}-flag`,
+  `NetworkPolicy/${NAME}-isolate`,
+  `NetworkPolicy/${NAME}-expose`,
+  `Deployment/${NAME}`,
+  `Service/${NAME}`,
+  `Ingress/${NAME}`,
+]
+
+t.test('new: admitted, Pending/Starting, every child rendered and valid', async (t) => {
+  const { response, status } = step(challenge(), { related: [webDefinition()] })
+  t.same(kinds(response), ALL_WEB_CHILDREN)
+  validateChildren(response.children)
+  t.match(status, {
+    phase: 'Pending',
+    reason: 'Starting',
+    run: 0,
+    admittedAt: '2026-11-22T12:00:00Z',
+    flagSecretRef: { name: `${NAME}-flag` },
+    renewalsSeen: 0,
+    renewalsApplied: 0,
+  })
+  t.match(status.instanceId, /^[0-9a-f]{16}$/)
+  t.notOk('endpoint' in status, 'no endpoint before traffic can reach the instance')
+  t.notOk('startedAt' in status)
+  t.equal(response.resyncAfterSeconds, 300, 'woken at the startup deadline (capped)')
+  t.same(Object.keys(response).sort(), ['children', 'resyncAfterSeconds', 'status'])
+})
+
+t.test('starting: children observed but not ready stays Pending, status unchanged', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const observed = observedChildren(first.response.children)
+  const second = step(first.parent, { related: [webDefinition()], children: observed, now: at(20) })
+  t.same(second.status, first.status, 'nothing changes by itself')
+  t.equal(second.response.resyncAfterSeconds, 280)
+})
+
+t.test('running (HTTP): ready workload and Ingress give Running with the endpoint', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
+  const id = running.status.instanceId as string
+  t.match(running.status, {
+    phase: 'Running',
+    reason: 'Ready',
+    startedAt: '2026-11-22T12:00:30Z',
+    expiresAt: '2026-11-22T12:30:30Z',
+    endpoint: { type: 'HTTP', host: `${id}.challenges.localhost`, port: 80, url: `http://${id}.challenges.localhost/`, connection: `http://${id}.challenges.localhost/` },
+  })
+  t.match(running.status.conditions, [
+    { type: 'Admitted', status: 'True' },
+    { type: 'WorkloadReady', status: 'True' },
+    { type: 'EndpointReady', status: 'True' },
+    { type: 'Ready', status: 'True', lastTransitionTime: '2026-11-22T12:00:30Z' },
+    { type: 'Expired', status: 'False' },
+  ])
+  t.equal(running.response.resyncAfterSeconds, 300)
+  // Quiescence: the same world a minute later answers the same status.
+  const again = step(running.parent, { related: [webDefinition()], children: ready, now: at(90) })
+  t.same(again.status, running.status)
+  t.same(again.response.children, running.response.children)
+})
+
+t.test('TLS and ingress class from the configuration', async (t) => {
+  const config = { ingressTlsSecret: 'wildcard-tls', ingressClassName: 'nginx', baseDomain: 'ctf.example.org' }
+  const first = step(challenge(), { related: [webDefinition()], config })
+  const ingress = first.response.children.find((child) => child.kind === 'Ingress') as Json
+  const id = first.status.instanceId as string
+  t.match(ingress.spec, { ingressClassName: 'nginx', tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }] })
+  const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), config, now: at(5) })
+  t.match(running.status.endpoint, { port: 443, url: `https://${id}.ctf.example.org/` })
+})
+
+t.test('running (NodePort): the endpoint waits for the allocated node port', async (t) => {
+  const parent = challenge({ definition: 'pwn-echo' })
+  const related = [netcatDefinition()]
+  const first = step(parent, { related })
+  t.same(kinds(first.response), [
+    'Secret/pwn-echo-u-alice-flag',
+    'NetworkPolicy/pwn-echo-u-alice-isolate',
+    'NetworkPolicy/pwn-echo-u-alice-expose',
+    'Deployment/pwn-echo-u-alice',
+    'Service/pwn-echo-u-alice',
+  ])
+  const unallocated = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Service' ? { ...child, spec: { ...(child.spec as Json), ports: [{ port: 1337 }] } } : child,
+  )
+  const waiting = step(first.parent, { related, children: unallocated, config: { publicHost: 'ctf.example.org' }, now: at(5) })
+  t.match(waiting.status, { phase: 'Pending', reason: 'WaitingForEndpoint' })
+  const running = step(first.parent, {
+    related,
+    children: readyWorld(first.response.children, { nodePort: 31337 }),
+    config: { publicHost: 'ctf.example.org' },
+    now: at(6),
+  })
+  t.match(running.status.endpoint, { type: 'NodePort', host: 'ctf.example.org', port: 31337, connection: 'nc ctf.example.org 31337' })
+  t.notOk('url' in (running.status.endpoint as Json))
+})
+
+t.test('running (LoadBalancer and Internal)', async (t) => {
+  const lb = [netcatDefinition({ expose: { type: 'LoadBalancer', port: 1337 } })]
+  const parent = challenge({ definition: 'pwn-echo' })
+  const first = step(parent, { related: lb })
+  const service = first.response.children.find((child) => child.kind === 'Service') as Json
+  t.match(service.spec, { type: 'LoadBalancer' })
+  const pending = step(first.parent, { related: lb, children: readyWorld(first.response.children), now: at(5) })
+  t.match(pending.status, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'no address yet')
+  const running = step(first.parent, { related: lb, children: readyWorld(first.response.children, { lbAddress: '203.0.113.7' }), now: at(5) })
+  t.match(running.status.endpoint, { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
+
+  const hostnameLb = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Service' ? { ...child, status: { loadBalancer: { ingress: [{ hostname: 'lb.example.org' }] } } } : child,
+  )
+  t.match(step(first.parent, { related: lb, children: hostnameLb, now: at(5) }).status.endpoint, { host: 'lb.example.org' })
+
+  const internal = [netcatDefinition({ expose: { type: 'Internal', port: 1337 } })]
+  const firstInternal = step(parent, { related: internal })
+  const svc = firstInternal.response.children.find((child) => child.kind === 'Service') as Json
+  t.match(svc.spec, { type: 'ClusterIP' })
+  const runningInternal = step(firstInternal.parent, { related: internal, children: readyWorld(firstInternal.response.children), now: at(5) })
+  t.match(runningInternal.status.endpoint, {
+    type: 'Internal',
+    host: 'pwn-echo-u-alice.challenges.svc.cluster.local',
+    port: 1337,
+    connection: 'nc pwn-echo-u-alice.challenges.svc.cluster.local 1337',
+  })
+})
+
+t.test('a workload of another run or still rolling out is not ready', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const oldRun = readyWorld(first.response.children).map((child) => {
+    if (child.kind !== 'Deployment') return child
+    const copy = structuredClone(child) as Json & { spec: { template: { metadata: { annotations: Json } } } }
+    copy.spec.template.metadata.annotations['challenge-hooks.dev/run'] = '7'
+    return copy
+  })
+  t.match(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, { phase: 'Pending', reason: 'Starting' })
+  const rolling = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Deployment' ? { ...child, metadata: { ...child.metadata, generation: 2 } } : child,
+  )
+  t.match(step(first.parent, { related: [webDefinition()], children: rolling, now: at(5) }).status, { phase: 'Pending' })
+  const deleting = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Deployment' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+  )
+  t.match(step(first.parent, { related: [webDefinition()], children: deleting, now: at(5) }).status, { phase: 'Pending' })
+  const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
+  t.match(step(first.parent, { related: [webDefinition()], children: noIngress, now: at(5) }).status, {
+    phase: 'Pending',
+    reason: 'WaitingForEndpoint',
+  })
+  const serviceGoing = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Service' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+  )
+  t.match(step(first.parent, { related: [webDefinition()], children: serviceGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
+  const ingressGoing = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Ingress' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+  )
+  t.match(step(first.parent, { related: [webDefinition()], children: ingressGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
+})
+
+t.test('image pull failing: Pending inside the startup window, then Error/StartupTimeout', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const children = observedChildren(first.response.children)
+  const related = [webDefinition(), waitingPod(NAME, 0, 'ImagePullBackOff')]
+  const pulling = step(first.parent, { related, children, now: at(60) })
+  t.match(pulling.status, { phase: 'Pending', reason: 'ImagePullBackOff', message: /cannot be pulled yet/ })
+  t.equal(pulling.response.children.length, 6, 'keeps trying')
+  const errImagePull = step(first.parent, { related: [webDefinition(), waitingPod(NAME, 0, 'ErrImagePull')], children, now: at(60) })
+  t.match(errImagePull.status, { reason: 'ImagePullBackOff' })
+
+  const timedOut = step(pulling.parent, { related, children, now: at(300) })
+  t.match(timedOut.status, {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: /did not become ready within 300 seconds\. The image of container web cannot be pulled/,
+    finishedAt: '2026-11-22T12:05:00Z',
+  })
+  t.notOk('resyncAfterSeconds' in timedOut.response)
+  t.same(kinds(timedOut.response), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
+  t.same(timedOut.status.flagSecretRef, { name: `${NAME}-flag` }, 'the flag Secret stays until the pods are gone')
+
+  // The error is sticky for the run: even with the pods gone and the world healthy, it does not restart.
+  const later = step(timedOut.parent, { related: [webDefinition()], children: [], now: at(400) })
+  t.match(later.status, { phase: 'Error', reason: 'StartupTimeout', finishedAt: '2026-11-22T12:05:00Z' })
+  t.same(later.response.children, [])
+  t.notOk('flagSecretRef' in later.status)
+})
+
+t.test('slow start without a pod problem times out with a plain message', async (t) => {
+  const first = step(challenge(), { related: [webDefinition({ startupTimeoutSeconds: 30 })] })
+  const timedOut = step(first.parent, { related: [webDefinition({ startupTimeoutSeconds: 30 })], now: at(31) })
+  t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 30 seconds.' })
+})
+
+t.test('pod failures that end the run', async (t) => {
+  const cases: [string, number, string, RegExp][] = [
+    ['CrashLoopBackOff', 3, 'CrashLoopBackOff', /Container web keeps crashing/],
+    ['InvalidImageName', 0, 'InvalidImage', /not a valid image name/],
+    ['CreateContainerConfigError', 0, 'ConfigError', /cannot be created \(CreateContainerConfigError\)/],
+    ['CreateContainerError', 0, 'ConfigError', /CreateContainerError/],
+    ['RunContainerError', 0, 'ConfigError', /RunContainerError/],
+  ]
+  const first = step(challenge(), { related: [webDefinition()] })
+  for (const [waiting, restarts, reason, message] of cases) {
+    const failed = step(first.parent, {
+      related: [webDefinition(), waitingPod(NAME, 0, waiting, restarts)],
+      children: observedChildren(first.response.children),
+      now: at(40),
+    })
+    t.match(failed.status, { phase: 'Error', reason, message, finishedAt: '2026-11-22T12:00:40Z' }, waiting)
+    t.notOk(failed.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'), `${waiting}: traffic path removed`)
+  }
+  const fewCrashes = step(first.parent, {
+    related: [webDefinition(), waitingPod(NAME, 0, 'CrashLoopBackOff', 1)],
+    children: observedChildren(first.response.children),
+    now: at(40),
+  })
+  t.match(fewCrashes.status, { phase: 'Pending', reason: 'Starting' }, 'a container that crashed once may still come up')
+  const otherRun = step(first.parent, {
+    related: [webDefinition(), waitingPod(NAME, 5, 'InvalidImageName')],
+    children: observedChildren(first.response.children),
+    now: at(40),
+  })
+  t.match(otherRun.status, { phase: 'Pending' }, 'pods of another run do not count')
+  const initFailure = step(first.parent, {
+    related: [
+      webDefinition(),
+      {
+        ...waitingPod(NAME, 0, 'x'),
+        status: { initContainerStatuses: [{ name: 'setup', state: { waiting: { reason: 'InvalidImageName' } } }] },
+      },
+    ],
+    children: observedChildren(first.response.children),
+    now: at(40),
+  })
+  t.match(initFailure.status, { reason: 'InvalidImage', message: /container setup/ })
+})
+
+t.test('unschedulable stays Pending with its reason', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const pod = waitingPod(NAME, 0, 'x')
+  pod.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
+  const result = step(first.parent, { related: [webDefinition(), pod], children: observedChildren(first.response.children), now: at(10) })
+  t.match(result.status, { phase: 'Pending', reason: 'Unschedulable', message: /no room/ })
+  const pulling = waitingPod(NAME, 0, 'ImagePullBackOff', 0)
+  const both = step(first.parent, { related: [webDefinition(), pod, pulling], children: observedChildren(first.response.children), now: at(10) })
+  t.match(both.status, { reason: 'ImagePullBackOff' }, 'an image pull problem is named before scheduling')
+})
+
+t.test('definition missing or invalid, owner labels wrong: Error with the reason, no children', async (t) => {
+  const missing = step(challenge(), { related: [] })
+  t.match(missing.status, { phase: 'Error', reason: 'DefinitionNotFound', message: 'ChallengeDefinition "web-login" does not exist in this namespace.' })
+  t.same(missing.response.children, [])
+  t.notOk('resyncAfterSeconds' in missing.response)
+  t.match(missing.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'DefinitionNotFound' }])
+
+  const invalid = step(challenge(), { related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', securityContext: { privileged: true } }] } })] })
+  t.match(invalid.status, { phase: 'Error', reason: 'DefinitionInvalid', message: /securityContext\.privileged: is not allowed/ })
+
+  const mislabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'mallory', 'challenge-hooks.dev/definition': 'web-login' } }), { related: [webDefinition()] })
+  t.match(mislabelled.status, { phase: 'Error', reason: 'OwnerLabelMismatch', message: 'Label challenge-hooks.dev/owner is "mallory" but spec.owner.id is "alice".' })
+  const unlabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'alice' } }), { related: [webDefinition()] })
+  t.match(unlabelled.status, { reason: 'OwnerLabelMismatch', message: /definition is missing but spec\.definitionRef\.name is "web-login"/ })
+
+  // These describe the world, not the run: fixing the world recovers the instance.
+  const recovered = step(missing.parent, { related: [webDefinition()], now: at(60) })
+  t.match(recovered.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:01:00Z' })
+})
+
+t.test('a running instance whose definition disappears loses its workload and comes back with its times', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(10) })
+  const orphaned = step(running.parent, { related: [], children: ready, now: at(20) })
+  t.match(orphaned.status, { phase: 'Error', reason: 'DefinitionNotFound', startedAt: '2026-11-22T12:00:10Z' })
+  t.notOk('admittedAt' in orphaned.status, 'its budget slot is given up')
+  const back = step(orphaned.parent, { related: [webDefinition()], children: ready, now: at(30) })
+  t.match(back.status, { phase: 'Running', startedAt: '2026-11-22T12:00:10Z', expiresAt: '2026-11-22T12:30:10Z', admittedAt: '2026-11-22T12:00:30Z' })
+})
+
+t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(0) })
+  t.equal(running.status.expiresAt, '2026-11-22T12:30:00Z')
+  const before = step(running.parent, { related: [webDefinition()], children: ready, now: at(1799) })
+  t.equal(before.status.phase, 'Running')
+  t.equal(before.response.resyncAfterSeconds, 1, 'woken just after the deadline')
+  const expired = step(running.parent, { related: [webDefinition()], children: ready, now: at(1800) })
+  t.match(expired.status, { phase: 'Deleted', reason: 'Expired', finishedAt: '2026-11-22T12:30:00Z' })
+  t.notOk('expiresAt' in expired.status)
+  t.notOk('endpoint' in expired.status)
+  t.notOk(expired.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'))
+  t.match(expired.status.conditions, [
+    { type: 'Admitted', status: 'False' },
+    { type: 'WorkloadReady', status: 'False', reason: 'NoWorkload' },
+    { type: 'EndpointReady', status: 'False' },
+    { type: 'Ready', status: 'False', reason: 'Expired' },
+    { type: 'Expired', status: 'True', reason: 'Expired', lastTransitionTime: '2026-11-22T12:30:00Z' },
+  ])
+  const stays = step(expired.parent, { related: [webDefinition()], children: [], now: at(4000) })
+  const { flagSecretRef, ...withoutSecret } = expired.status
+  t.same(flagSecretRef, { name: `${NAME}-flag` }, 'kept while teardown waits for the pods')
+  t.same(stays.status, withoutSecret, 'Deleted is final for the run; the flag Secret is gone once nothing is left')
+})
+
+t.test('deterministic: the same request gives the same bytes; v1 and v2 keys give the same answer', async (t) => {
+  const config = testConfig()
+  const parent = challenge()
+  const first = step(parent, { related: [webDefinition()] })
+  const children = readyWorld(first.response.children)
+  const v1 = syncRequest(first.parent, { related: [webDefinition()], children })
+  const v2 = syncRequest(first.parent, { related: [webDefinition()], children, version: 'v2' })
+  t.not(JSON.stringify(v1.children), JSON.stringify(v2.children), 'the requests differ in their keys')
+  const a = JSON.stringify(sync(v1, config, at(5)))
+  t.equal(JSON.stringify(sync(v1, config, at(5))), a)
+  t.equal(JSON.stringify(sync(v2, config, at(5))), a)
+  t.equal(JSON.stringify(sync(structuredClone(v1), config, new Date(T0 + 5400))), a, 'sub-second differences do not show')
+})
+
+t.test('objects of another namespace (v2 hooks) are not this instance\'s', async (t) => {
+  const other = { ...webDefinition(), metadata: { name: 'web-login', namespace: 'elsewhere' } }
+  t.match(step(challenge(), { related: [other], version: 'v2' }).status, { reason: 'DefinitionNotFound' })
+})
+
+t.test('a previous status that is garbage is read defensively', async (t) => {
+  const parent = challenge({
+    status: {
+      phase: 'Exploded',
+      reason: 7,
+      admittedAt: 'not a time',
+      run: -3,
+      renewalsSeen: 'x',
+      conditions: [null, { type: 'Ready' }, { type: 'Ready', status: 'Maybe', lastTransitionTime: '2026-11-22T11:00:00Z' }, 'x'],
+    },
+  })
+  const result = step(parent, { related: [webDefinition()] })
+  t.match(result.status, { phase: 'Pending', reason: 'Starting', run: 0, renewalsSeen: 0, admittedAt: '2026-11-22T12:00:00Z' })
+  const arrayStatus = step({ ...challenge(), status: [] as unknown as Json }, { related: [webDefinition()] })
+  t.equal(arrayStatus.status.phase, 'Pending')
+  const messageless = challenge({
+    status: { phase: 'Deleted', conditions: [{ type: 'Ready', status: 'False', reason: 'X', message: 5, lastTransitionTime: '2026-11-22T11:00:00Z' }] },
+  })
+  const deleted = step(messageless, { related: [webDefinition()] })
+  t.match(deleted.status, { phase: 'Deleted', reason: 'Expired', message: '' })
+})

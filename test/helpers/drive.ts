@@ -1,0 +1,35 @@
+/** Drives the pure hooks through time: one call, then the world as it would look after Metacontroller applied it. */
+import { finalize, sync } from '../../src/challenge/hooks.js'
+import type { Config } from '../../src/config.js'
+import type { KubeObject, SyncResponse } from '../../src/protocol.js'
+import { testConfig } from './app.js'
+import { challenge, syncRequest, type ChallengeOptions, type Json, type RequestOptions } from './world.js'
+
+export const T0 = Date.parse('2026-11-22T12:00:00Z')
+export const at = (seconds: number): Date => new Date(T0 + seconds * 1000)
+
+export interface Step {
+  response: SyncResponse
+  status: Json
+  parent: KubeObject & { spec: Json }
+}
+
+/** Runs sync (or finalize) and returns the answer plus the parent carrying the new status. */
+export function step(
+  parent: KubeObject & { spec: Json },
+  options: RequestOptions & { now?: Date; config?: Partial<Config> } = {},
+): Step {
+  const config = testConfig(options.config)
+  const request = syncRequest(parent, options)
+  const run = options.finalizing ? finalize : sync
+  const response = run(request, config, options.now ?? at(0))
+  return { response, status: response.status, parent: { ...parent, status: response.status } }
+}
+
+export function newChallenge(options: ChallengeOptions = {}): KubeObject & { spec: Json } {
+  return challenge(options)
+}
+
+export function kinds(response: SyncResponse): string[] {
+  return response.children.map((child) => `${child.kind}/${child.metadata.name}`)
+}
