@@ -54,7 +54,7 @@ export function challenge(options: ChallengeOptions = {}): KubeObject & { spec: 
       namespace: NAMESPACE,
       uid: options.uid ?? UID,
       generation: 1,
-      creationTimestamp: options.createdAt ?? '2026-11-22T11:00:00Z',
+      creationTimestamp: options.createdAt ?? '2026-11-22T11:59:00Z',
       labels: options.labels ?? { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
     },
     spec: {

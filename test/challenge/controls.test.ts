@@ -1,0 +1,298 @@
+/**
+ * Player and admin controls walked through time: renew, restart, stop, deadlines, release gate, owner budget.
+ * Each test injects `now` and feeds every answer's status back as the next request's parent status.
+ */
+import t from 'tap'
+import { at, kinds, step, type Step } from '../helpers/drive.js'
+import { challenge, observedChildren, readyWorld, webDefinition, type Json } from '../helpers/world.js'
+import type { KubeObject } from '../../src/protocol.js'
+
+const NAME = 'web-login-u-alice'
+
+/** A Challenge that went Running at t=0 (admitted at t=0, ready at once). */
+function runningAt0(spec: Json = {}, definition: Json = {}): { running: Step; related: KubeObject[]; ready: KubeObject[] } {
+  const related = [webDefinition(definition)]
+  const first = step(challenge({ spec }), { related })
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related, children: ready })
+  return { running, related, ready }
+}
+
+function withSpec(parent: Step['parent'], spec: Json): Step['parent'] {
+  return { ...parent, spec: { ...parent.spec, ...spec } }
+}
+
+t.test('renew: accepted while Running, acted on exactly once, resets the clock from now', async (t) => {
+  const { running, related, ready } = runningAt0()
+  t.equal(running.status.expiresAt, '2026-11-22T12:30:00Z')
+  const asked = withSpec(running.parent, { renewals: 1 })
+  const renewed = step(asked, { related, children: ready, now: at(1200) })
+  t.match(renewed.status, {
+    phase: 'Running',
+    lastRenewedAt: '2026-11-22T12:20:00Z',
+    expiresAt: '2026-11-22T12:50:00Z',
+    renewalsSeen: 1,
+    renewalsApplied: 1,
+  })
+  t.match(renewed.status.conditions, [{}, {}, {}, {}, {}, { type: 'RenewalAccepted', status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' }])
+  t.equal(renewed.response.resyncAfterSeconds, 300)
+  // The same request again (Metacontroller's next sync): nothing more happens.
+  const again = step(renewed.parent, { related, children: ready, now: at(1300) })
+  t.same(again.status, renewed.status)
+  // Before, at and after the new deadline.
+  t.equal(step(renewed.parent, { related, children: ready, now: at(2999) }).status.phase, 'Running')
+  t.match(step(renewed.parent, { related, children: ready, now: at(3000) }).status, { phase: 'Deleted', reason: 'Expired' })
+})
+
+t.test('renew: refused beyond maxRenewals, when not Running, and when the deadline already caps it', async (t) => {
+  const { running, related, ready } = runningAt0({}, { maxRenewals: 1 })
+  const once = step(withSpec(running.parent, { renewals: 1 }), { related, children: ready, now: at(60) })
+  t.equal(once.status.renewalsApplied, 1)
+  const twice = step(withSpec(once.parent, { renewals: 2 }), { related, children: ready, now: at(120) })
+  t.match(twice.status, { renewalsSeen: 2, renewalsApplied: 1, lastRenewedAt: '2026-11-22T12:01:00Z' })
+  const renewal = (twice.status.conditions as Json[]).find((condition) => condition.type === 'RenewalAccepted')
+  t.match(renewal, { status: 'False', reason: 'MaxRenewalsReached', lastTransitionTime: '2026-11-22T12:02:00Z' })
+
+  const pending = step(withSpec(challenge(), { renewals: 1 }), { related: [webDefinition()] })
+  t.match(pending.status, { phase: 'Pending', renewalsSeen: 1, renewalsApplied: 0 })
+  t.match((pending.status.conditions as Json[]).at(-1), { type: 'RenewalAccepted', status: 'False', reason: 'NotRunning' })
+
+  const capped = runningAt0({ deadline: '2026-11-22T12:20:00Z' })
+  t.equal(capped.running.status.expiresAt, '2026-11-22T12:20:00Z', 'the deadline caps expiry')
+  const refused = step(withSpec(capped.running.parent, { renewals: 1 }), { related: capped.related, children: capped.ready, now: at(600) })
+  t.match(refused.status, { renewalsApplied: 0, expiresAt: '2026-11-22T12:20:00Z' })
+  t.match((refused.status.conditions as Json[]).at(-1), { status: 'False', reason: 'PastDeadline' })
+
+  const partly = runningAt0({ deadline: '2026-11-22T12:40:00Z' })
+  const extended = step(withSpec(partly.running.parent, { renewals: 1 }), { related: partly.related, children: partly.ready, now: at(900) })
+  t.match(extended.status, { renewalsApplied: 1, expiresAt: '2026-11-22T12:40:00Z' }, 'a renewal extends up to the deadline only')
+  t.match(step(extended.parent, { related: partly.related, children: partly.ready, now: at(2400) }).status, {
+    phase: 'Deleted',
+    reason: 'PastDeadline',
+  })
+})
+
+t.test('restart: a new run rolls the workload, resets timers and renewals, relaunches Error and Deleted', async (t) => {
+  const { running, related, ready } = runningAt0()
+  const renewed = step(withSpec(running.parent, { renewals: 1 }), { related, children: ready, now: at(100) })
+  const restarted = step(withSpec(renewed.parent, { restarts: 1 }), { related, children: ready, now: at(200) })
+  t.match(restarted.status, { phase: 'Pending', reason: 'Starting', run: 1, admittedAt: '2026-11-22T12:03:20Z', renewalsApplied: 0, renewalsSeen: 1 })
+  for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt', 'expiresAt']) t.notOk(field in restarted.status, `${field} reset`)
+  const deployment = restarted.response.children.find((child) => child.kind === 'Deployment') as Json & {
+    spec: { template: { metadata: { annotations: Json } } }
+  }
+  t.same(deployment.spec.template.metadata.annotations, { 'challenge-hooks.dev/run': '1' }, 'the pod template rolls')
+  t.same((restarted.status.conditions as Json[]).map((condition) => condition.lastTransitionTime), Array(5).fill('2026-11-22T12:03:20Z'), 'fresh conditions')
+  const secretBefore = running.response.children.find((child) => child.kind === 'Secret')
+  const secretAfter = restarted.response.children.find((child) => child.kind === 'Secret')
+  t.same(secretAfter, secretBefore, 'the PerOwner flag stays the same across runs')
+
+  const newReady = readyWorld(restarted.response.children)
+  const runningAgain = step(restarted.parent, { related, children: newReady, now: at(230) })
+  t.match(runningAgain.status, { phase: 'Running', run: 1, startedAt: '2026-11-22T12:03:50Z', expiresAt: '2026-11-22T12:33:50Z' })
+
+  const expired = step(running.parent, { related, children: ready, now: at(1800) })
+  t.equal(expired.status.phase, 'Deleted')
+  const relaunched = step(withSpec(expired.parent, { restarts: 1 }), { related, children: [], now: at(2000) })
+  t.match(relaunched.status, { phase: 'Pending', reason: 'Starting', run: 1 })
+  t.equal(relaunched.response.children.length, 6)
+
+  const crashed = step(running.parent, {
+    related: [...related, { ...ready[0] as KubeObject, kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME }, annotations: { 'challenge-hooks.dev/run': '0' } }, status: { containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] } }],
+    children: ready,
+    now: at(50),
+  })
+  t.match(crashed.status, { phase: 'Error', reason: 'CrashLoopBackOff' })
+  t.match(step(withSpec(crashed.parent, { restarts: 3 }), { related, now: at(60) }).status, { phase: 'Pending', run: 3 })
+})
+
+t.test('stop: Deleted with Stopped or the stop reason; the record and its times stay', async (t) => {
+  const { running, related, ready } = runningAt0()
+  const stopped = step(withSpec(running.parent, { desiredState: 'Stopped' }), { related, children: ready, now: at(100) })
+  t.match(stopped.status, { phase: 'Deleted', reason: 'Stopped', message: 'The instance was stopped.', startedAt: '2026-11-22T12:00:00Z', admittedAt: '2026-11-22T12:00:00Z', finishedAt: '2026-11-22T12:01:40Z' })
+  t.notOk(stopped.response.children.some((child) => child.kind === 'Service' || child.kind === 'Ingress'))
+
+  const solved = step(withSpec(running.parent, { desiredState: 'Stopped', stopReason: 'Solved' }), { related, children: ready, now: at(100) })
+  t.match(solved.status, { phase: 'Deleted', reason: 'Solved', message: 'The instance was stopped: Solved.' })
+  t.match((solved.status.conditions as Json[]).find((condition) => condition.type === 'Expired'), { status: 'False' })
+
+  const resumedWithoutRestart = step(withSpec(stopped.parent, { desiredState: 'Running' }), { related, now: at(200) })
+  t.match(resumedWithoutRestart.status, { phase: 'Deleted', reason: 'Stopped' }, 'a finished run needs spec.restarts to relaunch')
+  const stoppedRestart = step(withSpec(stopped.parent, { restarts: 1 }), { related, now: at(200) })
+  t.match(stoppedRestart.status, { phase: 'Deleted', run: 0 }, 'a restart is not consumed while Stopped')
+  const relaunched = step(withSpec(stopped.parent, { desiredState: 'Running', restarts: 1 }), { related, now: at(200) })
+  t.match(relaunched.status, { phase: 'Pending', run: 1 })
+})
+
+t.test('deadlines: spec.deadline and availableUntil cap expiresAt and end the instance', async (t) => {
+  const { running, related, ready } = runningAt0({}, { availableUntil: '2026-11-22T12:10:00Z' })
+  t.equal(running.status.expiresAt, '2026-11-22T12:10:00Z')
+  t.equal(step(running.parent, { related, children: ready, now: at(599) }).status.phase, 'Running')
+  t.match(step(running.parent, { related, children: ready, now: at(600) }).status, { phase: 'Deleted', reason: 'PastDeadline' })
+
+  const late = step(challenge({ spec: { deadline: '2026-11-22T11:59:00Z' } }), { related: [webDefinition()] })
+  t.match(late.status, { phase: 'Deleted', reason: 'PastDeadline', finishedAt: '2026-11-22T12:00:00Z' })
+  t.same(late.response.children, [], 'never started')
+
+  const pending = step(challenge({ spec: { deadline: '2026-11-22T12:02:00Z' } }), { related: [webDefinition()] })
+  t.match(pending.status, { phase: 'Pending', expiresAt: '2026-11-22T12:02:00Z' })
+  t.equal(pending.response.resyncAfterSeconds, 120, 'woken at the deadline, before the startup timeout')
+})
+
+t.test('availableFrom holds the instance Pending/NotYetAvailable and wakes it on time', async (t) => {
+  const related = [webDefinition({ availableFrom: '2026-11-22T12:10:00Z' })]
+  const early = step(challenge(), { related })
+  t.match(early.status, { phase: 'Pending', reason: 'NotYetAvailable', message: 'The challenge opens at 2026-11-22T12:10:00Z.' })
+  t.same(early.response.children, [])
+  t.notOk('admittedAt' in early.status)
+  t.equal(early.response.resyncAfterSeconds, 300)
+  t.equal(step(early.parent, { related, now: at(599) }).response.resyncAfterSeconds, 1)
+  const open = step(early.parent, { related, now: at(600) })
+  t.match(open.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:10:00Z' })
+})
+
+/** A sibling Challenge of alice as the customize hook returns it. */
+function sibling(name: string, status: Json | undefined, options: { createdAt?: string; spec?: Json; definition?: string; deleting?: boolean } = {}): KubeObject {
+  return challenge({
+    name,
+    definition: options.definition ?? 'web-login',
+    createdAt: options.createdAt ?? '2026-11-22T10:00:00Z',
+    ...(status ? { status } : {}),
+    spec: options.spec ?? {},
+    ...(options.deleting ? { deletionTimestamp: '2026-11-22T11:59:00Z' } : {}),
+  })
+}
+
+t.test('owner budget: over budget means Pending/Queued with no children, admitted when a sibling ends', async (t) => {
+  const config = { ownerBudget: 2 }
+  const holding = [
+    sibling('a', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }),
+    sibling('b', { phase: 'Pending', admittedAt: '2026-11-22T11:30:00Z' }),
+  ]
+  const related = [webDefinition(), ...holding]
+  const queued = step(challenge(), { related, config })
+  t.match(queued.status, { phase: 'Pending', reason: 'Queued', message: /2 units are in use/ })
+  t.same(queued.response.children, [])
+  t.notOk('admittedAt' in queued.status)
+  t.equal(queued.response.resyncAfterSeconds, 300)
+  t.match(queued.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'Queued' }])
+
+  const ended = [holding[0] as KubeObject, sibling('b', { phase: 'Deleted', admittedAt: '2026-11-22T11:30:00Z' })]
+  const admitted = step(queued.parent, { related: [webDefinition(), ...ended], config, now: at(30) })
+  t.match(admitted.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:30Z' })
+})
+
+t.test('owner budget: admission order is deterministic (admittedAt, creation, name), first fit', async (t) => {
+  const config = { ownerBudget: 1 }
+  // Two new instances created at the same second: only the one with the smaller name wins, whichever asks.
+  const mine = challenge({ name: 'web-login-u-alice', createdAt: '2026-11-22T11:59:00Z' })
+  const theirs = sibling('aaa-u-alice', undefined, { createdAt: '2026-11-22T11:59:00Z' })
+  t.match(step(mine, { related: [webDefinition(), theirs], config }).status, { reason: 'Queued' })
+  const zzz = sibling('zzz-u-alice', undefined, { createdAt: '2026-11-22T11:59:00Z' })
+  t.match(step(mine, { related: [webDefinition(), zzz], config }).status, { reason: 'Starting' })
+  const older = sibling('zzz-u-alice', undefined, { createdAt: '2026-11-22T11:58:00Z' })
+  t.match(step(mine, { related: [webDefinition(), older], config }).status, { reason: 'Queued' }, 'earlier creation wins')
+  const admittedLater = sibling('aaa-u-alice', { phase: 'Pending', admittedAt: '2026-11-22T11:59:00Z' }, { createdAt: '2026-11-22T12:00:00Z' })
+  t.match(step(mine, { related: [webDefinition(), admittedLater], config }).status, { reason: 'Queued' }, 'an admitted instance keeps its slot')
+
+  // First fit: a big waiting instance does not block a small one behind it.
+  const big = sibling('big-u-alice', undefined, { createdAt: '2026-11-22T10:00:00Z', definition: 'big' })
+  const bigDefinition = webDefinition({ cost: 3 }, 'big')
+  t.match(step(mine, { related: [webDefinition(), bigDefinition, big], config: { ownerBudget: 2 } }).status, { reason: 'Starting' })
+
+  // Siblings that do not hold or wait for budget.
+  const ignored = [
+    sibling('s1', { phase: 'Error', reason: 'CrashLoopBackOff', admittedAt: '2026-11-22T11:00:00Z' }),
+    sibling('s2', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }, { spec: { desiredState: 'Stopped' } }),
+    sibling('s3', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }, { deleting: true }),
+    sibling('s4', { phase: 'Pending', reason: 'NotYetAvailable' }),
+    { ...sibling('s5', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }), spec: { definitionRef: { name: 'web-login' }, owner: { kind: 'Team', id: 'alice' } } },
+    sibling('web-login-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }),
+  ]
+  t.match(step(mine, { related: [webDefinition(), ...ignored], config }).status, { reason: 'Starting' })
+
+  // A relaunching sibling competes as a newcomer (its old admission does not count).
+  const relaunching = sibling('aaa-u-alice', { phase: 'Deleted', run: 0, admittedAt: '2026-11-22T10:00:00Z' }, { spec: { restarts: 1 }, createdAt: '2026-11-22T11:59:30Z' })
+  t.match(step(mine, { related: [webDefinition(), relaunching], config }).status, { reason: 'Starting' })
+  // A sibling whose definition is unknown counts as 1 unit.
+  const unknown = sibling('aaa-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }, { definition: 'gone' })
+  t.match(step(mine, { related: [webDefinition(), unknown], config }).status, { reason: 'Queued' })
+  const free = webDefinition({ cost: 0 })
+  t.match(step(mine, { related: [free, unknown], config }).status, { reason: 'Starting' }, 'a free challenge always fits')
+})
+
+t.test('owner budget: a challenge that costs more than the budget is an Error; a stale queue entry expires', async (t) => {
+  const tooBig = step(challenge(), { related: [webDefinition({ cost: 5 })], config: { ownerBudget: 3 } })
+  t.match(tooBig.status, { phase: 'Error', reason: 'OwnerBudgetExceeded', message: 'This challenge costs 5 units, more than the 3 units one owner may hold.' })
+
+  const config = { ownerBudget: 1 }
+  const related = [webDefinition({ lifetimeSeconds: 600 }), sibling('a', { phase: 'Running', admittedAt: '2026-11-22T10:00:00Z' })]
+  const created = challenge({ createdAt: '2026-11-22T12:00:00Z' })
+  const queued = step(created, { related, config })
+  t.equal(queued.response.resyncAfterSeconds, 300)
+  t.equal(step(queued.parent, { related, config, now: at(599) }).status.reason, 'Queued')
+  const stale = step(queued.parent, { related, config, now: at(600) })
+  t.match(stale.status, { phase: 'Deleted', reason: 'Expired', message: /waited for a free slot longer than its lifetime/ })
+
+  // A relaunched run waits from the restart, not from creation.
+  const relaunch = step(withSpec(stale.parent, { restarts: 1 }), { related, config, now: at(5000) })
+  t.match(relaunch.status, { phase: 'Pending', reason: 'Queued', run: 1 })
+  t.equal(step(relaunch.parent, { related, config, now: at(5599) }).status.reason, 'Queued')
+  t.match(step(relaunch.parent, { related, config, now: at(5600) }).status, { phase: 'Deleted', reason: 'Expired' })
+  const noCreation = { ...challenge(), metadata: { ...challenge().metadata, creationTimestamp: undefined } }
+  t.equal(step(noCreation, { related, config }).response.resyncAfterSeconds, 300, 'without a creation time the wait starts now')
+})
+
+t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, parameters as env', async (t) => {
+  const perInstance = step(challenge({ uid: 'uid-1' }), { related: [webDefinition({ flag: { mode: 'PerInstance' } })] })
+  const otherUid = step(challenge({ uid: 'uid-2' }), { related: [webDefinition({ flag: { mode: 'PerInstance' } })] })
+  const flagOf = (s: Step) => (s.response.children[0] as Json & { data: { flag: string } }).data.flag
+  t.not(flagOf(perInstance), flagOf(otherUid))
+  t.not(flagOf(perInstance), flagOf(step(challenge({ uid: 'uid-1' }), { related: [webDefinition()] })))
+
+  const staticDefinition = webDefinition({ flag: { mode: 'Static', staticSecretRef: { name: 'web-flag', key: 'value' } } })
+  const staticSecret: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'web-flag', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+    data: { value: Buffer.from('flag{static}').toString('base64') },
+  }
+  const copied = step(challenge(), { related: [staticDefinition, staticSecret] })
+  t.equal(Buffer.from(flagOf(copied), 'base64').toString(), 'flag{static}')
+  const missing = step(challenge(), { related: [staticDefinition] })
+  t.match(missing.status, { phase: 'Error', reason: 'ConfigError', message: /flag Secret "web-flag" \(key "value"\) was not found; it must carry the label challenge-hooks.dev\/definition=web-login/ })
+  t.same(missing.response.children, [])
+
+  const parameters = step(challenge({ spec: { parameters: { LEVEL: 'hard', MODE: 'x' } } }), {
+    related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', env: [{ name: 'MODE', value: 'easy' }, { name: 'KEEP', value: '1' }, { name: 'EMPTY' }] }] } })],
+  })
+  const deployment = parameters.response.children.find((child) => child.kind === 'Deployment') as Json & {
+    spec: { template: { spec: { containers: Json[] } } }
+  }
+  t.same(deployment.spec.template.spec.containers[0]?.env, [
+    { name: 'KEEP', value: '1' },
+    { name: 'EMPTY', value: '' },
+    { name: 'LEVEL', value: 'hard' },
+    { name: 'MODE', value: 'x' },
+    { name: 'FLAG', valueFrom: { secretKeyRef: { name: `${NAME}-flag`, key: 'flag' } } },
+  ])
+  const collides = step(challenge({ spec: { parameters: { FLAG: 'mine' } } }), { related: [webDefinition()] })
+  t.match(collides.status, { phase: 'Error', reason: 'ConfigError', message: 'spec.parameters: FLAG is reserved for the flag.' })
+})
+
+t.test('no status field changes between two syncs of an unchanged world, at every stage', async (t) => {
+  const related = [webDefinition()]
+  const stages: [string, Step, KubeObject[]][] = []
+  const first = step(challenge(), { related })
+  stages.push(['starting', first, observedChildren(first.response.children)])
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related, children: ready, now: at(10) })
+  stages.push(['running', running, ready])
+  const expired = step(running.parent, { related, children: [], now: at(5000) })
+  stages.push(['deleted', expired, []])
+  for (const [name, previous, children] of stages) {
+    const again = step(previous.parent, { related, children, now: at(6000 > 5000 && name === 'deleted' ? 6000 : 20) })
+    t.same(again.status, previous.status, name)
+  }
+  t.ok(kinds(first.response).length > 0)
+})
