@@ -1,0 +1,359 @@
+// An in-memory API server: unstructured objects with the metadata a real one maintains (uid, resourceVersion,
+// generation, creationTimestamp, managedFields), deletion with finalizers, a controllable clock and a watch feed.
+// Controllers (Deployments, garbage collection, load balancers, kubelet) run only when a test asks for them.
+import { admit, ApiError, invalid } from './admission.js'
+import { deepCopy, deepEqual, isObject, type JsonObject } from './json.js'
+import {
+  labelMatcher,
+  refOf,
+  resourceByKind,
+  type KubeObject,
+  type ManagedFieldsEntry,
+  type ObjectRef,
+} from './objects.js'
+import {
+  collectGarbage,
+  provisionLoadBalancers,
+  rolloutDeployments,
+  terminatePods,
+  type PodFailureMode,
+  type WorkloadTarget,
+} from './workloads.js'
+
+export { ApiError } from './admission.js'
+export type { PodFailureMode, WorkloadTarget } from './workloads.js'
+
+export interface ClusterOptions {
+  /** the clock's start (default 2025-01-01T00:00:00Z) */
+  start?: Date | string
+  /** whether LoadBalancer Services get an address on settle() unless set per Service (default true) */
+  loadBalancersReady?: boolean
+}
+
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED'
+  /** the object after the change (for DELETED: its last state) */
+  object: KubeObject
+  /** the object before the change (MODIFIED and DELETED) */
+  previous?: KubeObject
+}
+
+export type WatchListener = (event: WatchEvent) => void
+
+export interface DeleteOptions {
+  /** precondition: only delete this incarnation */
+  uid?: string
+  /** Pods default to 30 (they linger until the kubelet finishes); everything else to 0 */
+  gracePeriodSeconds?: number
+}
+
+/** Kinds whose metadata.generation the API server does not maintain. */
+const WITHOUT_GENERATION = new Set(['Secret', 'ConfigMap'])
+
+export function timestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
+}
+
+export class Cluster {
+  readonly #objects = new Map<string, KubeObject>()
+  readonly #listeners = new Set<WatchListener>()
+  readonly #podFailures: Array<{ target: WorkloadTarget; mode: PodFailureMode }> = []
+  readonly #loadBalancers = new Map<string, boolean>()
+  readonly #loadBalancersReady: boolean
+  #clockMs: number
+  #uids = 0
+  #resourceVersion = 0
+  /** Writes that changed something; a write that changes nothing is free, as on a real API server. */
+  writes = 0
+
+  constructor(options: ClusterOptions = {}) {
+    this.#clockMs = new Date(options.start ?? '2025-01-01T00:00:00Z').getTime()
+    this.#loadBalancersReady = options.loadBalancersReady ?? true
+  }
+
+  // ---- clock ----
+
+  now(): Date {
+    return new Date(this.#clockMs)
+  }
+
+  /** now() as Kubernetes writes times (RFC 3339, whole seconds) */
+  timestamp(): string {
+    return timestamp(this.now())
+  }
+
+  advance(seconds: number): void {
+    this.#clockMs += Math.round(seconds * 1000)
+  }
+
+  // ---- reads (always copies) ----
+
+  get(ref: ObjectRef): KubeObject | undefined {
+    return deepCopy(this.#objects.get(keyOf(ref)))
+  }
+
+  /** Objects of one kind, sorted by namespace and name; all namespaces when `namespace` is omitted. */
+  list(apiVersion: string, kind: string, namespace?: string): KubeObject[] {
+    return this.all().filter(
+      (obj) =>
+        obj.apiVersion === apiVersion &&
+        obj.kind === kind &&
+        (namespace === undefined || obj.metadata.namespace === namespace),
+    )
+  }
+
+  all(): KubeObject[] {
+    return [...this.#objects.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, obj]) => deepCopy(obj))
+  }
+
+  // ---- writes ----
+
+  create(obj: KubeObject, manager = 'test'): KubeObject {
+    const next = deepCopy(obj)
+    if (typeof next.apiVersion !== 'string' || typeof next.kind !== 'string' || !isObject(next.metadata)) {
+      throw new ApiError('Invalid', 'Object is invalid: apiVersion, kind and metadata are required')
+    }
+    if (next.metadata.resourceVersion !== undefined) {
+      throw invalid(next, 'metadata.resourceVersion: Invalid value: must be empty on create')
+    }
+    const meta = next.metadata
+    meta.uid = this.#newUid()
+    meta.creationTimestamp = this.timestamp()
+    meta.generation = 1
+    if (WITHOUT_GENERATION.has(next.kind)) delete meta.generation
+    delete meta.deletionTimestamp
+    delete meta.deletionGracePeriodSeconds
+    delete meta.managedFields
+    // With a status subresource, status is not writable through the main resource.
+    if (hasStatusSubresource(next)) delete next.status
+    admit(next, undefined, this)
+    if (this.#objects.has(keyOf(toRef(next)))) {
+      throw new ApiError('AlreadyExists', `${next.kind} "${meta.name}" already exists`)
+    }
+    return this.#commit(next, undefined, manager) as KubeObject
+  }
+
+  /** Replaces everything but system metadata (and status, for kinds with a status subresource). */
+  update(obj: KubeObject, manager = 'test'): KubeObject {
+    const previous = this.#stored(obj)
+    const next = deepCopy(obj)
+    for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'managedFields'] as const) {
+      copyField(next.metadata, previous.metadata, field)
+    }
+    if (hasStatusSubresource(next)) copyField(next, previous, 'status')
+    admit(next, previous, this)
+    if (next.metadata.generation !== undefined && !deepEqual(content(next), content(previous))) next.metadata.generation += 1
+    return this.#commit(next, previous, manager) as KubeObject
+  }
+
+  /** Writes only `.status` (the status subresource). */
+  updateStatus(obj: KubeObject, manager = 'test'): KubeObject {
+    const previous = this.#stored(obj)
+    const next = deepCopy(previous)
+    copyField(next, deepCopy(obj), 'status')
+    return this.#commit(next, previous, manager, 'status') as KubeObject
+  }
+
+  /** Create, or update ignoring resourceVersion: a test's `kubectl apply`. */
+  put(obj: KubeObject, manager = 'test'): KubeObject {
+    const copy = deepCopy(obj)
+    delete copy.metadata.resourceVersion
+    return this.#objects.has(keyOf(toRef(copy))) ? this.update(copy, manager) : this.create(copy, manager)
+  }
+
+  /**
+   * Deletes like the API server: objects with finalizers (and Pods, which wait for the kubelet) get a
+   * deletionTimestamp and stay; the rest disappear. Returns the object if it is still there.
+   */
+  delete(ref: ObjectRef, options: DeleteOptions = {}): KubeObject | undefined {
+    const previous = this.#stored(ref)
+    if (options.uid !== undefined && options.uid !== previous.metadata.uid) {
+      throw new ApiError(
+        'Conflict',
+        `Precondition failed: UID in precondition: ${options.uid}, UID in object meta: ${String(previous.metadata.uid)}`,
+      )
+    }
+    const next = deepCopy(previous)
+    const meta = next.metadata
+    const grace = options.gracePeriodSeconds ?? (next.kind === 'Pod' ? 30 : 0)
+    if (meta.deletionTimestamp === undefined) {
+      meta.deletionTimestamp = this.timestamp()
+      // The API server bumps generation when it records a deletion request.
+      if (meta.generation !== undefined) meta.generation += 1
+    }
+    meta.deletionGracePeriodSeconds = Math.min(meta.deletionGracePeriodSeconds ?? grace, grace)
+    return this.#commit(next, previous)
+  }
+
+  watch(listener: WatchListener): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  // ---- cluster behaviour (controllers); tests call these explicitly ----
+
+  /** One round of every controller; returns the number of writes it made. */
+  settle(): number {
+    const before = this.writes
+    this.terminatePods()
+    this.collectGarbage()
+    this.rolloutDeployments()
+    this.provisionLoadBalancers()
+    return this.writes - before
+  }
+
+  /** kubelet: Pods marked for deletion in an earlier step disappear. */
+  terminatePods(): void {
+    terminatePods(this)
+  }
+
+  /** Garbage collector: objects whose owners are all gone are deleted (background propagation). */
+  collectGarbage(): void {
+    collectGarbage(this)
+  }
+
+  /** Deployment controller, scheduler and kubelet: Pods for every Deployment, their status, the Deployment's status. */
+  rolloutDeployments(): void {
+    rolloutDeployments(this)
+  }
+
+  /** Cloud controller: LoadBalancer Services get (or lose) an ingress address. */
+  provisionLoadBalancers(): void {
+    provisionLoadBalancers(this)
+  }
+
+  /** How the Pods of matching Deployments fail from the next settle() on (`none` heals). The latest matching call wins. */
+  setPodFailure(target: WorkloadTarget, mode: PodFailureMode): void {
+    this.#podFailures.push({ target, mode })
+  }
+
+  podFailureFor(deployment: KubeObject): PodFailureMode {
+    const template = (deployment.spec as JsonObject).template as { metadata: { labels?: Record<string, string> } }
+    const matching = this.#podFailures.filter(({ target }) =>
+      'deployment' in target
+        ? target.namespace === deployment.metadata.namespace && target.deployment === deployment.metadata.name
+        : (target.namespace ?? deployment.metadata.namespace) === deployment.metadata.namespace &&
+          labelMatcher({ matchLabels: target.labels })(template.metadata.labels),
+    )
+    return matching.at(-1)?.mode ?? 'none'
+  }
+
+  setLoadBalancerReady(namespace: string, name: string, ready: boolean): void {
+    this.#loadBalancers.set(`${namespace}/${name}`, ready)
+  }
+
+  isLoadBalancerReady(namespace: string, name: string): boolean {
+    return this.#loadBalancers.get(`${namespace}/${name}`) ?? this.#loadBalancersReady
+  }
+
+  // ---- internals ----
+
+  /** The stored object (a copy); with a KubeObject carrying a resourceVersion, also the optimistic-concurrency check. */
+  #stored(target: ObjectRef | KubeObject): KubeObject {
+    const ref = toRef(target)
+    const stored = this.#objects.get(keyOf(ref))
+    if (!stored) throw new ApiError('NotFound', `${ref.kind} "${ref.name}" not found`)
+    const rv = 'metadata' in target ? target.metadata.resourceVersion : undefined
+    if (rv !== undefined && rv !== stored.metadata.resourceVersion) {
+      throw new ApiError(
+        'Conflict',
+        `Operation cannot be fulfilled on ${ref.kind} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`,
+      )
+    }
+    return deepCopy(stored)
+  }
+
+  /** Stores `next` unless nothing changed; removes it when its deletion is complete. Emits the watch event. */
+  #commit(next: KubeObject, previous: KubeObject | undefined, manager?: string, subresource?: 'status'): KubeObject | undefined {
+    if (previous && deepEqual(withoutBookkeeping(next), withoutBookkeeping(previous))) return previous
+    const meta = next.metadata
+    meta.resourceVersion = String(++this.#resourceVersion)
+    if (manager !== undefined) meta.managedFields = recordManager(meta.managedFields, managedFieldsEntry(next, manager, this.timestamp(), subresource))
+    this.writes += 1
+    const key = keyOf(toRef(next))
+    const gone = meta.deletionTimestamp !== undefined && (meta.finalizers ?? []).length === 0 && meta.deletionGracePeriodSeconds === 0
+    if (gone) this.#objects.delete(key)
+    else this.#objects.set(key, next)
+    const type = gone ? 'DELETED' : previous ? 'MODIFIED' : 'ADDED'
+    for (const listener of this.#listeners) listener({ type, object: deepCopy(next), previous: deepCopy(previous) })
+    return gone ? undefined : deepCopy(next)
+  }
+
+  #newUid(): string {
+    const n = ++this.#uids
+    const hex = n.toString(16).padStart(12, '0')
+    return `${(0x5eed0000 + n).toString(16)}-0000-4000-8000-${hex}`
+  }
+}
+
+function toRef(target: ObjectRef | KubeObject): ObjectRef {
+  return 'metadata' in target ? refOf(target) : target
+}
+
+function keyOf(ref: ObjectRef): string {
+  return `${ref.apiVersion}|${ref.kind}|${ref.namespace}|${ref.name}`
+}
+
+/** Kinds we do not know (a test's own CRD) are treated like CRDs with a status subresource. */
+function hasStatusSubresource(obj: KubeObject): boolean {
+  return resourceByKind(obj.apiVersion, obj.kind)?.statusSubresource ?? true
+}
+
+function copyField<T extends object>(target: T, source: T, field: keyof T): void {
+  if (source[field] === undefined) delete target[field]
+  else target[field] = source[field]
+}
+
+/** What metadata.generation tracks: everything but metadata and status. */
+function content(obj: KubeObject): JsonObject {
+  const { metadata: _metadata, status: _status, ...rest } = obj
+  return rest
+}
+
+function withoutBookkeeping(obj: KubeObject): KubeObject {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = obj.metadata
+  return { ...obj, metadata: metadata as KubeObject['metadata'] }
+}
+
+// ---- managedFields: one entry per (manager, subresource), describing the fields of the object it wrote ----
+
+const LIST_KEYS = ['name', 'containerPort', 'port', 'uid', 'type', 'mountPath', 'ip', 'key']
+
+function managedFieldsEntry(obj: KubeObject, manager: string, time: string, subresource?: 'status'): ManagedFieldsEntry {
+  const { labels, annotations, finalizers, ownerReferences } = obj.metadata
+  const { metadata: _m, status, apiVersion: _a, kind: _k, ...body } = obj
+  const written = subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body }
+  const entry: ManagedFieldsEntry = {
+    manager,
+    operation: 'Update',
+    apiVersion: obj.apiVersion,
+    time,
+    fieldsType: 'FieldsV1',
+    fieldsV1: fieldSet(deepCopy(written)),
+  }
+  if (subresource) entry.subresource = subresource
+  return entry
+}
+
+function recordManager(entries: ManagedFieldsEntry[] = [], entry: ManagedFieldsEntry): ManagedFieldsEntry[] {
+  return [...entries.filter((e) => e.manager !== entry.manager || e.subresource !== entry.subresource), entry]
+}
+
+/** A FieldsV1 set: `f:<field>` for object fields, `k:{...}` for keyed list items, `v:<value>` for scalar list items. */
+function fieldSet(value: unknown): JsonObject {
+  const set: JsonObject = {}
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const key = isObject(item) ? LIST_KEYS.find((k) => k in item) : undefined
+      if (key !== undefined) set[`k:${JSON.stringify({ [key]: (item as JsonObject)[key] })}`] = { '.': {}, ...fieldSet(item) }
+      else if (!isObject(item)) set[`v:${JSON.stringify(item)}`] = {}
+    }
+  } else if (isObject(value)) {
+    for (const [field, child] of Object.entries(value)) {
+      set[`f:${field}`] = isObject(child) || Array.isArray(child) ? { '.': {}, ...fieldSet(child) } : {}
+    }
+  }
+  return set
+}
