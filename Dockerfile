@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# The hook server's image: docker build -t ghcr.io/challenge-hooks/challenge-hooks:0.1.0 .
+# For reproducible builds, pin the base images by digest (node:22-bookworm-slim@sha256:...).
+
+# --- build: compile TypeScript to dist/ ---
+FROM node:22-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# --- deps: production dependencies only ---
+FROM node:22-bookworm-slim AS deps
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# --- runtime: node, the compiled server and its production dependencies ---
+FROM node:22-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Files stay owned by root and read-only to the server; the Deployment also
+# runs it as 10001 with a read-only root filesystem.
+USER 10001:10001
+EXPOSE 8080
+# Exec form, node as PID 1 with no npm or shell in between, so SIGTERM reaches
+# the server, which then fails /readyz and drains.
+CMD ["node", "dist/server.js"]
