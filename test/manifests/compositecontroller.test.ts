@@ -1,0 +1,100 @@
+// The CompositeController: valid for Metacontroller's own CRD (v4.17.2, from
+// ../shared or $METACONTROLLER_CRDS), and wired to our CRD, Service and token.
+import { join } from 'node:path'
+import t from 'tap'
+import { loadManifests, manifestsDir, metacontrollerCrdsFile, readEnvFile, readYamlDocuments, validateAgainstCrd } from './helpers.js'
+
+interface Webhook {
+  service: { name: string; namespace: string; port: number; protocol: string }
+  path: string
+  timeout: string
+  etag?: { enabled: boolean }
+  authorization: { type: string; secretRef: { name: string; namespace: string; key: string } }
+}
+interface CompositeController {
+  metadata: { name: string }
+  spec: {
+    generateSelector: boolean
+    resyncPeriodSeconds: number
+    parentResource: { apiVersion: string; resource: string }
+    childResources: { apiVersion: string; resource: string; updateStrategy: { method: string } }[]
+    hooks: Record<'sync' | 'finalize' | 'customize', { version: string; webhook: Webhook }>
+  }
+}
+
+const [controller] = readYamlDocuments(join(manifestsDir, 'compositecontroller.yaml')) as [CompositeController]
+const objects = loadManifests().map((m) => m.object)
+const crdsFile = metacontrollerCrdsFile()
+
+t.test(
+  "valid against Metacontroller's CompositeController CRD",
+  { skip: crdsFile === undefined ? 'no ../shared/metacontroller-crds-v1.yaml here (set METACONTROLLER_CRDS to its path)' : false },
+  async (t) => {
+    const file = crdsFile as string
+    t.same(validateAgainstCrd('CompositeController', controller, { file }), [])
+    const broken = structuredClone(controller) as any
+    broken.spec.hooks.sync.webhook.etag.enable = true
+    broken.spec.hooks.sync.webhook.timeout = '10 seconds'
+    broken.spec.childResources[0].updateStrategy.method = 'InPlaceRolling'
+    t.same(validateAgainstCrd('CompositeController', broken, { file }), [
+      '/spec/childResources/0/updateStrategy/method must be equal to one of the allowed values (OnDelete,Recreate,InPlace,RollingRecreate,RollingInPlace)',
+      '/spec/hooks/sync/webhook/etag must NOT have additional properties (enable)',
+      '/spec/hooks/sync/webhook/timeout must match format "duration"',
+    ], 'the schema bites')
+  },
+)
+
+t.test('parent, children and selector', async (t) => {
+  t.equal(controller.metadata.name, 'challenge-hooks')
+  t.same(controller.spec.parentResource, { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges' })
+  t.equal(controller.spec.generateSelector, true)
+  t.equal(controller.spec.resyncPeriodSeconds, 300)
+  t.same(
+    controller.spec.childResources.map((c) => `${c.apiVersion} ${c.resource} ${c.updateStrategy.method}`),
+    [
+      'v1 secrets InPlace',
+      'networking.k8s.io/v1 networkpolicies InPlace',
+      'apps/v1 deployments InPlace',
+      'v1 services InPlace',
+      'networking.k8s.io/v1 ingresses InPlace',
+    ],
+  )
+})
+
+t.test('hooks: v1, through the Service, 10 s, bearer token; ETag on sync', async (t) => {
+  const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'challenge-hooks') as unknown as {
+    metadata: { name: string; namespace: string }
+    spec: { ports: { port: number }[] }
+  }
+  t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
+  for (const name of ['sync', 'finalize', 'customize'] as const) {
+    const hook = controller.spec.hooks[name]
+    t.equal(hook.version, 'v1', `${name} version`)
+    t.same(
+      hook.webhook.service,
+      { name: service.metadata.name, namespace: service.metadata.namespace, port: service.spec.ports[0]?.port, protocol: 'http' },
+      `${name} goes through Service challenge-hooks`,
+    )
+    t.equal(hook.webhook.path, `/${name}`)
+    t.equal(hook.webhook.timeout, '10s')
+    t.same(
+      hook.webhook.authorization,
+      { type: 'Bearer', secretRef: { name: 'challenge-hooks-secrets', namespace: 'challenge-hooks', key: 'HOOK_TOKEN' } },
+      `${name} sends the token`,
+    )
+  }
+  t.same(controller.spec.hooks.sync.webhook.etag, { enabled: true })
+  t.equal(controller.spec.hooks.finalize.webhook.etag, undefined)
+})
+
+t.test("the token Secret Metacontroller reads is the hook server's, with a stable name", async (t) => {
+  const kustomization = readYamlDocuments(join(manifestsDir, 'kustomization.yaml'))[0] as {
+    secretGenerator: { name: string; namespace: string; envs: string[]; options?: { disableNameSuffixHash?: boolean } }[]
+  }
+  const { secretRef } = controller.spec.hooks.sync.webhook.authorization
+  const generator = kustomization.secretGenerator.find((g) => g.name === secretRef.name)
+  t.match(generator, { namespace: secretRef.namespace, options: { disableNameSuffixHash: true } })
+  const env = readEnvFile(join(manifestsDir, generator?.envs[0] ?? 'missing'))
+  t.match(env.get(secretRef.key), /CHANGE-ME/, 'the committed token is a placeholder the server refuses')
+  t.match(env.get('FLAG_SECRET'), /CHANGE-ME/, 'so is the flag secret')
+})
