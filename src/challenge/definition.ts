@@ -3,7 +3,7 @@
  * contract's defaults. A definition that asks for anything the security profile forbids is refused with a
  * message naming the field (Error / DefinitionInvalid): the hook never silently drops or alters it.
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
 import {
   Defaults,
   DefinitionSpecSchema,
@@ -69,8 +69,8 @@ function invalid(name: string, problem: string): DefinitionLookup {
 /** Checks a definition's spec and fills in the defaults; exported for the author preview command. */
 export function resolveDefinition(name: string, spec: unknown): DefinitionLookup {
   if (!checkSpec.Check(spec)) {
-    const first = checkSpec.Errors(spec).First()
-    return invalid(name, first ? describeSchemaError('spec', first) : 'spec is missing')
+    // A failed Check always has a first error.
+    return invalid(name, describeSchemaError('spec', checkSpec.Errors(spec).First() as ValueError))
   }
   const problem = securityProblem(spec) ?? consistencyProblem(spec)
   if (problem) return invalid(name, problem)

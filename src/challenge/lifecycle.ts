@@ -192,10 +192,10 @@ function decidePhase(world: World, config: Config, now: number): Decision {
 
   // A finished run stays finished: its workload is gone, and only a restart (a new run) brings it back.
   if (!state.newRun && previous.phase === Phase.Deleted) {
-    return builder.finish({ phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message ?? '' })
+    return builder.finish({ phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
   }
-  if (!state.newRun && previous.phase === Phase.Error && RUN_ENDING_ERRORS.has(previous.reason ?? '')) {
-    return builder.finish({ phase: Phase.Error, reason: previous.reason as string, message: previous.message ?? '' })
+  if (!state.newRun && previous.phase === Phase.Error && RUN_ENDING_ERRORS.has(String(previous.reason))) {
+    return builder.finish({ phase: Phase.Error, reason: previous.reason as string, message: previous.message })
   }
 
   if (spec.desiredState === 'Stopped') {
@@ -273,11 +273,10 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   if (startedAt !== undefined) {
     const softEnd = Math.max(startedAt, parseTime(state.lastRenewedAt) ?? startedAt) + lifetimeMs
     builder.expiresAt = earliest(softEnd, hardEnd)
+    // A passed hard deadline already ended the run above, so reaching expiresAt here is the lifetime's end.
     if (now >= (builder.expiresAt as number)) {
       builder.expiresAt = undefined
-      return softEnd <= (hardEnd ?? Infinity)
-        ? builder.finish({ phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
-        : builder.finish({ phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
+      return builder.finish({ phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
     }
   } else {
     builder.expiresAt = hardEnd
@@ -435,7 +434,8 @@ function admittedByBudget(world: World, definition: ResolvedDefinition, budget: 
     if (candidate) candidates.push(candidate)
   }
   candidates.sort(
-    (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+    // Names are unique among the owner's Challenges of one namespace, so the order is total.
+    (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1),
   )
   let used = 0
   for (const candidate of candidates) {

@@ -9,7 +9,7 @@ export function fieldPath(root: string, pointer: string): string {
   let path = root
   for (const raw of pointer.split('/').slice(1)) {
     const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    path += /^\d+$/.test(segment) ? `[${segment}]` : `${path === '' ? '' : '.'}${segment}`
+    path += /^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`
   }
   return path
 }

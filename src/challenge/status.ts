@@ -25,7 +25,7 @@ export interface Endpoint {
 export interface PreviousStatus {
   phase: Phase | undefined
   reason: string | undefined
-  message: string | undefined
+  message: string
   admittedAt: string | undefined
   startedAt: string | undefined
   lastRenewedAt: string | undefined
@@ -98,7 +98,7 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
   return {
     phase: phase !== undefined && PHASES.has(phase) ? (phase as Phase) : undefined,
     reason: text(raw.reason),
-    message: text(raw.message),
+    message: text(raw.message) ?? '',
     admittedAt: time(raw.admittedAt),
     startedAt: time(raw.startedAt),
     lastRenewedAt: time(raw.lastRenewedAt),

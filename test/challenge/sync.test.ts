@@ -361,3 +361,55 @@ t.test('a previous status that is garbage is read defensively', async (t) => {
   const deleted = step(messageless, { related: [webDefinition()] })
   t.match(deleted.status, { phase: 'Deleted', reason: 'Expired', message: '' })
 })
+
+t.test('edge cases of what Metacontroller may send', async (t) => {
+  const config = testConfig()
+  // The CRD defaults may be absent (an older CRD, a hand-made request): the hook applies the contract's.
+  const bare = challenge()
+  bare.spec = { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' } }
+  t.match(step(bare, { related: [webDefinition()] }).status, { phase: 'Pending', run: 0, renewalsSeen: 0 })
+  // No labels at all.
+  const unlabelled = challenge()
+  delete unlabelled.metadata.labels
+  t.match(step(unlabelled, { related: [webDefinition()] }).status, { reason: 'OwnerLabelMismatch' })
+  // No related objects (no customize hook), and objects sent without their kind.
+  const request = syncRequest(challenge(), {})
+  delete request.related
+  t.match(sync(request, config, at(0)).status, { reason: 'DefinitionNotFound' })
+  const kindless = syncRequest(challenge(), { related: [webDefinition()] })
+  delete (kindless.related?.['ChallengeDefinition.challenge-hooks.dev/v1alpha1']?.['web-login'] as Json).kind
+  t.match(sync(kindless, config, at(0)).status, { reason: 'Starting' }, 'kind from the group key')
+  // Malformed siblings: no spec, no creation time, an unparseable admission time.
+  const noSpec = { ...challenge({ name: 'x' }) } as Json
+  delete noSpec.spec
+  const noCreation = challenge({ name: 'y', status: { phase: 'Pending', admittedAt: 'yesterday' } })
+  delete noCreation.metadata.creationTimestamp
+  const result = step(challenge(), { related: [webDefinition(), noSpec as never, noCreation], config: { ownerBudget: 1 } })
+  t.match(result.status, { reason: 'Starting' }, 'a sibling without times queues behind')
+  // A pod still creating its container is just starting; a condition without a reason is read as empty.
+  const first = step(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), {
+    related: [webDefinition(), waitingPod(NAME, 0, 'ContainerCreating')],
+  })
+  t.match(first.status, { phase: 'Pending', reason: 'Starting' })
+  t.match(first.status.conditions, [{}, {}, {}, { type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }])
+  // A restart in a spec without renewals; a pod without the run annotation; a Deployment without generation;
+  // a container status without a name.
+  const restarted = challenge()
+  restarted.spec = { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' }, restarts: 1 }
+  t.match(step(restarted, { related: [webDefinition()] }).status, { run: 1, renewalsSeen: 0 })
+  const unannotated = waitingPod(NAME, 0, 'InvalidImageName')
+  delete unannotated.metadata.annotations
+  t.match(step(challenge(), { related: [webDefinition(), unannotated] }).status, { reason: 'Starting' }, 'not of this run')
+  const desired = step(challenge(), { related: [webDefinition()] }).response.children
+  const generationless = readyWorld(desired).map((child) => {
+    if (child.kind !== 'Deployment') return child
+    const { generation: _generation, ...metadata } = child.metadata
+    return { ...child, metadata }
+  })
+  t.match(step(challenge(), { related: [webDefinition()], children: generationless }).status, { phase: 'Running' })
+  const nameless = waitingPod(NAME, 0, 'InvalidImageName')
+  nameless.status = { containerStatuses: [{ state: { waiting: { reason: 'InvalidImageName' } } }] }
+  t.match(step(challenge(), { related: [webDefinition(), nameless] }).status, { message: 'The image of container unknown is not a valid image name.' })
+  // A date-time that passes the pattern but is no date counts as absent.
+  t.match(step(challenge({ spec: { deadline: '2026-02-31T99:00:00Z' } }), { related: [webDefinition()] }).status, { phase: 'Pending' })
+})

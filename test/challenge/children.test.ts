@@ -1,0 +1,175 @@
+/** Builders asserted on whole objects, and every child of every variant validated with kubernetes-models. */
+import t from 'tap'
+import { deployment, exposePolicy, internetPolicy, isolatePolicy, renderChildren, service, type RenderInput } from '../../src/challenge/children.js'
+import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
+import { childNames } from '../../src/challenge/names.js'
+import { testConfig } from '../helpers/app.js'
+import { validateChildren } from '../helpers/validate.js'
+import type { Json } from '../helpers/world.js'
+
+function definitionOf(spec: Json): ResolvedDefinition {
+  const result = resolveDefinition('web', spec)
+  if (!result.found) throw new Error(result.message)
+  return result.definition
+}
+
+function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
+  return {
+    namespace: 'challenges',
+    names: childNames('web-u-alice'),
+    definition: definitionOf(spec),
+    parameters: {},
+    flagData: 'ZmxhZ3t4fQ==',
+    instanceId: '0123456789abcdef',
+    run: 2,
+    config: testConfig(),
+    ...overrides,
+  }
+}
+
+const web = { pod: { containers: [{ name: 'web', image: 'ghcr.io/example/web:1' }] }, expose: { port: 8080 } }
+const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': 'web-u-alice' }
+
+t.test('the Deployment of the Restricted profile, whole', async (t) => {
+  t.same(deployment(input(web)), {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web-u-alice', labels: LABELS },
+    spec: {
+      replicas: 1,
+      strategy: { type: 'Recreate' },
+      selector: { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice' } },
+      template: {
+        metadata: { labels: LABELS, annotations: { 'challenge-hooks.dev/run': '2' } },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'web',
+              image: 'ghcr.io/example/web:1',
+              env: [{ name: 'FLAG', valueFrom: { secretKeyRef: { name: 'web-u-alice-flag', key: 'flag' } } }],
+              ports: [{ containerPort: 8080, protocol: 'TCP' }],
+              resources: {
+                requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
+                limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
+              },
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 5 },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [
+                { name: 'tmp', mountPath: '/tmp' },
+                { name: 'flag', mountPath: '/flag', subPath: 'flag', readOnly: true },
+              ],
+            },
+          ],
+          volumes: [
+            { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+            { name: 'flag', secret: { secretName: 'web-u-alice-flag', defaultMode: 0o444 } },
+          ],
+        },
+      },
+    },
+  })
+})
+
+t.test('Baseline, runtime class, author resources, probes, commands and several containers', async (t) => {
+  const spec = {
+    pod: {
+      containers: [
+        { name: 'db', image: 'postgres:16', resources: { limits: { memory: '1Gi' } }, securityContext: { runAsUser: 0 } },
+        {
+          name: 'app',
+          image: 'app:1',
+          command: ['/app'],
+          args: ['--port', '9000'],
+          ports: [{ containerPort: 9000, name: 'http' }],
+          readinessProbe: { httpGet: { path: '/health', port: 9000 } },
+          securityContext: { runAsUser: 1000, runAsGroup: 1000 },
+        },
+      ],
+    },
+    expose: { container: 'app', port: 9000, type: 'Internal' },
+    security: { profile: 'Baseline', runtimeClassName: 'gvisor' },
+  }
+  const built = deployment(input(spec)) as Json & { spec: { template: { spec: Json & { containers: Json[] } } } }
+  const pod = built.spec.template.spec
+  t.equal(pod.runtimeClassName, 'gvisor')
+  t.same(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' } }, 'Baseline may run as root')
+  const [db, app] = pod.containers
+  t.same(db?.securityContext, { runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true }, 'default capabilities kept')
+  t.same(db?.resources, {
+    requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
+    limits: { cpu: '500m', memory: '1Gi', 'ephemeral-storage': '256Mi' },
+  })
+  t.notOk(db && 'ports' in db, 'a container that is not exposed gets no port')
+  t.notOk(db && 'readinessProbe' in db, 'nor a default probe')
+  t.match(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
+  t.match(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
+  validateChildren(renderChildren(input(spec)))
+})
+
+t.test('network policies: isolate, expose per exposure type, internet', async (t) => {
+  const selector = { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice' } }
+  t.same(isolatePolicy(input({ ...web, network: { egress: 'None' } })).spec, {
+    podSelector: selector,
+    policyTypes: ['Ingress', 'Egress'],
+    ingress: [{ from: [{ podSelector: selector }] }],
+    egress: [{ to: [{ podSelector: selector }] }],
+  })
+  t.same(isolatePolicy(input(web)).spec?.egress?.[1], {
+    to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+    ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
+  })
+  const config = testConfig({ ingressNamespace: 'traefik' })
+  t.same(exposePolicy(input(web, { config })).spec?.ingress, [
+    { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
+  ])
+  t.same(exposePolicy(input({ ...web, expose: { type: 'NodePort', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
+  t.same(exposePolicy(input({ ...web, expose: { type: 'LoadBalancer', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
+  t.same(exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } })).spec?.ingress, [
+    { from: [{ podSelector: {} }], ports: [{ protocol: 'TCP', port: 1337 }] },
+  ])
+  const internet = internetPolicy(input(web, { config: testConfig({ clusterCidrs: ['203.0.113.0/24', '2001:db8::/32'] }) }))
+  t.same(internet.spec, {
+    podSelector: selector,
+    policyTypes: ['Egress'],
+    egress: [
+      {
+        to: [
+          {
+            ipBlock: {
+              cidr: '0.0.0.0/0',
+              except: ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4', '203.0.113.0/24'],
+            },
+          },
+          { ipBlock: { cidr: '::/0', except: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32'] } },
+        ],
+      },
+    ],
+  })
+})
+
+t.test('services by exposure type, and which children each variant gets', async (t) => {
+  t.same(service(input(web)).spec, {
+    type: 'ClusterIP',
+    selector: { 'challenge-hooks.dev/instance': 'web-u-alice' },
+    ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }],
+  })
+  const variants: [string, Json, string[]][] = [
+    ['HTTP', web, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'Ingress']],
+    ['NodePort + Internet', { ...web, expose: { type: 'NodePort', port: 1 }, network: { egress: 'Internet' } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service']],
+    ['LoadBalancer', { ...web, expose: { type: 'LoadBalancer', port: 1 } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service']],
+  ]
+  for (const [name, spec, kinds] of variants) {
+    const children = renderChildren(input(spec))
+    t.same(children.map((child) => child.kind), kinds, name)
+    validateChildren(children)
+    for (const child of children) {
+      t.same(child.metadata.labels, LABELS, `${name}: ${child.kind} labels`)
+      for (const field of ['status', 'ownerReferences', 'resourceVersion', 'uid']) {
+        t.notOk(field in child || field in child.metadata, `${name}: ${child.kind} has no ${field}`)
+      }
+    }
+  }
+})
