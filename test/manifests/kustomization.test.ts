@@ -30,8 +30,9 @@ const main = kustomizations.get('.') as Kustomization
 const examples = kustomizations.get('examples') as Kustomization
 const generators = [...(main.configMapGenerator ?? []), ...(main.secretGenerator ?? [])]
 
-// The hook server's configuration variables (challenge-api.md) and where each comes from.
-const fromConfigMap = ['BASE_DOMAIN', 'INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_NAMESPACE', 'PUBLIC_HOST', 'OWNER_BUDGET']
+// The hook server's configuration variables (challenge-api.md, and CLUSTER_CIDRS from src/config.ts) and where
+// each comes from.
+const fromConfigMap = ['BASE_DOMAIN', 'INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_NAMESPACE', 'PUBLIC_HOST', 'OWNER_BUDGET', 'CLUSTER_CIDRS']
 const fromSecret = ['FLAG_SECRET', 'HOOK_TOKEN']
 
 t.test('there are exactly two kustomizations: the install and the examples', async (t) => {
@@ -68,7 +69,7 @@ t.test('generators: the ConfigMap and Secret the Deployment reads', async (t) =>
   )
   const config = readEnvFile(join(manifestsDir, 'config.env'))
   t.same([...config.keys()].filter((k) => !fromConfigMap.includes(k)), [], 'config.env sets only configuration variables')
-  t.same(fromConfigMap.filter((k) => !config.has(k)), ['INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET'], 'optional ones stay unset')
+  t.same(fromConfigMap.filter((k) => !config.has(k)), ['INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'CLUSTER_CIDRS'], 'optional ones stay unset')
   t.ok([...config.values()].every((v) => v !== ''), 'no empty value (empty is not unset)')
   const secrets = readEnvFile(join(manifestsDir, 'secrets.env'))
   t.same([...secrets.keys()], fromSecret)
