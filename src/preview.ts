@@ -1,0 +1,155 @@
+/**
+ * Author preview: what a Challenge would get from a ChallengeDefinition, without a cluster. It runs the same
+ * pure sync as the server, twice: once as the first sync (the children to create, Pending), and once as if the
+ * cluster had made the workload ready (Running, with the endpoint players would see).
+ *
+ *   npx challenge-hooks render manifests/examples/web-login.yaml manifests/examples/web-login-u-alice.yaml
+ */
+import { Value, type ValueError } from '@sinclair/typebox/value'
+import { parseAllDocuments, stringify } from 'yaml'
+import { sync } from './challenge/hooks.js'
+import { loadConfig, type Config } from './config.js'
+import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './protocol.js'
+
+export interface PreviewOptions {
+  config: Config
+  now: Date
+}
+
+export interface Preview {
+  /** The first sync: the children Metacontroller would create, and the status (Pending, or an Error). */
+  first: SyncResponse
+  /** The sync after the workload became ready and the Service got its address (NodePort 30000, LB 192.0.2.1). */
+  running: SyncResponse
+}
+
+type Json = Record<string, unknown>
+
+const CHILD_GROUPS = ['Secret.v1', 'NetworkPolicy.networking.k8s.io/v1', 'Deployment.apps/v1', 'Service.v1', 'Ingress.networking.k8s.io/v1']
+
+function grouped(objects: readonly Json[], always: readonly string[]): Record<string, Record<string, KubeObject>> {
+  const groups: Record<string, Record<string, KubeObject>> = {}
+  for (const key of always) groups[key] = {}
+  for (const object of objects) {
+    const key = `${String(object.kind)}.${String(object.apiVersion)}`
+    const metadata = object.metadata as { name: string }
+    ;(groups[key] ??= {})[metadata.name] = object as KubeObject
+  }
+  return groups
+}
+
+/** The cluster's side, roughly: rolled out Deployment, allocated ports and load-balancer address. */
+function asObservedReady(child: Json, namespace: string): Json {
+  const observed = structuredClone(child) as Json & { metadata: Json; spec?: Json }
+  observed.metadata = { ...observed.metadata, namespace, generation: 1 }
+  if (child.kind === 'Deployment') observed.status = { observedGeneration: 1, replicas: 1, availableReplicas: 1, readyReplicas: 1 }
+  if (child.kind === 'Service') {
+    const spec = observed.spec as { type: string; ports: Json[] }
+    if (spec.type !== 'ClusterIP') spec.ports = spec.ports.map((port) => ({ ...port, nodePort: 30000 }))
+    if (spec.type === 'LoadBalancer') observed.status = { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } }
+  }
+  return observed
+}
+
+export class PreviewError extends Error {}
+
+/** Fills in what the API server would (namespace, uid, labels, CRD defaults) so a bare example works. */
+function asStored(challenge: Json, definition: Json, now: Date): Json {
+  const metadata = { ...(challenge.metadata as Json) }
+  const spec = { ...(challenge.spec as Json) }
+  const owner = spec.owner as { id?: unknown } | undefined
+  const definitionRef = spec.definitionRef as { name?: unknown } | undefined
+  metadata.namespace ??= (definition.metadata as Json | undefined)?.namespace ?? 'default'
+  metadata.uid ??= '00000000-0000-0000-0000-000000000000'
+  metadata.creationTimestamp ??= now.toISOString()
+  metadata.labels ??= {
+    'challenge-hooks.dev/owner': String(owner?.id),
+    'challenge-hooks.dev/definition': String(definitionRef?.name),
+  }
+  return { ...challenge, metadata, spec }
+}
+
+export function preview(definition: Json, challenge: Json, options: PreviewOptions): Preview {
+  const parent = asStored(challenge, definition, options.now)
+  if (!Value.Check(ChallengeObjectSchema, parent)) {
+    const error = Value.Errors(ChallengeObjectSchema, parent).First() as ValueError
+    throw new PreviewError(`the Challenge is invalid: ${error.path} ${error.message}`)
+  }
+  const namespace = (parent.metadata as { namespace: string }).namespace
+  const related = grouped([{ ...definition, metadata: { ...(definition.metadata as Json), namespace } }], [])
+  const request = (children: Json[], status?: unknown): SyncRequest => ({
+    parent: { ...parent, ...(status ? { status } : {}) } as SyncRequest['parent'],
+    children: grouped(children, CHILD_GROUPS),
+    related,
+    finalizing: false,
+  })
+  const first = sync(request([]), options.config, options.now)
+  const observed = first.children.map((child) => asObservedReady(child, namespace))
+  const running = sync(request(observed, first.status), options.config, options.now)
+  return { first, running }
+}
+
+/** Reads the one document of the given kind from a YAML file's text. */
+export function documentOfKind(text: string, kind: string, file: string): Json {
+  // An empty text is an EmptyStream: an empty array.
+  for (const document of parseAllDocuments(text)) {
+    if (document.errors.length > 0) throw new PreviewError(`${file}: ${document.errors[0]?.message}`)
+    const value = document.toJS() as unknown
+    if (typeof value === 'object' && value !== null && (value as Json).kind === kind) return value as Json
+  }
+  throw new PreviewError(`${file}: no ${kind} document`)
+}
+
+export interface CliIo {
+  readFile(path: string): string
+  stdout: { write(text: string): unknown }
+  stderr: { write(text: string): unknown }
+  env: Record<string, string | undefined>
+  now: () => Date
+}
+
+const USAGE = `usage: challenge-hooks render <definition.yaml> <challenge.yaml> [--json]
+
+Prints the children and status a Challenge would get from the hook, without a cluster:
+first as created (Pending), then as the player sees it once the workload is ready (Running).
+Configuration comes from the same environment variables as the server (BASE_DOMAIN, PUBLIC_HOST, ...).
+`
+
+/** The command; returns the exit code (0 ok, 1 the inputs are wrong or the definition is refused, 2 usage). */
+export function runCli(argv: readonly string[], io: CliIo): number {
+  const args = argv.filter((arg) => arg !== '--json')
+  const json = args.length !== argv.length
+  if (args[0] !== 'render' || args.length !== 3) {
+    io.stderr.write(USAGE)
+    return 2
+  }
+  const [, definitionFile, challengeFile] = args as [string, string, string]
+  try {
+    const definition = documentOfKind(io.readFile(definitionFile), 'ChallengeDefinition', definitionFile)
+    const challenge = documentOfKind(io.readFile(challengeFile), 'Challenge', challengeFile)
+    const result = preview(definition, challenge, { config: loadConfig(io.env), now: io.now() })
+    io.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : formatPreview(result))
+    return result.first.status.phase === 'Error' ? 1 : 0
+  } catch (error) {
+    io.stderr.write(`challenge-hooks render: ${(error as Error).message}\n`)
+    return 1
+  }
+}
+
+export function formatPreview(result: Preview): string {
+  const { first, running } = result
+  const lines = [
+    `# First sync: ${String(first.status.phase)} / ${String(first.status.reason)}: ${String(first.status.message)}`,
+    `# ${first.children.length} children to create`,
+    stringify({ status: first.status }),
+  ]
+  for (const child of first.children) lines.push('---', stringify(child))
+  if (first.status.phase !== 'Error') {
+    lines.push(
+      '---',
+      `# Once the workload is ready: ${String(running.status.phase)} / ${String(running.status.reason)}`,
+      stringify({ status: running.status }),
+    )
+  }
+  return `${lines.join('\n').trimEnd()}\n`
+}
