@@ -1,4 +1,5 @@
 // The helpers' own edge cases: what the real manifests never exercise.
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import {
@@ -42,7 +43,8 @@ t.test('metacontrollerCrdsFile honours METACONTROLLER_CRDS and reports a missing
   process.env.METACONTROLLER_CRDS = join(dir, 'absent.yaml')
   t.equal(metacontrollerCrdsFile(), undefined)
   delete process.env.METACONTROLLER_CRDS
-  t.ok(metacontrollerCrdsFile() === undefined || metacontrollerCrdsFile()?.startsWith(join(repoRoot, '..')))
+  const beside = join(repoRoot, '..', 'shared', 'metacontroller-crds-v1.yaml')
+  t.equal(metacontrollerCrdsFile(), existsSync(beside) ? beside : undefined, 'default: ../shared beside the repo')
 })
 
 t.test('toAjvSchema', async (t) => {
