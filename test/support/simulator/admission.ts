@@ -1,7 +1,7 @@
 // What the API server does to an object on create/update before storing it: validation of names and labels,
 // per-kind defaulting and allocation (Service clusterIP and nodePorts, Secret stringData), and the few
 // immutability rules hooks trip over. Kept to what changes how a hook's children behave.
-import { fnv1a, isObject, type JsonObject } from './json.js'
+import { firstFree, fnv1a, isObject, type JsonObject } from './json.js'
 import { labelMatcher, type KubeObject, type LabelSelector } from './objects.js'
 
 export type ApiErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid'
@@ -106,25 +106,20 @@ function admitService(svc: KubeObject, previous: KubeObject | undefined, store: 
   if (!isObject(svc.status)) svc.status = { loadBalancer: {} }
 }
 
-function allocateClusterIP(svc: KubeObject, store: StoreView): string {
+function allocateClusterIP(svc: KubeObject, store: StoreView): unknown {
   const used = new Set(store.list('v1', 'Service').map((s) => (s.spec as JsonObject).clusterIP))
-  for (let h = fnv1a(`${svc.metadata.namespace}/${svc.metadata.name}`); ; h++) {
-    const ip = `10.96.${(h >>> 8) & 255}.${1 + ((h & 255) % 254)}`
-    if (!used.has(ip)) return ip
-  }
+  const seed = fnv1a(`${svc.metadata.namespace}/${svc.metadata.name}`)
+  return firstFree<unknown>(used, (i) => `10.96.${((seed + i) >>> 8) & 255}.${1 + (((seed + i) & 255) % 254)}`)
 }
 
 /** Deterministic: the same service and port get the same nodePort in every test run (30000-32767). */
-function allocateNodePort(svc: KubeObject, port: JsonObject, store: StoreView): number {
+function allocateNodePort(svc: KubeObject, port: JsonObject, store: StoreView): unknown {
   const used = new Set<unknown>()
   for (const s of store.list('v1', 'Service')) {
     for (const p of ((s.spec as JsonObject).ports as JsonObject[] | undefined) ?? []) used.add(p.nodePort)
   }
   const start = fnv1a(`${svc.metadata.namespace}/${svc.metadata.name}/${String(port.port)}`) % 2768
-  for (let i = 0; ; i++) {
-    const candidate = 30000 + ((start + i) % 2768)
-    if (!used.has(candidate)) return candidate
-  }
+  return firstFree<unknown>(used, (i) => 30000 + ((start + i) % 2768))
 }
 
 // ---- Secret: stringData is write-only, merged into data ----

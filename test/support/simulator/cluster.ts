@@ -132,7 +132,7 @@ export class Cluster {
     if (this.#objects.has(keyOf(toRef(next)))) {
       throw new ApiError('AlreadyExists', `${next.kind} "${meta.name}" already exists`)
     }
-    return this.#commit(next, undefined, manager) as KubeObject
+    return this.#commit(next, undefined, manager)
   }
 
   /** Replaces everything but system metadata (and status, for kinds with a status subresource). */
@@ -145,7 +145,7 @@ export class Cluster {
     if (hasStatusSubresource(next)) copyField(next, previous, 'status')
     admit(next, previous, this)
     if (next.metadata.generation !== undefined && !deepEqual(content(next), content(previous))) next.metadata.generation += 1
-    return this.#commit(next, previous, manager) as KubeObject
+    return this.#commit(next, previous, manager)
   }
 
   /** Writes only `.status` (the status subresource). */
@@ -153,7 +153,7 @@ export class Cluster {
     const previous = this.#stored(obj)
     const next = deepCopy(previous)
     copyField(next, deepCopy(obj), 'status')
-    return this.#commit(next, previous, manager, 'status') as KubeObject
+    return this.#commit(next, previous, manager, 'status')
   }
 
   /** Create, or update ignoring resourceVersion: a test's `kubectl apply`. */
@@ -184,7 +184,8 @@ export class Cluster {
       if (meta.generation !== undefined) meta.generation += 1
     }
     meta.deletionGracePeriodSeconds = Math.min(meta.deletionGracePeriodSeconds ?? grace, grace)
-    return this.#commit(next, previous)
+    const final = this.#commit(next, previous)
+    return this.#objects.has(keyOf(ref)) ? final : undefined
   }
 
   watch(listener: WatchListener): () => void {
@@ -265,8 +266,11 @@ export class Cluster {
     return deepCopy(stored)
   }
 
-  /** Stores `next` unless nothing changed; removes it when its deletion is complete. Emits the watch event. */
-  #commit(next: KubeObject, previous: KubeObject | undefined, manager?: string, subresource?: 'status'): KubeObject | undefined {
+  /**
+   * Stores `next` unless nothing changed; removes it when its deletion is complete. Emits the watch event.
+   * Returns the final state (for a removed object, its last one, as the API server answers).
+   */
+  #commit(next: KubeObject, previous: KubeObject | undefined, manager?: string, subresource?: 'status'): KubeObject {
     if (previous && deepEqual(withoutBookkeeping(next), withoutBookkeeping(previous))) return previous
     const meta = next.metadata
     meta.resourceVersion = String(++this.#resourceVersion)
@@ -278,7 +282,7 @@ export class Cluster {
     else this.#objects.set(key, next)
     const type = gone ? 'DELETED' : previous ? 'MODIFIED' : 'ADDED'
     for (const listener of this.#listeners) listener({ type, object: deepCopy(next), previous: deepCopy(previous) })
-    return gone ? undefined : deepCopy(next)
+    return deepCopy(next)
   }
 
   #newUid(): string {

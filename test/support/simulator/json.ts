@@ -1,4 +1,4 @@
-// JSON value helpers shared by the cluster and the simulator. Everything stored or sent is plain JSON,
+// JSON value helpers (and two small deterministic helpers) shared by the cluster and the simulator. Everything stored or sent is plain JSON,
 // so a JSON round trip is a faithful deep copy (and strips `undefined`, as the wire would).
 
 export type JsonObject = Record<string, unknown>
@@ -29,6 +29,13 @@ export function sortKeys<T>(value: T): T {
   const sorted: JsonObject = {}
   for (const key of Object.keys(value).sort()) sorted[key] = sortKeys(value[key])
   return sorted as T
+}
+
+/** The first of candidate(0), candidate(1), ... that is not in `used`: deterministic allocation. */
+export function firstFree<T>(used: Set<T>, candidate: (i: number) => T): T {
+  let i = 0
+  while (used.has(candidate(i))) i++
+  return candidate(i)
 }
 
 /** A short, stable, non-cryptographic hash (FNV-1a, 32 bit) used for deterministic names and addresses. */

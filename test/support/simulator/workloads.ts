@@ -2,7 +2,7 @@
 // (Recreate rollouts; Pods are owned by the Deployment directly, no ReplicaSets), scheduler and kubelet (Pod
 // status, failure modes, graceful termination), the garbage collector and a cloud load-balancer controller.
 import type { Cluster } from './cluster.js'
-import { deepCopy, fnv1a, isObject, sortKeys, type JsonObject } from './json.js'
+import { deepCopy, firstFree, fnv1a, isObject, sortKeys, type JsonObject } from './json.js'
 import { controllerOf, controllerRefTo, refOf, type KubeObject } from './objects.js'
 
 export type PodFailureMode =
@@ -104,11 +104,11 @@ function templateHash(template: unknown): string {
 function createPod(cluster: Cluster, deployment: KubeObject, hash: string): void {
   const { template } = deployment.spec as DeploymentSpec
   const namespace = deployment.metadata.namespace as string
-  let name = ''
-  for (let n = 0; name === '' || cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace, name }); n++) {
+  const taken = new Set(cluster.list('v1', 'Pod', namespace).map((pod) => pod.metadata.name))
+  const name = firstFree(taken, (n) => {
     const suffix = fnv1a(`${String(deployment.metadata.uid)}/${hash}/${n}`).toString(36).slice(-5).padStart(5, '0')
-    name = `${deployment.metadata.name}-${hash}-${suffix}`
-  }
+    return `${deployment.metadata.name}-${hash}-${suffix}`
+  })
   cluster.create(
     {
       apiVersion: 'v1',
@@ -286,10 +286,8 @@ export function provisionLoadBalancers(cluster: Cluster): void {
 
 /** Deterministic per Service, from the documentation range 203.0.113.0/24. */
 function allocateAddress(seed: string, used: Set<string>): string {
-  for (let h = fnv1a(seed); ; h++) {
-    const ip = `203.0.113.${1 + (h % 254)}`
-    if (!used.has(ip)) return ip
-  }
+  const start = fnv1a(seed)
+  return firstFree(used, (i) => `203.0.113.${1 + ((start + i) % 254)}`)
 }
 
 function ingressIPs(svc: KubeObject): string[] {
