@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
 import { registerErrorHandlers } from './errors.js'
+import { registerJsonBody } from './json-body.js'
 import { createMetrics } from './metrics.js'
 import { registerHealthRoutes } from './routes/health.js'
 import { registerHookRoutes } from './routes/hooks.js'
@@ -29,7 +30,7 @@ export const REDACTED_PATHS = [
   '*.data.flag',
 ]
 
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+export function loggerOptions(config: Config): { level: string; redact: { paths: string[]; censor: string } } {
   return { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }
 }
 
@@ -58,6 +59,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     state.closing = true
   })
   registerErrorHandlers(app)
+  registerJsonBody(app)
   registerHealthRoutes(app, { metrics, state })
   registerHookRoutes(app, { config, metrics, now: options.now ?? (() => new Date()) })
   app.decorate('markClosing', () => {

@@ -3,31 +3,45 @@
  * "Internal Server Error" and the error goes to the log. Every error body is `{error, message}`.
  */
 import { STATUS_CODES } from 'node:http'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
 import type { ErrorBody } from '../protocol.js'
 
 export function errorBody(statusCode: number, message: string): ErrorBody {
   return { error: STATUS_CODES[statusCode] ?? 'Error', message }
 }
 
-/** `body/parent/spec/owner must have required property 'id'` → `body.parent.spec.owner must have ...`. */
-function validationMessage(error: FastifyError): string {
-  const first = error.validation?.[0]
-  if (!first) return error.message
-  const where = [error.validationContext ?? 'body', ...first.instancePath.split('/').slice(1)].join('.')
-  const missing = first.keyword === 'required' ? `.${String((first.params as { missingProperty?: string }).missingProperty)}` : ''
-  const unexpected =
-    first.keyword === 'additionalProperties'
-      ? `.${String((first.params as { additionalProperty?: string }).additionalProperty)}`
-      : ''
-  const what = first.keyword === 'required' ? 'is required' : first.keyword === 'additionalProperties' ? 'is not allowed' : first.message
-  return `${where}${missing}${unexpected} ${what}`
+/** JSON-pointer segments as written: `Deployment.apps~1v1` is the group `Deployment.apps/v1`. */
+function segment(raw: string): string {
+  return raw.replace(/~1/g, '/').replace(/~0/g, '~')
+}
+
+/**
+ * `/parent/spec/owner` missing `id` → `body.parent.spec.owner.id is required`; a union of literals names its
+ * values (`body.parent.spec.owner.kind must be one of "User", "Team"`).
+ */
+function validationMessage(errors: readonly FastifySchemaValidationError[], context: string): string {
+  const first = errors[0] as FastifySchemaValidationError
+  const where = [context, ...first.instancePath.split('/').slice(1).map(segment)].join('.')
+  switch (first.keyword) {
+    case 'required':
+      return `${where}.${String(first.params.missingProperty)} is required`
+    case 'additionalProperties':
+      return `${where}.${String(first.params.additionalProperty)} is not allowed`
+    case 'const': {
+      const allowed = errors
+        .filter((each) => each.keyword === 'const' && each.instancePath === first.instancePath)
+        .map((each) => JSON.stringify(each.params.allowedValue))
+      return `${where} must be one of ${allowed.join(', ')}`
+    }
+    default:
+      return `${where} ${String(first.message)}`
+  }
 }
 
 export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.validation) {
-      return reply.code(400).send(errorBody(400, validationMessage(error)))
+      return reply.code(400).send(errorBody(400, validationMessage(error.validation, String(error.validationContext))))
     }
     const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (statusCode === 500) {

@@ -1,0 +1,206 @@
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildTestApp } from '../helpers/app.js'
+import { MAX_JSON_DEPTH, tooDeep } from '../../src/http/json-body.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
+
+type Loose = Record<string, any>
+const HOOKS = ['/sync', '/finalize', '/customize'] as const
+
+async function postRaw(app: FastifyInstance, url: string, payload: string, contentType?: string) {
+  const headers: Record<string, string> = contentType === undefined ? {} : { 'content-type': contentType }
+  return app.inject({ method: 'POST', url, payload, headers })
+}
+
+/** Every refusal: the status, and a `{error, message}` body (nothing else) whose message matches. */
+function assertRefused(
+  t: Test,
+  response: { statusCode: number; body: string; json(): any },
+  status: number,
+  message: RegExp,
+  what: string,
+) {
+  t.equal(response.statusCode, status, `${what}: status`)
+  const body = response.json()
+  t.same(Object.keys(body).sort(), ['error', 'message'], `${what}: body keys`)
+  t.type(body.error, 'string', `${what}: error`)
+  t.match(body.message, message, `${what}: message`)
+}
+
+t.test('bodies that are not a JSON object are 400 on every hook', async (t) => {
+  const app = await buildTestApp(t)
+  const cases: [string, string, RegExp][] = [
+    ['not JSON', 'this is not json', /not valid JSON/],
+    ['truncated JSON', '{"parent": {"metadata":', /not valid JSON/],
+    ['empty body', '', /cannot be empty/],
+    ['JSON array', '[]', /^body must be object$/],
+    ['JSON string', '"parent"', /^body must be object$/],
+    ['JSON number', '42', /^body must be object$/],
+    ['JSON null', 'null', /^body must be object$/],
+    ['JSON true', 'true', /^body must be object$/],
+  ]
+  for (const url of HOOKS) {
+    for (const [what, payload, message] of cases) {
+      assertRefused(t, await postRaw(app, url, payload, 'application/json'), 400, message, `${url} ${what}`)
+    }
+  }
+})
+
+t.test('a content type other than JSON is 415; JSON with parameters or in capitals is accepted', async (t) => {
+  const app = await buildTestApp(t)
+  const valid = JSON.stringify(newRequest())
+  for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/yaml', 'multipart/form-data; boundary=x']) {
+    assertRefused(t, await postRaw(app, '/sync', valid, contentType), 415, /Unsupported Media Type/, contentType)
+  }
+  assertRefused(t, await postRaw(app, '/sync', valid), 415, /Unsupported Media Type/, 'no content type')
+  for (const contentType of ['application/json; charset=utf-8', 'Application/JSON']) {
+    t.equal((await postRaw(app, '/sync', valid, contentType)).statusCode, 200, contentType)
+  }
+})
+
+t.test('a request that breaks the schema is 400 naming the field', async (t) => {
+  const app = await buildTestApp(t)
+  const cases: [string, (request: Loose) => void, RegExp][] = [
+    ['missing parent', (r) => delete r.parent, /^body\.parent is required$/],
+    ['parent not an object', (r) => (r.parent = 'web-login-u-alice'), /^body\.parent must be object$/],
+    ['parent without metadata', (r) => delete r.parent.metadata, /^body\.parent\.metadata is required$/],
+    ['parent without metadata.name', (r) => delete r.parent.metadata.name, /^body\.parent\.metadata\.name is required$/],
+    ['empty metadata.name', (r) => (r.parent.metadata.name = ''), /^body\.parent\.metadata\.name must NOT have fewer than 1 characters$/],
+    ['parent without metadata.namespace', (r) => delete r.parent.metadata.namespace, /^body\.parent\.metadata\.namespace is required$/],
+    ['parent without metadata.uid', (r) => delete r.parent.metadata.uid, /^body\.parent\.metadata\.uid is required$/],
+    ['label value not a string', (r) => (r.parent.metadata.labels.team = 7), /^body\.parent\.metadata\.labels\.team must be string$/],
+    ['parent without spec', (r) => delete r.parent.spec, /^body\.parent\.spec is required$/],
+    ['spec missing owner', (r) => delete r.parent.spec.owner, /^body\.parent\.spec\.owner is required$/],
+    ['spec missing definitionRef', (r) => delete r.parent.spec.definitionRef, /^body\.parent\.spec\.definitionRef is required$/],
+    ['owner.id not label-safe', (r) => (r.parent.spec.owner.id = 'Alice_Smith'), /^body\.parent\.spec\.owner\.id must match pattern/],
+    ['owner.id too long', (r) => (r.parent.spec.owner.id = 'a'.repeat(64)), /^body\.parent\.spec\.owner\.id must match pattern/],
+    ['owner.kind unknown', (r) => (r.parent.spec.owner.kind = 'Org'), /^body\.parent\.spec\.owner\.kind must be one of "User", "Team"$/],
+    ['desiredState unknown', (r) => (r.parent.spec.desiredState = 'Paused'), /^body\.parent\.spec\.desiredState must be one of "Running", "Stopped"$/],
+    ['renewals negative', (r) => (r.parent.spec.renewals = -1), /^body\.parent\.spec\.renewals must be >= 0$/],
+    ['renewals a numeric string', (r) => (r.parent.spec.renewals = '5'), /^body\.parent\.spec\.renewals must be integer$/],
+    ['renewals a fraction', (r) => (r.parent.spec.renewals = 1.5), /^body\.parent\.spec\.renewals must be integer$/],
+    ['restarts a boolean', (r) => (r.parent.spec.restarts = true), /^body\.parent\.spec\.restarts must be integer$/],
+    ['lifetimeSeconds too short', (r) => (r.parent.spec.lifetimeSeconds = 59), /^body\.parent\.spec\.lifetimeSeconds must be >= 60$/],
+    ['deadline not a date-time', (r) => (r.parent.spec.deadline = 'tomorrow'), /^body\.parent\.spec\.deadline must match pattern/],
+    ['parameters with a bad key', (r) => (r.parent.spec.parameters = { 'bad-key': 'x' }), /^body\.parent\.spec\.parameters\.bad-key is not allowed$/],
+    ['parameter value not a string', (r) => (r.parent.spec.parameters = { LEVEL: 3 }), /^body\.parent\.spec\.parameters\.LEVEL must be string$/],
+    [
+      'too many parameters',
+      (r) => (r.parent.spec.parameters = Object.fromEntries([...Array(17).keys()].map((i) => [`P${i}`, 'x']))),
+      /^body\.parent\.spec\.parameters must NOT have more than 16 properties$/,
+    ],
+    ['status a string', (r) => (r.parent.status = 'Running'), /^body\.parent\.status must be object$/],
+  ]
+  for (const url of HOOKS) {
+    for (const [what, mutate, message] of cases) {
+      const request = (url === '/customize' ? customizeRequest() : runningRequest()) as Loose
+      mutate(request)
+      assertRefused(t, await app.inject({ method: 'POST', url, payload: request }), 400, message, `${url} ${what}`)
+    }
+  }
+})
+
+t.test('sync and finalize check children and related groups, naming the group with its slash', async (t) => {
+  const app = await buildTestApp(t)
+  const cases: [string, (request: Loose) => void, RegExp][] = [
+    ['children not an object', (r) => (r.children = []), /^body\.children must be object$/],
+    ['children group not an object', (r) => (r.children['Deployment.apps/v1'] = 'x'), /^body\.children\.Deployment\.apps\/v1 must be object$/],
+    ['children group an array', (r) => (r.children['Service.v1'] = []), /^body\.children\.Service\.v1 must be object$/],
+    [
+      'child without metadata.name',
+      (r) => delete r.children['Deployment.apps/v1']['web-login-u-alice'].metadata.name,
+      /^body\.children\.Deployment\.apps\/v1\.web-login-u-alice\.metadata\.name is required$/,
+    ],
+    ['child null', (r) => (r.children['Service.v1']['web-login-u-alice'] = null), /^body\.children\.Service\.v1\.web-login-u-alice must be object$/],
+    [
+      'a name key with a tilde',
+      (r) => (r.children['Secret.v1'] = { 'a~b': { metadata: {} } }),
+      /^body\.children\.Secret\.v1\.a~b\.metadata\.name is required$/,
+    ],
+    ['related group not an object', (r) => (r.related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] = 1), /^body\.related\.ChallengeDefinition\.challenge-hooks\.dev\/v1alpha1 must be object$/],
+    ['finalizing not a boolean', (r) => (r.finalizing = 'true'), /^body\.finalizing must be boolean$/],
+    ['controller not an object', (r) => (r.controller = 'challenge-hooks'), /^body\.controller must be object$/],
+  ]
+  for (const url of ['/sync', '/finalize'] as const) {
+    for (const [what, mutate, message] of cases) {
+      const request = (url === '/sync' ? runningRequest() : finalizingRequest()) as Loose
+      mutate(request)
+      assertRefused(t, await app.inject({ method: 'POST', url, payload: request }), 400, message, `${url} ${what}`)
+    }
+  }
+})
+
+t.test('__proto__ and constructor.prototype keys are refused (prototype poisoning), naming the key', async (t) => {
+  const app = await buildTestApp(t)
+  const valid = JSON.stringify(runningRequest())
+  const poisoned = [
+    valid.replace('"spec":{', '"spec":{"__proto__":{"polluted":true},'),
+    valid.replace('"metadata":{', '"metadata":{"constructor":{"prototype":{"polluted":true}},'),
+    '{"__proto__":{"isAdmin":true}}',
+    '{"parent":{"\\u005f_proto__":{}}}',
+  ]
+  for (const url of HOOKS) {
+    for (const payload of poisoned) {
+      assertRefused(t, await postRaw(app, url, payload, 'application/json'), 400, /"__proto__" or "constructor\.prototype"/, url)
+    }
+  }
+  t.equal(({} as Loose).polluted, undefined, 'Object.prototype untouched')
+  t.equal(({} as Loose).isAdmin, undefined, 'Object.prototype untouched')
+})
+
+t.test('bodies nesting deeper than MAX_JSON_DEPTH are 400, not a stack overflow (regression)', async (t) => {
+  // Found by nesting a child's content 5000 levels deep: finalize echoes observed children and JSON.stringify
+  // overflowed the stack, a 500.
+  const app = await buildTestApp(t)
+  for (const url of ['/sync', '/finalize'] as const) {
+    for (const depth of [5000, 200_000]) {
+      const request = (url === '/sync' ? runningRequest() : finalizingRequest()) as Loose
+      request.children['Secret.v1']['web-login-u-alice-flag'].data = '@DEEP@'
+      const payload = JSON.stringify(request).replace('"@DEEP@"', '{"a":'.repeat(depth) + '1' + '}'.repeat(depth))
+      assertRefused(
+        t,
+        await postRaw(app, url, payload, 'application/json'),
+        400,
+        new RegExp(`^body\\.children\\.Secret\\.v1\\.web-login-u-alice-flag\\.data\\.a nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels\\.$`),
+        `${url} depth ${depth}`,
+      )
+    }
+  }
+  const arrays = '['.repeat(100_000) + ']'.repeat(100_000)
+  assertRefused(t, await postRaw(app, '/customize', arrays, 'application/json'), 400, /^body\.0\.0\.0\.0\.0 nests objects or arrays deeper/, 'nested arrays')
+
+  // Just under the limit still answers: the limit is far above any Kubernetes object.
+  const request = finalizingRequest() as Loose
+  request.children['Secret.v1']['web-login-u-alice-flag'].data = '@DEEP@'
+  const inner = MAX_JSON_DEPTH - 5
+  const payload = JSON.stringify(request).replace('"@DEEP@"', '{"a":'.repeat(inner) + '1' + '}'.repeat(inner))
+  const response = await postRaw(app, '/finalize', payload, 'application/json')
+  t.equal(response.statusCode, 200)
+  t.match(response.json(), { status: { phase: 'Terminating' } })
+})
+
+t.test('a body over the limit is 413 with {error, message}, on every hook', async (t) => {
+  const app = await buildTestApp(t, { bodyLimit: 2048 })
+  const big = JSON.stringify({ ...customizeRequest(), padding: 'x'.repeat(4096) })
+  for (const url of HOOKS) {
+    assertRefused(t, await postRaw(app, url, big, 'application/json'), 413, /too large/, url)
+  }
+  t.equal((await postRaw(app, '/customize', JSON.stringify(customizeRequest()), 'application/json')).statusCode, 200, 'under the limit')
+})
+
+t.test('tooDeep', async (t) => {
+  const nest = (depth: number) => {
+    let value: unknown = 'leaf'
+    for (let i = 0; i < depth; i++) value = i % 2 === 0 ? { key: value } : [value]
+    return value
+  }
+  t.equal(tooDeep('text', 1), undefined, 'a primitive has no depth')
+  t.equal(tooDeep(null, 1), undefined)
+  t.equal(tooDeep({}, 1), undefined, 'one level')
+  t.equal(tooDeep({ a: {} }, 1), 'body.a')
+  t.equal(tooDeep(nest(10), 10), undefined, 'exactly the limit')
+  t.equal(tooDeep(nest(11), 10), 'body.key.0.key.0.key', 'paths name the first five levels')
+  t.equal(tooDeep({ a: 1, b: null, c: [1, 2, { d: {} }] }, 4), undefined)
+  t.equal(tooDeep({ a: 1, b: null, c: [1, 2, { d: {} }] }, 3), 'body.c.2.d')
+  t.equal(tooDeep({ a: 1, b: null, c: [1, 2, { d: {} }] }, 2), 'body.c.2')
+})

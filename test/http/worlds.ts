@@ -1,0 +1,42 @@
+/**
+ * Whole hook requests for the HTTP and fuzz tests, each a step of one instance's life, built with the pure hooks
+ * so they are exactly what Metacontroller would send next: a new Challenge, the same one Running with its
+ * children observed, the same one being deleted, and a customize call.
+ */
+import { sync } from '../../src/challenge/hooks.js'
+import type { CustomizeRequest, SyncRequest } from '../../src/protocol.js'
+import { FIXED_NOW, testConfig } from '../helpers/app.js'
+import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
+
+export type Version = 'v1' | 'v2'
+
+const CONTROLLER = { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController', metadata: { name: 'challenge-hooks' } }
+
+export function newRequest(version: Version = 'v1'): SyncRequest {
+  return syncRequest(challenge(), { related: [webDefinition()], version })
+}
+
+/** Two syncs on: admitted, children created and observed ready, status Running. */
+export function runningRequest(version: Version = 'v1', kind: 'web' | 'netcat' = 'web'): SyncRequest {
+  const definition = kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
+  const first = sync(syncRequest(challenge(), { related: [definition] }), testConfig(), FIXED_NOW)
+  const observed = readyWorld(first.children as Json[])
+  const second = sync(
+    syncRequest(challenge({ status: first.status }), { children: observed, related: [definition] }),
+    testConfig(),
+    FIXED_NOW,
+  )
+  return syncRequest(challenge({ status: second.status }), { children: observed, related: [definition], version })
+}
+
+/** The running instance after `kubectl delete`: the finalize hook's request. */
+export function finalizingRequest(version: Version = 'v1'): SyncRequest {
+  const running = runningRequest(version)
+  const parent = structuredClone(running.parent)
+  parent.metadata.deletionTimestamp = '2026-11-22T12:00:00Z'
+  return { ...running, parent, finalizing: true }
+}
+
+export function customizeRequest(): CustomizeRequest {
+  return { controller: CONTROLLER, parent: challenge() as CustomizeRequest['parent'] }
+}
