@@ -28,12 +28,9 @@ export interface HookRouteOptions {
 
 /** What a handler decided, for the one log line and the metrics of the call. */
 interface HookOutcome {
-  /** Cleared once the call left the in-flight count (response sent or client gone). */
-  inFlight: boolean
   parent: string
-  phase?: string
-  reason?: string
-  children?: number
+  /** What sync and finalize decided. */
+  decided?: { phase: string; reason: string; children: number }
 }
 
 declare module 'fastify' {
@@ -72,7 +69,8 @@ const errorResponses = { 400: ErrorBodySchema, 401: ErrorBodySchema, 413: ErrorB
 
 export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
-  let inFlight = 0
+  // The calls being answered; leaving twice (client gone, then response) is harmless.
+  const inFlight = new Set<FastifyRequest>()
   typed.decorateRequest('hookOutcome', undefined)
 
   typed.register(async (hooks) => {
@@ -85,47 +83,43 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, now 
     }
     // Shed load before reading the body: 429 with an integer Retry-After re-queues the parent in Metacontroller.
     hooks.addHook('onRequest', async (request, reply) => {
-      if (inFlight >= config.maxInFlight) {
+      if (inFlight.size >= config.maxInFlight) {
         metrics.rejected.inc({ cause: 'overloaded' })
-        request.log.warn({ inFlight }, 'overloaded: asking Metacontroller to retry later')
+        request.log.warn({ inFlight: inFlight.size }, 'overloaded: asking Metacontroller to retry later')
         await reply
           .code(429)
           .header('retry-after', String(RETRY_AFTER_SECONDS))
           .send(errorBody(429, `More than ${config.maxInFlight} hook calls in flight; retry after ${RETRY_AFTER_SECONDS} s.`))
         return
       }
-      inFlight += 1
-      metrics.inFlight.set(inFlight)
-      request.hookOutcome = { inFlight: true, parent: '' }
+      inFlight.add(request)
+      metrics.inFlight.set(inFlight.size)
+      request.hookOutcome = { parent: '' }
     })
-    const leave = (outcome: HookOutcome) => {
-      if (!outcome.inFlight) return
-      outcome.inFlight = false
-      inFlight -= 1
-      metrics.inFlight.set(inFlight)
+    const leave = (request: FastifyRequest) => {
+      inFlight.delete(request)
+      metrics.inFlight.set(inFlight.size)
     }
     hooks.addHook('onRequestAbort', async (request) => {
-      if (request.hookOutcome) leave(request.hookOutcome)
+      leave(request)
     })
     hooks.addHook('onResponse', async (request, reply) => {
+      leave(request)
       const outcome = request.hookOutcome
       if (outcome === undefined) return
-      leave(outcome)
-      const hook = request.routeOptions.url?.slice(1) ?? 'unknown'
+      const hook = (request.routeOptions.url as string).slice(1)
       const seconds = reply.elapsedTime / 1000
       metrics.hookDuration.observe({ hook, code: String(reply.statusCode) }, seconds)
       const size = Number(request.headers['content-length'])
       if (Number.isFinite(size)) metrics.requestSize.observe({ hook }, size)
-      if (outcome.phase !== undefined) {
-        metrics.answers.inc({ hook, phase: outcome.phase, reason: reasonLabel(outcome.reason ?? '') })
+      if (outcome.decided) {
+        metrics.answers.inc({ hook, phase: outcome.decided.phase, reason: reasonLabel(outcome.decided.reason) })
       }
       request.log.info(
         {
           hook,
           parent: outcome.parent || undefined,
-          phase: outcome.phase,
-          reason: outcome.reason,
-          children: outcome.children,
+          ...outcome.decided,
           statusCode: reply.statusCode,
           durationMs: Math.round(reply.elapsedTime * 100) / 100,
         },
@@ -138,9 +132,11 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, now 
         const answer = run(request.body, config, now())
         const outcome = request.hookOutcome as HookOutcome
         outcome.parent = parentName(request.body.parent)
-        outcome.phase = String(answer.status.phase)
-        outcome.reason = String(answer.status.reason)
-        outcome.children = answer.children.length
+        outcome.decided = {
+          phase: String(answer.status.phase),
+          reason: String(answer.status.reason),
+          children: answer.children.length,
+        }
         return sendAnswer(request, reply, answer)
       }
 
