@@ -30,6 +30,8 @@ export interface Config {
   maxResyncSeconds: number
   /** Concurrent hook requests per process before answering 429 with Retry-After. */
   maxInFlight: number
+  /** On SIGTERM: time between failing readiness and closing, for the Service to stop sending traffic. */
+  shutdownDrainMs: number
 }
 
 export class ConfigError extends Error {
@@ -108,7 +110,7 @@ function secret(env: Env, name: string, production: boolean): string | undefined
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production'
   const logLevel = text(env, 'LOG_LEVEL') ?? 'info'
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   const flagSecret = secret(env, 'FLAG_SECRET', production)
   if (flagSecret === undefined && production) {
     throw new ConfigError('FLAG_SECRET', 'is required when NODE_ENV=production (generate one: openssl rand -hex 32)')
@@ -131,5 +133,6 @@ export function loadConfig(env: Env = process.env): Config {
     clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
     maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
     maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 5000, 0, 60000),
   }
 }

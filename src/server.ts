@@ -1,44 +1,13 @@
-/**
- * The process: reads the configuration (a bad value stops the start, naming the variable), builds the app,
- * listens, and shuts down gracefully: on SIGTERM readiness fails first, in-flight calls drain, exit 0.
- */
+/** The process entry: the real environment, signals and timers for start() (src/main.ts). */
 import closeWithGrace from 'close-with-grace'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ConfigError, loadConfig, type Config } from './config.js'
-import { buildApp } from './http/app.js'
+import { start } from './main.js'
 
-/** Time for the endpoints controller to take this pod out of the Service after readiness fails. */
-const READINESS_DRAIN_MS = Number(process.env.SHUTDOWN_DRAIN_MS ?? 5000)
-
-function readConfig(): Config {
-  try {
-    return loadConfig()
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`challenge-hooks: invalid configuration: ${error.message}\n`)
-      process.exit(78) // EX_CONFIG
-    }
-    throw error
-  }
-}
-
-const config = readConfig()
-const app = await buildApp(config)
-
-if (config.flagSecretIsDevelopmentDefault) {
-  app.log.warn('FLAG_SECRET is not set: using the development secret; flags are guessable. Set FLAG_SECRET.')
-}
-if (config.hookToken === undefined) {
-  app.log.warn('HOOK_TOKEN is not set: anyone who can reach the hook can call it.')
-}
-
-closeWithGrace({ delay: READINESS_DRAIN_MS + 15000, logger: false }, async ({ signal, err }) => {
-  if (err) app.log.error({ err }, 'closing after an unexpected error')
-  app.log.info({ signal }, 'shutting down: readiness fails now, then in-flight calls drain')
-  app.markClosing()
-  await sleep(READINESS_DRAIN_MS)
-  await app.close()
-  app.log.info('closed')
+await start({
+  env: process.env,
+  stderr: process.stderr,
+  exit: (code) => process.exit(code),
+  drain: (ms) => sleep(ms),
+  // The drain, then 15 s for in-flight calls; past that close-with-grace exits 1.
+  onShutdown: (shutdown, config) => closeWithGrace({ delay: config.shutdownDrainMs + 15000, logger: false }, shutdown),
 })
-
-await app.listen({ port: config.port, host: config.host })

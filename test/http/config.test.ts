@@ -1,0 +1,192 @@
+import t, { type Test } from 'tap'
+import { ConfigError, DEVELOPMENT_FLAG_SECRET, loadConfig } from '../../src/config.js'
+
+const SECRET = '0123456789abcdef0123456789abcdef' // 32 characters
+
+/** The ConfigError loadConfig throws for env, or a failed assertion when it throws nothing. */
+function configError(t: Test, env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    t.type(error, ConfigError)
+    return error as ConfigError
+  }
+  t.fail(`no error for ${JSON.stringify(env)}`)
+  return new ConfigError('none', 'none')
+}
+
+t.test('defaults', async (t) => {
+  t.same(loadConfig({}), {
+    port: 8080,
+    host: '0.0.0.0',
+    logLevel: 'info',
+    production: false,
+    flagSecret: DEVELOPMENT_FLAG_SECRET,
+    flagSecretIsDevelopmentDefault: true,
+    hookToken: undefined,
+    baseDomain: 'challenges.localhost',
+    ingressClassName: undefined,
+    ingressTlsSecret: undefined,
+    ingressNamespace: 'ingress-nginx',
+    publicHost: '127.0.0.1',
+    ownerBudget: 3,
+    bodyLimit: 8 * 1024 * 1024,
+    clusterCidrs: [],
+    maxResyncSeconds: 300,
+    maxInFlight: 64,
+    shutdownDrainMs: 5000,
+  })
+  t.same(loadConfig({ PORT: '  ', LOG_LEVEL: '', BASE_DOMAIN: ' ' }), loadConfig({}), 'blank means unset')
+})
+
+t.test('every variable is read', async (t) => {
+  const config = loadConfig({
+    PORT: '9090',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'debug',
+    FLAG_SECRET: 'short-dev-secret',
+    HOOK_TOKEN: 'tok',
+    BASE_DOMAIN: 'ctf.example.org',
+    INGRESS_CLASS_NAME: 'nginx',
+    INGRESS_TLS_SECRET: 'wildcard-tls',
+    INGRESS_NAMESPACE: 'traefik',
+    PUBLIC_HOST: 'ctf.example.org',
+    OWNER_BUDGET: '5',
+    BODY_LIMIT: '512KiB',
+    CLUSTER_CIDRS: '10.42.0.0/16, 10.43.0.0/16,fd00:42::/56',
+    MAX_RESYNC_SECONDS: '60',
+    MAX_IN_FLIGHT: '8',
+    SHUTDOWN_DRAIN_MS: '0',
+  })
+  t.same(config, {
+    port: 9090,
+    host: '127.0.0.1',
+    logLevel: 'debug',
+    production: false,
+    flagSecret: 'short-dev-secret',
+    flagSecretIsDevelopmentDefault: false,
+    hookToken: 'tok',
+    baseDomain: 'ctf.example.org',
+    ingressClassName: 'nginx',
+    ingressTlsSecret: 'wildcard-tls',
+    ingressNamespace: 'traefik',
+    publicHost: 'ctf.example.org',
+    ownerBudget: 5,
+    bodyLimit: 512 * 1024,
+    clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56'],
+    maxResyncSeconds: 60,
+    maxInFlight: 8,
+    shutdownDrainMs: 0,
+  })
+})
+
+t.test('BODY_LIMIT takes bytes or a unit', async (t) => {
+  for (const [value, bytes] of [
+    ['8388608', 8388608],
+    ['1024', 1024],
+    ['2000B', 2000],
+    ['512KiB', 512 * 1024],
+    ['512kib', 512 * 1024],
+    ['100KB', 100_000],
+    ['8MiB', 8 * 1024 * 1024],
+    ['8 MiB', 8 * 1024 * 1024],
+    ['16MB', 16_000_000],
+    ['256MiB', 256 * 1024 * 1024],
+  ] as const) {
+    t.equal(loadConfig({ BODY_LIMIT: value }).bodyLimit, bytes, value)
+  }
+})
+
+t.test('a bad value throws a ConfigError naming the variable', async (t) => {
+  const cases: [string, string, RegExp][] = [
+    ['PORT', 'http', /must be a whole number, got "http"/],
+    ['PORT', '-1', /must be a whole number/],
+    ['PORT', '8080.5', /must be a whole number/],
+    ['PORT', '65536', /must be between 0 and 65535, got 65536/],
+    ['PORT', '0x50', /must be a whole number/],
+    ['LOG_LEVEL', 'verbose', /must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"/],
+    ['LOG_LEVEL', 'INFO', /must be one of/],
+    ['OWNER_BUDGET', 'three', /must be a whole number/],
+    ['OWNER_BUDGET', '10001', /must be between 0 and 10000/],
+    ['BODY_LIMIT', '8GB', /must be a size such as 8388608 or 8MiB, got "8GB"/],
+    ['BODY_LIMIT', '8 M', /must be a size/],
+    ['BODY_LIMIT', '-5', /must be a size/],
+    ['BODY_LIMIT', '1.5MiB', /must be a size/],
+    ['BODY_LIMIT', '1023', /must be between 1KiB and 256MiB/],
+    ['BODY_LIMIT', '257MiB', /must be between 1KiB and 256MiB/],
+    ['BODY_LIMIT', '0KiB', /must be between 1KiB and 256MiB/],
+    ['BASE_DOMAIN', 'CTF.example.org', /must be a DNS name such as ctf.example.org, got "CTF.example.org"/],
+    ['BASE_DOMAIN', 'ctf..example.org', /must be a DNS name/],
+    ['BASE_DOMAIN', '-ctf.example.org', /must be a DNS name/],
+    ['BASE_DOMAIN', 'https://ctf.example.org', /must be a DNS name/],
+    ['BASE_DOMAIN', `${'a'.repeat(250)}.org`, /must be a DNS name/],
+    ['INGRESS_CLASS_NAME', 'Nginx', /must be an IngressClass name/],
+    ['INGRESS_TLS_SECRET', 'tls_secret', /must be a Secret name/],
+    ['INGRESS_NAMESPACE', 'ingress.nginx', /must be a namespace name, got "ingress.nginx"/],
+    ['INGRESS_NAMESPACE', 'a'.repeat(64), /must be a namespace name/],
+    ['CLUSTER_CIDRS', '10.0.0.0', /"10.0.0.0" is not a CIDR such as 10.0.0.0\/8 or fd00::\/8/],
+    ['CLUSTER_CIDRS', '10.0.0.0/33', /"10.0.0.0\/33" is not a CIDR/],
+    ['CLUSTER_CIDRS', 'fd00::/129', /"fd00::\/129" is not a CIDR/],
+    ['CLUSTER_CIDRS', '10.0.0.0/8/8', /is not a CIDR/],
+    ['CLUSTER_CIDRS', '10.0.0.0/x', /is not a CIDR/],
+    ['CLUSTER_CIDRS', 'cluster/16', /"cluster\/16" is not a CIDR/],
+    ['CLUSTER_CIDRS', '10.42.0.0/16,,10.43.0.0/16', /"" is not a CIDR/],
+    ['PUBLIC_HOST', 'ctf.example.org/path', /must be a host name or IP address, got "ctf.example.org\/path"/],
+    ['PUBLIC_HOST', 'a b', /must be a host name or IP address/],
+    ['MAX_RESYNC_SECONDS', '0', /must be between 1 and 3600/],
+    ['MAX_IN_FLIGHT', '0', /must be between 1 and 100000/],
+    ['SHUTDOWN_DRAIN_MS', 'soon', /must be a whole number/],
+    ['SHUTDOWN_DRAIN_MS', '60001', /must be between 0 and 60000/],
+  ]
+  for (const [variable, value, problem] of cases) {
+    const error = configError(t, { [variable]: value })
+    t.equal(error.variable, variable, `${variable}=${value}`)
+    t.equal(error.name, 'ConfigError')
+    t.match(error.message, new RegExp(`^${variable}: `), `${variable}=${value}: message starts with the variable`)
+    t.match(error.message, problem, `${variable}=${value}`)
+  }
+})
+
+t.test('production requires a real FLAG_SECRET', async (t) => {
+  const missing = configError(t, { NODE_ENV: 'production' })
+  t.equal(missing.variable, 'FLAG_SECRET')
+  t.match(missing.message, /is required when NODE_ENV=production \(generate one: openssl rand -hex 32\)/)
+
+  for (const placeholder of ['CHANGE-ME', 'change-me-to-a-long-random-value-0123456789', 'CHANGEME-0123456789abcdef0123456789']) {
+    const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: placeholder })
+    t.equal(error.variable, 'FLAG_SECRET', placeholder)
+    t.match(error.message, /still holds the placeholder from manifests\/secrets.env/, placeholder)
+  }
+  const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET.slice(1) })
+  t.match(short.message, /^FLAG_SECRET: must be at least 32 characters in production$/)
+
+  const config = loadConfig({ NODE_ENV: 'production', FLAG_SECRET: ` ${SECRET} ` })
+  t.equal(config.production, true)
+  t.equal(config.flagSecret, SECRET, 'trimmed')
+  t.equal(config.flagSecretIsDevelopmentDefault, false)
+})
+
+t.test('production checks HOOK_TOKEN the same way when it is set', async (t) => {
+  t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET }).hookToken, undefined, 'optional')
+  const placeholder = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: 'CHANGE-ME' })
+  t.equal(placeholder.variable, 'HOOK_TOKEN')
+  const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: 'short' })
+  t.equal(short.variable, 'HOOK_TOKEN')
+  t.match(short.message, /at least 32 characters/)
+  t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET }).hookToken, SECRET)
+})
+
+t.test('outside production, short secrets and placeholders are accepted', async (t) => {
+  t.equal(loadConfig({ NODE_ENV: 'development', FLAG_SECRET: 'CHANGE-ME' }).flagSecret, 'CHANGE-ME')
+  t.equal(loadConfig({ HOOK_TOKEN: 'x' }).hookToken, 'x')
+})
+
+t.test('the process environment is the default source', async (t) => {
+  const saved = process.env.OWNER_BUDGET
+  process.env.OWNER_BUDGET = '7'
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.OWNER_BUDGET
+    else process.env.OWNER_BUDGET = saved
+  })
+  t.equal(loadConfig().ownerBudget, 7)
+})

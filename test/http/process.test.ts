@@ -1,0 +1,141 @@
+import t from 'tap'
+import { createServer } from 'node:net'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { loggerOptions } from '../../src/http/app.js'
+import { testConfig } from '../helpers/app.js'
+import { EX_CONFIG, start, type ProcessPorts, type ShutdownCause } from '../../src/main.js'
+import { get, post } from './http-client.js'
+import { logCapture } from './log-capture.js'
+import { newRequest } from './worlds.js'
+
+const SECRET = 'f'.repeat(64)
+
+/** The process as the test sees it: what was written to stderr, exit codes, the drain and the shutdown trigger. */
+function fakeProcess(env: Record<string, string>) {
+  const log = logCapture()
+  const exits: number[] = []
+  let stderr = ''
+  const drains: { ms: number; release(): void }[] = []
+  let shutdown: ((cause: ShutdownCause) => Promise<void>) | undefined
+  const ports: ProcessPorts = {
+    env: { HOST: '127.0.0.1', PORT: '0', ...env },
+    stderr: { write: (text: string) => void (stderr += text) },
+    exit: (code) => void exits.push(code),
+    drain: (ms) => new Promise<void>((release) => drains.push({ ms, release })),
+    onShutdown: (fn) => void (shutdown = fn),
+    logger: { ...loggerOptions(testConfig()), level: 'info', stream: log.stream },
+  }
+  return {
+    ports,
+    log,
+    exits,
+    drains,
+    stderr: () => stderr,
+    shutdown: (cause: ShutdownCause) => (shutdown as (cause: ShutdownCause) => Promise<void>)(cause),
+  }
+}
+
+function portOf(app: FastifyInstance): number {
+  return (app.server.address() as AddressInfo).port
+}
+
+t.test('a bad configuration stops the start: exit 78 and a message naming the variable', async (t) => {
+  for (const [variable, value] of [
+    ['PORT', 'eighty'],
+    ['LOG_LEVEL', 'verbose'],
+    ['BODY_LIMIT', '8 parsecs'],
+  ] as const) {
+    const fake = fakeProcess({ [variable]: value })
+    const app = await start(fake.ports)
+    t.equal(app, undefined, variable)
+    t.same(fake.exits, [EX_CONFIG], variable)
+    t.equal(EX_CONFIG, 78)
+    t.match(fake.stderr(), new RegExp(`^challenge-hooks: invalid configuration: ${variable}: .*${value}.*\\n$`), variable)
+    t.equal(fake.log.text(), '', 'nothing was started, nothing logged')
+  }
+  const production = fakeProcess({ NODE_ENV: 'production' })
+  t.equal(await start(production.ports), undefined)
+  t.same(production.exits, [EX_CONFIG])
+  t.match(production.stderr(), /FLAG_SECRET: is required when NODE_ENV=production/)
+})
+
+t.test('start listens and serves; SIGTERM fails readiness, drains, closes and exits 0', async (t) => {
+  const fake = fakeProcess({ SHUTDOWN_DRAIN_MS: '2500' })
+  const app = (await start(fake.ports)) as FastifyInstance
+  t.ok(app, 'started')
+  t.teardown(() => app.close())
+  const port = portOf(app)
+  t.equal((await get(port, '/readyz')).statusCode, 200)
+  t.equal((await post(port, '/sync', JSON.stringify(newRequest()))).statusCode, 200)
+
+  const warnings = fake.log.entries().filter((entry) => entry.level === 40).map((entry) => entry.msg)
+  t.match(warnings, [/FLAG_SECRET is not set/, /HOOK_TOKEN is not set/], 'development defaults are warned about')
+
+  const stopping = fake.shutdown({ signal: 'SIGTERM' })
+  t.equal(fake.drains.length, 1, 'draining')
+  t.equal(fake.drains[0]?.ms, 2500, 'for SHUTDOWN_DRAIN_MS')
+  const ready = await get(port, '/readyz')
+  t.equal(ready.statusCode, 503, 'readiness fails first')
+  t.same(JSON.parse(ready.body), { error: 'Service Unavailable', message: 'shutting down' })
+  t.equal((await get(port, '/healthz')).statusCode, 200, 'liveness stays')
+  t.equal((await post(port, '/sync', JSON.stringify(newRequest()))).statusCode, 200, 'calls are still served while draining')
+  t.same(fake.exits, [], 'not exited while draining')
+
+  fake.drains[0]?.release()
+  await stopping
+  t.same(fake.exits, [0])
+  t.equal(app.server.listening, false, 'closed')
+  const messages = fake.log.entries().map((entry) => entry.msg)
+  t.match(messages, [/FLAG_SECRET/, /HOOK_TOKEN/, /^Server listening at http:\/\/127\.0\.0\.1:/, /hook answered/, /shutting down/, /hook answered/, /closed/])
+  t.match(fake.log.entries().find((entry) => entry.msg === String(messages[4])), { signal: 'SIGTERM' })
+})
+
+t.test('with FLAG_SECRET and HOOK_TOKEN set there is nothing to warn about', async (t) => {
+  const fake = fakeProcess({ FLAG_SECRET: SECRET, HOOK_TOKEN: 'a-token' })
+  const app = (await start(fake.ports)) as FastifyInstance
+  t.teardown(() => app.close())
+  t.same(fake.log.entries().filter((entry) => (entry.level as number) >= 40), [])
+  t.equal((await post(portOf(app), '/sync', JSON.stringify(newRequest()))).statusCode, 401, 'the token is required')
+  t.equal(
+    (await post(portOf(app), '/sync', JSON.stringify(newRequest()), { authorization: 'Bearer a-token' })).statusCode,
+    200,
+  )
+})
+
+t.test('a shutdown after a fatal error logs it and exits 1', async (t) => {
+  const fake = fakeProcess({})
+  const app = (await start(fake.ports)) as FastifyInstance
+  t.teardown(() => app.close())
+  const stopping = fake.shutdown({ err: new Error('boom') })
+  fake.drains[0]?.release()
+  await stopping
+  t.same(fake.exits, [1])
+  const failure = fake.log.entries().find((entry) => entry.level === 50)
+  t.match(failure, { msg: 'closing after an unexpected error', err: { message: 'boom' } })
+})
+
+t.test('a port in use: the error is logged and the process exits 1', async (t) => {
+  const blocker = createServer()
+  blocker.listen(0, '127.0.0.1')
+  await once(blocker, 'listening')
+  t.teardown(() => void blocker.close())
+  const busy = (blocker.address() as AddressInfo).port
+  const fake = fakeProcess({ PORT: String(busy) })
+  t.equal(await start(fake.ports), undefined)
+  t.same(fake.exits, [1])
+  t.match(fake.log.entries().find((entry) => entry.level === 50), {
+    msg: `cannot listen on 127.0.0.1:${busy}`,
+    err: { code: 'EADDRINUSE' },
+  })
+})
+
+t.test('without logger options the configuration decides the level', async (t) => {
+  const fake = fakeProcess({ LOG_LEVEL: 'silent' })
+  delete fake.ports.logger
+  const app = (await start(fake.ports)) as FastifyInstance
+  t.teardown(() => app.close())
+  t.equal(app.log.level, 'silent')
+  t.equal((await post(portOf(app), '/sync', JSON.stringify(newRequest()))).statusCode, 200, 'the real clock is used')
+})
