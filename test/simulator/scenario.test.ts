@@ -1,6 +1,6 @@
 import t from 'tap'
-import { Cluster } from '../support/simulator/cluster.js'
-import { Simulator } from '../support/simulator/simulator.js'
+// Uses the public entry point, as the project's own tests will.
+import { Cluster, Simulator } from '../support/simulator/index.js'
 import { challenge, controller, FakeHook, NS, webHook } from './fixtures.js'
 
 t.test('a parent goes from Pending to Running and then stays quiet', async (t) => {

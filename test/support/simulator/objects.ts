@@ -113,7 +113,7 @@ export function controllerRefTo(parent: KubeObject): OwnerReference {
     apiVersion: parent.apiVersion,
     kind: parent.kind,
     name: parent.metadata.name,
-    uid: parent.metadata.uid ?? '',
+    uid: String(parent.metadata.uid),
     controller: true,
     blockOwnerDeletion: true,
   }

@@ -20,6 +20,7 @@ import {
   type LabelMatcher,
   type LabelSelector,
   type ObjectRef,
+  type OwnerReference,
   type ResourceType,
 } from './objects.js'
 import { WorkQueue } from './queue.js'
@@ -146,7 +147,8 @@ export class Simulator {
   readonly #customizeCache = new Map<string, CustomizeEntry>()
   readonly #etags = new Map<string, { etag: string; body: unknown }>()
   readonly #unwatch: () => void
-  #nextPeriodicMs: number | undefined
+  /** resyncPeriodSeconds: when every parent is next re-queued */
+  readonly #periodic: { everyMs: number; nextMs: number } | undefined
 
   constructor(controller: CompositeController, cluster: Cluster, transport: HookTransport, options: SimulatorOptions = {}) {
     this.#cluster = cluster
@@ -161,7 +163,9 @@ export class Simulator {
     }))
     this.#finalizer = `metacontroller.io/compositecontroller-${controller.metadata.name}`
     if (spec.resyncPeriodSeconds !== undefined) {
-      this.#nextPeriodicMs = this.#nowMs() + this.#periodMs()
+      // Metacontroller puts a floor of one second under the period.
+      const everyMs = Math.max(spec.resyncPeriodSeconds, 1) * 1000
+      this.#periodic = { everyMs, nextMs: this.#nowMs() + everyMs }
     }
     this.#unwatch = cluster.watch((event) => this.#onEvent(event))
     // The informer's initial list: every existing parent is synced once.
@@ -212,13 +216,13 @@ export class Simulator {
     const targetMs = this.#nowMs() + Math.round(seconds * 1000)
     await this.runUntilQuiet(options)
     for (;;) {
-      const due = [this.#queue.nextDue(), this.#nextPeriodicMs].filter((t): t is number => t !== undefined && t <= targetMs)
+      const due = [this.#queue.nextDue(), this.#periodic?.nextMs].filter((t): t is number => t !== undefined && t <= targetMs)
       if (due.length === 0) break
       this.#moveClockTo(Math.min(...due))
-      if (this.#nextPeriodicMs !== undefined && this.#nextPeriodicMs <= this.#nowMs()) {
-        // resyncPeriodSeconds: the parent informer's resync re-queues every parent.
+      if (this.#periodic !== undefined && this.#periodic.nextMs <= this.#nowMs()) {
+        // The parent informer's resync re-queues every parent.
         for (const parent of this.#parents()) this.#queue.add(keyOf(parent))
-        this.#nextPeriodicMs += this.#periodMs()
+        this.#periodic.nextMs += this.#periodic.everyMs
       }
       await this.runUntilQuiet(options)
     }
@@ -264,7 +268,7 @@ export class Simulator {
         if (error.seconds <= 0) result.warnings.push('429 without a positive Retry-After: Metacontroller retries immediately (a hot loop)')
         this.#queue.addAt(key, this.#nowMs() + error.seconds * 1000, this.#nowMs())
       } else {
-        const message = error instanceof Error ? error.message : String(error)
+        const message = messageOf(error)
         result.outcome = 'error'
         result.errors.push(message)
         const event: SimEvent = { time: this.#cluster.timestamp(), type: 'Warning', reason: 'SyncError', message: `Sync error: ${message}`, parent: result.parent }
@@ -350,7 +354,8 @@ export class Simulator {
   }
 
   #shouldFinalize(parent: KubeObject): boolean {
-    const finalizers = parent.metadata.finalizers ?? []
+    // Only called for a parent being deleted, which has finalizers (or it would be gone).
+    const finalizers = parent.metadata.finalizers as string[]
     return (
       this.#hook('finalize') !== undefined &&
       finalizers.includes(this.#finalizer) &&
@@ -384,7 +389,7 @@ export class Simulator {
           if (matches) children.push(obj)
           else if (!parentDeleting) {
             // Owned but no longer selected: let go of it.
-            obj.metadata.ownerReferences = (obj.metadata.ownerReferences ?? []).filter((ref) => ref.uid !== parent.metadata.uid)
+            obj.metadata.ownerReferences = (obj.metadata.ownerReferences as OwnerReference[]).filter((ref) => ref.uid !== parent.metadata.uid)
             this.#write(result, () => this.#cluster.update(obj, MANAGER))
             result.released.push(refOf(obj))
           }
@@ -551,7 +556,7 @@ export class Simulator {
       // A copy: whatever the hook does to its request cannot reach the cluster or the recorded request.
       response = await this.#transport.call(hook, deepCopy(request), headers)
     } catch (error) {
-      throw new Error(`${hook} hook failed: http error: ${(error as Error).message}`)
+      throw new Error(`${hook} hook failed: http error: ${messageOf(error)}`)
     }
     if (response.statusCode === 429) throw new RetryAfter(retryAfterSeconds(header(response, 'retry-after'), this.#cluster.now()))
     const text = String(response.text ?? JSON.stringify(response.body))
@@ -687,11 +692,6 @@ export class Simulator {
   #moveClockTo(ms: number): void {
     this.#cluster.advance(Math.max(ms - this.#nowMs(), 0) / 1000)
   }
-
-  #periodMs(): number {
-    // Metacontroller puts a floor of one second under resyncPeriodSeconds.
-    return Math.max(this.#controller.spec.resyncPeriodSeconds ?? 0, 1) * 1000
-  }
 }
 
 // ---- module helpers ----
@@ -728,6 +728,10 @@ function decodeWith<T>(decode: () => T, hook: HookName, version: HookVersion): T
     if (error instanceof CrashError) throw new Error(`${hook} hook answer would crash Metacontroller: ${error.message}`)
     throw new Error(`${hook} hook failed (version=${version}): ${(error as Error).message}`)
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }
 
 function header(response: HookResponse, name: string): string | undefined {
