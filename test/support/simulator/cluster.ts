@@ -2,6 +2,7 @@
 // generation, creationTimestamp, managedFields), deletion with finalizers, a controllable clock and a watch feed.
 // Controllers (Deployments, garbage collection, load balancers, kubelet) run only when a test asks for them.
 import { admit, ApiError, invalid } from './admission.js'
+import { applySchema, customResourceSchemas, type CustomResourceSchema } from './crd.js'
 import { deepCopy, deepEqual, isObject, type JsonObject } from './json.js'
 import {
   labelMatcher,
@@ -60,6 +61,7 @@ export class Cluster {
   readonly #podFailures: Array<{ target: WorkloadTarget; mode: PodFailureMode }> = []
   readonly #loadBalancers = new Map<string, boolean>()
   readonly #loadBalancersReady: boolean
+  readonly #customResources = new Map<string, CustomResourceSchema>()
   #clockMs: number
   #uids = 0
   #resourceVersion = 0
@@ -127,7 +129,8 @@ export class Cluster {
     delete meta.deletionGracePeriodSeconds
     delete meta.managedFields
     // With a status subresource, status is not writable through the main resource.
-    if (hasStatusSubresource(next)) delete next.status
+    if (this.#hasStatusSubresource(next)) delete next.status
+    this.#applySchema(next)
     admit(next, undefined, this)
     if (this.#objects.has(keyOf(toRef(next)))) {
       throw new ApiError('AlreadyExists', `${next.kind} "${meta.name}" already exists`)
@@ -142,7 +145,8 @@ export class Cluster {
     for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'managedFields'] as const) {
       copyField(next.metadata, previous.metadata, field)
     }
-    if (hasStatusSubresource(next)) copyField(next, previous, 'status')
+    if (this.#hasStatusSubresource(next)) copyField(next, previous, 'status')
+    this.#applySchema(next)
     admit(next, previous, this)
     if (next.metadata.generation !== undefined && !deepEqual(content(next), content(previous))) next.metadata.generation += 1
     return this.#commit(next, previous, manager)
@@ -153,6 +157,7 @@ export class Cluster {
     const previous = this.#stored(obj)
     const next = deepCopy(previous)
     copyField(next, deepCopy(obj), 'status')
+    this.#applySchema(next)
     return this.#commit(next, previous, manager, 'status')
   }
 
@@ -186,6 +191,15 @@ export class Cluster {
     meta.deletionGracePeriodSeconds = Math.min(meta.deletionGracePeriodSeconds ?? grace, grace)
     const final = this.#commit(next, previous)
     return this.#objects.has(keyOf(ref)) ? final : undefined
+  }
+
+  /**
+   * Makes writes of a custom resource behave as with this CustomResourceDefinition (apiextensions.k8s.io/v1,
+   * e.g. parsed from the project's manifests): undeclared fields are pruned, defaults filled in, and its
+   * status subresource (or lack of one) respected.
+   */
+  registerCRD(crd: KubeObject): void {
+    for (const schema of customResourceSchemas(crd)) this.#customResources.set(`${schema.apiVersion}|${schema.kind}`, schema)
   }
 
   watch(listener: WatchListener): () => void {
@@ -251,6 +265,17 @@ export class Cluster {
 
   // ---- internals ----
 
+  /** Kinds we do not know (a test's own CRD) are treated like CRDs with a status subresource. */
+  #hasStatusSubresource(obj: KubeObject): boolean {
+    const custom = this.#customResources.get(`${obj.apiVersion}|${obj.kind}`)
+    return custom?.statusSubresource ?? resourceByKind(obj.apiVersion, obj.kind)?.statusSubresource ?? true
+  }
+
+  #applySchema(obj: KubeObject): void {
+    const custom = this.#customResources.get(`${obj.apiVersion}|${obj.kind}`)
+    if (custom !== undefined) applySchema(obj, custom.schema)
+  }
+
   /** The stored object (a copy); with a KubeObject carrying a resourceVersion, also the optimistic-concurrency check. */
   #stored(target: ObjectRef | KubeObject): KubeObject {
     const ref = toRef(target)
@@ -298,11 +323,6 @@ function toRef(target: ObjectRef | KubeObject): ObjectRef {
 
 function keyOf(ref: ObjectRef): string {
   return `${ref.apiVersion}|${ref.kind}|${ref.namespace}|${ref.name}`
-}
-
-/** Kinds we do not know (a test's own CRD) are treated like CRDs with a status subresource. */
-function hasStatusSubresource(obj: KubeObject): boolean {
-  return resourceByKind(obj.apiVersion, obj.kind)?.statusSubresource ?? true
 }
 
 function copyField<T extends object>(target: T, source: T, field: keyof T): void {
