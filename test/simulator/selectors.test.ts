@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
-import { apiGroup, controllerOf, describe, refOf, groupName, labelMatcher, resourceByKind, resourceByName, type KubeObject } from '../support/simulator/objects.js'
+import { controllerOf, describe, refOf, groupName, labelMatcher, resourceByKind, resourceByName, type KubeObject } from '../support/simulator/objects.js'
 import { listRelated, resolveRule, type HookVersion } from '../support/simulator/related.js'
 import type { RelatedRule } from '../support/simulator/response.js'
 import { challenge, NS, secret } from './fixtures.js'
@@ -35,8 +35,6 @@ t.test('resource table and object helpers', async (t) => {
   t.equal(resourceByName('apps/v1', 'deployments')?.kind, 'Deployment')
   t.equal(resourceByName('apps/v1beta1', 'deployments'), undefined)
   t.equal(resourceByKind('networking.k8s.io/v1', 'Ingress')?.resource, 'ingresses')
-  t.equal(apiGroup('v1'), '')
-  t.equal(apiGroup('networking.k8s.io/v1'), 'networking.k8s.io')
   t.equal(groupName('v1', 'Secret'), 'Secret.v1')
   t.equal(groupName('apps/v1', 'Deployment'), 'Deployment.apps/v1')
   t.equal(describe({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'n' }), 'Secret ns/n')

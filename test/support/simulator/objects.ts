@@ -85,12 +85,6 @@ export function resourceByKind(apiVersion: string, kind: string): ResourceType |
   return RESOURCES.find((r) => r.apiVersion === apiVersion && r.kind === kind)
 }
 
-/** The API group of an apiVersion ("" for the core group). */
-export function apiGroup(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/')
-  return slash < 0 ? '' : apiVersion.slice(0, slash)
-}
-
 /** The name of a children/related group in a hook request: `<Kind>.<apiVersion>` (e.g. `Deployment.apps/v1`). */
 export function groupName(apiVersion: string, kind: string): string {
   return `${kind}.${apiVersion}`
