@@ -1,5 +1,5 @@
 /**
- * The HTTP shell: builds the Fastify app for a configuration and nothing else (server.ts listens and handles
+ * The HTTP shell: builds the Fastify app for a configuration and nothing else (main.ts listens and handles
  * signals). Routes validate, authenticate, log and hand the request to the pure hooks in ../challenge/.
  */
 import { randomUUID } from 'node:crypto'
