@@ -23,18 +23,26 @@ export class BodyError extends Error {
 }
 
 /**
- * The first path at which `value` nests deeper than `limit` objects or arrays, or undefined. Iterative: the
- * value may be far deeper than the stack allows. Paths name at most the first five levels.
+ * The first path at which `value` nests deeper than `limit` objects or arrays, or undefined. Iterative (the value
+ * may be far deeper than the stack allows) and allocation-light: it runs on every hook body. Paths name at most
+ * the first five levels.
  */
 export function tooDeep(value: unknown, limit: number): string | undefined {
-  const pending: { value: object; depth: number; path: string }[] = []
-  if (typeof value === 'object' && value !== null) pending.push({ value, depth: 1, path: 'body' })
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (next.depth > limit) return next.path
-    for (const [key, child] of Object.entries(next.value)) {
+  if (typeof value !== 'object' || value === null) return undefined
+  const values: object[] = [value]
+  const depths: number[] = [1]
+  const paths: string[] = ['body']
+  while (values.length > 0) {
+    const node = values.pop() as Record<string, unknown>
+    const depth = depths.pop() as number
+    const path = paths.pop() as string
+    if (depth > limit) return path
+    for (const key in node) {
+      const child = node[key]
       if (typeof child !== 'object' || child === null) continue
-      const path = next.depth <= 5 ? `${next.path}.${key}` : next.path
-      pending.push({ value: child as object, depth: next.depth + 1, path })
+      values.push(child)
+      depths.push(depth + 1)
+      paths.push(depth <= 5 ? `${path}.${key}` : path)
     }
   }
   return undefined

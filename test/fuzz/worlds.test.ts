@@ -8,9 +8,9 @@
  */
 import t from 'tap'
 import fc from 'fast-check'
-import { sync } from '../../src/challenge/hooks.js'
 import type { KubeObject } from '../../src/protocol.js'
-import { buildTestApp, FIXED_NOW, testConfig } from '../helpers/app.js'
+import { buildTestApp, FIXED_NOW } from '../helpers/app.js'
+import { step } from '../helpers/drive.js'
 import {
   challenge,
   netcatDefinition,
@@ -163,7 +163,7 @@ function strip(record: Record<string, unknown>): Json {
 function requestFor(w: World): { url: string; body: Json } {
   const base = w.observed.kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
   const definition = { ...base, spec: { ...(base.spec as Json), ...(strip(w.tweaks) as Json) } } as KubeObject
-  const desired = sync(syncRequest(challenge(), { related: [base] }), testConfig(), FIXED_NOW).children as Json[]
+  const desired = step(challenge(), { related: [base] }).response.children
   let children = readyWorld(desired, w.observed.lbAddress ? { lbAddress: '203.0.113.7' } : {})
   children = children.filter((_, index) => !w.observed.drop.includes(index))
   for (const index of w.observed.deleting) {

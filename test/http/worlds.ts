@@ -3,10 +3,9 @@
  * so they are exactly what Metacontroller would send next: a new Challenge, the same one Running with its
  * children observed, the same one being deleted, and a customize call.
  */
-import { sync } from '../../src/challenge/hooks.js'
 import type { CustomizeRequest, SyncRequest } from '../../src/protocol.js'
-import { FIXED_NOW, testConfig } from '../helpers/app.js'
-import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
+import { step } from '../helpers/drive.js'
+import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition } from '../helpers/world.js'
 
 export type Version = 'v1' | 'v2'
 
@@ -19,14 +18,10 @@ export function newRequest(version: Version = 'v1'): SyncRequest {
 /** Two syncs on: admitted, children created and observed ready, status Running. */
 export function runningRequest(version: Version = 'v1', kind: 'web' | 'netcat' = 'web'): SyncRequest {
   const definition = kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
-  const first = sync(syncRequest(challenge(), { related: [definition] }), testConfig(), FIXED_NOW)
-  const observed = readyWorld(first.children as Json[])
-  const second = sync(
-    syncRequest(challenge({ status: first.status }), { children: observed, related: [definition] }),
-    testConfig(),
-    FIXED_NOW,
-  )
-  return syncRequest(challenge({ status: second.status }), { children: observed, related: [definition], version })
+  const first = step(challenge(), { related: [definition] })
+  const observed = readyWorld(first.response.children)
+  const second = step(first.parent, { children: observed, related: [definition] })
+  return syncRequest(second.parent, { children: observed, related: [definition], version })
 }
 
 /** The running instance after `kubectl delete`: the finalize hook's request. */
