@@ -92,6 +92,8 @@ const DNS_LABEL = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
 export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$'
 const DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$'
 
+export const MAX_COUNTER = 2147483647
+
 const Int = (min: number, max?: number) =>
   max === undefined ? Type.Integer({ minimum: min }) : Type.Integer({ minimum: min, maximum: max })
 const DateTime = () => Type.String({ pattern: DATE_TIME })
@@ -107,8 +109,9 @@ export const ChallengeSpecSchema = Type.Object(
     stopReason: Type.Optional(Type.String({ maxLength: 64 })),
     lifetimeSeconds: Type.Optional(Int(60, 86400)),
     deadline: Type.Optional(DateTime()),
-    renewals: Type.Optional(Int(0)),
-    restarts: Type.Optional(Int(0)),
+    // Bounded so the status counters derived from them stay exact integers (and int32 in the CRD).
+    renewals: Type.Optional(Int(0, MAX_COUNTER)),
+    restarts: Type.Optional(Int(0, MAX_COUNTER)),
     parameters: Type.Optional(
       Type.Record(Type.RegExp(new RegExp(ENV_NAME)), Type.String({ maxLength: 4096 }), {
         maxProperties: 16,
@@ -128,17 +131,51 @@ const EnvVar = Type.Object(
 const ContainerPort = Type.Object(
   {
     containerPort: Int(1, 65535),
-    name: Type.Optional(Type.String({ maxLength: 15 })),
+    name: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 15 })),
     protocol: Type.Optional(Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')])),
   },
   { additionalProperties: false },
 )
-const Quantity = Type.Union([Type.String({ minLength: 1 }), Type.Number()])
-const ResourceList = Type.Record(Type.String(), Quantity)
+/** Kubernetes resource.Quantity: 500m, 1.5, 64Mi, 1e3, 2G. */
+const QUANTITY = '^[+]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+|[numkMGTPE]|[KMGTPE]i)?$'
+const Quantity = Type.Union([Type.String({ pattern: QUANTITY }), Type.Number({ minimum: 0 })])
+const ResourceList = Type.Record(Type.RegExp(/^[a-z0-9]([-a-z0-9.\/]*[a-z0-9])?$/), Quantity, { additionalProperties: false })
 const Resources = Type.Object(
   { requests: Type.Optional(ResourceList), limits: Type.Optional(ResourceList) },
   { additionalProperties: false },
 )
+const PortRef = Type.Union([Int(1, 65535), Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 15 })])
+const Seconds = (min: number) => Type.Optional(Int(min, 3600))
+/** A probe as the API server accepts it: one handler and its timings, nothing else. */
+const Probe = Type.Object(
+  {
+    exec: Type.Optional(Type.Object({ command: Type.Array(Type.String(), { minItems: 1 }) }, { additionalProperties: false })),
+    httpGet: Type.Optional(
+      Type.Object(
+        {
+          path: Type.Optional(Type.String()),
+          port: PortRef,
+          host: Type.Optional(Type.String()),
+          scheme: Type.Optional(Type.Union([Type.Literal('HTTP'), Type.Literal('HTTPS')])),
+          httpHeaders: Type.Optional(
+            Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), value: Type.String() }, { additionalProperties: false })),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    tcpSocket: Type.Optional(Type.Object({ port: PortRef, host: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    grpc: Type.Optional(Type.Object({ port: Int(1, 65535), service: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    initialDelaySeconds: Seconds(0),
+    periodSeconds: Seconds(1),
+    timeoutSeconds: Seconds(1),
+    successThreshold: Seconds(1),
+    failureThreshold: Seconds(1),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+export type DefinitionProbe = Static<typeof Probe>
+
 /** Only these keys may be set: running as a given uid is fine, privileges are not. */
 const ContainerSecurityContext = Type.Object(
   { runAsUser: Type.Optional(Int(0)), runAsGroup: Type.Optional(Int(0)) },
@@ -153,7 +190,7 @@ export const ContainerSchema = Type.Object(
     env: Type.Optional(Type.Array(EnvVar)),
     ports: Type.Optional(Type.Array(ContainerPort)),
     resources: Type.Optional(Resources),
-    readinessProbe: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    readinessProbe: Type.Optional(Probe),
     securityContext: Type.Optional(ContainerSecurityContext),
   },
   { additionalProperties: false },

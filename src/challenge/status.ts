@@ -65,10 +65,13 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
 
-/** A timestamp we wrote; anything unparseable is treated as absent rather than trusted. */
+/** RFC 3339 as the CRD's `format: date-time` accepts it; a 4-digit year keeps every sum of times in range. */
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+/** A timestamp we wrote; anything else is treated as absent rather than trusted (and never copied on). */
 function time(value: unknown): string | undefined {
   const candidate = text(value)
-  return candidate !== undefined && !Number.isNaN(Date.parse(candidate)) ? candidate : undefined
+  return candidate !== undefined && RFC_3339.test(candidate) && !Number.isNaN(Date.parse(candidate)) ? candidate : undefined
 }
 
 function count(value: unknown): number {

@@ -92,7 +92,7 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
     expose: { container: 'app', port: 9000, type: 'Internal' },
     security: { profile: 'Baseline', runtimeClassName: 'gvisor' },
   }
-  const built = deployment(input(spec)) as Json & { spec: { template: { spec: Json & { containers: Json[] } } } }
+  const built = deployment(input(spec)) as unknown as Json & { spec: { template: { spec: Json & { containers: Json[] } } } }
   const pod = built.spec.template.spec
   t.equal(pod.runtimeClassName, 'gvisor')
   t.same(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' } }, 'Baseline may run as root')

@@ -79,6 +79,11 @@ const refused: [string, unknown, RegExp][] = [
   ['Static without a Secret', { ...minimal, flag: { mode: 'Static' } }, /spec\.flag\.staticSecretRef: required when flag\.mode is Static/],
   ['a date that is no date', { ...minimal, availableFrom: '2026-13-45T99:99:99Z' }, /spec\.availableFrom: "2026-13-45T99:99:99Z" is not a date-time/],
   ['no spec', undefined, /is invalid: spec: Expected object/],
+  ['a quantity that is none', withContainer({ resources: { limits: { cpu: 'lots' } } }), /resources\.limits\.cpu/],
+  ['a negative quantity', withContainer({ resources: { requests: { memory: -1 } } }), /resources\.requests\.memory/],
+  ['a probe handler that is no object', withContainer({ readinessProbe: { exec: 'rm -rf /' } }), /readinessProbe\.exec: Expected object/],
+  ['an unknown probe field', withContainer({ readinessProbe: { tcpSocket: { port: 80 }, magic: true } }), /readinessProbe\.magic: is not allowed/],
+  ['a port name the API refuses', withContainer({ ports: [{ containerPort: 80, name: 'HTTP_PORT' }] }), /ports\[0\]\.name/],
 ]
 
 t.test('a definition asking for what the profile forbids is refused, naming the field', async (t) => {
@@ -89,6 +94,18 @@ t.test('a definition asking for what the profile forbids is refused, naming the 
       t.equal(result.reason, 'DefinitionInvalid', what)
       t.match(result.message, message, what)
     }
+  }
+})
+
+t.test('valid quantities and probes pass', async (t) => {
+  const spec = withContainer({
+    resources: { requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '1G' }, limits: { cpu: 1.5, 'nvidia.com/gpu': '1' } },
+    readinessProbe: { httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] }, periodSeconds: 5, successThreshold: 2 },
+    ports: [{ containerPort: 8080, name: 'http' }],
+  })
+  t.equal(resolveDefinition('web', spec).found, true)
+  for (const probe of [{ exec: { command: ['true'] } }, { tcpSocket: { port: 8080 } }, { grpc: { port: 9000 } }]) {
+    t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, Object.keys(probe)[0])
   }
 })
 

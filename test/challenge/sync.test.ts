@@ -346,6 +346,9 @@ t.test('a previous status that is garbage is read defensively', async (t) => {
       phase: 'Exploded',
       reason: 7,
       admittedAt: 'not a time',
+      startedAt: '+275760-09-13T00:00:00.000Z',
+      lastRenewedAt: 'Nov 22 2026',
+      finishedAt: '2026-11-22',
       run: -3,
       renewalsSeen: 'x',
       conditions: [null, { type: 'Ready' }, { type: 'Ready', status: 'Maybe', lastTransitionTime: '2026-11-22T11:00:00Z' }, 'x'],
@@ -353,6 +356,7 @@ t.test('a previous status that is garbage is read defensively', async (t) => {
   })
   const result = step(parent, { related: [webDefinition()] })
   t.match(result.status, { phase: 'Pending', reason: 'Starting', run: 0, renewalsSeen: 0, admittedAt: '2026-11-22T12:00:00Z' })
+  for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt']) t.notOk(field in result.status, `${field}: not RFC 3339, dropped`)
   const arrayStatus = step({ ...challenge(), status: [] as unknown as Json }, { related: [webDefinition()] })
   t.equal(arrayStatus.status.phase, 'Pending')
   const messageless = challenge({
