@@ -78,7 +78,7 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   const restarted = step(withSpec(renewed.parent, { restarts: 1 }), { related, children: ready, now: at(200) })
   t.match(restarted.status, { phase: 'Pending', reason: 'Starting', run: 1, admittedAt: '2026-11-22T12:03:20Z', renewalsApplied: 0, renewalsSeen: 1 })
   for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt', 'expiresAt']) t.notOk(field in restarted.status, `${field} reset`)
-  const deployment = restarted.response.children.find((child) => child.kind === 'Deployment') as Json & {
+  const deployment = restarted.response.children.find((child) => child.kind === 'Deployment') as unknown as Json & {
     spec: { template: { metadata: { annotations: Json } } }
   }
   t.same(deployment.spec.template.metadata.annotations, { 'challenge-hooks.dev/run': '1' }, 'the pod template rolls')
@@ -246,7 +246,7 @@ t.test('owner budget: a challenge that costs more than the budget is an Error; a
 t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, parameters as env', async (t) => {
   const perInstance = step(challenge({ uid: 'uid-1' }), { related: [webDefinition({ flag: { mode: 'PerInstance' } })] })
   const otherUid = step(challenge({ uid: 'uid-2' }), { related: [webDefinition({ flag: { mode: 'PerInstance' } })] })
-  const flagOf = (s: Step) => (s.response.children[0] as Json & { data: { flag: string } }).data.flag
+  const flagOf = (s: Step) => (s.response.children[0] as unknown as Json & { data: { flag: string } }).data.flag
   t.not(flagOf(perInstance), flagOf(otherUid))
   t.not(flagOf(perInstance), flagOf(step(challenge({ uid: 'uid-1' }), { related: [webDefinition()] })))
 
@@ -266,7 +266,7 @@ t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, p
   const parameters = step(challenge({ spec: { parameters: { LEVEL: 'hard', MODE: 'x' } } }), {
     related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', env: [{ name: 'MODE', value: 'easy' }, { name: 'KEEP', value: '1' }, { name: 'EMPTY' }] }] } })],
   })
-  const deployment = parameters.response.children.find((child) => child.kind === 'Deployment') as Json & {
+  const deployment = parameters.response.children.find((child) => child.kind === 'Deployment') as unknown as Json & {
     spec: { template: { spec: { containers: Json[] } } }
   }
   t.same(deployment.spec.template.spec.containers[0]?.env, [

@@ -105,7 +105,7 @@ t.test('valid quantities and probes pass', async (t) => {
   })
   t.equal(resolveDefinition('web', spec).found, true)
   for (const probe of [{ exec: { command: ['true'] } }, { tcpSocket: { port: 8080 } }, { grpc: { port: 9000 } }]) {
-    t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, Object.keys(probe)[0])
+    t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, String(Object.keys(probe)[0]))
   }
 })
 
