@@ -147,8 +147,8 @@ t.test('a workload of another run or still rolling out is not ready', async (t) 
   const first = step(challenge(), { related: [webDefinition()] })
   const oldRun = readyWorld(first.response.children).map((child) => {
     if (child.kind !== 'Deployment') return child
-    const copy = structuredClone(child) as Json & { spec: { template: { metadata: { annotations: Json } } } }
-    copy.spec.template.metadata.annotations['challenge-hooks.dev/run'] = '7'
+    const copy = structuredClone(child)
+    ;(copy.spec as { template: { metadata: { annotations: Json } } }).template.metadata.annotations['challenge-hooks.dev/run'] = '7'
     return copy
   })
   t.match(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, { phase: 'Pending', reason: 'Starting' })
