@@ -1,0 +1,284 @@
+/**
+ * End-to-end harness: the real hook server listening on a real socket, the simulator (a Metacontroller
+ * stand-in) calling it over HTTP with a bearer token, the project's CompositeController and both CRDs from
+ * manifests/, and the example definitions. The hook reads the cluster's clock.
+ *
+ *   const world = await startWorld(t, { env: { OWNER_BUDGET: '1' } })
+ *   world.cluster.create(world.definition('web-login'))
+ *   world.cluster.create(world.challenge('web-login', 'alice'))
+ *   await world.run(t)                          // syncs until quiet; stored status === the hook's last answer
+ *   world.cluster.settle(); await world.run(t)   // pods ready, Services allocated
+ *   await world.assertQuiet(t)                   // a second round writes nothing
+ */
+import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+import { parseAllDocuments } from 'yaml'
+import { loadConfig, type Config } from '../../src/config.js'
+import { buildApp } from '../../src/http/app.js'
+import {
+  Cluster,
+  httpTransport,
+  Simulator,
+  type ClusterOptions,
+  type CompositeController,
+  type HookTransport,
+  type HookVersion,
+  type KubeObject,
+  type ObjectRef,
+  type SyncResult,
+} from '../support/simulator/index.js'
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+export const NS = 'challenges'
+export const TOKEN = 'e2e-hook-token'
+export const API = 'challenge-hooks.dev/v1alpha1'
+export const FINALIZER = 'metacontroller.io/compositecontroller-challenge-hooks'
+
+export type Json = Record<string, unknown>
+
+function yamlDocuments(file: string): Json[] {
+  return parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8'))
+    .map((doc) => doc.toJS() as Json | null)
+    .filter((value): value is Json => value !== null)
+}
+
+/** The CompositeController exactly as manifests/compositecontroller.yaml declares it. */
+export const compositeController = yamlDocuments('manifests/compositecontroller.yaml')[0] as unknown as CompositeController
+export const challengeCrd = yamlDocuments('manifests/crds/challenges.yaml')[0] as unknown as KubeObject
+export const definitionCrd = yamlDocuments('manifests/crds/challengedefinitions.yaml')[0] as unknown as KubeObject
+
+/** The example ChallengeDefinitions (web-login: HTTP, pwn-echo: NodePort), in the challenges namespace. */
+const EXAMPLES: Record<string, KubeObject> = {}
+for (const file of ['manifests/examples/web-login.yaml', 'manifests/examples/pwn-echo.yaml']) {
+  for (const doc of yamlDocuments(file)) {
+    if (doc.kind === 'ChallengeDefinition') {
+      const object = doc as unknown as KubeObject
+      EXAMPLES[object.metadata.name] = object
+    }
+  }
+}
+
+export function example(name: 'web-login' | 'pwn-echo', spec: Json = {}, rename?: string): KubeObject {
+  const base = structuredClone(EXAMPLES[name]) as KubeObject
+  return {
+    ...base,
+    metadata: { ...base.metadata, name: rename ?? name, namespace: NS },
+    spec: { ...(base.spec as Json), ...spec },
+  }
+}
+
+/** A Challenge as a platform creates it: the deterministic name, the two labels, owner and definition. */
+export function challenge(definition: string, owner: string, spec: Json = {}, name = `${definition}-u-${owner}`): KubeObject {
+  return {
+    apiVersion: API,
+    kind: 'Challenge',
+    metadata: {
+      name,
+      namespace: NS,
+      labels: { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
+    },
+    spec: { definitionRef: { name: definition }, owner: { kind: 'User', id: owner }, ...spec },
+  }
+}
+
+export function challengeRef(name: string): ObjectRef {
+  return { apiVersion: API, kind: 'Challenge', namespace: NS, name }
+}
+
+export interface WorldOptions {
+  /** environment of the hook server besides HOOK_TOKEN */
+  env?: Record<string, string>
+  cluster?: ClusterOptions
+  hookVersion?: HookVersion
+  etag?: boolean
+}
+
+/** The tap test (or subtest) the world reports to. */
+export type TestLike = Test
+
+export interface World {
+  cluster: Cluster
+  sim: Simulator
+  config: Config
+  url: string
+  /** every hook call the simulator made, in order (hook name and HTTP status) */
+  calls: Array<{ hook: string; statusCode: number; ifNoneMatch: boolean }>
+  definition(name: 'web-login' | 'pwn-echo', spec?: Json, rename?: string): KubeObject
+  challenge(definition: string, owner: string, spec?: Json, name?: string): KubeObject
+  get(name: string): KubeObject | undefined
+  status(name: string): Json
+  /** `Kind/name` of every object the Challenge controls, sorted. */
+  children(name: string): string[]
+  /** `Kind/name` of the Challenge's pods (by the instance label), sorted. */
+  pods(name: string): string[]
+  /** Patches the spec (a merge of the top-level spec fields), as the platform's buttons do. */
+  patchSpec(name: string, spec: Json): void
+  /** Syncs until quiet and checks the stored status of every Challenge equals the hook's last answer. */
+  run(t: TestLike): Promise<number>
+  /** Moves the clock, running due syncs on the way, then checks the stored statuses. */
+  advance(t: TestLike, seconds: number): Promise<number>
+  /** settle() of the cluster's controllers, then run(). */
+  settle(t: TestLike): Promise<number>
+  /** Quiescence: another round of syncs and a reconcile of every Challenge write nothing. */
+  assertQuiet(t: TestLike): Promise<void>
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Json).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : item,
+  )
+}
+
+/** The last synced answer per Challenge, compared with what the API server stored (after CRD pruning). */
+function assertStoredStatus(t: TestLike, world: World): void {
+  const last = new Map<string, SyncResult>()
+  for (const result of world.sim.history) {
+    if (result.outcome === 'synced' && result.answer) last.set(result.parent.name, result)
+  }
+  for (const [name, result] of last) {
+    const stored = world.get(name)
+    if (stored === undefined) continue
+    const { observedGeneration: _generation, ...status } = (stored.status ?? {}) as Json
+    const answer = result.answer?.status ?? {}
+    const message = `${name}: the stored status is the hook's answer (nothing pruned by the CRD)`
+    // Key order differs (the API server's pruning rebuilds objects): compare canonical JSON, diff only on failure.
+    if (canonical(status) === canonical(answer)) t.pass(message)
+    else t.same(status, answer, message)
+  }
+}
+
+export async function startWorld(t: TestLike, options: WorldOptions = {}): Promise<World> {
+  const cluster = new Cluster(options.cluster)
+  cluster.registerCRD(challengeCrd)
+  cluster.registerCRD(definitionCrd)
+  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...options.env })
+  const app = await buildApp(config, { logger: false, now: () => cluster.now() })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const http = httpTransport(url, { token: TOKEN })
+  const calls: World['calls'] = []
+  const transport: HookTransport = {
+    async call(hook, body, headers = {}) {
+      const response = await http.call(hook, body, headers)
+      calls.push({ hook, statusCode: response.statusCode, ifNoneMatch: 'If-None-Match' in headers })
+      return response
+    },
+  }
+  const simOptions = { ...(options.hookVersion ? { hookVersion: options.hookVersion } : {}), ...(options.etag === undefined ? {} : { etag: options.etag }) }
+  const sim = new Simulator(compositeController, cluster, transport, simOptions)
+  t.teardown(async () => {
+    sim.close()
+    await app.close()
+  })
+
+  const owned = (name: string) => {
+    const uid = cluster.get(challengeRef(name))?.metadata.uid
+    return cluster
+      .all()
+      .filter((object) => uid !== undefined && (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid && ref.controller))
+  }
+  const world: World = {
+    cluster,
+    sim,
+    config,
+    url,
+    calls,
+    definition: example,
+    challenge,
+    get: (name) => cluster.get(challengeRef(name)),
+    status: (name) => (cluster.get(challengeRef(name))?.status ?? {}) as Json,
+    children: (name) => owned(name).map((object) => `${object.kind}/${object.metadata.name}`).sort(),
+    pods: (name) =>
+      cluster
+        .list('v1', 'Pod', NS)
+        .filter((pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === name)
+        .map((pod) => `Pod/${pod.metadata.name}`)
+        .sort(),
+    patchSpec(name, spec) {
+      const current = cluster.get(challengeRef(name)) as KubeObject
+      cluster.update({ ...current, spec: { ...(current.spec as Json), ...spec } })
+    },
+    async run(tt) {
+      const writes = await sim.runUntilQuiet()
+      assertStoredStatus(tt, world)
+      return writes
+    },
+    async advance(tt, seconds) {
+      const writes = await sim.advance(seconds)
+      assertStoredStatus(tt, world)
+      return writes
+    },
+    async settle(tt) {
+      cluster.settle()
+      return world.run(tt)
+    },
+    async assertQuiet(tt) {
+      tt.equal(await sim.runUntilQuiet(), 0, 'quiet: nothing left to sync')
+      for (const parent of cluster.list(API, 'Challenge', NS)) {
+        const result = await sim.reconcile(NS, parent.metadata.name)
+        tt.equal(result.outcome, 'synced', `${parent.metadata.name}: synced`)
+        tt.equal(result.writes, 0, `quiet: a reconcile of ${parent.metadata.name} writes nothing`)
+      }
+      assertStoredStatus(tt, world)
+    },
+  }
+  return world
+}
+
+/** The reason of a condition in a status. */
+export function conditionOf(status: Json, type: string): Json | undefined {
+  return ((status.conditions ?? []) as Json[]).find((condition) => condition.type === type)
+}
+
+/**
+ * A timeline of what disappeared from the cluster, in order: `Kind/name` when an object is gone for good
+ * (pods, which linger, show up when the kubelet finishes). Used to assert the teardown order.
+ */
+export function deletionLog(cluster: Cluster): { log: string[]; stop: () => void } {
+  const log: string[] = []
+  const stop = cluster.watch((event) => {
+    if (event.type === 'DELETED') log.push(`${event.object.kind}/${event.object.metadata.name}`)
+  })
+  return { log, stop }
+}
+
+/** Index of the first entry of a kind in a deletion log (Infinity when absent). */
+export function firstGone(log: string[], kind: string): number {
+  const index = log.findIndex((entry) => entry.startsWith(`${kind}/`))
+  return index === -1 ? Infinity : index
+}
+
+/** Index of the last entry of a kind in a deletion log (-1 when absent). */
+export function lastGone(log: string[], kind: string): number {
+  return log.map((entry) => entry.split('/')[0]).lastIndexOf(kind)
+}
+
+/** Seconds from the cluster's clock to an RFC 3339 time. */
+export function secondsUntil(cluster: Cluster, time: unknown): number {
+  return (Date.parse(String(time)) - cluster.now().getTime()) / 1000
+}
+
+/** The syncs of one Challenge since `from` (an index into the simulator's history). */
+export function syncsOf(sim: Simulator, name: string, from = 0): SyncResult[] {
+  return sim.history.slice(from).filter((result) => result.parent.name === name && result.outcome === 'synced')
+}
+
+/** `Kind/name` of the children a sync deleted. */
+export function deletedBy(result: SyncResult): string[] {
+  return result.deleted.map((ref) => `${ref.kind}/${ref.name}`).sort()
+}
+
+/** The children of a web (HTTP) instance `<p>`, sorted as World.children returns them. */
+export function webChildren(p: string): string[] {
+  return [`Deployment/${p}`, `Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`]
+}
+
+/** The children of a NodePort / LoadBalancer instance `<p>` (no Ingress). */
+export function netcatChildren(p: string): string[] {
+  return webChildren(p).filter((child) => !child.startsWith('Ingress/'))
+}
