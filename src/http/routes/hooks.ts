@@ -18,6 +18,7 @@ import {
 } from '../../protocol.js'
 import { requireBearer } from '../auth.js'
 import { errorBody } from '../errors.js'
+import { tooDeepError } from '../json-body.js'
 import { reasonLabel, type HookMetrics } from '../metrics.js'
 
 export interface HookRouteOptions {
@@ -54,7 +55,14 @@ function ifNoneMatch(request: FastifyRequest): string[] {
 
 /** Serialises once (for the ETag), answers 304 when Metacontroller already holds these bytes. */
 function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: object): FastifyReply {
-  const body = JSON.stringify(answer)
+  let body: string
+  try {
+    body = JSON.stringify(answer)
+  } catch {
+    // Serialising a value parsed from JSON fails only on depth: an observed child echoed back during teardown
+    // nests deeper than the stack allows. Checked here, not on every body, to keep the hot path free of it.
+    throw tooDeepError(request.body)
+  }
   const etag = etagOf(body)
   reply.header('etag', etag)
   if (ifNoneMatch(request).includes(etag)) return reply.code(304).send()
