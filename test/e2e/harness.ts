@@ -39,6 +39,10 @@ export const FINALIZER = 'metacontroller.io/compositecontroller-challenge-hooks'
 
 export type Json = Record<string, unknown>
 
+/** Field managers, as the API server records them in managedFields: the CTF platform and a challenge author. */
+export const PLATFORM = 'ctf-platform'
+export const AUTHOR = 'kubectl-client-side-apply'
+
 function yamlDocuments(file: string): Json[] {
   return parseAllDocuments(readFileSync(join(repoRoot, file), 'utf8'))
     .map((doc) => doc.toJS() as Json | null)
@@ -114,6 +118,8 @@ export interface World {
   children(name: string): string[]
   /** `Kind/name` of the Challenge's pods (by the instance label), sorted. */
   pods(name: string): string[]
+  /** Creates an object: Challenges as the platform, anything else as a challenge author with kubectl. */
+  create(object: KubeObject): KubeObject
   /** Patches the spec (a merge of the top-level spec fields), as the platform's buttons do. */
   patchSpec(name: string, spec: Json): void
   /** Syncs until quiet and checks the stored status of every Challenge equals the hook's last answer. */
@@ -199,9 +205,10 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
         .filter((pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === name)
         .map((pod) => `Pod/${pod.metadata.name}`)
         .sort(),
+    create: (object) => cluster.create(object, object.kind === 'Challenge' ? PLATFORM : AUTHOR),
     patchSpec(name, spec) {
       const current = cluster.get(challengeRef(name)) as KubeObject
-      cluster.update({ ...current, spec: { ...(current.spec as Json), ...spec } })
+      cluster.update({ ...current, spec: { ...(current.spec as Json), ...spec } }, PLATFORM)
     },
     async run(tt) {
       const writes = await sim.runUntilQuiet()

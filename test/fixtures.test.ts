@@ -1,0 +1,411 @@
+/**
+ * test/fixtures/*.json: hook requests exactly as Metacontroller sends them, captured from the simulator
+ * (SyncResult.request, or the customize request) at each stage of an instance's life.
+ *
+ *   npx tap test/fixtures.test.ts                      checks the committed fixtures are what the simulator sends
+ *   UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts    rewrites them (after a change to the hook's output, the
+ *                                                      CompositeController, the CRDs or the simulator)
+ *
+ * Then every committed fixture is POSTed to a fresh server with the real clock, as `curl` against `npm start`
+ * would, and must give the answer documented in README.md ("Fixtures"), twice byte for byte. Live stages are
+ * recorded in 2099 and stages meant to be over in 2020, so the answers do not depend on the day of the replay.
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { loadConfig } from '../src/config.js'
+import { buildApp } from '../src/http/app.js'
+import { challengeRef, NS, repoRoot, secondsUntil, startWorld, type World } from './e2e/harness.js'
+
+const FIXTURES_DIR = join(repoRoot, 'test/fixtures')
+/** Live stages: far enough ahead that no deadline of theirs passes while anyone replays them. */
+const FUTURE = new Date('2099-01-01T00:00:00Z')
+/** Stages meant to be over: every deadline of theirs has long passed. */
+const PAST = new Date('2020-01-01T00:00:00Z')
+const WEB = 'web-login-u-alice'
+const PWN = 'pwn-echo-u-alice'
+
+type Hook = 'customize' | 'sync' | 'finalize'
+
+interface Expected {
+  hook: Hook
+  /** what the request shows, for the README table */
+  stage: string
+  phase?: string
+  reason?: string
+  /** `Kind/name` of the children answered, in the answer's order */
+  children?: string[]
+  finalized?: boolean
+  /** the RenewalAccepted condition's status/reason, when the fixture asks for a renewal */
+  renewal?: string
+  run?: number
+  /** customize: the `resource` of each related rule */
+  related?: string[]
+}
+
+const web = (p: string) => [`Secret/${p}-flag`, `NetworkPolicy/${p}-isolate`, `NetworkPolicy/${p}-expose`, `Deployment/${p}`, `Service/${p}`, `Ingress/${p}`]
+const netcat = (p: string) => web(p).slice(0, 5)
+/** What a teardown keeps while pods remain: the policies and the flag Secret, in the order they were observed. */
+const guards = (p: string) => [`NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`]
+/** What a teardown keeps in its first step: the traffic path (Ingress, Service) goes first. */
+const firstTeardownStep = (p: string) => [`Deployment/${p}`, ...guards(p)]
+
+/** Every fixture, what its request shows, and the answer documented in README.md. */
+const FIXTURES: Record<string, Expected> = {
+  customize: {
+    hook: 'customize',
+    stage: 'the customize request of a new Challenge (web-login, alice)',
+    related: ['challengedefinitions', 'pods', 'challenges', 'secrets'],
+  },
+  'sync-new': { hook: 'sync', stage: 'first sync of a new Challenge: no status, no children yet', phase: 'Pending', reason: 'Starting', children: web(WEB) },
+  'sync-starting': { hook: 'sync', stage: 'children created, the pod is still creating its container', phase: 'Pending', reason: 'Starting', children: web(WEB) },
+  'sync-running': { hook: 'sync', stage: 'HTTP instance, pod ready, Ingress in place', phase: 'Running', reason: 'Ready', children: web(WEB) },
+  'sync-running-nodeport': { hook: 'sync', stage: 'netcat instance, node port allocated', phase: 'Running', reason: 'Ready', children: netcat(PWN) },
+  'sync-image-pull': { hook: 'sync', stage: 'the image cannot be pulled (ImagePullBackOff), inside the startup window', phase: 'Pending', reason: 'ImagePullBackOff', children: netcat(PWN) },
+  'sync-crashloop': { hook: 'sync', stage: 'the container crashed a third time (CrashLoopBackOff)', phase: 'Error', reason: 'CrashLoopBackOff', children: firstTeardownStep(PWN) },
+  'sync-expired': { hook: 'sync', stage: 'Running, its expiresAt has passed (recorded in 2020)', phase: 'Deleted', reason: 'Expired', children: firstTeardownStep(WEB) },
+  'sync-definition-missing': { hook: 'sync', stage: 'the ChallengeDefinition does not exist', phase: 'Error', reason: 'DefinitionNotFound', children: [] },
+  'sync-renew': {
+    hook: 'sync',
+    stage: 'Running, the player asks for a renewal (spec.renewals 1, renewalsSeen 0)',
+    phase: 'Running',
+    reason: 'Ready',
+    children: web(WEB),
+    renewal: 'True/Renewed',
+  },
+  'sync-restart': { hook: 'sync', stage: 'Running, the player asks for a restart (spec.restarts 1, run 0)', phase: 'Pending', reason: 'Starting', children: web(WEB), run: 1 },
+  'sync-stop-solved': { hook: 'sync', stage: 'Running, the platform stops it: desiredState Stopped, stopReason Solved', phase: 'Deleted', reason: 'Solved', children: firstTeardownStep(WEB) },
+  'sync-past-deadline': { hook: 'sync', stage: 'Running, its spec.deadline has passed (recorded in 2020)', phase: 'Deleted', reason: 'PastDeadline', children: firstTeardownStep(WEB) },
+  'sync-not-yet-available': { hook: 'sync', stage: 'the definition opens at availableFrom 2100-01-01', phase: 'Pending', reason: 'NotYetAvailable', children: [] },
+  'sync-queued': { hook: 'sync', stage: 'alice already holds 3 units (kernel-lab, cost 3); OWNER_BUDGET is 3', phase: 'Pending', reason: 'Queued', children: [] },
+  'finalize-pods-left': {
+    hook: 'finalize',
+    stage: 'being deleted: traffic path and Deployment gone, the pod still terminating',
+    phase: 'Terminating',
+    reason: 'Deleting',
+    children: guards(WEB),
+    finalized: false,
+  },
+  'finalize-done': { hook: 'finalize', stage: 'being deleted, no child left', phase: 'Terminating', reason: 'Deleting', children: [], finalized: true },
+}
+
+// ---- generation: one small world per group of stages ----------------------------------------------------------
+
+type Requests = Map<string, unknown>
+
+async function requestOf(world: World, name: string): Promise<unknown> {
+  const result = await world.sim.reconcile(NS, name)
+  if (result.outcome !== 'synced' || result.request === undefined) throw new Error(`${name}: ${result.outcome} ${result.errors.join('; ')}`)
+  return result.request
+}
+
+async function liveWeb(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  const { cluster, sim } = world
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice'))
+  const first = await sim.reconcile(NS, WEB)
+  out.set('customize', first.customize?.request)
+  out.set('sync-new', first.request)
+  await world.run(t)
+  cluster.advance(5)
+  cluster.setPodFailure({ namespace: NS, deployment: WEB }, 'starting')
+  await world.settle(t)
+  out.set('sync-starting', await requestOf(world, WEB))
+  cluster.advance(15)
+  cluster.setPodFailure({ namespace: NS, deployment: WEB }, 'none')
+  await world.settle(t)
+  t.match(world.status(WEB), { phase: 'Running' })
+  out.set('sync-running', await requestOf(world, WEB))
+  await world.advance(t, 600)
+  world.patchSpec(WEB, { renewals: 1 })
+  out.set('sync-renew', await requestOf(world, WEB))
+  await world.run(t)
+  await world.advance(t, 300)
+  world.patchSpec(WEB, { restarts: 1 })
+  out.set('sync-restart', await requestOf(world, WEB))
+}
+
+async function liveNetcat(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  world.create(world.definition('pwn-echo'))
+  world.create(world.challenge('pwn-echo', 'alice'))
+  await world.run(t)
+  world.cluster.advance(10)
+  await world.settle(t)
+  t.match(world.status(PWN), { phase: 'Running' })
+  out.set('sync-running-nodeport', await requestOf(world, PWN))
+}
+
+async function imagePull(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  world.create(world.definition('pwn-echo'))
+  world.create(world.challenge('pwn-echo', 'alice'))
+  world.cluster.setPodFailure({ namespace: NS, deployment: PWN }, 'imagePull')
+  await world.run(t)
+  world.cluster.advance(10)
+  await world.settle(t)
+  world.cluster.advance(10)
+  await world.settle(t)
+  t.match(world.status(PWN), { phase: 'Pending', reason: 'ImagePullBackOff' })
+  out.set('sync-image-pull', await requestOf(world, PWN))
+}
+
+async function crashLoop(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  world.create(world.definition('pwn-echo'))
+  world.create(world.challenge('pwn-echo', 'alice'))
+  world.cluster.setPodFailure({ namespace: NS, deployment: PWN }, 'crashLoop')
+  await world.run(t)
+  for (let restart = 1; restart < 3; restart++) {
+    world.cluster.advance(10)
+    await world.settle(t)
+  }
+  t.match(world.status(PWN), { phase: 'Pending', reason: 'Starting' })
+  world.cluster.advance(20)
+  world.cluster.settle()
+  out.set('sync-crashloop', await requestOf(world, PWN))
+}
+
+async function stopSolved(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  world.cluster.advance(20)
+  await world.settle(t)
+  await world.advance(t, 900)
+  world.patchSpec(WEB, { desiredState: 'Stopped', stopReason: 'Solved' })
+  out.set('sync-stop-solved', await requestOf(world, WEB))
+}
+
+async function deletion(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  const { cluster, sim } = world
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  cluster.advance(20)
+  await world.settle(t)
+  await world.advance(t, 600)
+  cluster.delete(challengeRef(WEB))
+  await world.run(t)
+  cluster.advance(5)
+  await world.settle(t)
+  t.same(world.children(WEB).length, 3)
+  t.equal(world.pods(WEB).length, 1, 'the pod is terminating')
+  out.set('finalize-pods-left', await requestOf(world, WEB))
+  const from = sim.history.length
+  cluster.advance(5)
+  await world.settle(t)
+  t.equal(world.get(WEB), undefined)
+  const done = sim.history.slice(from).find((result) => result.finalizerRemoved)
+  out.set('finalize-done', done?.request)
+}
+
+async function expired(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: PAST } })
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  world.cluster.advance(20)
+  await world.settle(t)
+  const expiresAt = world.status(WEB).expiresAt
+  await world.advance(t, secondsUntil(world.cluster, expiresAt) - 1)
+  t.match(world.status(WEB), { phase: 'Running' })
+  world.cluster.advance(1)
+  out.set('sync-expired', await requestOf(world, WEB))
+}
+
+async function pastDeadline(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: PAST } })
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice', { deadline: '2020-01-01T00:10:00Z' }))
+  await world.run(t)
+  world.cluster.advance(20)
+  await world.settle(t)
+  await world.advance(t, secondsUntil(world.cluster, '2020-01-01T00:10:00Z') - 1)
+  t.match(world.status(WEB), { phase: 'Running', expiresAt: '2020-01-01T00:10:00Z' })
+  world.cluster.advance(1)
+  out.set('sync-past-deadline', await requestOf(world, WEB))
+}
+
+async function notYetAvailable(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  world.create(world.definition('web-login', { availableFrom: '2100-01-01T00:00:00Z' }))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  t.match(world.status(WEB), { phase: 'Pending', reason: 'NotYetAvailable' })
+  out.set('sync-not-yet-available', await requestOf(world, WEB))
+}
+
+async function queued(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  const { cluster } = world
+  // A heavy challenge (a VM per player, say) that takes alice's whole default budget of 3 units.
+  world.create(world.definition('pwn-echo', { displayName: 'Kernel Lab', cost: 3 }, 'kernel-lab'))
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('kernel-lab', 'alice'))
+  await world.run(t)
+  cluster.advance(20)
+  await world.settle(t)
+  t.match(world.status('kernel-lab-u-alice'), { phase: 'Running' })
+  cluster.advance(40)
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  t.match(world.status(WEB), { phase: 'Pending', reason: 'Queued' })
+  out.set('sync-queued', await requestOf(world, WEB))
+}
+
+async function definitionMissing(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  t.match(world.status(WEB), { phase: 'Error', reason: 'DefinitionNotFound' })
+  out.set('sync-definition-missing', await requestOf(world, WEB))
+}
+
+async function generate(t: Test): Promise<Requests> {
+  const out: Requests = new Map()
+  for (const stage of [liveWeb, liveNetcat, imagePull, crashLoop, stopSolved, deletion, expired, pastDeadline, notYetAvailable, queued, definitionMissing]) {
+    await t.test(`record: ${stage.name}`, (tt) => stage(tt, out))
+  }
+  return out
+}
+
+function serialize(request: unknown): string {
+  return `${JSON.stringify(request, null, 2)}\n`
+}
+
+const fileOf = (name: string) => join(FIXTURES_DIR, `${name}.json`)
+
+t.test('the committed fixtures are what the simulator sends today', async (t) => {
+  const generated = await generate(t)
+  t.same([...generated.keys()].sort(), Object.keys(FIXTURES).sort(), 'every documented fixture was recorded')
+  if (process.env.UPDATE_FIXTURES === '1') {
+    for (const [name, request] of generated) writeFileSync(fileOf(name), serialize(request))
+    t.pass(`wrote ${generated.size} fixtures to test/fixtures/`)
+  } else {
+    for (const [name, request] of generated) {
+      const committed = readFileSync(fileOf(name), 'utf8')
+      // One comparison of the bytes; tap's diff only when they differ.
+      if (committed === serialize(request)) t.pass(`${name}.json is current`)
+      else t.same(JSON.parse(committed), request, `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`)
+    }
+  }
+  const files = readdirSync(FIXTURES_DIR).filter((file) => file.endsWith('.json')).sort()
+  t.same(files, Object.keys(FIXTURES).map((name) => `${name}.json`).sort(), 'no fixture without a recording')
+})
+
+// ---- replay with the real clock, as curl against `npm start` ---------------------------------------------------
+
+interface Answer {
+  status?: { phase?: string; reason?: string; run?: number; conditions?: Array<{ type: string; status: string; reason: string }> } & Record<string, unknown>
+  children?: Array<{ kind: string; metadata: { name: string } }>
+  finalized?: boolean
+  relatedResources?: Array<{ resource: string }>
+}
+
+/** POSTs twice; retries until both calls fall in one wall-clock second (answers carry whole-second times). */
+async function postTwice(url: string, body: string): Promise<{ first: string; second: string; code: number }> {
+  for (;;) {
+    const before = Math.floor(Date.now() / 1000)
+    const post = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const one = await post()
+    const first = await one.text()
+    const second = await (await post()).text()
+    if (Math.floor(Date.now() / 1000) === before) return { first, second, code: one.status }
+  }
+}
+
+t.test('every committed fixture gives its documented answer with the real clock, twice byte for byte', async (t) => {
+  // `npm start` with its defaults: no token, development FLAG_SECRET, the real clock.
+  const app = await buildApp(loadConfig({}), { logger: false })
+  t.teardown(() => app.close())
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  for (const [name, expected] of Object.entries(FIXTURES)) {
+    const body = readFileSync(fileOf(name), 'utf8')
+    const { first, second, code } = await postTwice(`${base}/${expected.hook}`, body)
+    t.equal(code, 200, `${name}: 200`)
+    t.equal(second, first, `${name}: the same request gives the same bytes`)
+    const answer = JSON.parse(first) as Answer
+    t.same(described(answer, expected), expected, `${name}: ${expected.hook} answers as documented`)
+  }
+})
+
+/** The answer, in the terms of `expected` (only the fields it documents). */
+function described(answer: Answer, expected: Expected): Expected {
+  const result: Expected = { hook: expected.hook, stage: expected.stage }
+  if (expected.related) result.related = (answer.relatedResources ?? []).map((rule) => rule.resource)
+  if (expected.phase !== undefined) result.phase = answer.status?.phase
+  if (expected.reason !== undefined) result.reason = answer.status?.reason
+  if (expected.children) result.children = (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`)
+  if (expected.finalized !== undefined) result.finalized = answer.finalized
+  if (expected.run !== undefined) result.run = answer.status?.run
+  if (expected.renewal !== undefined) {
+    const condition = answer.status?.conditions?.find((each) => each.type === 'RenewalAccepted')
+    result.renewal = condition === undefined ? undefined : `${condition.status}/${condition.reason}`
+  }
+  return result
+}
+
+// ---- README: the Fixtures table and the curl example -----------------------------------------------------------
+
+function childSummary(children: string[]): string {
+  if (children.length === 0) return 'none'
+  const counts = new Map<string, number>()
+  for (const child of children) {
+    const kind = child.split('/')[0] as string
+    counts.set(kind, (counts.get(kind) ?? 0) + 1)
+  }
+  return [...counts].map(([kind, count]) => (count > 1 ? `${kind} ×${count}` : kind)).join(', ')
+}
+
+/** The README table rows, rendered from FIXTURES. */
+function tableRows(): string[] {
+  return Object.entries(FIXTURES).map(([name, expected]) => {
+    const route = `\`/${expected.hook}\``
+    let answer: string
+    if (expected.hook === 'customize') answer = `related: ${(expected.related ?? []).join(', ')}`
+    else {
+      const extra = [
+        expected.run !== undefined ? `run ${expected.run}` : '',
+        expected.renewal !== undefined ? `RenewalAccepted ${expected.renewal}` : '',
+        expected.finalized !== undefined ? `finalized: ${expected.finalized}` : '',
+      ].filter((text) => text !== '')
+      answer = `${expected.phase} / ${expected.reason}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`
+    }
+    const children = expected.children === undefined ? '—' : childSummary(expected.children)
+    return `| \`${name}.json\` | ${route} | ${expected.stage} | ${answer} | ${children} |`
+  })
+}
+
+t.test('README.md documents every fixture and its answer', async (t) => {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('\n## Fixtures'))
+  t.ok(readme.includes('\n## Fixtures\n'), 'a "## Fixtures" section')
+  const rows = section.split('\n').filter((line) => line.startsWith('| `'))
+  const expected = tableRows()
+  t.same(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
+  if (rows.join('\n') !== expected.join('\n')) t.comment(`The rows README.md should hold:\n${expected.join('\n')}`)
+})
+
+t.test('the curl example of README.md ("Try it with curl") shows the true answer', async (t) => {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  const command = readme.indexOf('-d @test/fixtures/sync-running.json')
+  t.ok(command > 0, 'the example posts sync-running.json')
+  const start = readme.indexOf('```json\n', command) + '```json\n'.length
+  const shown = JSON.parse(readme.slice(start, readme.indexOf('```', start))) as unknown
+  const app = await buildApp(loadConfig({}), { logger: false })
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running'), 'utf8'), headers: { 'content-type': 'application/json' } })
+  const answer = response.json() as Answer & { status: Record<string, unknown> }
+  // jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'
+  const projected = {
+    status: { phase: answer.status.phase, reason: answer.status.reason, endpoint: answer.status.endpoint, expiresAt: answer.status.expiresAt },
+    children: (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`),
+  }
+  t.same(shown, projected)
+})
