@@ -41,13 +41,19 @@ t.test('renew: accepted while Running and below maxRenewals, refused at maxRenew
   world.patchSpec(NAME, { renewals: 2 })
   await world.run(t)
   t.match(world.status(NAME), { lastRenewedAt: '2025-01-01T00:20:00Z', expiresAt: '2025-01-01T00:50:00Z', renewalsApplied: 2 })
+  t.match(
+    conditionOf(world.status(NAME), 'RenewalAccepted'),
+    { status: 'True', message: 'Renewal 2 of 2 accepted.', lastTransitionTime: '2025-01-01T00:10:00Z' },
+    'lastTransitionTime moves only when the condition status flips',
+  )
+  t.match(conditionOf(world.status(NAME), 'Ready'), { status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' })
 
   await world.advance(t, 600)
   world.patchSpec(NAME, { renewals: 3 })
   await world.run(t)
   status = world.status(NAME)
   t.match(status, { phase: 'Running', lastRenewedAt: '2025-01-01T00:20:00Z', expiresAt: '2025-01-01T00:50:00Z', renewalsSeen: 3, renewalsApplied: 2 })
-  t.match(conditionOf(status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached' })
+  t.match(conditionOf(status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached', lastTransitionTime: '2025-01-01T00:30:00Z' })
   await world.assertQuiet(t)
 
   // The refused renewal changed nothing: the instance ends at the last accepted expiry.
