@@ -194,7 +194,9 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   if (!state.newRun && previous.phase === Phase.Deleted) {
     return builder.finish({ phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
   }
-  if (!state.newRun && previous.phase === Phase.Error && RUN_ENDING_ERRORS.has(String(previous.reason))) {
+  // finishedAt tells a run-ending Error from a ConfigError of the world (a missing static flag Secret), which
+  // recovers once fixed.
+  if (!state.newRun && previous.phase === Phase.Error && previous.finishedAt !== undefined && RUN_ENDING_ERRORS.has(String(previous.reason))) {
     return builder.finish({ phase: Phase.Error, reason: previous.reason as string, message: previous.message })
   }
 
@@ -239,7 +241,10 @@ function decidePhase(world: World, config: Config, now: number): Decision {
 
   const lifetimeMs = (spec.lifetimeSeconds ?? definition.lifetimeSeconds) * 1000
 
-  if (state.admittedAt === undefined) {
+  // Admission is decided, and re-checked until the instance has started: with Metacontroller's caches, two
+  // instances of one owner may each be admitted before seeing the other; once both are visible, every instance
+  // computes the same order and the later one goes back to the queue before anyone played on it.
+  if (state.admittedAt === undefined || state.startedAt === undefined) {
     if (definition.cost > config.ownerBudget) {
       return builder.hold({
         phase: Phase.Error,
@@ -247,7 +252,7 @@ function decidePhase(world: World, config: Config, now: number): Decision {
         message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
       })
     }
-    if (!admittedByBudget(world, definition, config.ownerBudget)) {
+    if (!admittedByBudget(world, definition, config.ownerBudget, parseTime(state.admittedAt))) {
       const queuedSince = queueStart(world, state, now)
       if (now >= queuedSince + lifetimeMs) {
         return builder.finish({
@@ -263,7 +268,7 @@ function decidePhase(world: World, config: Config, now: number): Decision {
         message: `Waiting for another of your instances to end: ${config.ownerBudget} units are in use.`,
       })
     }
-    state.admittedAt = formatTime(now)
+    state.admittedAt ??= formatTime(now)
   }
   builder.admitted = true
   builder.workload = true
@@ -377,6 +382,8 @@ interface Candidate {
   admittedAt: number
   createdAt: number
   cost: number
+  /** Started: it holds its slot whatever the order says. */
+  started: boolean
 }
 
 function spec(object: KubeObject): Record<string, unknown> {
@@ -408,14 +415,16 @@ function siblingCandidate(sibling: KubeObject, world: World, definitions: Map<st
     admittedAt: admittedAt ?? Infinity,
     createdAt: parseTime(sibling.metadata.creationTimestamp) ?? Infinity,
     cost: definitions.get(String(definitionName)) ?? 1,
+    started: !relaunching && parseTime(nested(status, 'startedAt') as string | undefined) !== undefined,
   }
 }
 
 /**
  * Deterministic admission: every instance of the owner computes the same order (earliest admittedAt, then
- * creationTimestamp, then name) and fills the budget first-fit, so two concurrent creates cannot both win.
+ * creationTimestamp, then name). Started instances hold their slots; the others fill what is left first-fit
+ * in that order, so two concurrent creates cannot both win and a big waiting instance does not block a small one.
  */
-function admittedByBudget(world: World, definition: ResolvedDefinition, budget: number): boolean {
+function admittedByBudget(world: World, definition: ResolvedDefinition, budget: number, admittedAt: number | undefined): boolean {
   const costs = new Map<string, number>()
   for (const object of objectsOfKind(world.related, 'ChallengeDefinition')) {
     const cost = nested(object.spec, 'cost')
@@ -423,9 +432,10 @@ function admittedByBudget(world: World, definition: ResolvedDefinition, budget: 
   }
   const self: Candidate = {
     name: world.challenge.metadata.name,
-    admittedAt: Infinity,
+    admittedAt: admittedAt ?? Infinity,
     createdAt: parseTime(world.challenge.metadata.creationTimestamp) ?? Infinity,
     cost: definition.cost,
+    started: false,
   }
   const candidates = [self]
   for (const sibling of objectsOfKind(world.related, 'Challenge')) {
@@ -438,10 +448,9 @@ function admittedByBudget(world: World, definition: ResolvedDefinition, budget: 
     (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1),
   )
   let used = 0
-  for (const candidate of candidates) {
-    if (candidate === self) break
-    // Admitted instances keep their slot even over a lowered budget; waiting ones take what fits.
-    if (candidate.admittedAt !== Infinity || used + candidate.cost <= budget) used += candidate.cost
+  for (const candidate of candidates) if (candidate.started) used += candidate.cost
+  for (const candidate of candidates.slice(0, candidates.indexOf(self))) {
+    if (!candidate.started && used + candidate.cost <= budget) used += candidate.cost
   }
   return used + self.cost <= budget
 }

@@ -296,3 +296,68 @@ t.test('no status field changes between two syncs of an unchanged world, at ever
   }
   t.ok(kinds(first.response).length > 0)
 })
+
+t.test('a ConfigError of the world recovers once fixed; a run-ending one does not', async (t) => {
+  const staticDefinition = webDefinition({ flag: { mode: 'Static', staticSecretRef: { name: 'web-flag', key: 'value' } } })
+  const missing = step(challenge(), { related: [staticDefinition] })
+  t.match(missing.status, { phase: 'Error', reason: 'ConfigError' })
+  t.notOk('finishedAt' in missing.status, 'a world problem does not end the run')
+  const again = step(missing.parent, { related: [staticDefinition], now: at(10) })
+  t.same(again.status, missing.status, 'nothing changes while the world stays the same')
+  const secret: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'web-flag', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+    data: { value: 'eA==' },
+  }
+  t.match(step(missing.parent, { related: [staticDefinition, secret], now: at(20) }).status, { phase: 'Pending', reason: 'Starting' })
+
+  const first = step(challenge(), { related: [webDefinition()] })
+  const broken = step(first.parent, {
+    related: [webDefinition(), { ...waitingPodFor('CreateContainerConfigError') }],
+    children: observedChildren(first.response.children),
+    now: at(5),
+  })
+  t.match(broken.status, { phase: 'Error', reason: 'ConfigError', finishedAt: '2026-11-22T12:00:05Z' })
+  t.match(step(broken.parent, { related: [webDefinition()], now: at(60) }).status, { phase: 'Error', reason: 'ConfigError' }, 'sticky')
+})
+
+function waitingPodFor(reason: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME }, annotations: { 'challenge-hooks.dev/run': '0' } },
+    status: { containerStatuses: [{ name: 'web', state: { waiting: { reason } } }] },
+  }
+}
+
+t.test('owner budget: two instances admitted on stale views settle on one before anyone played', async (t) => {
+  const config = { ownerBudget: 1 }
+  // Each was admitted without seeing the other (Metacontroller's caches); now both are visible.
+  const mine = challenge({ createdAt: '2026-11-22T11:59:00Z', status: { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:02Z', run: 0 } })
+  const earlier = sibling('aaa-u-alice', { phase: 'Pending', admittedAt: '2026-11-22T12:00:01Z' }, { createdAt: '2026-11-22T11:59:30Z' })
+  const demoted = step(mine, { related: [webDefinition(), earlier], config, now: at(3) })
+  t.match(demoted.status, { phase: 'Pending', reason: 'Queued' })
+  t.notOk('admittedAt' in demoted.status)
+  t.same(kinds(demoted.response), [], 'no workload while queued')
+  // The other one, seeing this one admitted later, keeps its slot.
+  const later = sibling('zzz-u-alice', { phase: 'Pending', admittedAt: '2026-11-22T12:00:02Z' }, { createdAt: '2026-11-22T11:58:00Z' })
+  const kept = step(challenge({ status: { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:01Z', run: 0 } }), {
+    related: [webDefinition(), later],
+    config,
+    now: at(3),
+  })
+  t.match(kept.status, { reason: 'Starting', admittedAt: '2026-11-22T12:00:01Z' })
+  // A started instance holds its slot whatever the order: the one that has not started yields.
+  const startedLater = sibling('zzz-u-alice', { phase: 'Running', admittedAt: '2026-11-22T12:00:09Z', startedAt: '2026-11-22T12:00:10Z' })
+  const yields = step(challenge({ status: { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:01Z', run: 0 } }), {
+    related: [webDefinition(), startedLater],
+    config,
+    now: at(20),
+  })
+  t.match(yields.status, { reason: 'Queued' })
+  // And a started instance itself is never sent back to the queue.
+  const { running, related, ready } = runningAt0()
+  const crowded = [...related, sibling('aaa-u-alice', { phase: 'Pending', admittedAt: '2026-11-22T11:00:00Z' })]
+  t.match(step(running.parent, { related: crowded, children: ready, config, now: at(30) }).status, { phase: 'Running' })
+})

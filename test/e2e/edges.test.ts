@@ -175,15 +175,9 @@ t.test('the definition deleted under a running instance: Error/DefinitionNotFoun
   await world.assertQuiet(t)
 })
 
-// A world-problem ConfigError (static flag Secret missing, a parameter named like the flag variable) shares its
-// reason with the run-ending ConfigError (CreateContainerConfigError); src/challenge/lifecycle.ts treats any
-// previous Error/ConfigError as run-ending, so fixing the world does not recover the instance (README: "World
-// problems (re-checked every sync, they recover when fixed) ... ConfigError (static flag Secret missing, a
-// parameter named like the flag variable)"). These two tests describe the documented behaviour.
-const STICKY_CONFIG_ERROR =
-  'src bug: a world-problem Error/ConfigError is treated as run-ending on the next sync (lifecycle.ts RUN_ENDING_ERRORS), so it never recovers'
+// World problems (re-checked every sync) recover when fixed, ConfigError included.
 
-t.test('Static flag: Error/ConfigError until the labelled flag Secret exists, then Running with its value', { todo: STICKY_CONFIG_ERROR }, async (t) => {
+t.test('Static flag: Error/ConfigError until the labelled flag Secret exists, then Running with its value', async (t) => {
   const world = await startWorld(t)
   const { cluster } = world
   const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-flag', key: 'flag' } }
@@ -211,7 +205,7 @@ t.test('Static flag: Error/ConfigError until the labelled flag Secret exists, th
   await world.assertQuiet(t)
 })
 
-t.test('a parameter named like the flag variable: Error/ConfigError, recovered when the parameter is removed', { todo: STICKY_CONFIG_ERROR }, async (t) => {
+t.test('a parameter named like the flag variable: Error/ConfigError, recovered when the parameter is removed', async (t) => {
   const world = await startWorld(t)
   world.cluster.create(world.definition('web-login'))
   world.cluster.create(world.challenge('web-login', 'alice', { parameters: { FLAG: 'flag{mine}' } }))
