@@ -96,7 +96,8 @@ export class Cluster {
 
   /** Objects of one kind, sorted by namespace and name; all namespaces when `namespace` is omitted. */
   list(apiVersion: string, kind: string, namespace?: string): KubeObject[] {
-    return this.all().filter(
+    // Filter before copying: copies are what the callers get, and most objects are of other kinds.
+    return this.#sorted(
       (obj) =>
         obj.apiVersion === apiVersion &&
         obj.kind === kind &&
@@ -105,7 +106,12 @@ export class Cluster {
   }
 
   all(): KubeObject[] {
+    return this.#sorted(() => true)
+  }
+
+  #sorted(keep: (obj: KubeObject) => boolean): KubeObject[] {
     return [...this.#objects.entries()]
+      .filter(([, obj]) => keep(obj))
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([, obj]) => deepCopy(obj))
   }
