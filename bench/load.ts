@@ -38,6 +38,10 @@ export interface LoadResult {
   receivedPerRequest: number
   /** CPU the load generator itself used in the window, as a share of one core */
   clientCpu: number
+  /** every latency in the window, ms, sorted */
+  latencies: Float64Array
+  /** wire bytes received in the window */
+  receivedBytes: number
 }
 
 interface Outcome {
@@ -83,7 +87,7 @@ function once(agent: Agent, options: LoadOptions): Promise<Outcome> {
   })
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number
 }
@@ -156,5 +160,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     sentPerRequest: requestHead(options) + options.body.length,
     receivedPerRequest: requests ? received / requests : Number.NaN,
     clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
+    latencies: sorted,
+    receivedBytes: received,
   }
 }
