@@ -186,7 +186,7 @@ export function decide(world: World, config: Config, now: number): Decision {
 
 function decidePhase(world: World, config: Config, now: number): Decision {
   const builder = new DecisionBuilder(world, now)
-  const { spec, metadata } = world.challenge
+  const { spec } = world.challenge
   const previous = world.previous
   const state = builder.state
 
