@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
 import { registerErrorHandlers } from './errors.js'
+import { sharedValidatorCompiler } from './validation.js'
 import { registerJsonBody } from './json-body.js'
 import { createMetrics } from './metrics.js'
 import { registerHealthRoutes } from './routes/health.js'
@@ -47,11 +48,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     keepAliveTimeout: 5000,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
-    ajv: {
-      // Report, never repair: no type coercion, no defaults, no removal of fields a caller sent.
-      customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(sharedValidatorCompiler())
 
   const metrics = createMetrics()
   const state = { closing: false }

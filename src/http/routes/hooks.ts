@@ -9,10 +9,7 @@ import { customize, finalize, sync } from '../../challenge/hooks.js'
 import type { Config } from '../../config.js'
 import {
   CustomizeRequestSchema,
-  CustomizeResponseSchema,
-  ErrorBodySchema,
   SyncRequestSchema,
-  SyncResponseSchema,
   type CustomizeRequest,
   type SyncRequest,
 } from '../../protocol.js'
@@ -73,7 +70,6 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-const errorResponses = { 400: ErrorBodySchema, 401: ErrorBodySchema, 413: ErrorBodySchema, 429: ErrorBodySchema }
 
 export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -148,12 +144,13 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, now 
         return sendAnswer(request, reply, answer)
       }
 
-    const syncSchema = { body: SyncRequestSchema, response: { 200: SyncResponseSchema, ...errorResponses } }
+    // Answers are sent as pre-serialised bytes (see sendAnswer); protocol.ts documents their schemas.
+    const syncSchema = { body: SyncRequestSchema }
     hooks.post('/sync', { schema: syncSchema }, answerSync(sync))
     hooks.post('/finalize', { schema: syncSchema }, answerSync(finalize))
     hooks.post(
       '/customize',
-      { schema: { body: CustomizeRequestSchema, response: { 200: CustomizeResponseSchema, ...errorResponses } } },
+      { schema: { body: CustomizeRequestSchema } },
       async (request: FastifyRequest<{ Body: CustomizeRequest }>, reply) => {
         ;(request.hookOutcome as HookOutcome).parent = parentName(request.body.parent)
         return sendAnswer(request, reply, customize(request.body))

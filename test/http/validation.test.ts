@@ -1,0 +1,31 @@
+import { Value } from '@sinclair/typebox/value'
+import t from 'tap'
+import { CustomizeResponseSchema, SyncRequestSchema, SyncResponseSchema } from '../../src/protocol.js'
+import { sharedValidatorCompiler } from '../../src/http/validation.js'
+import { buildTestApp } from '../helpers/app.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
+
+t.test('one compiled validator per schema: /sync and /finalize share theirs', async (t) => {
+  const compile = sharedValidatorCompiler()
+  const route = { method: 'POST', url: '/sync', httpPart: 'body' }
+  const first = compile({ schema: SyncRequestSchema, ...route })
+  t.equal(compile({ schema: SyncRequestSchema, ...route, url: '/finalize' }), first)
+  t.equal(first(newRequest()), true)
+  t.equal(first({ parent: { metadata: { name: 'x' } } }), false, 'it validates')
+  t.equal(first({ ...newRequest(), finalizing: 'yes' }), false, 'no coercion')
+})
+
+t.test('the answers match the protocol schemas: four top-level fields at most, every child typed', async (t) => {
+  const app = await buildTestApp(t)
+  for (const [url, payload] of [
+    ['/sync', newRequest()],
+    ['/sync', runningRequest()],
+    ['/finalize', finalizingRequest()],
+  ] as const) {
+    const body = (await app.inject({ method: 'POST', url, payload })).json()
+    t.ok(Value.Check(SyncResponseSchema, body), `${url}: ${JSON.stringify([...Value.Errors(SyncResponseSchema, body)][0] ?? '')}`)
+  }
+  const customize = (await app.inject({ method: 'POST', url: '/customize', payload: customizeRequest() })).json()
+  t.ok(Value.Check(CustomizeResponseSchema, customize))
+  t.notOk(Value.Check(SyncResponseSchema, { status: {}, children: [], Children: [] }), 'an unknown top-level field is refused, as in strict mode')
+})
