@@ -48,8 +48,13 @@ export function registerErrorHandlers(app: FastifyInstance): void {
       request.log.error({ err: error }, 'request failed')
       return reply.code(500).send(errorBody(500, 'Internal Server Error'))
     }
-    request.log.info({ code: error.code, statusCode }, error.message)
-    return reply.code(statusCode).send(errorBody(statusCode, error.message))
+    // Fastify's own 415 says only "Unsupported Media Type": name what was sent and what is expected.
+    const message =
+      error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? `Content-Type ${request.headers['content-type'] ?? '(none)'} is not supported; send application/json.`
+        : error.message
+    request.log.info({ code: error.code, statusCode }, message)
+    return reply.code(statusCode).send(errorBody(statusCode, message))
   })
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(errorBody(404, `${request.method} ${request.url} is not a route of this server`))
