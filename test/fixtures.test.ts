@@ -384,7 +384,10 @@ function tableRows(): string[] {
 
 t.test('README.md documents every fixture and its answer', async (t) => {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('\n## Fixtures'))
+  const start = readme.indexOf('\n## Fixtures')
+  const next = readme.indexOf('\n## ', start + 1)
+  // The section runs to the next second-level heading (or the end of the file).
+  const section = readme.slice(start, next === -1 ? undefined : next)
   t.ok(readme.includes('\n## Fixtures\n'), 'a "## Fixtures" section')
   const rows = section.split('\n').filter((line) => line.startsWith('| `'))
   const expected = tableRows()
