@@ -282,19 +282,20 @@ t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, p
 
 t.test('no status field changes between two syncs of an unchanged world, at every stage', async (t) => {
   const related = [webDefinition()]
-  const stages: [string, Step, KubeObject[]][] = []
   const first = step(challenge(), { related })
-  stages.push(['starting', first, observedChildren(first.response.children)])
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related, children: ready, now: at(10) })
-  stages.push(['running', running, ready])
   const expired = step(running.parent, { related, children: [], now: at(5000) })
-  stages.push(['deleted', expired, []])
-  for (const [name, previous, children] of stages) {
-    const again = step(previous.parent, { related, children, now: at(6000 > 5000 && name === 'deleted' ? 6000 : 20) })
-    t.same(again.status, previous.status, name)
+  // Each stage synced again later, with nothing changed in the world: the same status, byte for byte.
+  const stages: [string, Step, KubeObject[], number][] = [
+    ['starting', first, observedChildren(first.response.children), 20],
+    ['running', running, ready, 20],
+    ['deleted', expired, [], 6000],
+  ]
+  for (const [name, previous, children, later] of stages) {
+    const again = step(previous.parent, { related, children, now: at(later) })
+    t.equal(JSON.stringify(again.status), JSON.stringify(previous.status), name)
   }
-  t.ok(kinds(first.response).length > 0)
 })
 
 t.test('a ConfigError of the world recovers once fixed; a run-ending one does not', async (t) => {
