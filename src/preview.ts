@@ -3,7 +3,7 @@
  * pure sync as the server, twice: once as the first sync (the children to create, Pending), and once as if the
  * cluster had made the workload ready (Running, with the endpoint players would see).
  *
- *   npx challenge-hooks render manifests/examples/web-login.yaml manifests/examples/web-login-u-alice.yaml
+ *   npm run render -- manifests/examples/web-login.yaml manifests/examples/web-login.yaml
  */
 import { Value, type ValueError } from '@sinclair/typebox/value'
 import { parseAllDocuments, stringify } from 'yaml'
