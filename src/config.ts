@@ -17,6 +17,8 @@ export interface Config {
   /** True when FLAG_SECRET was not set and the development value is in use (logged as a warning). */
   flagSecretIsDevelopmentDefault: boolean
   hookToken: string | undefined
+  /** Also accepted while a token rotation is under way (Metacontroller still sends the old one). */
+  hookTokenPrevious: string | undefined
   baseDomain: string
   ingressClassName: string | undefined
   ingressTlsSecret: string | undefined
@@ -115,6 +117,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (flagSecret === undefined && production) {
     throw new ConfigError('FLAG_SECRET', 'is required when NODE_ENV=production (generate one: openssl rand -hex 32)')
   }
+  const hookToken = secret(env, 'HOOK_TOKEN', production)
+  const hookTokenPrevious = secret(env, 'HOOK_TOKEN_PREVIOUS', production)
+  if (hookTokenPrevious !== undefined && hookToken === undefined) {
+    throw new ConfigError('HOOK_TOKEN_PREVIOUS', 'is only accepted beside HOOK_TOKEN (during a rotation)')
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '0.0.0.0',
@@ -122,7 +129,8 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     flagSecret: flagSecret ?? DEVELOPMENT_FLAG_SECRET,
     flagSecretIsDevelopmentDefault: flagSecret === undefined,
-    hookToken: secret(env, 'HOOK_TOKEN', production),
+    hookToken,
+    hookTokenPrevious,
     baseDomain: matching(env, 'BASE_DOMAIN', DNS_SUBDOMAIN, 'a DNS name such as ctf.example.org') ?? 'challenges.localhost',
     ingressClassName: matching(env, 'INGRESS_CLASS_NAME', DNS_SUBDOMAIN, 'an IngressClass name'),
     ingressTlsSecret: matching(env, 'INGRESS_TLS_SECRET', DNS_SUBDOMAIN, 'a Secret name'),

@@ -16,9 +16,12 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   return timingSafeEqual(digest(presented), digest(token)) && presented !== ''
 }
 
-export function requireBearer(token: string) {
+/** Any of the tokens (the current one, and the previous one during a rotation); every one is compared. */
+export function requireBearer(tokens: readonly string[]) {
   return async function checkBearer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (bearerMatches(request.headers.authorization, token)) return
+    let accepted = false
+    for (const token of tokens) accepted = bearerMatches(request.headers.authorization, token) || accepted
+    if (accepted) return
     request.log.warn({ hook: request.routeOptions.url }, 'hook call without a valid bearer token')
     await reply
       .code(401)

@@ -65,6 +65,16 @@ t.test('with HOOK_TOKEN set, a hook call needs the right bearer token', async (t
   t.notMatch(metrics.body, /code="401"/, 'refused calls are counted as rejected, not as answers')
 })
 
+t.test('during a rotation both the new and the previous token are accepted, nothing else', async (t) => {
+  const app = await buildTestApp(t, { hookToken: TOKEN, hookTokenPrevious: 'the-old-token' })
+  const call = (authorization: string) =>
+    app.inject({ method: 'POST', url: '/sync', payload: runningRequest(), headers: { authorization } })
+  t.equal((await call(`Bearer ${TOKEN}`)).statusCode, 200, 'the new token')
+  t.equal((await call('Bearer the-old-token')).statusCode, 200, 'the previous token')
+  t.equal((await call('Bearer another-token')).statusCode, 401, 'any other token')
+  t.equal((await call(`Bearer ${TOKEN},the-old-token`)).statusCode, 401, 'not both at once')
+})
+
 t.test('health, readiness, metrics and 404 stay open with HOOK_TOKEN set', async (t) => {
   const app = await buildTestApp(t, { hookToken: TOKEN })
   for (const url of ['/healthz', '/readyz', '/metrics']) {

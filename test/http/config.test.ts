@@ -24,6 +24,7 @@ t.test('defaults', async (t) => {
     flagSecret: DEVELOPMENT_FLAG_SECRET,
     flagSecretIsDevelopmentDefault: true,
     hookToken: undefined,
+    hookTokenPrevious: undefined,
     baseDomain: 'challenges.localhost',
     ingressClassName: undefined,
     ingressTlsSecret: undefined,
@@ -66,6 +67,7 @@ t.test('every variable is read', async (t) => {
     flagSecret: 'short-dev-secret',
     flagSecretIsDevelopmentDefault: false,
     hookToken: 'tok',
+    hookTokenPrevious: undefined,
     baseDomain: 'ctf.example.org',
     ingressClassName: 'nginx',
     ingressTlsSecret: 'wildcard-tls',
@@ -174,6 +176,15 @@ t.test('production checks HOOK_TOKEN the same way when it is set', async (t) => 
   t.equal(short.variable, 'HOOK_TOKEN')
   t.match(short.message, /at least 32 characters/)
   t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET }).hookToken, SECRET)
+})
+
+t.test('HOOK_TOKEN_PREVIOUS: accepted beside HOOK_TOKEN during a rotation, checked like it', async (t) => {
+  const OTHER = 'b'.repeat(40)
+  t.equal(loadConfig({ HOOK_TOKEN: 'new', HOOK_TOKEN_PREVIOUS: 'old' }).hookTokenPrevious, 'old')
+  t.equal(configError(t, { HOOK_TOKEN_PREVIOUS: 'old' }).variable, 'HOOK_TOKEN_PREVIOUS', 'not alone')
+  const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: 'short' })
+  t.equal(short.variable, 'HOOK_TOKEN_PREVIOUS')
+  t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: OTHER }).hookTokenPrevious, OTHER)
 })
 
 t.test('outside production, short secrets and placeholders are accepted', async (t) => {

@@ -100,6 +100,8 @@ t.test('hook server Deployment', async (t) => {
       ['LOG_LEVEL', 'info'],
       ['FLAG_SECRET', { name: 'challenge-hooks-secrets', key: 'FLAG_SECRET' }],
       ['HOOK_TOKEN', { name: 'challenge-hooks-secrets', key: 'HOOK_TOKEN' }],
+      // Optional: present only while a token rotation is under way.
+      ['HOOK_TOKEN_PREVIOUS', { name: 'challenge-hooks-secrets', key: 'HOOK_TOKEN_PREVIOUS', optional: true }],
     ],
   )
   t.same(container?.envFrom, [{ configMapRef: { name: 'challenge-hooks-config' } }])

@@ -79,7 +79,8 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, now 
 
   typed.register(async (hooks) => {
     if (config.hookToken !== undefined) {
-      const checkBearer = requireBearer(config.hookToken)
+      const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
+      const checkBearer = requireBearer([config.hookToken, ...previous])
       hooks.addHook('onRequest', async (request, reply) => {
         await checkBearer(request, reply)
         if (reply.sent) metrics.rejected.inc({ cause: 'unauthorized' })
