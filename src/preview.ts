@@ -7,6 +7,7 @@
  */
 import { Value, type ValueError } from '@sinclair/typebox/value'
 import { parseAllDocuments, stringify } from 'yaml'
+import { CHILD_GROUPS } from './challenge/api.js'
 import { sync } from './challenge/hooks.js'
 import { loadConfig, type Config } from './config.js'
 import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './protocol.js'
@@ -24,8 +25,6 @@ export interface Preview {
 }
 
 type Json = Record<string, unknown>
-
-const CHILD_GROUPS = ['Secret.v1', 'NetworkPolicy.networking.k8s.io/v1', 'Deployment.apps/v1', 'Service.v1', 'Ingress.networking.k8s.io/v1']
 
 function grouped(objects: readonly Json[], always: readonly string[]): Record<string, Record<string, KubeObject>> {
   const groups: Record<string, Record<string, KubeObject>> = {}

@@ -17,6 +17,18 @@ export const Label = {
 } as const
 export const MANAGED_BY = 'challenge-hooks'
 
+/**
+ * The child rules of the CompositeController (manifests/compositecontroller.yaml), as Metacontroller names their
+ * groups in a request: one group per rule, `{}` when empty.
+ */
+export const CHILD_GROUPS = [
+  'Secret.v1',
+  'NetworkPolicy.networking.k8s.io/v1',
+  'Deployment.apps/v1',
+  'Service.v1',
+  'Ingress.networking.k8s.io/v1',
+] as const
+
 /** Pod template annotation that carries the run number: a new run rolls the workload. */
 export const RUN_ANNOTATION = 'challenge-hooks.dev/run'
 

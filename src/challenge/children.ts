@@ -15,7 +15,7 @@ import type { Config } from '../config.js'
 import type { DesiredChild, KubeObject } from '../protocol.js'
 import { Label, MANAGED_BY, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
-import type { ChildNames } from './names.js'
+import { ingressHost, type ChildNames } from './names.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
 import { anyPodRemains } from './workload.js'
 
@@ -240,13 +240,9 @@ export function service(input: RenderInput): IService & DesiredChild {
   }
 }
 
-export function ingressHost(instanceId: string, config: Config): string {
-  return `${instanceId}.${config.baseDomain}`
-}
-
 export function ingress(input: RenderInput): IIngress & DesiredChild {
   const { config, names } = input
-  const host = ingressHost(input.instanceId, config)
+  const host = ingressHost(input.instanceId, config.baseDomain)
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',

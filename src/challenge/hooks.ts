@@ -20,7 +20,7 @@ import { decide, type Decision, type World } from './lifecycle.js'
 import { childNames } from './names.js'
 import { countObjects, indexObjects } from './observed.js'
 import { instanceId, type OwnerKey } from './secrets.js'
-import { condition, readPreviousStatus, type ChallengeStatus, type Condition } from './status.js'
+import { condition, definedTimes, readPreviousStatus, type ChallengeStatus, type Condition } from './status.js'
 import { formatTime, toSeconds } from './time.js'
 
 /** Retry a finalize that is still waiting for children or pods to go, in case no watch event arrives. */
@@ -92,11 +92,7 @@ export function buildStatus(world: World, decision: Decision, children: readonly
     conditions: conditions(world, decision, at),
   }
   if (decision.endpoint) status.endpoint = decision.endpoint
-  if (decision.admittedAt) status.admittedAt = decision.admittedAt
-  if (decision.startedAt) status.startedAt = decision.startedAt
-  if (decision.lastRenewedAt) status.lastRenewedAt = decision.lastRenewedAt
-  if (decision.expiresAt) status.expiresAt = decision.expiresAt
-  if (decision.finishedAt) status.finishedAt = decision.finishedAt
+  Object.assign(status, definedTimes(decision))
   if (children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)) {
     status.flagSecretRef = { name: world.names.flagSecret }
   }
@@ -155,10 +151,8 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
       condition(previous.conditions, ConditionType.Ready, false, Reason.Deleting, message, timestamp),
     ],
   }
-  if (previous.admittedAt) status.admittedAt = previous.admittedAt
-  if (previous.startedAt) status.startedAt = previous.startedAt
-  if (previous.lastRenewedAt) status.lastRenewedAt = previous.lastRenewedAt
-  status.finishedAt = previous.finishedAt ?? timestamp
+  const { admittedAt, startedAt, lastRenewedAt } = previous
+  Object.assign(status, definedTimes({ admittedAt, startedAt, lastRenewedAt }), { finishedAt: previous.finishedAt ?? timestamp })
   const finalized = countObjects(world.children) === 0
   const response: SyncResponse = { status: { ...status }, children, finalized }
   if (!finalized) response.resyncAfterSeconds = FINALIZE_RESYNC_SECONDS

@@ -71,16 +71,11 @@ export interface Decision {
   nextDeadline: number | undefined
 }
 
-interface RunState {
-  run: number
-  newRun: boolean
-  admittedAt: string | undefined
-  startedAt: string | undefined
-  lastRenewedAt: string | undefined
-  finishedAt: string | undefined
-  renewalsSeen: number
-  renewalsApplied: number
-}
+/** The sticky part of the status for the current run, plus whether this sync starts it. */
+type RunState = Pick<
+  PreviousStatus,
+  'run' | 'admittedAt' | 'startedAt' | 'lastRenewedAt' | 'finishedAt' | 'renewalsSeen' | 'renewalsApplied'
+> & { newRun: boolean }
 
 /** `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. */
 function runState(world: World): RunState {

@@ -137,3 +137,16 @@ export function condition(
     lastTransitionTime: before && before.status === value ? before.lastTransitionTime : now,
   }
 }
+
+type TimeField = 'admittedAt' | 'startedAt' | 'lastRenewedAt' | 'expiresAt' | 'finishedAt'
+const TIME_FIELDS: readonly TimeField[] = ['admittedAt', 'startedAt', 'lastRenewedAt', 'expiresAt', 'finishedAt']
+
+/** The times that are set, in the status's field order (absent ones are left out, not written as null). */
+export function definedTimes(source: Partial<Record<TimeField, string | undefined>>): Partial<Record<TimeField, string>> {
+  const times: Partial<Record<TimeField, string>> = {}
+  for (const field of TIME_FIELDS) {
+    const value = source[field]
+    if (value !== undefined) times[field] = value
+  }
+  return times
+}

@@ -7,7 +7,7 @@ import type { Config } from '../config.js'
 import type { KubeObject } from '../protocol.js'
 import { Label, Reason, RUN_ANNOTATION } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
-import type { ChildNames } from './names.js'
+import { ingressHost, type ChildNames } from './names.js'
 import { findObject, isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
 import type { Endpoint } from './status.js'
 
@@ -125,7 +125,7 @@ export function observeEndpoint(
     case 'HTTP': {
       const ingress = findObject(children, 'Ingress', names.base)
       if (!ingress || isBeingDeleted(ingress)) return undefined
-      const host = `${instanceId}.${config.baseDomain}`
+      const host = ingressHost(instanceId, config.baseDomain)
       const tls = config.ingressTlsSecret !== undefined
       const url = `${tls ? 'https' : 'http'}://${host}/`
       return { type: 'HTTP', host, port: tls ? 443 : 80, url, connection: url }

@@ -4,15 +4,11 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import { fieldPath } from '../challenge/schema-errors.js'
 import type { ErrorBody } from '../protocol.js'
 
 export function errorBody(statusCode: number, message: string): ErrorBody {
   return { error: STATUS_CODES[statusCode] ?? 'Error', message }
-}
-
-/** JSON-pointer segments as written: `Deployment.apps~1v1` is the group `Deployment.apps/v1`. */
-function segment(raw: string): string {
-  return raw.replace(/~1/g, '/').replace(/~0/g, '~')
 }
 
 /**
@@ -21,7 +17,8 @@ function segment(raw: string): string {
  */
 function validationMessage(errors: readonly FastifySchemaValidationError[], context: string): string {
   const first = errors[0] as FastifySchemaValidationError
-  const where = [context, ...first.instancePath.split('/').slice(1).map(segment)].join('.')
+  // JSON-pointer segments unescaped: `Deployment.apps~1v1` is the group `Deployment.apps/v1`.
+  const where = fieldPath(context, first.instancePath)
   switch (first.keyword) {
     case 'required':
       return `${where}.${String(first.params.missingProperty)} is required`

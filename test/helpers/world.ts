@@ -3,19 +3,14 @@
  * by `<Kind>.<apiVersion>` (one group per child rule, `{}` when empty) and the related objects of the
  * customize rules. Tests describe a world in a few lines and get a whole request.
  */
+import { CHILD_GROUPS } from '../../src/challenge/api.js'
 import type { KubeObject, ObjectGroups, SyncRequest } from '../../src/protocol.js'
 
 export const NAMESPACE = 'challenges'
 export const UID = '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10'
 
-/** The child rules of manifests/controller: one group each, in every request. */
-export const CHILD_GROUPS = [
-  'Secret.v1',
-  'NetworkPolicy.networking.k8s.io/v1',
-  'Deployment.apps/v1',
-  'Service.v1',
-  'Ingress.networking.k8s.io/v1',
-] as const
+/** The child rules of the CompositeController: one group each, in every request. */
+export { CHILD_GROUPS }
 
 const API_VERSION_OF: Record<string, string> = {
   Secret: 'v1',

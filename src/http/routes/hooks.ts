@@ -70,7 +70,6 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-
 export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   // The calls being answered; leaving twice (client gone, then response) is harmless.
