@@ -6,15 +6,9 @@
 #   ${CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/controlplane}/<k8s>-etcd-<etcd>/
 # The FIRST build takes 10 to 25 minutes on 2 cores (about 2 GiB of memory per link) and needs the Go
 # module proxy; later runs print the cached directory at once. Prints the directory on stdout, the
-# build's progress on stderr.
+# build's progress on stderr. `build.sh --check` only prints the directory if it is complete, else fails.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-
-need_go="1.26"
-if ! command -v go >/dev/null; then
-  echo "controlplane: Go >= $need_go is needed to build Kubernetes' binaries (or give KUBECONFIG of an existing cluster)" >&2
-  exit 2
-fi
 
 version_of() { awk -v m="$1" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$2"; }
 k8s=$(version_of k8s.io/kubernetes "$here/kubernetes/go.mod")
@@ -25,7 +19,15 @@ binaries=(etcd kube-apiserver kube-controller-manager kubectl)
 
 complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1; done; }
 if complete; then echo "$dir"; exit 0; fi
+if [ "${1:-}" = "--check" ]; then
+  echo "controlplane: $dir is not built yet (controlplane/build.sh builds it: 10 to 25 minutes the first time)" >&2
+  exit 1
+fi
 
+if ! command -v go >/dev/null; then
+  echo "controlplane: Go >= 1.26 is needed to build Kubernetes' binaries (or run the cluster suite against an existing cluster: TEST_KUBECONFIG)" >&2
+  exit 2
+fi
 mkdir -p "$cache_root"
 # One build per machine at a time: a second caller waits, then finds the cache filled.
 exec 9>"$cache_root/.lock"
@@ -50,6 +52,7 @@ done
 "$staging/kube-apiserver" --version >&2
 "$staging/etcd" --version | head -n 1 >&2
 rm -rf "$dir"
+chmod 755 "$staging"
 mv "$staging" "$dir"
 trap - EXIT
 echo "controlplane: built in $(( $(date +%s) - start )) s" >&2

@@ -127,6 +127,7 @@ const CUSTOMIZE_CACHE_MS = 20 * 60 * 1000
 /** client-go's retry.DefaultBackoff: Metacontroller's AtomicUpdate tries a conflicting write this often. */
 const CONFLICT_ATTEMPTS = 4
 const GC_FINALIZERS = ['foregroundDeletion', 'orphan']
+const BENIGN_CHILD_ERRORS = new Set(['NotFound', 'AlreadyExists', 'Conflict'])
 const MANAGER = 'metacontroller'
 
 class RetryAfter extends Error {
@@ -747,13 +748,17 @@ export class Simulator {
     return write()
   }
 
-  /** A child write; API errors are collected (the sync still writes status), NotFound/AlreadyExists/Conflict are benign. */
+  /**
+   * A child write; API errors are collected (the sync still writes status). As in Metacontroller's ManageChildren,
+   * a child already gone (NotFound), already there (AlreadyExists) or changed since it was read (Conflict) is no
+   * error: the next sync sees the new state. Anything else (Invalid, Forbidden, ...) is.
+   */
   async #tryWrite(result: SyncResult, errors: string[], ref: ObjectRef, write: () => unknown, done: ObjectRef[]): Promise<void> {
     try {
       await this.#write(result, write)
       done.push(ref)
     } catch (error) {
-      if (error instanceof ApiError && error.reason !== 'Invalid') return
+      if (error instanceof ApiError && BENIGN_CHILD_ERRORS.has(error.reason)) return
       errors.push(`${describe(ref)}: ${(error as Error).message}`)
     }
   }
