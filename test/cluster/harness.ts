@@ -26,7 +26,9 @@ import { Kubelet, type KubeletOptions } from '../support/kube/kubelet.js'
 import { kubectlFor, kubectlOk, type Kubectl } from '../support/kube/kubectl.js'
 import { LiveCluster, OffsetClock } from '../support/kube/live-cluster.js'
 import { Rest } from '../support/kube/rest.js'
-import { httpTransport, resourceByName, Simulator, type CompositeController, type KubeObject } from '../support/simulator/index.js'
+import { Informer } from '../support/kube/informer.js'
+import { httpTransport, resourceByName, Simulator, type CompositeController, type KubeObject, type WatchEvent } from '../support/simulator/index.js'
+import type { ResourceType } from '../support/simulator/objects.js'
 
 export type { Json }
 export const API = 'challenge-hooks.dev/v1alpha1'
@@ -108,7 +110,65 @@ export interface Suite extends ClusterEnv {
   /** the stand-in, when it is the controller: its history holds every sync, with errors and warnings */
   sim: Simulator | undefined
   kubelet: Kubelet
+  /** what happened, from watches: every status transition and every deletion */
+  recorder: Recorder
   scenario(t: Test, name: string, options?: ScenarioOptions): Promise<Scenario>
+}
+
+/**
+ * Watches of the Challenges, their children and pods, recording `phase/reason` each time it changes (per
+ * `namespace/name`), and `Kind/name` when an object is gone for good (per namespace), in the order seen.
+ */
+export class Recorder {
+  readonly #transitions = new Map<string, string[]>()
+  readonly #deletions = new Map<string, string[]>()
+  readonly #informers: Informer[]
+
+  constructor(rest: Rest) {
+    const kinds = [
+      { apiVersion: API, resource: 'challenges', kind: 'Challenge', statusSubresource: true },
+      ...CHILD_PATHS.map((path) => resourceOfPath(path)),
+      { apiVersion: 'v1', resource: 'pods', kind: 'Pod', statusSubresource: true },
+    ]
+    this.#informers = kinds.map((resource) => new Informer(rest, resource))
+    for (const informer of this.#informers) informer.on((event) => this.#record(event))
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.#informers.map((informer) => informer.start()))
+  }
+
+  stop(): void {
+    for (const informer of this.#informers) informer.stop()
+  }
+
+  /** `phase/reason` of a Challenge, each time it changed */
+  transitions(ns: string, name: string): string[] {
+    return [...(this.#transitions.get(`${ns}/${name}`) ?? [])]
+  }
+
+  /** `Kind/name` of every object gone from the namespace, in order */
+  deletions(ns: string): string[] {
+    return [...(this.#deletions.get(ns) ?? [])]
+  }
+
+  #record({ type, object }: WatchEvent): void {
+    const ns = String(object.metadata.namespace)
+    if (type === 'DELETED') {
+      const log = this.#deletions.get(ns) ?? []
+      log.push(`${object.kind}/${object.metadata.name}`)
+      this.#deletions.set(ns, log)
+      return
+    }
+    if (object.kind !== 'Challenge') return
+    const status = (object.status ?? {}) as Json
+    if (status.phase === undefined) return
+    const key = `${ns}/${object.metadata.name}`
+    const seen = this.#transitions.get(key) ?? []
+    const now = `${String(status.phase)}/${String(status.reason)}`
+    if (seen.at(-1) !== now) seen.push(now)
+    this.#transitions.set(key, seen)
+  }
 }
 
 /** Everything a test file needs, stopped when `t` ends (after every scenario namespace is gone). */
@@ -123,6 +183,8 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const hookUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const kubelet = new Kubelet(env.rest, options.kubelet)
   await kubelet.start()
+  const recorder = new Recorder(env.rest)
+  await recorder.start()
   // The controller reaches the hooks on loopback: webhook.url wins over the Service reference.
   await applyControllerWithUrl(env, hookUrl)
   const identity = await metacontrollerRest(env)
@@ -130,6 +192,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   t.teardown(async () => {
     await controller.stop()
     kubelet.stop()
+    recorder.stop()
     await app.close()
   })
   const suite: Suite = {
@@ -140,6 +203,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     controller: controller.name,
     sim: controller.sim,
     kubelet,
+    recorder,
     scenario: (tt, name, scenarioOptions) => startScenario(tt, suite, name, scenarioOptions),
   }
   return suite
@@ -250,18 +314,28 @@ export interface Scenario {
 
 const CHILD_PATHS = ['/api/v1/secrets', '/api/v1/services', '/apis/apps/v1/deployments', '/apis/networking.k8s.io/v1/networkpolicies', '/apis/networking.k8s.io/v1/ingresses']
 
-async function startScenario(t: Test, suite: Suite, name: string, options: ScenarioOptions = {}): Promise<Scenario> {
+/**
+ * A namespace of the suite's own (`chtest-<name>`), made like manifests/challenges-namespace.yaml (Pod Security
+ * level, default deny, quota, limits), removed when `t` ends: while the controller still runs, since Challenges
+ * carry Metacontroller's finalizer.
+ */
+export async function createNamespace(env: ClusterEnv, t: Test, name: string, level: 'restricted' | 'baseline' = 'restricted'): Promise<string> {
   const ns = `${NAMESPACE_PREFIX}${name}`
-  const level = options.podSecurity ?? 'restricted'
-  await kubectlOk(suite.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(ns, level) })
-  // Removed when the test ends, while the controller still runs: Challenges carry Metacontroller's finalizer.
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(ns, level) })
   t.teardown(async () => {
-    await suite.kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'])
-    await eventually(`namespace ${ns} to be gone`, async () => (await suite.rest.find(`/api/v1/namespaces/${ns}`)) === undefined, async () => {
-      const left = await suite.kubectl(['get', 'chal,pods,deploy', '-n', ns, '-o', 'name'])
+    await env.kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'])
+    await eventually(`namespace ${ns} to be gone`, async () => (await env.rest.find(`/api/v1/namespaces/${ns}`)) === undefined, async () => {
+      const left = await env.kubectl(['get', 'chal,pods,deploy', '-n', ns, '-o', 'name'])
       return left.stdout.trim().split('\n').join(', ')
     }, { timeoutMs: 60_000 })
   })
+  return ns
+}
+
+async function startScenario(t: Test, suite: Suite, name: string, options: ScenarioOptions = {}): Promise<Scenario> {
+  // Scenarios of a file run one after another, each on the real clock until it advances it.
+  suite.clock.reset()
+  const ns = await createNamespace(suite, t, name, options.podSecurity)
   const base = `${CHALLENGES}/namespaces/${ns}`
   let nudges = 0
   const scenario: Scenario = {
@@ -355,10 +429,16 @@ async function describeWorld(suite: Suite, ns: string): Promise<string> {
 
 /** apiVersion and kind of a list path's items (lists do not repeat them per item). */
 function kindOfListPath(path: string): { apiVersion: string; kind: string } {
+  const { apiVersion, kind } = resourceOfPath(path)
+  return { apiVersion, kind }
+}
+
+function resourceOfPath(path: string): ResourceType {
   const match = /^\/(?:api\/(v1)|apis\/([^/]+\/[^/]+))\/(?:namespaces\/[^/]+\/)?([a-z]+)$/.exec(path)
   const apiVersion = match?.[1] ?? match?.[2] ?? ''
   const resource = resourceByName(apiVersion, match?.[3] ?? '')
-  return { apiVersion, kind: resource?.kind ?? '' }
+  if (resource === undefined) throw new Error(`no resource known for ${path}`)
+  return resource
 }
 
 /** The scenario namespace, made like manifests/challenges-namespace.yaml (Pod Security, default deny, quota). */

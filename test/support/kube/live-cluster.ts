@@ -19,6 +19,13 @@ export class OffsetClock {
   advance(seconds: number): void {
     this.#offsetMs += Math.round(seconds * 1000)
   }
+  /**
+   * Back to the real clock. The API server stamps creationTimestamp in real time: a clock left ahead makes every
+   * new object look as old as the offset (a queued instance would expire at once).
+   */
+  reset(): void {
+    this.#offsetMs = 0
+  }
 }
 
 export class LiveCluster implements ClusterBackend {

@@ -1,0 +1,138 @@
+// Admission for real: every CEL rule of the CRDs and the label ValidatingAdmissionPolicy, each with an object the
+// API server accepts and one it refuses, asserting the API server's own message. No controller runs here.
+import t from 'tap'
+import { ApiError } from '../support/simulator/index.js'
+import { API, connect, createNamespace, install, type Json } from './harness.js'
+
+const env = await connect(t)
+await install(env)
+const ns = await createNamespace(env, t, 'admission')
+const challenges = `/apis/${API}/namespaces/${ns}/challenges`
+const definitions = `/apis/${API}/namespaces/${ns}/challengedefinitions`
+const POLICY = "ValidatingAdmissionPolicy 'challenge-hooks-challenge-labels' with binding 'challenge-hooks-challenge-labels' denied request"
+
+function challenge(name: string, labels: Record<string, string> | undefined, spec: Json = {}): Json {
+  return {
+    apiVersion: API,
+    kind: 'Challenge',
+    metadata: { name, ...(labels === undefined ? {} : { labels }) },
+    spec: { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' }, ...spec },
+  }
+}
+const LABELS = { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': 'web-login' }
+
+function definition(name: string, spec: Json): Json {
+  return {
+    apiVersion: API,
+    kind: 'ChallengeDefinition',
+    metadata: { name },
+    spec: { pod: { containers: [{ name: 'app', image: 'registry.test/app' }] }, expose: { port: 8080 }, ...spec },
+  }
+}
+
+/** The API server's refusal (status and message), or undefined when it accepted. */
+async function attempt(write: () => Promise<unknown>): Promise<{ status: number; message: string } | undefined> {
+  try {
+    await write()
+    return undefined
+  } catch (error) {
+    if (error instanceof ApiError) return { status: error.status, message: error.message }
+    throw error
+  }
+}
+
+const create = (path: string, body: Json) => () => env.rest.call('POST', path, { body })
+const patch = (path: string, body: Json) => () => env.rest.call('PATCH', path, { body, contentType: 'application/merge-patch+json' })
+
+t.test('the label policy: a Challenge is created only with both labels equal to its spec', async (t) => {
+  t.equal(await attempt(create(challenges, challenge('labelled', LABELS))), undefined, 'matching labels: created')
+  const refusals: Array<[string, Record<string, string> | undefined, RegExp]> = [
+    ['no labels at all', undefined, /the label challenge-hooks\.dev\/owner must be set and equal to spec\.owner\.id \("alice"\)/],
+    ['another owner', { ...LABELS, 'challenge-hooks.dev/owner': 'mallory' }, /the label challenge-hooks\.dev\/owner must be set and equal to spec\.owner\.id \("alice"\)/],
+    ['no owner label', { 'challenge-hooks.dev/definition': 'web-login' }, /the label challenge-hooks\.dev\/owner must be set/],
+    ['another definition', { ...LABELS, 'challenge-hooks.dev/definition': 'pwn-echo' }, /the label challenge-hooks\.dev\/definition must be set and equal to spec\.definitionRef\.name \("web-login"\)/],
+    ['no definition label', { 'challenge-hooks.dev/owner': 'alice' }, /the label challenge-hooks\.dev\/definition must be set/],
+  ]
+  for (const [what, labels, message] of refusals) {
+    const refusal = await attempt(create(challenges, challenge(`refused-${what.replace(/ /g, '-')}`, labels)))
+    t.equal(refusal?.status, 422, `${what}: refused (422)`)
+    t.match(refusal?.message, POLICY, `${what}: by the policy`)
+    t.match(refusal?.message, message, `${what}: the policy's message`)
+  }
+  const relabel = await attempt(patch(`${challenges}/labelled`, { metadata: { labels: { 'challenge-hooks.dev/owner': 'mallory' } } }))
+  t.match(refusal(relabel), new RegExp(`${escape(POLICY)}: the label challenge-hooks.dev/owner`), 'an update that breaks the labels is refused too')
+  t.equal(await attempt(patch(`${challenges}/labelled`, { metadata: { labels: { team: 'red' } } })), undefined, 'other labels may change')
+})
+
+t.test('immutable fields and only-growing counters of a Challenge', async (t) => {
+  await env.rest.call('POST', challenges, { body: challenge('counters', LABELS, { renewals: 1, restarts: 1 }) })
+  const path = `${challenges}/counters`
+  const cases: Array<[string, Json, RegExp | undefined]> = [
+    ['renewals grows', { spec: { renewals: 2 } }, undefined],
+    ['renewals shrinks', { spec: { renewals: 0 } }, /spec\.renewals: Invalid value: 0: spec\.renewals may only grow/],
+    ['restarts grows', { spec: { restarts: 2 } }, undefined],
+    ['restarts shrinks', { spec: { restarts: 1 } }, /spec\.restarts: Invalid value: 1: spec\.restarts may only grow/],
+    ['definitionRef changes', { metadata: { labels: { 'challenge-hooks.dev/definition': 'pwn-echo' } }, spec: { definitionRef: { name: 'pwn-echo' } } }, /spec\.definitionRef: Invalid value: spec\.definitionRef is immutable/],
+    ['owner.id changes', { metadata: { labels: { 'challenge-hooks.dev/owner': 'bob' } }, spec: { owner: { id: 'bob' } } }, /spec\.owner: Invalid value: spec\.owner is immutable/],
+    ['owner.kind changes', { spec: { owner: { kind: 'Team' } } }, /spec\.owner: Invalid value: spec\.owner is immutable/],
+    ['desiredState changes', { spec: { desiredState: 'Stopped', stopReason: 'Solved' } }, undefined],
+  ]
+  for (const [what, body, message] of cases) {
+    const refusal = await attempt(patch(path, body))
+    if (message === undefined) t.equal(refusal, undefined, `${what}: accepted`)
+    else t.match(refusal, { status: 422, message }, `${what}: refused with the rule's message`)
+  }
+  const stored = await env.rest.get<{ spec: Json }>(path)
+  t.match(stored.spec, { renewals: 2, restarts: 2, definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' }, desiredState: 'Stopped' }, 'only the accepted changes are stored')
+})
+
+t.test('schema rules of a Challenge', async (t) => {
+  const cases: Array<[string, Json, RegExp]> = [
+    ['a parameter that is no env var name', { parameters: { 'not-a-name': 'x' } }, /spec\.parameters: Invalid value: parameter names must be environment variable names/],
+    ['an owner id that is no label value', { owner: { kind: 'User', id: 'Alice!' } }, /spec\.owner\.id: Invalid value: "Alice!": spec\.owner\.id in body should match/],
+    ['an unknown owner kind', { owner: { kind: 'Robot', id: 'alice' } }, /spec\.owner\.kind: Unsupported value: "Robot": supported values: "User", "Team"/],
+    ['a lifetime below a minute', { lifetimeSeconds: 10 }, /spec\.lifetimeSeconds: Invalid value: 10: spec\.lifetimeSeconds in body should be greater than or equal to 60/],
+    ['a deadline that is no date-time', { deadline: 'tomorrow' }, /spec\.deadline: Invalid value: "tomorrow": spec\.deadline in body must be of type date-time/],
+  ]
+  for (const [what, spec, message] of cases) {
+    const refusal = await attempt(create(challenges, challenge(`schema-${cases.findIndex((c) => c[0] === what)}`, LABELS, spec)))
+    t.match(refusal, { status: 422, message }, `${what}: refused`)
+  }
+  t.equal(await attempt(create(challenges, challenge('schema-ok', LABELS, { parameters: { LEVEL: '3' }, lifetimeSeconds: 60, deadline: '2030-01-01T00:00:00Z' }))), undefined, 'a valid one is accepted')
+})
+
+t.test('the rules of a ChallengeDefinition', async (t) => {
+  const cases: Array<[string, Json, RegExp | undefined]> = [
+    ['expose.container names a container', { expose: { port: 8080, container: 'app' } }, undefined],
+    ['expose.container names none', { expose: { port: 8080, container: 'sidecar' } }, /spec\.expose\.container: Invalid value: expose\.container must name one of pod\.containers/],
+    ['Static with its Secret', { flag: { mode: 'Static', staticSecretRef: { name: 'flag', key: 'flag' } } }, undefined],
+    ['Static without a Secret', { flag: { mode: 'Static' } }, /spec\.flag: Invalid value: flag\.mode Static needs flag\.staticSecretRef/],
+    ['no containers', { pod: { containers: [] } }, /spec\.pod\.containers: Invalid value: 0: spec\.pod\.containers in body should have at least 1 items/],
+    ['an unknown exposure', { expose: { port: 8080, type: 'Carrier-Pigeon' } }, /spec\.expose\.type: Unsupported value: "Carrier-Pigeon"/],
+  ]
+  for (const [index, [what, spec, message]] of cases.entries()) {
+    const refusal = await attempt(create(definitions, definition(`rules-${index}`, spec)))
+    if (message === undefined) t.equal(refusal, undefined, `${what}: accepted`)
+    else t.match(refusal, { status: 422, message }, `${what}: refused with the rule's message`)
+  }
+})
+
+t.test("the policy never blocks Metacontroller's writes: status, and the finalizer of a Challenge being deleted", async (t) => {
+  await env.rest.call('POST', challenges, { body: challenge('finalized', LABELS) })
+  const path = `${challenges}/finalized`
+  t.equal(await attempt(patch(path, { metadata: { finalizers: ['metacontroller.io/compositecontroller-challenge-hooks'] } })), undefined, 'finalizer added')
+  t.equal(await attempt(() => env.rest.call('PATCH', `${path}/status`, { body: { status: { phase: 'Pending', reason: 'Starting' } }, contentType: 'application/merge-patch+json' })), undefined, 'status written')
+  await env.rest.call('DELETE', path)
+  const deleting = await env.rest.get<{ metadata: { deletionTimestamp?: string } }>(path)
+  t.ok(deleting.metadata.deletionTimestamp, 'being deleted')
+  t.equal(await attempt(patch(path, { metadata: { finalizers: null } })), undefined, 'finalizer removed')
+  t.equal(await env.rest.find(path), undefined, 'gone')
+})
+
+function refusal(result: { message: string } | undefined): string {
+  return result?.message ?? '(accepted)'
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}

@@ -1,0 +1,78 @@
+// Metacontroller's service account may do everything Metacontroller does for this controller, by this project's
+// RBAC alone (the suite's cluster binds nothing else to it), and nothing more: asked of the real authorizer with
+// `kubectl auth can-i --as=<service account>` (impersonation). The lifecycle files then run the controller with
+// that identity, so every real write is checked too.
+import t from 'tap'
+import { connect, install, METACONTROLLER_SA } from './harness.js'
+
+const env = await connect(t)
+await install(env)
+
+/** verb, resource (`<resource>[.<group>][/<subresource>]`), namespace (undefined: every namespace), why */
+type Check = [string, string, string | undefined, string]
+
+// Children and related objects live in the Challenges' namespaces, whatever they are named; Metacontroller's
+// informers list and watch them in all namespaces.
+const ALLOWED: Check[] = [
+  ...['get', 'list', 'watch'].flatMap((verb): Check[] => [
+    [verb, 'compositecontrollers.metacontroller.k8s.io', undefined, 'its own controllers'],
+    [verb, 'decoratorcontrollers.metacontroller.k8s.io', undefined, 'its own controllers'],
+    [verb, 'controllerrevisions.metacontroller.k8s.io', undefined, 'its ControllerRevision informer'],
+    [verb, 'customresourcedefinitions.apiextensions.k8s.io', undefined, "the parent's CRD (status subresource)"],
+    [verb, 'namespaces', undefined, 'namespace selectors of related rules'],
+    [verb, 'challenges.challenge-hooks.dev', undefined, 'the parents, and the owner budget (related)'],
+    [verb, 'challengedefinitions.challenge-hooks.dev', undefined, 'related: the definition'],
+    [verb, 'pods', undefined, 'related: the instance pods'],
+    [verb, 'secrets', undefined, "children (the flag), related (Static flags), the hook's token"],
+  ]),
+  ['create', 'events', 'chtest-any', 'SyncError events on parents'],
+  ['patch', 'events', 'chtest-any', 'events are aggregated by patching'],
+  ['update', 'challenges.challenge-hooks.dev', 'chtest-any', "its finalizer on the parent"],
+  ['patch', 'challenges.challenge-hooks.dev', 'chtest-any', "its finalizer on the parent"],
+  ['update', 'challenges.challenge-hooks.dev/status', 'chtest-any', "the hook's status"],
+  ['update', 'challenges.challenge-hooks.dev/finalizers', 'chtest-any', 'blockOwnerDeletion on every child (OwnerReferencesPermissionEnforcement)'],
+  ...['create', 'update', 'patch', 'delete'].flatMap((verb): Check[] =>
+    ['secrets', 'services', 'deployments.apps', 'networkpolicies.networking.k8s.io', 'ingresses.networking.k8s.io'].map((resource): Check => [verb, resource, 'chtest-any', 'children']),
+  ),
+  ...['get', 'create', 'update'].map((verb): Check => [verb, 'leases.coordination.k8s.io', 'metacontroller', 'leader election']),
+]
+
+const REFUSED: Check[] = [
+  ['create', 'challenges.challenge-hooks.dev', 'chtest-any', 'only the platform creates Challenges'],
+  ['delete', 'challenges.challenge-hooks.dev', 'chtest-any', 'only the platform deletes Challenges'],
+  ['update', 'challengedefinitions.challenge-hooks.dev', 'chtest-any', 'definitions are the authors\''],
+  ['create', 'pods', 'chtest-any', 'pods come from Deployments'],
+  ['delete', 'pods', 'chtest-any', 'pods come from Deployments'],
+  ['get', 'configmaps', 'chtest-any', 'no child or related type'],
+  ['create', 'clusterrolebindings.rbac.authorization.k8s.io', undefined, 'no escalation'],
+  ['create', 'leases.coordination.k8s.io', 'kube-system', 'leases only in its own namespace'],
+  ['*', '*', undefined, 'no wildcard'],
+]
+
+async function canI(verb: string, resource: string, namespace: string | undefined): Promise<string> {
+  const scope = namespace === undefined ? ['--all-namespaces'] : ['-n', namespace]
+  const result = await env.kubectl(['auth', 'can-i', verb, resource, ...scope, `--as=${METACONTROLLER_SA}`])
+  return result.stdout.trim()
+}
+
+t.test('allowed: every request Metacontroller makes for this controller', async (t) => {
+  for (const [verb, resource, namespace, why] of ALLOWED) {
+    t.equal(await canI(verb, resource, namespace), 'yes', `${verb} ${resource} ${namespace ?? '(all namespaces)'}: ${why}`)
+  }
+})
+
+t.test('refused: what this controller never needs', async (t) => {
+  for (const [verb, resource, namespace, why] of REFUSED) {
+    t.equal(await canI(verb, resource, namespace), 'no', `${verb} ${resource} ${namespace ?? '(all namespaces)'}: ${why}`)
+  }
+})
+
+t.test('nothing but this project binds roles to the service account', async (t) => {
+  const bindings = await env.rest.get<{ items: Array<{ metadata: { name: string }; subjects?: Array<{ kind: string; name: string; namespace?: string }> }> }>(
+    '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  )
+  const ours = bindings.items
+    .filter((binding) => (binding.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === 'metacontroller' && s.namespace === 'metacontroller'))
+    .map((binding) => binding.metadata.name)
+  t.same(ours, ['challenge-hooks-metacontroller'], "only this project's ClusterRoleBinding (no upstream wildcard)")
+})
