@@ -95,6 +95,13 @@ export async function metacontrollerRest(env: ClusterEnv): Promise<{ rest: Rest;
   return { rest: new Rest(kubeconfig), token: answer.status.token }
 }
 
+export interface HookRequest {
+  hook: string
+  headers: Record<string, string | string[] | undefined>
+  body: Json
+  statusCode?: number
+}
+
 export interface SuiteOptions {
   /** environment of the hook server (HOOK_TOKEN comes from the installed Secret) */
   hookEnv?: Record<string, string>
@@ -112,6 +119,8 @@ export interface Suite extends ClusterEnv {
   kubelet: Kubelet
   /** what happened, from watches: every status transition and every deletion */
   recorder: Recorder
+  /** every hook request the hook server received, in order (whichever controller sent it) */
+  requests: HookRequest[]
   scenario(t: Test, name: string, options?: ScenarioOptions): Promise<Scenario>
 }
 
@@ -179,6 +188,14 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
   const token = Buffer.from(secret.data.HOOK_TOKEN as string, 'base64').toString('utf8')
   const app = await buildApp(loadConfig({ HOOK_TOKEN: token, ...options.hookEnv }), { logger: false, now: () => clock.now() })
+  const requests: HookRequest[] = []
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'POST') requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    const captured = requests.findLast((entry) => entry.body === request.body)
+    if (captured !== undefined) captured.statusCode = reply.statusCode
+  })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const hookUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const kubelet = new Kubelet(env.rest, options.kubelet)
@@ -204,6 +221,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     sim: controller.sim,
     kubelet,
     recorder,
+    requests,
     scenario: (tt, name, scenarioOptions) => startScenario(tt, suite, name, scenarioOptions),
   }
   return suite
@@ -221,7 +239,9 @@ async function startStandIn(rest: Rest, hookUrl: string, token: string, clock: O
   const names = [spec.parentResource, ...(spec.childResources ?? []), { apiVersion: 'v1', resource: 'pods' }, { apiVersion: API, resource: 'challengedefinitions' }]
   const resources = names.map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
   const live = await LiveCluster.start(rest, [...new Map(resources.map((r) => [r.resource, r])).values()], clock)
-  const sim = new Simulator(compositeController, live, httpTransport(hookUrl, { token }))
+  // The hooks get the CompositeController as the API server stores it (metadata, the url hooks), as from Metacontroller.
+  const stored = await rest.get<CompositeController>('/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks')
+  const sim = new Simulator(stored, live, httpTransport(hookUrl, { token }))
   const abort = new AbortController()
   const serving = sim.serve(abort.signal)
   return {
