@@ -22,7 +22,7 @@ import { buildApp } from '../../src/http/app.js'
 import { compositeController, example, type Json } from '../e2e/harness.js'
 import { controlPlaneBinaries, repoRoot, startControlPlane } from '../support/kube/controlplane.js'
 import { eventually } from '../support/kube/eventually.js'
-import { Kubelet, type KubeletOptions } from '../support/kube/kubelet.js'
+import { Kubelet, STANDIN_NODE_LABEL, type KubeletOptions } from '../support/kube/kubelet.js'
 import { kubectlFor, kubectlOk, type Kubectl } from '../support/kube/kubectl.js'
 import { LiveCluster, OffsetClock } from '../support/kube/live-cluster.js'
 import { Rest } from '../support/kube/rest.js'
@@ -100,6 +100,17 @@ export interface HookRequest {
   headers: Record<string, string | string[] | undefined>
   body: Json
   statusCode?: number
+  /** the answer's body, for a 200 */
+  answer?: Json
+}
+
+/** The last status the sync or finalize hook answered (200) for a Challenge. */
+export function lastAnswer(suite: Suite, ns: string, name: string): Json | undefined {
+  const answered = suite.requests.findLast((request) => {
+    const meta = ((request.body.parent ?? {}) as { metadata?: Json }).metadata ?? {}
+    return request.hook !== 'customize' && request.answer !== undefined && meta.namespace === ns && meta.name === name
+  })
+  return answered?.answer?.status as Json | undefined
 }
 
 export interface SuiteOptions {
@@ -121,6 +132,11 @@ export interface Suite extends ClusterEnv {
   recorder: Recorder
   /** every hook request the hook server received, in order (whichever controller sent it) */
   requests: HookRequest[]
+  /**
+   * On an existing cluster: the RuntimeClass every test definition gets, whose nodeSelector matches only the
+   * stand-in node, so that the cluster's scheduler and kubelets leave the test pods to the stand-in kubelet.
+   */
+  runtimeClass: string | undefined
   scenario(t: Test, name: string, options?: ScenarioOptions): Promise<Scenario>
 }
 
@@ -192,14 +208,20 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   app.addHook('preHandler', async (request) => {
     if (request.method === 'POST') requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     const captured = requests.findLast((entry) => entry.body === request.body)
-    if (captured !== undefined) captured.statusCode = reply.statusCode
+    if (captured !== undefined) {
+      captured.statusCode = reply.statusCode
+      if (reply.statusCode === 200 && typeof payload === 'string') captured.answer = JSON.parse(payload) as Json
+    }
+    return payload
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const hookUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const kubelet = new Kubelet(env.rest, options.kubelet)
   await kubelet.start()
+  const runtimeClass = env.owned ? undefined : STANDIN_RUNTIME_CLASS
+  if (runtimeClass !== undefined) await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: runtimeClassYaml(runtimeClass) })
   const recorder = new Recorder(env.rest)
   await recorder.start()
   // The controller reaches the hooks on loopback: webhook.url wins over the Service reference.
@@ -222,6 +244,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     kubelet,
     recorder,
     requests,
+    runtimeClass,
     scenario: (tt, name, scenarioOptions) => startScenario(tt, suite, name, scenarioOptions),
   }
   return suite
@@ -361,7 +384,11 @@ async function startScenario(t: Test, suite: Suite, name: string, options: Scena
   const scenario: Scenario = {
     ns,
     suite,
-    definition: (definitionName, spec = {}, rename) => inNamespace(example(definitionName, spec, rename), ns),
+    definition: (definitionName, spec = {}, rename) => {
+      const security = (spec.security ?? {}) as Json
+      const pinned = suite.runtimeClass === undefined || security.runtimeClassName !== undefined ? spec : { ...spec, security: { ...security, runtimeClassName: suite.runtimeClass } }
+      return inNamespace(example(definitionName, pinned, rename), ns)
+    },
     challenge: (definition, owner, spec = {}, challengeName = `${definition}-u-${owner}`) => ({
       apiVersion: API,
       kind: 'Challenge',
@@ -467,6 +494,20 @@ function namespaceYaml(ns: string, level: 'restricted' | 'baseline'): string {
   return source
     .replace(/^(\s*)(name|namespace): challenges$/gm, `$1$2: ${ns}`)
     .replace('pod-security.kubernetes.io/enforce: restricted', `pod-security.kubernetes.io/enforce: ${level}`)
+}
+
+export const STANDIN_RUNTIME_CLASS = 'challenge-hooks-standin'
+
+function runtimeClassYaml(name: string): string {
+  return `apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: ${name}
+handler: ${name}
+scheduling:
+  nodeSelector:
+    ${STANDIN_NODE_LABEL}: "true"
+`
 }
 
 /** Metacontroller's namespace and service account, as its upstream install creates them. */

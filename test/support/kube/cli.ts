@@ -71,16 +71,15 @@ async function test(tapArgs: string[]): Promise<number> {
     plane = await startControlPlane({ binDir })
     console.log(`# control plane up in ${((Date.now() - started) / 1000).toFixed(1)} s at ${plane.server}`)
     Object.assign(env, { TEST_KUBECONFIG: plane.kubeconfig, TEST_KUBECTL: join(binDir, 'kubectl'), TEST_CLUSTER_OWNED: '1' })
-  } else {
-    const refusal = await refuseInstalled(external, env.TEST_KUBECTL ?? 'kubectl')
-    if (refusal !== undefined) {
-      console.error(refusal)
-      return 1
-    }
+  }
+  const existing = plane === undefined ? await whatExists(external as string, env.TEST_KUBECTL ?? 'kubectl') : undefined
+  if (existing?.refusal !== undefined) {
+    console.error(existing.refusal)
+    return 1
   }
   const stop = async () => {
     if (plane !== undefined) await plane.stop()
-    else await uninstall(external as string, env.TEST_KUBECTL ?? 'kubectl')
+    else await uninstall(external as string, env.TEST_KUBECTL ?? 'kubectl', existing?.metacontroller ?? true)
   }
   const interrupted = (signal: NodeJS.Signals) => {
     void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
@@ -101,23 +100,32 @@ async function test(tapArgs: string[]): Promise<number> {
   return code
 }
 
-/** An existing cluster: the suite installs the project and removes it afterwards, so it must not be there yet. */
-async function refuseInstalled(kubeconfig: string, kubectl: string): Promise<string | undefined> {
-  const found = await kubectlFor(kubectl, kubeconfig)(['get', 'crd', 'challenges.challenge-hooks.dev', '--ignore-not-found', '-o', 'name'])
-  if (found.code !== 0) return `cannot reach the cluster of ${kubeconfig}: ${found.stderr.trim()}`
+/**
+ * An existing cluster: the suite installs the project and removes it afterwards, so it must not be there yet.
+ * Metacontroller's CRDs and namespace are removed afterwards only if the suite made them.
+ */
+async function whatExists(kubeconfig: string, kubectl: string): Promise<{ refusal?: string; metacontroller: boolean }> {
+  const get = (args: string[]) => kubectlFor(kubectl, kubeconfig)(['get', ...args, '--ignore-not-found', '-o', 'name'])
+  const found = await get(['crd', 'challenges.challenge-hooks.dev'])
+  if (found.code !== 0) return { refusal: `cannot reach the cluster of ${kubeconfig}: ${found.stderr.trim()}`, metacontroller: true }
+  const metacontroller = (await get(['crd', 'compositecontrollers.metacontroller.k8s.io'])).stdout.trim() !== '' || (await get(['namespace', 'metacontroller'])).stdout.trim() !== ''
   if (found.stdout.trim() !== '') {
-    return `challenge-hooks is already installed in the cluster of ${kubeconfig}: the suite installs it itself and removes it afterwards, so it refuses to run there`
+    const refusal = `challenge-hooks is already installed in the cluster of ${kubeconfig}: the suite installs it itself and removes it afterwards, so it refuses to run there`
+    return { refusal, metacontroller }
   }
-  return undefined
+  return { metacontroller }
 }
 
-async function uninstall(kubeconfig: string, binary: string): Promise<void> {
+async function uninstall(kubeconfig: string, binary: string, keepMetacontroller: boolean): Promise<void> {
   const kubectl = kubectlFor(binary, kubeconfig)
   const namespaces = await kubectl(['get', 'namespaces', '-o', 'name'])
   const ours = namespaces.stdout.split('\n').filter((line) => line.startsWith('namespace/chtest-'))
   if (ours.length > 0) await kubectl(['delete', ...ours, '--ignore-not-found', '--wait=true', '--timeout=120s'])
   await kubectl(['delete', '-k', 'manifests/', '--ignore-not-found', '--wait=true', '--timeout=120s'], { cwd: repoRoot })
-  await kubectl(['delete', 'runtimeclass', 'challenge-hooks-standin', 'node/standin-node', '--ignore-not-found'])
+  await kubectl(['delete', 'runtimeclass/challenge-hooks-standin', 'node/standin-node', '--ignore-not-found'])
+  if (!keepMetacontroller) {
+    await kubectl(['delete', 'namespace/metacontroller', 'crd/compositecontrollers.metacontroller.k8s.io', 'crd/decoratorcontrollers.metacontroller.k8s.io', 'crd/controllerrevisions.metacontroller.k8s.io', '--ignore-not-found', '--wait=true', '--timeout=120s'])
+  }
 }
 
 function run(command: string, args: string[], env: Record<string, string>): Promise<number> {

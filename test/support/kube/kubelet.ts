@@ -17,6 +17,8 @@ import { Informer } from './informer.js'
 import type { Json, Rest } from './rest.js'
 
 export const NODE_NAME = 'standin-node'
+/** The stand-in node's label: on an existing cluster, a RuntimeClass selecting it keeps real schedulers away. */
+export const STANDIN_NODE_LABEL = 'challenge-hooks.dev/standin-node'
 export const BEHAVIOURS = ['crash-loop', 'image-pull-backoff', 'unschedulable', 'invalid-image-name', 'config-error'] as const
 export type Behaviour = (typeof BEHAVIOURS)[number] | 'run'
 
@@ -162,7 +164,7 @@ export class Kubelet {
   async #ensureNode(): Promise<void> {
     if ((await this.#rest.find(`/api/v1/nodes/${NODE_NAME}`)) !== undefined) return
     await this.#rest.call('POST', '/api/v1/nodes', {
-      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME } } },
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME, [STANDIN_NODE_LABEL]: 'true' } } },
     })
   }
 

@@ -1,0 +1,204 @@
+// Every answer the hooks give is accepted by a real API server: for each exposure, egress mode and security
+// profile, multi-container pods, the longest and most awkward valid names, and each failure stage, the children
+// are created as Metacontroller creates them (a controller reference to the Challenge with blockOwnerDeletion) in a
+// namespace that enforces Pod Security, the pods the ReplicaSet controller makes from them are admitted, and the
+// status is written through the status subresource and reads back exactly as the hook answered (nothing pruned).
+import t, { type Test } from 'tap'
+import { eventually } from '../support/kube/eventually.js'
+import { kubectlOk } from '../support/kube/kubectl.js'
+import { sortKeys } from '../support/simulator/json.js'
+import { lastAnswer, startSuite, type Json, type Scenario } from './harness.js'
+
+const suite = await startSuite(t, { hookEnv: { PUBLIC_HOST: 'ctf.example.org', CLUSTER_CIDRS: '10.0.0.0/24,fd00:10::/108' } })
+
+interface Variant {
+  what: string
+  definition: string
+  definitionSpec: Json
+  base?: 'web-login' | 'pwn-echo'
+  owner?: string
+  challengeName?: string
+  challengeSpec?: Json
+  /** the phase/reason the instance settles in */
+  settles: { phase: string; reason: string }
+  /** checks on the settled status */
+  endpoint?: (status: Json) => Json
+}
+
+const LONG_OWNER = `o${'x'.repeat(61)}z` // 63 characters: the longest label value
+const LONG_DEFINITION = `d${'y'.repeat(61)}z` // a definition named so that its label still fits
+const crashing = (image: string) => ({ pod: { containers: [{ name: 'app', image, ports: [{ containerPort: 8080 }] }] }, expose: { type: 'HTTP', port: 8080 } })
+
+const RESTRICTED: Variant[] = [
+  { what: 'HTTP, egress DNS', definition: 'v-http', base: 'web-login', definitionSpec: {}, settles: { phase: 'Running', reason: 'Ready' } },
+  {
+    what: 'NodePort, egress None',
+    definition: 'v-nodeport',
+    base: 'pwn-echo',
+    definitionSpec: {},
+    settles: { phase: 'Running', reason: 'Ready' },
+    endpoint: (status) => {
+      const endpoint = status.endpoint as Json
+      return { type: 'NodePort', host: 'ctf.example.org', port: endpoint.port, connection: `nc ctf.example.org ${String(endpoint.port)}` }
+    },
+  },
+  {
+    what: 'LoadBalancer, egress Internet',
+    definition: 'v-lb',
+    base: 'pwn-echo',
+    definitionSpec: { expose: { type: 'LoadBalancer', port: 1337 }, network: { egress: 'Internet' } },
+    settles: { phase: 'Running', reason: 'Ready' },
+  },
+  {
+    what: 'Internal, PerInstance flag, parameters',
+    definition: 'v-internal',
+    base: 'pwn-echo',
+    definitionSpec: { expose: { type: 'Internal', port: 1337 }, network: { egress: 'DNS' } },
+    challengeSpec: { parameters: { LEVEL: '3', MODE: 'hard' } },
+    settles: { phase: 'Running', reason: 'Ready' },
+  },
+  {
+    what: 'two containers, the second exposed, a runtime class',
+    definition: 'v-multi',
+    base: 'web-login',
+    definitionSpec: {
+      pod: {
+        containers: [
+          { name: 'db', image: 'registry.test/db:1', ports: [{ containerPort: 5432 }] },
+          { name: 'web', image: 'registry.test/web:1', ports: [{ containerPort: 8080 }], securityContext: { runAsUser: 1000, runAsGroup: 1000 } },
+        ],
+      },
+      expose: { type: 'HTTP', container: 'web', port: 8080 },
+      security: { runtimeClassName: suite.runtimeClass ?? 'gvisor' },
+    },
+    settles: { phase: 'Running', reason: 'Ready' },
+  },
+  {
+    what: 'the longest names: a 63-character definition and owner',
+    definition: LONG_DEFINITION,
+    base: 'web-login',
+    owner: LONG_OWNER,
+    definitionSpec: {},
+    settles: { phase: 'Running', reason: 'Ready' },
+  },
+  {
+    what: 'an awkward Challenge name: dots, a leading digit, 253 characters',
+    definition: 'v-awkward',
+    base: 'pwn-echo',
+    owner: 'carol',
+    challengeName: `1st.try-${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}`.slice(0, 253),
+    definitionSpec: {},
+    settles: { phase: 'Running', reason: 'Ready' },
+  },
+  { what: 'an image that cannot be pulled', definition: 'v-pull', definitionSpec: crashing('registry.test/image-pull-backoff:1'), settles: { phase: 'Pending', reason: 'ImagePullBackOff' } },
+  { what: 'a container that keeps crashing', definition: 'v-crash', definitionSpec: crashing('registry.test/crash-loop:1'), settles: { phase: 'Error', reason: 'CrashLoopBackOff' } },
+  { what: 'no room in the cluster', definition: 'v-unschedulable', definitionSpec: crashing('registry.test/unschedulable:1'), settles: { phase: 'Pending', reason: 'Unschedulable' } },
+  { what: 'an invalid image name', definition: 'v-invalid', definitionSpec: crashing('registry.test/invalid-image-name:1'), settles: { phase: 'Error', reason: 'InvalidImage' } },
+  { what: 'a container that cannot be created', definition: 'v-config', definitionSpec: crashing('registry.test/config-error:1'), settles: { phase: 'Error', reason: 'ConfigError' } },
+]
+
+const BASELINE: Variant[] = [
+  {
+    what: 'Baseline profile: root',
+    definition: 'v-baseline',
+    base: 'pwn-echo',
+    definitionSpec: {
+      pod: { containers: [{ name: 'echo', image: 'registry.test/root-echo:1', ports: [{ containerPort: 1337 }], securityContext: { runAsUser: 0 } }] },
+      security: { profile: 'Baseline' },
+    },
+    settles: { phase: 'Running', reason: 'Ready' },
+  },
+]
+
+async function run(t: Test, s: Scenario, variants: Variant[]): Promise<void> {
+  const names = new Map<Variant, string>()
+  for (const [index, variant] of variants.entries()) {
+    const owner = variant.owner ?? `player${index}`
+    await s.create(s.definition(variant.base ?? 'web-login', variant.definitionSpec, variant.definition))
+    const challenge = s.challenge(variant.definition, owner, variant.challengeSpec ?? {}, variant.challengeName)
+    names.set(variant, challenge.metadata.name)
+    await s.create(challenge)
+  }
+  for (const variant of variants) {
+    const name = names.get(variant) as string
+    await t.test(variant.what, async (t) => {
+      const { phase, reason } = variant.settles
+      const status = await s.until(name, (st) => st.phase === phase && st.reason === reason, `${phase}/${reason}`, 45_000)
+      if (variant.endpoint) t.same(status.endpoint, variant.endpoint(status), 'the endpoint')
+      if (phase === 'Running') t.ok(status.endpoint, 'an endpoint while Running')
+      await assertAccepted(t, s, name, phase)
+    })
+  }
+}
+
+/** The children and pods the API server stored, and the status it stored, are what the hook asked for. */
+async function assertAccepted(t: Test, s: Scenario, name: string, phase: string): Promise<void> {
+  // Eventually: the controller may hold a newer answer it has not written yet. A pruned field never matches.
+  let stored: Json = {}
+  const settled = await eventually(
+    'the stored status to be the last answer',
+    async () => {
+      const current = await s.get(name)
+      const { observedGeneration: _generation, ...status } = (current?.status ?? {}) as Json
+      stored = status
+      return JSON.stringify(sortKeys(status)) === JSON.stringify(sortKeys(lastAnswer(suite, s.ns, name))) ? current : undefined
+    },
+    () => '',
+    { timeoutMs: 10_000 },
+  ).catch(() => undefined)
+  t.same(stored, lastAnswer(suite, s.ns, name), 'the stored status is the hook\'s last answer: nothing pruned')
+  const challenge = settled ?? (await s.get(name))
+  const syncErrors = (suite.sim?.history ?? []).filter((r) => r.parent.namespace === s.ns && r.parent.name === name && r.outcome === 'error').flatMap((r) => r.errors)
+  t.same(syncErrors, [], 'no child refused by the API server')
+  const events = await suite.kubectl(['get', 'events', '-n', s.ns, '--field-selector', `involvedObject.name=${name},reason=SyncError`, '-o', 'name'])
+  t.equal(events.stdout.trim(), '', 'no SyncError event')
+  const children = await s.children(name)
+  if (phase === 'Running') t.ok(children.includes(`Deployment/${children.find((c) => c.startsWith('Deployment/'))?.slice(11)}`) && children.length >= 5, `the children exist: ${children.join(', ')}`)
+  for (const path of ['/api/v1/secrets', '/api/v1/services', '/apis/apps/v1/deployments', '/apis/networking.k8s.io/v1/networkpolicies', '/apis/networking.k8s.io/v1/ingresses']) {
+    const kind = path.split('/').at(-1) as string
+    for (const child of await s.list(path.replace(/\/(\w+)$/, `/namespaces/${s.ns}/$1`))) {
+      const owner = (child.metadata.ownerReferences ?? []).find((ref) => ref.uid === challenge?.metadata.uid)
+      if (owner === undefined) continue
+      t.match(owner, { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name, controller: true, blockOwnerDeletion: true }, `${kind}/${child.metadata.name}: controlled by the Challenge`)
+    }
+  }
+  if (phase === 'Running') {
+    const deployment = (await s.list(`/apis/apps/v1/namespaces/${s.ns}/deployments`)).find((d) => d.metadata.ownerReferences?.some((ref) => ref.uid === challenge?.metadata.uid))
+    const label = deployment?.metadata.labels?.['challenge-hooks.dev/instance'] as string
+    const pods = (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter((pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === label)
+    t.equal(pods.length, 1, 'the ReplicaSet controller made the pod, and Pod Security admitted it')
+  }
+}
+
+t.test('Pod Security restricted: exposures, egress, names, failures', async (t) => {
+  const s = await suite.scenario(t, 'variants')
+  await kubectlOk(suite.kubectl, ['apply', '--server-side', '-f', '-'], { input: 'apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: gvisor}\nhandler: runsc\n' })
+  t.teardown(() => suite.kubectl(['delete', 'runtimeclass', 'gvisor', '--ignore-not-found']).then(() => undefined))
+  await run(t, s, RESTRICTED)
+  const policy = (await s.list(`/apis/networking.k8s.io/v1/namespaces/${s.ns}/networkpolicies`)).find((np) => np.metadata.name.endsWith('-internet'))
+  t.ok(policy, 'the -internet policy (with its IPv4 and IPv6 exceptions) was accepted')
+})
+
+t.test('Pod Security baseline: a root container under the Baseline profile', async (t) => {
+  const s = await suite.scenario(t, 'baseline', { podSecurity: 'baseline' })
+  await run(t, s, BASELINE)
+})
+
+t.test('a Baseline definition in a restricted namespace: the pods are refused, and the status says so', async (t) => {
+  const s = await suite.scenario(t, 'mismatch')
+  await s.create(s.definition('pwn-echo', BASELINE[0]?.definitionSpec, 'root-echo'))
+  await s.create(s.challenge('root-echo', 'dave'))
+  const status = await s.until('root-echo-u-dave', (st) => st.phase === 'Pending', 'Pending')
+  t.equal(status.phase, 'Pending', 'never Running: no pod can start')
+  const replicaSets = (await suite.rest.get<{ items: Json[] }>(`/apis/apps/v1/namespaces/${s.ns}/replicasets`)).items
+  const failure = await (async () => {
+    for (let i = 0; i < 50; i++) {
+      const events = await suite.kubectl(['get', 'events', '-n', s.ns, '--field-selector', 'reason=FailedCreate', '-o', 'jsonpath={.items[*].message}'])
+      if (events.stdout.includes('violates PodSecurity')) return events.stdout
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    return ''
+  })()
+  t.ok(replicaSets.length > 0, 'the Deployment and its ReplicaSet were accepted')
+  t.match(failure, /violates PodSecurity "restricted:latest"/, 'Pod Security refuses the pod, naming the level')
+})
