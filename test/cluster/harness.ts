@@ -352,6 +352,11 @@ export interface Scenario {
   advance(seconds: number): Promise<void>
   /** `Kind/name` of every object the Challenge controls, sorted. */
   children(name: string): Promise<string[]>
+  /**
+   * Quiescence: every Challenge of the namespace synced once more (a nudge) changes nothing. Returns the children
+   * (`Kind/name`) whose resourceVersion moved, and the writes the stand-in made in those syncs.
+   */
+  resync(): Promise<{ moved: string[]; writes: number }>
   list(path: string): Promise<KubeObject[]>
 }
 
@@ -434,6 +439,33 @@ async function startScenario(t: Test, suite: Suite, name: string, options: Scena
           query: { fieldManager: 'test-clock' },
         })
       }
+    },
+    async resync() {
+      const versions = async () => {
+        const objects = (await Promise.all(CHILD_PATHS.map((path) => scenario.list(path.replace(/\/(\w+)$/, `/namespaces/${ns}/$1`))))).flat()
+        return new Map(objects.filter((o) => (o.metadata.ownerReferences ?? []).length > 0).map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]))
+      }
+      const before = await versions()
+      const names = (await scenario.list(`${base}/challenges`)).map((challenge) => challenge.metadata.name)
+      const fromRequest = suite.requests.length
+      const fromSync = suite.sim?.history.length ?? 0
+      await scenario.advance(0)
+      const nudge = String(nudges)
+      // Synced again: a sync or finalize request for each Challenge that carries the nudge, answered.
+      await eventually(`every Challenge of ${ns} synced after the nudge`, () =>
+        names.every((name) =>
+          suite.requests.slice(fromRequest).some((request) => {
+            const meta = ((request.body.parent ?? {}) as { metadata?: { name?: string; annotations?: Record<string, string> } }).metadata
+            return request.hook !== 'customize' && meta?.name === name && meta.annotations?.['challenge-hooks.test/nudge'] === nudge && request.statusCode !== undefined
+          }),
+        ),
+      )
+      // Whatever those syncs write lands right after their answers.
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      const after = await versions()
+      const moved = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key)).sort()
+      const writes = (suite.sim?.history ?? []).slice(fromSync).filter((r) => r.parent.namespace === ns).reduce((sum, r) => sum + r.writes, 0)
+      return { moved, writes }
     },
     async children(challengeName) {
       const uid = (await scenario.get(challengeName))?.metadata.uid

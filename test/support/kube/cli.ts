@@ -87,7 +87,9 @@ async function test(tapArgs: string[]): Promise<number> {
   process.once('SIGINT', interrupted)
   process.once('SIGTERM', interrupted)
 
-  const code = await run('npx', ['tap', '--disable-coverage', '--jobs=1', '--timeout=900', ...(tapArgs.length > 0 ? tapArgs : ['test/cluster/'])], env)
+  const files = readdirSync(join(repoRoot, 'test/cluster')).filter((file) => file.endsWith('.test.ts')).map((file) => `test/cluster/${file}`)
+  // One file at a time: each runs its own hook server and controller against the one cluster.
+  const code = await run('npx', ['tap', '--disable-coverage', '--jobs=1', '--timeout=900', ...(tapArgs.length > 0 ? tapArgs : files.sort())], env)
   await stop()
   // Nothing left behind: no process the suite started, no temp dir it made.
   const alive = (plane?.pids ?? []).filter(isAlive)
