@@ -137,6 +137,8 @@ export interface Suite extends ClusterEnv {
    * stand-in node, so that the cluster's scheduler and kubelets leave the test pods to the stand-in kubelet.
    */
   runtimeClass: string | undefined
+  /** Warnings the API server gave the stand-in's writes (Metacontroller logs them); empty for the binary. */
+  apiWarnings: Rest['warnings']
   scenario(t: Test, name: string, options?: ScenarioOptions): Promise<Scenario>
 }
 
@@ -245,6 +247,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     recorder,
     requests,
     runtimeClass,
+    apiWarnings: controller.warnings,
     scenario: (tt, name, scenarioOptions) => startScenario(tt, suite, name, scenarioOptions),
   }
   return suite
@@ -253,6 +256,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
 interface RunningController {
   name: 'stand-in' | 'metacontroller'
   sim: Simulator | undefined
+  warnings: Rest['warnings']
   stop(): Promise<void>
 }
 
@@ -270,6 +274,7 @@ async function startStandIn(rest: Rest, hookUrl: string, token: string, clock: O
   return {
     name: 'stand-in',
     sim,
+    warnings: rest.warnings,
     async stop() {
       abort.abort()
       await serving
@@ -304,6 +309,7 @@ async function startMetacontroller(env: ClusterEnv, token: string): Promise<Runn
   return {
     name: 'metacontroller',
     sim: undefined,
+    warnings: [],
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -526,6 +532,7 @@ function namespaceYaml(ns: string, level: 'restricted' | 'baseline'): string {
   return source
     .replace(/^(\s*)(name|namespace): challenges$/gm, `$1$2: ${ns}`)
     .replace('pod-security.kubernetes.io/enforce: restricted', `pod-security.kubernetes.io/enforce: ${level}`)
+    .replace('pod-security.kubernetes.io/warn: restricted', `pod-security.kubernetes.io/warn: ${level}`)
 }
 
 export const STANDIN_RUNTIME_CLASS = 'challenge-hooks-standin'

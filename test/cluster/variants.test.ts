@@ -126,14 +126,24 @@ async function run(t: Test, s: Scenario, variants: Variant[]): Promise<void> {
       const status = await s.until(name, (st) => st.phase === phase && st.reason === reason, `${phase}/${reason}`, 45_000)
       if (variant.endpoint) t.same(status.endpoint, variant.endpoint(status), 'the endpoint')
       if (phase === 'Running') t.ok(status.endpoint, 'an endpoint while Running')
+      // Error ends the run: settled once the teardown is over.
+      if (phase === 'Error') t.same(await eventuallyEmpty(s, name), [], 'torn down')
       await assertAccepted(t, s, name, phase)
     })
   }
   // Settled: one more sync of every instance changes nothing (no child the API server stores differently from
   // the hook's answer, which Metacontroller's three-way merge would rewrite on every sync).
+  if (suite.sim !== undefined) {
+    const warned = suite.apiWarnings.filter((w) => w.path.includes(`/namespaces/${s.ns}/`))
+    t.same(warned.map((w) => `${w.method} ${w.path}: ${w.warning}`), [], 'no warning from the API server on any write of the controller')
+  }
   const { moved, writes } = await s.resync()
   t.same(moved, [], 'quiet: another sync of every instance rewrites no child')
   if (suite.sim !== undefined) t.equal(writes, 0, 'quiet: the stand-in wrote nothing in those syncs')
+}
+
+async function eventuallyEmpty(s: Scenario, name: string): Promise<string[]> {
+  return eventually(`${name} torn down`, async () => ((await s.children(name)).length === 0 ? [] : undefined), async () => (await s.children(name)).join(', ')).catch(() => s.children(name))
 }
 
 /** The children and pods the API server stored, and the status it stored, are what the hook asked for. */
@@ -155,6 +165,7 @@ async function assertAccepted(t: Test, s: Scenario, name: string, phase: string)
   const challenge = settled ?? (await s.get(name))
   const syncErrors = (suite.sim?.history ?? []).filter((r) => r.parent.namespace === s.ns && r.parent.name === name && r.outcome === 'error').flatMap((r) => r.errors)
   t.same(syncErrors, [], 'no child refused by the API server')
+
   const events = await suite.kubectl(['get', 'events', '-n', s.ns, '--field-selector', `involvedObject.name=${name},reason=SyncError`, '-o', 'name'])
   t.equal(events.stdout.trim(), '', 'no SyncError event')
   const children = await s.children(name)
@@ -206,4 +217,8 @@ t.test('a Baseline definition in a restricted namespace: the pods are refused, a
   })()
   t.ok(replicaSets.length > 0, 'the Deployment and its ReplicaSet were accepted')
   t.match(failure, /violates PodSecurity "restricted:latest"/, 'Pod Security refuses the pod, naming the level')
+  if (suite.sim !== undefined) {
+    const warned = suite.apiWarnings.filter((w) => w.path === `/apis/apps/v1/namespaces/${s.ns}/deployments`).map((w) => w.warning)
+    t.match(warned, [/^would violate PodSecurity "restricted:latest"/], 'the API server warned on the Deployment already (Metacontroller logs it)')
+  }
 })

@@ -25,6 +25,8 @@ const KNOWN_REASONS = new Set<string>(['NotFound', 'AlreadyExists', 'Conflict', 
 export class Rest {
   readonly kubeconfig: KubeConfig
   readonly server: URL
+  /** Warnings the API server attached to answers (`Warning:` headers: Pod Security, deprecations), in order. */
+  readonly warnings: Array<{ method: string; path: string; warning: string }> = []
 
   constructor(kubeconfig: KubeConfig) {
     const cluster = kubeconfig.getCurrentCluster()
@@ -80,18 +82,20 @@ export class Rest {
     }
     await this.kubeconfig.applyToHTTPSOptions(requestOptions)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    const { status, text, retryAfter } = await new Promise<{ status: number; text: string; retryAfter: string | undefined }>((resolve, reject) => {
+    const { status, text, retryAfter, warning } = await new Promise<{ status: number; text: string; retryAfter: string | undefined; warning: string | undefined }>((resolve, reject) => {
       const req = send(url, { ...requestOptions, timeout: options.timeoutMs ?? 30_000 }, (res) => {
         let text = ''
         res.setEncoding('utf8')
         res.on('data', (chunk: string) => (text += chunk))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'], warning: res.headers.warning }))
         res.on('error', reject)
       })
       req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: timed out`)))
       req.on('error', reject)
       req.end(body)
     })
+    // RFC 7234 warnings: `299 - "text"`, several joined by commas.
+    for (const match of (warning ?? '').matchAll(/299 \S+ "((?:[^"\\]|\\.)*)"/g)) this.warnings.push({ method, path: url.pathname, warning: (match[1] as string).replace(/\\(.)/g, '$1') })
     const parsed = parse(text)
     if (status >= 200 && status < 300) return { retryAfterSeconds: undefined, result: () => parsed }
     const statusObject = (parsed ?? {}) as { reason?: string; message?: string }
