@@ -79,7 +79,7 @@ export const ConditionType = {
 } as const
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType]
 
-export const ExposeType = { HTTP: 'HTTP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer', Internal: 'Internal' } as const
+export const ExposeType = { HTTP: 'HTTP', TLS: 'TLS', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer', Internal: 'Internal' } as const
 export type ExposeType = (typeof ExposeType)[keyof typeof ExposeType]
 
 export const Defaults = {
@@ -221,6 +221,7 @@ export const DefinitionSpecSchema = Type.Object(
         type: Type.Optional(
           Type.Union([
             Type.Literal('HTTP'),
+            Type.Literal('TLS'),
             Type.Literal('NodePort'),
             Type.Literal('LoadBalancer'),
             Type.Literal('Internal'),
