@@ -191,11 +191,11 @@ function condition(type: string, status: string, reason: string, observedGenerat
 }
 const ACCEPTED = [condition('Accepted', 'True', 'Accepted', 2), condition('ResolvedRefs', 'True', 'ResolvedRefs', 2)]
 
-function tlsRoute(parents: Json[] | undefined, generation = 2): KubeObject {
+function tlsRoute(parents: Json[] | undefined, generation: number | null = 2): KubeObject {
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'TLSRoute',
-    metadata: { name: NAME, namespace: 'challenges', generation },
+    metadata: { name: NAME, namespace: 'challenges', ...(generation === null ? {} : { generation }) },
     spec: {},
     ...(parents === undefined ? {} : { status: { parents } }),
   }
@@ -208,6 +208,7 @@ t.test('routeProblem: only Accepted and ResolvedRefs True, from our Gateway and 
     ['accepted', tlsRoute([{ parentRef: PARENT, controllerName: 'example.net/gw', conditions: ACCEPTED }]), listener, undefined],
     ['group and kind defaulted, namespace the route\'s own', tlsRoute([{ parentRef: { name: 'challenges', sectionName: 'tls' }, conditions: ACCEPTED }]), config({ GATEWAY: 'challenges/challenges', GATEWAY_TLS_LISTENER: 'tls' }), undefined],
     ['no observedGeneration on the conditions', tlsRoute([{ parentRef: PARENT, conditions: [condition('Accepted', 'True', 'Accepted'), condition('ResolvedRefs', 'True', 'ResolvedRefs')] }]), listener, undefined],
+    ['a route without a generation (as a hand-made request may send it)', tlsRoute([{ parentRef: PARENT, conditions: ACCEPTED }], null), listener, undefined],
     ['one of two controllers accepts', tlsRoute([{ parentRef: PARENT, conditions: [condition('Accepted', 'False', 'Other', 2)] }, { parentRef: PARENT, conditions: ACCEPTED }]), listener, undefined],
     ['no status yet', tlsRoute(undefined), listener, `Pending: ${where} has not reported on the TLSRoute yet.`],
     ['a malformed status', { ...tlsRoute(undefined), status: { parents: 'none' } }, listener, `Pending: ${where} has not reported on the TLSRoute yet.`],
