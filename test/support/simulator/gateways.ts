@@ -3,8 +3,8 @@
 // writes. It follows the standard channel's attachment rules (GEP-1364 conditions, reasons from the API's types):
 //   - the listener: by sectionName when the parentRef names one, otherwise every listener of the Gateway;
 //   - the route kind a listener takes: allowedRoutes.kinds, or by protocol (HTTP/HTTPS: HTTPRoute, TLS: TLSRoute);
-//   - the namespaces it takes: allowedRoutes.namespaces.from Same (default), All, or Selector (matchLabels on the
-//     route namespace's labels, `kubernetes.io/metadata.name` included);
+//   - the namespaces it takes: allowedRoutes.namespaces.from Same (default), All, or Selector (on the route
+//     namespace's `kubernetes.io/metadata.name` label: the cluster models no Namespace objects);
 //   - hostnames: a listener's hostname (exact or `*.` wildcard) must match one of the route's;
 //   - ResolvedRefs: every backendRef names a Service of the route's namespace that exists.
 // A parentRef to a Gateway that does not exist gets no entry: no controller speaks for it. Traefik's routes and
@@ -80,7 +80,7 @@ function reconcileRoute(cluster: Cluster, route: KubeObject): void {
   for (const parentRef of spec.parentRefs ?? []) {
     const gateway = cluster.get({ apiVersion: GATEWAY_API, kind: 'Gateway', namespace: parentRef.namespace ?? namespace, name: parentRef.name })
     if (gateway === undefined) continue
-    const accepted = attachment(cluster, route, parentRef, gateway)
+    const accepted = attachment(route, parentRef, gateway)
     const backends = (spec.rules ?? []).flatMap((rule) => rule.backendRefs ?? [])
     const missing = backends.find((ref) => cluster.get({ apiVersion: 'v1', kind: 'Service', namespace, name: ref.name }) === undefined)
     const entry = routeParentStatus(route, parentRef, { accepted, resolvedRefs: missing === undefined ? true : 'BackendNotFound' }, cluster.timestamp())
@@ -90,16 +90,13 @@ function reconcileRoute(cluster: Cluster, route: KubeObject): void {
 }
 
 /** Accepted, or why not: the first listener rule the route fails, in the order the API documents them. */
-function attachment(cluster: Cluster, route: KubeObject, parentRef: ParentRef, gateway: KubeObject): true | string {
+function attachment(route: KubeObject, parentRef: ParentRef, gateway: KubeObject): true | string {
   const listeners = ((gateway.spec as { listeners?: Listener[] }).listeners ?? []).filter(
     (listener) => parentRef.sectionName === undefined || listener.name === parentRef.sectionName,
   )
   if (listeners.length === 0) return 'NoMatchingParent'
   const namespace = route.metadata.namespace as string
-  const namespaceLabels = {
-    ...cluster.get({ apiVersion: 'v1', kind: 'Namespace', namespace: '', name: namespace })?.metadata.labels,
-    'kubernetes.io/metadata.name': namespace,
-  }
+  const namespaceLabels = { 'kubernetes.io/metadata.name': namespace }
   const allowed = listeners.filter((listener) => {
     const kinds = listener.allowedRoutes?.kinds?.map((each) => each.kind) ?? PROTOCOL_KINDS[listener.protocol] ?? []
     const from = listener.allowedRoutes?.namespaces?.from ?? 'Same'
