@@ -50,9 +50,9 @@ export interface Config {
   shutdownDrainMs: number
 }
 
-export const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
+const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
 export type HttpRouting = (typeof HTTP_ROUTINGS)[number]
-export const TLS_ROUTINGS = ['GatewayAPI', 'Traefik'] as const
+const TLS_ROUTINGS = ['GatewayAPI', 'Traefik'] as const
 export type TlsRouting = (typeof TLS_ROUTINGS)[number]
 
 export interface GatewayRef {
@@ -75,8 +75,6 @@ type Env = Record<string, string | undefined>
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
-/** A listener's sectionName (Gateway API SectionName). */
-const SECTION_NAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 /** Traefik entry point names as its static configuration writes them. */
 const ENTRY_POINT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
 /** Label key (optional DNS-subdomain prefix, then a name of at most 63 characters) and label value. */
@@ -225,8 +223,9 @@ export function loadConfig(env: Env = process.env): Config {
     httpRouting,
     tlsRouting: tlsRoutingSet ?? 'GatewayAPI',
     gateway,
-    gatewayHttpListener: matching(env, 'GATEWAY_HTTP_LISTENER', SECTION_NAME, 'a listener name (sectionName)'),
-    gatewayTlsListener: matching(env, 'GATEWAY_TLS_LISTENER', SECTION_NAME, 'a listener name (sectionName)'),
+    // A listener's name (the routes' sectionName) is a DNS subdomain.
+    gatewayHttpListener: matching(env, 'GATEWAY_HTTP_LISTENER', DNS_SUBDOMAIN, 'a listener name (sectionName)'),
+    gatewayTlsListener: matching(env, 'GATEWAY_TLS_LISTENER', DNS_SUBDOMAIN, 'a listener name (sectionName)'),
     traefikHttpEntryPoint: matching(env, 'TRAEFIK_HTTP_ENTRYPOINT', ENTRY_POINT, 'an entry point name') ?? 'websecure',
     traefikTlsEntryPoint: matching(env, 'TRAEFIK_TLS_ENTRYPOINT', ENTRY_POINT, 'an entry point name') ?? 'tcpsecure',
     tlsBaseDomain: hostDomain(env, 'TLS_BASE_DOMAIN') ?? baseDomain,

@@ -19,7 +19,7 @@ export const MANAGED_BY = 'challenge-hooks'
 
 /**
  * The child rules of the CompositeController (manifests/compositecontroller.yaml), as Metacontroller names their
- * groups in a request: one group per rule, `{}` when empty.
+ * groups in a request: one group per rule, `{}` when empty. A routing component adds its route's (routes.ts).
  */
 export const CHILD_GROUPS = [
   'Secret.v1',
