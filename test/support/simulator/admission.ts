@@ -4,9 +4,18 @@
 import { firstFree, fnv1a, isObject, type JsonObject } from './json.js'
 import { labelMatcher, type KubeObject, type LabelSelector } from './objects.js'
 
-export type ApiErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid'
+/** The in-memory cluster raises the first four; a real API server (test/support/kube) any Status reason. */
+export type ApiErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid' | 'Forbidden' | 'BadRequest' | 'Unknown'
 
-const HTTP_STATUS: Record<ApiErrorReason, number> = { NotFound: 404, AlreadyExists: 409, Conflict: 409, Invalid: 422 }
+const HTTP_STATUS: Record<ApiErrorReason, number> = {
+  NotFound: 404,
+  AlreadyExists: 409,
+  Conflict: 409,
+  Invalid: 422,
+  Forbidden: 403,
+  BadRequest: 400,
+  Unknown: 500,
+}
 
 /** An API server rejection, with the reason and HTTP status a real one would give. */
 export class ApiError extends Error {
@@ -14,10 +23,11 @@ export class ApiError extends Error {
   constructor(
     readonly reason: ApiErrorReason,
     message: string,
+    status?: number,
   ) {
     super(message)
     this.name = 'ApiError'
-    this.status = HTTP_STATUS[reason]
+    this.status = status ?? HTTP_STATUS[reason]
   }
 }
 

@@ -18,10 +18,11 @@ export type { ParentRef, RouteConditionInput } from './gateways.js'
 export { httpTransport, injectTransport, jsonResponse } from './hooks.js'
 export type { EndpointOptions, HookName, HookResponse, HookTransport, HttpOptions, Injectable } from './hooks.js'
 export { LAST_APPLIED } from './merge.js'
-export { RESOURCES, groupName, labelMatcher } from './objects.js'
+export { RESOURCES, groupName, labelMatcher, resourceByKind, resourceByName } from './objects.js'
 export type { KubeObject, LabelSelector, ObjectMeta, ObjectRef, OwnerReference } from './objects.js'
 export type { HookVersion } from './related.js'
 export type { RelatedRule, SyncAnswer } from './response.js'
+export type { Awaitable, ClusterBackend } from './backend.js'
 export { Simulator } from './simulator.js'
 export type {
   CompositeController,

@@ -1,7 +1,7 @@
 // Customize-hook rules (relatedResources) resolved like Metacontroller's customize manager. One predicate per
 // rule serves both directions: listing the related objects for a request, and deciding which parents to
 // resync when an object changes.
-import type { Cluster } from './cluster.js'
+import type { ClusterBackend } from './backend.js'
 import { labelMatcher, resourceByName, type KubeObject, type ResourceType } from './objects.js'
 import type { RelatedRule } from './response.js'
 
@@ -48,6 +48,6 @@ export function resolveRule(rule: RelatedRule, parent: KubeObject, version: Hook
   }
 }
 
-export function listRelated(cluster: Cluster, rule: ResolvedRule): KubeObject[] {
+export function listRelated(cluster: Pick<ClusterBackend, 'list'>, rule: ResolvedRule): KubeObject[] {
   return cluster.list(rule.resource.apiVersion, rule.resource.kind).filter(rule.matches)
 }

@@ -1,9 +1,12 @@
 // A stand-in for Metacontroller's CompositeController (v4.17): one parent kind, its child rules, its hooks.
 // It follows pkg/controller/composite (sync, syncParentObject, claimChildren, updateParentStatus),
 // pkg/controller/common (ManageChildren with dynamic apply) and pkg/hooks (status codes, 429, ETag, strict mode),
-// against the in-memory Cluster and a HookTransport, one sync at a time on a virtual clock.
-import type { Cluster, WatchEvent } from './cluster.js'
+// against a ClusterBackend (the in-memory Cluster on a virtual clock, or a real API server) and a HookTransport,
+// one sync at a time. Tests drive it step by step (runUntilQuiet, advance); against a real API server, whose
+// events arrive on their own, serve() runs it as a controller until stopped.
+import type { WatchEvent } from './cluster.js'
 import { ApiError } from './admission.js'
+import type { Awaitable, ClusterBackend } from './backend.js'
 import type { HookName, HookResponse, HookTransport } from './hooks.js'
 import { deepCopy, deepEqual, isObject, sortKeys, type JsonObject } from './json.js'
 import { applyUpdate, setLastApplied } from './merge.js'
@@ -121,7 +124,10 @@ interface CustomizeEntry {
 }
 
 const CUSTOMIZE_CACHE_MS = 20 * 60 * 1000
+/** client-go's retry.DefaultBackoff: Metacontroller's AtomicUpdate tries a conflicting write this often. */
+const CONFLICT_ATTEMPTS = 4
 const GC_FINALIZERS = ['foregroundDeletion', 'orphan']
+const BENIGN_CHILD_ERRORS = new Set(['NotFound', 'AlreadyExists', 'Conflict'])
 const MANAGER = 'metacontroller'
 
 class RetryAfter extends Error {
@@ -136,7 +142,7 @@ export class Simulator {
   /** total API requests sent (see SyncResult.writes) */
   writes = 0
 
-  readonly #cluster: Cluster
+  readonly #cluster: ClusterBackend
   readonly #transport: HookTransport
   readonly #options: SimulatorOptions
   readonly #controller: CompositeController
@@ -149,8 +155,10 @@ export class Simulator {
   readonly #unwatch: () => void
   /** resyncPeriodSeconds: when every parent is next re-queued */
   readonly #periodic: { everyMs: number; nextMs: number } | undefined
+  /** serve(): wakes the loop when a watch event queues a parent */
+  #wake: (() => void) | undefined
 
-  constructor(controller: CompositeController, cluster: Cluster, transport: HookTransport, options: SimulatorOptions = {}) {
+  constructor(controller: CompositeController, cluster: ClusterBackend, transport: HookTransport, options: SimulatorOptions = {}) {
     this.#cluster = cluster
     this.#transport = transport
     this.#options = options
@@ -219,16 +227,40 @@ export class Simulator {
       const due = [this.#queue.nextDue(), this.#periodic?.nextMs].filter((t): t is number => t !== undefined && t <= targetMs)
       if (due.length === 0) break
       this.#moveClockTo(Math.min(...due))
-      if (this.#periodic !== undefined && this.#periodic.nextMs <= this.#nowMs()) {
-        // The parent informer's resync re-queues every parent.
-        for (const parent of this.#parents()) this.#queue.add(keyOf(parent))
-        this.#periodic.nextMs += this.#periodic.everyMs
-      }
+      this.#queueDue()
       await this.runUntilQuiet(options)
     }
     this.#moveClockTo(targetMs)
     await this.runUntilQuiet(options)
     return this.writes - before
+  }
+
+  /**
+   * Runs as a controller until `signal` aborts: every queued sync as it falls due on the backend's clock, waiting
+   * for watch events in between. For a real API server, whose events arrive on their own.
+   */
+  async serve(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      this.#queueDue()
+      const key = this.#queue.take()
+      if (key !== undefined) {
+        await this.#reconcileKey(key)
+        continue
+      }
+      const due = [this.#queue.nextDue(), this.#periodic?.nextMs].filter((t): t is number => t !== undefined)
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', done)
+          this.#wake = undefined
+          resolve()
+        }
+        // Timers are capped so that a moved virtual clock is noticed within a second.
+        const timer = setTimeout(done, Math.min(due.length === 0 ? 1000 : Math.min(...due) - this.#nowMs(), 1000))
+        signal.addEventListener('abort', done)
+        this.#wake = done
+      })
+    }
   }
 
   /** One sync of one parent, now, whatever the queue holds (a queued sync of it is taken off the queue). */
@@ -287,14 +319,14 @@ export class Simulator {
       result.outcome = 'notFound'
       return
     }
-    parent = this.#syncFinalizer(parent, result)
+    parent = await this.#syncFinalizer(parent, result)
     const finalizing = this.#hook('finalize') !== undefined && parent.metadata.deletionTimestamp !== undefined
     const hookName = finalizing ? 'finalize' : 'sync'
     result.hook = hookName
     const version = this.#version(hookName)
 
     const selector = this.#selector(parent)
-    const observed = this.#claimChildren(parent, selector, result)
+    const observed = await this.#claimChildren(parent, selector, result)
     const related = await this.#relatedObjects(parent, version, result)
     const request: SyncRequest = {
       controller: deepCopy(this.#controller),
@@ -316,15 +348,15 @@ export class Simulator {
     }
     if (answer.finalized) {
       if (!finalizing) result.warnings.push('finalized: true in a sync answer removes the finalizer, which is added back next sync (it flaps)')
-      parent = this.#removeFinalizer(parent, result)
+      parent = await this.#removeFinalizer(parent, result)
     }
 
     const desired = this.#desiredChildren(parent, answer.children ?? [], selector)
     const manageErrors: string[] = []
     if (parent.metadata.deletionTimestamp === undefined || this.#shouldFinalize(parent)) {
-      this.#manageChildren(parent, observed.flatMap(([, objects]) => objects), desired, result, manageErrors)
+      await this.#manageChildren(parent, observed.flatMap(([, objects]) => objects), desired, result, manageErrors)
     }
-    this.#updateStatus(parent, answer.status, result)
+    await this.#updateStatus(parent, answer.status, result)
     if (manageErrors.length > 0) {
       throw new Error(`can't reconcile children for ${describe(refOf(parent))}: ${manageErrors.join('; ')}`)
     }
@@ -332,25 +364,62 @@ export class Simulator {
 
   // ---- finalizer (pkg/controller/common/finalizer) ----
 
-  #syncFinalizer(parent: KubeObject, result: SyncResult): KubeObject {
+  async #syncFinalizer(parent: KubeObject, result: SyncResult): Promise<KubeObject> {
     const has = (parent.metadata.finalizers ?? []).includes(this.#finalizer)
     const enabled = this.#hook('finalize') !== undefined
     if (has === enabled) return parent
     if (!enabled) return this.#removeFinalizer(parent, result)
     // No new finalizer on an object that is already going away.
     if (parent.metadata.deletionTimestamp !== undefined) return parent
-    parent.metadata.finalizers = [...(parent.metadata.finalizers ?? []), this.#finalizer]
-    result.finalizerAdded = true
-    return this.#write(result, () => this.#cluster.update(parent, MANAGER))
+    const { object, written } = await this.#atomicUpdate(result, parent, 'main', (current) => {
+      const finalizers = current.metadata.finalizers ?? []
+      if (finalizers.includes(this.#finalizer)) return false
+      current.metadata.finalizers = [...finalizers, this.#finalizer]
+      return true
+    })
+    result.finalizerAdded = written
+    return object
   }
 
-  #removeFinalizer(parent: KubeObject, result: SyncResult): KubeObject {
-    const finalizers = parent.metadata.finalizers ?? []
-    if (!finalizers.includes(this.#finalizer)) return parent
-    parent.metadata.finalizers = finalizers.filter((f) => f !== this.#finalizer)
-    result.finalizerRemoved = true
+  async #removeFinalizer(parent: KubeObject, result: SyncResult): Promise<KubeObject> {
+    if (!(parent.metadata.finalizers ?? []).includes(this.#finalizer)) return parent
     // The last finalizer of a deleted object: the API server removes it and answers with its final state.
-    return this.#write(result, () => this.#cluster.update(parent, MANAGER))
+    const { object, written } = await this.#atomicUpdate(result, parent, 'main', (current) => {
+      const finalizers = current.metadata.finalizers ?? []
+      if (!finalizers.includes(this.#finalizer)) return false
+      current.metadata.finalizers = finalizers.filter((f) => f !== this.#finalizer)
+      return true
+    })
+    result.finalizerRemoved = written
+    return object
+  }
+
+  /**
+   * dynamic clientset AtomicUpdate / AtomicStatusUpdate: a live GET (not the cache), the change, the write; on a
+   * conflict, all again. NotFound when the object was replaced by another of the same name.
+   */
+  async #atomicUpdate(
+    result: SyncResult,
+    orig: KubeObject,
+    target: 'main' | 'status',
+    change: (current: KubeObject) => boolean,
+  ): Promise<{ object: KubeObject; written: boolean }> {
+    const ref = refOf(orig)
+    for (let attempt = 1; ; attempt++) {
+      const current = await (this.#cluster.read?.(ref) ?? this.#cluster.get(ref))
+      if (current === undefined || current.metadata.uid !== orig.metadata.uid) {
+        throw new ApiError('NotFound', `${ref.kind} "${ref.name}" not found`)
+      }
+      if (!change(current)) return { object: current, written: false }
+      try {
+        const object = await this.#write(result, () =>
+          target === 'status' ? this.#cluster.updateStatus(current, MANAGER) : this.#cluster.update(current, MANAGER),
+        )
+        return { object, written: true }
+      } catch (error) {
+        if (!(error instanceof ApiError && error.reason === 'Conflict') || attempt === CONFLICT_ATTEMPTS) throw error
+      }
+    }
   }
 
   #shouldFinalize(parent: KubeObject): boolean {
@@ -376,7 +445,7 @@ export class Simulator {
     return labelMatcher(selector)
   }
 
-  #claimChildren(parent: KubeObject, selector: LabelMatcher, result: SyncResult): Array<[ChildRule, KubeObject[]]> {
+  async #claimChildren(parent: KubeObject, selector: LabelMatcher, result: SyncResult): Promise<Array<[ChildRule, KubeObject[]]>> {
     const claimed: Array<[ChildRule, KubeObject[]]> = []
     const parentDeleting = parent.metadata.deletionTimestamp !== undefined
     for (const rule of this.#children) {
@@ -390,13 +459,13 @@ export class Simulator {
           else if (!parentDeleting) {
             // Owned but no longer selected: let go of it.
             obj.metadata.ownerReferences = (obj.metadata.ownerReferences as OwnerReference[]).filter((ref) => ref.uid !== parent.metadata.uid)
-            this.#write(result, () => this.#cluster.update(obj, MANAGER))
+            await this.#write(result, () => this.#cluster.update(obj, MANAGER))
             result.released.push(refOf(obj))
           }
         } else if (matches && !parentDeleting && obj.metadata.deletionTimestamp === undefined) {
           // An orphan the parent's selector matches: adopt it.
           obj.metadata.ownerReferences = [...(obj.metadata.ownerReferences ?? []), controllerRefTo(parent)]
-          children.push(this.#write(result, () => this.#cluster.update(obj, MANAGER)))
+          children.push(await this.#write(result, () => this.#cluster.update(obj, MANAGER)))
           result.adopted.push(refOf(obj))
         }
       }
@@ -423,12 +492,12 @@ export class Simulator {
   }
 
   /** common.ManageChildren: delete what is no longer desired, then create or update per update strategy. */
-  #manageChildren(parent: KubeObject, observed: KubeObject[], desired: KubeObject[], result: SyncResult, errors: string[]): void {
+  async #manageChildren(parent: KubeObject, observed: KubeObject[], desired: KubeObject[], result: SyncResult, errors: string[]): Promise<void> {
     const sameObject = (a: KubeObject, b: KubeObject) =>
       a.apiVersion === b.apiVersion && a.kind === b.kind && a.metadata.namespace === b.metadata.namespace && a.metadata.name === b.metadata.name
     for (const child of observed) {
       if (child.metadata.deletionTimestamp !== undefined || desired.some((d) => sameObject(d, child))) continue
-      this.#tryWrite(result, errors, refOf(child), () => this.#cluster.delete(refOf(child), { uid: child.metadata.uid }), result.deleted)
+      await this.#tryWrite(result, errors, refOf(child), () => this.#cluster.delete(refOf(child), { uid: child.metadata.uid }), result.deleted)
     }
     for (const child of desired) {
       const ref = refOf(child)
@@ -448,15 +517,15 @@ export class Simulator {
         setLastApplied(child, child)
         child.metadata.ownerReferences = [...(child.metadata.ownerReferences ?? [])]
         if (!child.metadata.ownerReferences.some((o) => o.uid === parent.metadata.uid)) child.metadata.ownerReferences.push(controllerRefTo(parent))
-        this.#tryWrite(result, errors, ref, () => this.#cluster.create(child, MANAGER), result.created)
+        await this.#tryWrite(result, errors, ref, () => this.#cluster.create(child, MANAGER), result.created)
         continue
       }
       // Observed children are of this controller's child types, so the rule exists.
-      this.#updateChild(current, child, (rule as ChildRule).method, result, errors)
+      await this.#updateChild(current, child, (rule as ChildRule).method, result, errors)
     }
   }
 
-  #updateChild(observed: KubeObject, desired: KubeObject, method: UpdateMethod, result: SyncResult, errors: string[]): void {
+  async #updateChild(observed: KubeObject, desired: KubeObject, method: UpdateMethod, result: SyncResult, errors: string[]): Promise<void> {
     const ref = refOf(observed)
     let merged: KubeObject
     try {
@@ -472,11 +541,11 @@ export class Simulator {
       case 'Recreate':
       case 'RollingRecreate':
         // Deleted now, created by a later sync once it is gone.
-        this.#tryWrite(result, errors, ref, () => this.#cluster.delete(ref, { uid: observed.metadata.uid }), result.deleted)
+        await this.#tryWrite(result, errors, ref, () => this.#cluster.delete(ref, { uid: observed.metadata.uid }), result.deleted)
         return
       case 'InPlace':
       case 'RollingInPlace':
-        this.#tryWrite(result, errors, ref, () => this.#cluster.update(merged, MANAGER), result.updated)
+        await this.#tryWrite(result, errors, ref, () => this.#cluster.update(merged, MANAGER), result.updated)
         return
       default:
         errors.push(`invalid update strategy for ${observed.kind}: unknown method "${String(method)}"`)
@@ -485,13 +554,20 @@ export class Simulator {
 
   // ---- status (updateParentStatus) ----
 
-  #updateStatus(parent: KubeObject, status: JsonObject | null, result: SyncResult): void {
+  async #updateStatus(parent: KubeObject, status: JsonObject | null, result: SyncResult): Promise<void> {
     const next = { ...(status ?? {}), observedGeneration: parent.metadata.generation }
-    const current = this.#cluster.get(refOf(parent))
-    // Gone (its last finalizer was just removed): nothing to write.
-    if (current === undefined || deepEqual(current.status, next)) return
-    result.statusWritten = true
-    this.#write(result, () => this.#cluster.updateStatus({ ...current, status: next }, MANAGER))
+    try {
+      const { written } = await this.#atomicUpdate(result, parent, 'status', (current) => {
+        if (deepEqual(current.status, next)) return false
+        current.status = next
+        return true
+      })
+      result.statusWritten = written
+    } catch (error) {
+      // Gone (its last finalizer was just removed), or changed again since: the next sync writes it.
+      if (error instanceof ApiError && (error.reason === 'NotFound' || error.reason === 'Conflict')) return
+      throw error
+    }
   }
 
   // ---- hooks ----
@@ -600,6 +676,12 @@ export class Simulator {
   // ---- watch: which parents a change concerns ----
 
   #onEvent(event: WatchEvent): void {
+    const queued = this.#queue.ready().length
+    this.#route(event)
+    if (this.#queue.ready().length > queued) this.#wake?.()
+  }
+
+  #route(event: WatchEvent): void {
     const obj = event.object
     if (obj.apiVersion === this.#parent.apiVersion && obj.kind === this.#parent.kind) {
       if (!this.#ignoredParentChange(event)) this.#queue.add(keyOf(obj))
@@ -660,19 +742,23 @@ export class Simulator {
 
   // ---- helpers ----
 
-  #write<T>(result: SyncResult, write: () => T): T {
+  async #write<T>(result: SyncResult, write: () => Awaitable<T>): Promise<T> {
     this.writes += 1
     result.writes += 1
     return write()
   }
 
-  /** A child write; API errors are collected (the sync still writes status), NotFound/AlreadyExists/Conflict are benign. */
-  #tryWrite(result: SyncResult, errors: string[], ref: ObjectRef, write: () => unknown, done: ObjectRef[]): void {
+  /**
+   * A child write; API errors are collected (the sync still writes status). As in Metacontroller's ManageChildren,
+   * a child already gone (NotFound), already there (AlreadyExists) or changed since it was read (Conflict) is no
+   * error: the next sync sees the new state. Anything else (Invalid, Forbidden, ...) is.
+   */
+  async #tryWrite(result: SyncResult, errors: string[], ref: ObjectRef, write: () => unknown, done: ObjectRef[]): Promise<void> {
     try {
-      this.#write(result, write)
+      await this.#write(result, write)
       done.push(ref)
     } catch (error) {
-      if (error instanceof ApiError && error.reason !== 'Invalid') return
+      if (error instanceof ApiError && BENIGN_CHILD_ERRORS.has(error.reason)) return
       errors.push(`${describe(ref)}: ${(error as Error).message}`)
     }
   }
@@ -687,6 +773,15 @@ export class Simulator {
 
   #nowMs(): number {
     return this.#cluster.now().getTime()
+  }
+
+  /** Delayed syncs whose time has come, and the parent informer's periodic resync (resyncPeriodSeconds). */
+  #queueDue(): void {
+    this.#queue.promote(this.#nowMs())
+    if (this.#periodic !== undefined && this.#periodic.nextMs <= this.#nowMs()) {
+      for (const parent of this.#parents()) this.#queue.add(keyOf(parent))
+      this.#periodic.nextMs += this.#periodic.everyMs
+    }
   }
 
   #moveClockTo(ms: number): void {

@@ -1,0 +1,69 @@
+// An operator's first contact, against a real API server: `kubectl apply --server-side -k manifests/` with no
+// error and no warning, the CRDs structural and established, the admission policy type-checked without a
+// warning, and the examples accepted.
+import t from 'tap'
+import { kubectlOk } from '../support/kube/kubectl.js'
+import { eventually } from '../support/kube/eventually.js'
+import { connect, install, type Json } from './harness.js'
+import { repoRoot } from '../support/kube/controlplane.js'
+
+const env = await connect(t)
+
+t.test('kubectl apply --server-side -k manifests/: every object applied, no warning', async (t) => {
+  const { stdout, stderr } = await install(env)
+  t.equal(stderr, '', 'kubectl printed no warning')
+  const lines = stdout.trim().split('\n')
+  t.ok(lines.length >= 15, `every object is reported (${lines.length})`)
+  for (const line of lines) t.match(line, /^\S+ serverside-applied$/, line)
+  for (const object of ['customresourcedefinition.apiextensions.k8s.io/challenges.challenge-hooks.dev', 'compositecontroller.metacontroller.k8s.io/challenge-hooks', 'validatingadmissionpolicy.admissionregistration.k8s.io/challenge-hooks-challenge-labels']) {
+    t.ok(lines.includes(`${object} serverside-applied`), `${object} applied`)
+  }
+  // A second apply changes nothing and still warns about nothing.
+  const again = await install(env)
+  t.equal(again.stderr, '', 'a second apply prints no warning either')
+})
+
+t.test('the CRDs are structural, their names accepted, established', async (t) => {
+  for (const name of ['challenges.challenge-hooks.dev', 'challengedefinitions.challenge-hooks.dev']) {
+    const crd = await env.rest.get<{ status: { conditions: Json[] } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)
+    const conditions = Object.fromEntries(crd.status.conditions.map((c) => [c.type, c.status]))
+    t.equal(conditions.Established, 'True', `${name}: Established`)
+    t.equal(conditions.NamesAccepted, 'True', `${name}: NamesAccepted`)
+    t.notOk('NonStructuralSchema' in conditions, `${name}: no NonStructuralSchema condition`)
+  }
+})
+
+t.test('the label admission policy type-checks against the Challenge schema without a warning', async (t) => {
+  const policy = await eventually(
+    'the policy to be type-checked',
+    async () => {
+      const vap = await env.rest.get<{ metadata: { generation: number }; status?: { observedGeneration?: number; typeChecking?: Json } }>(
+        '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/challenge-hooks-challenge-labels',
+      )
+      return vap.status?.observedGeneration === vap.metadata.generation ? vap : undefined
+    },
+  )
+  t.same(policy.status?.typeChecking, {}, 'type-checked (by kube-controller-manager), no expression warnings')
+  const binding = await env.rest.get<{ spec: Json }>('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/challenge-hooks-challenge-labels')
+  t.same(binding.spec.validationActions, ['Deny'])
+})
+
+t.test('the examples apply, and are what a kubectl get shows', async (t) => {
+  const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '-k', 'manifests/examples/'], { cwd: repoRoot })
+  t.equal(applied.stderr, '', 'no warning')
+  t.same(
+    applied.stdout.trim().split('\n').sort(),
+    [
+      'challenge.challenge-hooks.dev/pwn-echo-u-alice serverside-applied',
+      'challenge.challenge-hooks.dev/web-login-u-alice serverside-applied',
+      'challengedefinition.challenge-hooks.dev/pwn-echo serverside-applied',
+      'challengedefinition.challenge-hooks.dev/web-login serverside-applied',
+    ],
+  )
+  const definitions = await kubectlOk(env.kubectl, ['get', 'chaldef', '-n', 'challenges', '-o', 'wide'])
+  t.match(definitions.stdout, /^NAME\s+DISPLAY NAME\s+EXPOSE\s+PORT\s+LIFETIME\s+EGRESS\s+PROFILE\s+AGE\n/, 'columns of kubectl get chaldef -o wide')
+  t.match(definitions.stdout, /\npwn-echo\s+Pwn Echo\s+NodePort\s+1337\s+3600\s+None\s+Restricted\s+\d+s\n/, 'pwn-echo, defaults filled in')
+  t.match(definitions.stdout, /\nweb-login\s+Web Login\s+HTTP\s+8080\s+1800\s+DNS\s+Restricted\s+\d+s\n/, 'web-login')
+  // Gone again before any controller runs: no finalizer yet, so they go at once.
+  await kubectlOk(env.kubectl, ['delete', '-k', 'manifests/examples/', '--wait=true'], { cwd: repoRoot })
+})
