@@ -76,8 +76,13 @@ export function routingProblem(type: 'HTTP' | 'TLS', config: Config, childGroups
   return undefined
 }
 
-function parentRef(gateway: GatewayRef, listener: string | undefined): { namespace: string; name: string; sectionName?: string } {
-  return { namespace: gateway.namespace, name: gateway.name, ...(listener === undefined ? {} : { sectionName: listener }) }
+/** A Gateway API route's spec: attached to the shared Gateway (one listener, or any), the host to the Service. */
+function gatewayRouteSpec(target: RouteTarget, gateway: GatewayRef, listener: string | undefined) {
+  return {
+    parentRefs: [{ namespace: gateway.namespace, name: gateway.name, ...(listener === undefined ? {} : { sectionName: listener }) }],
+    hostnames: [target.host],
+    rules: [{ backendRefs: [{ name: target.service.name, port: target.service.port }] }],
+  }
 }
 
 export function ingress(target: RouteTarget, config: Config): IIngress & DesiredChild {
@@ -107,11 +112,7 @@ export function httpRoute(target: RouteTarget, gateway: GatewayRef, config: Conf
     apiVersion: GATEWAY_API_VERSION,
     kind: 'HTTPRoute',
     metadata: target.metadata,
-    spec: {
-      parentRefs: [parentRef(gateway, config.gatewayHttpListener)],
-      hostnames: [target.host],
-      rules: [{ backendRefs: [{ name: target.service.name, port: target.service.port }] }],
-    },
+    spec: gatewayRouteSpec(target, gateway, config.gatewayHttpListener),
   }
 }
 
@@ -121,11 +122,7 @@ export function tlsRoute(target: RouteTarget, gateway: GatewayRef, config: Confi
     apiVersion: GATEWAY_API_VERSION,
     kind: 'TLSRoute',
     metadata: target.metadata,
-    spec: {
-      parentRefs: [parentRef(gateway, config.gatewayTlsListener)],
-      hostnames: [target.host],
-      rules: [{ backendRefs: [{ name: target.service.name, port: target.service.port }] }],
-    },
+    spec: gatewayRouteSpec(target, gateway, config.gatewayTlsListener),
   }
 }
 
