@@ -23,6 +23,20 @@ export interface Config {
   ingressClassName: string | undefined
   ingressTlsSecret: string | undefined
   ingressNamespace: string
+  /** Labels of the proxy's pods inside INGRESS_NAMESPACE (INGRESS_POD_SELECTOR), when the namespace holds others. */
+  ingressPodSelector: Record<string, string> | undefined
+  /** Which object routes HTTP instances, and which routes TLS instances by SNI. */
+  httpRouting: HttpRouting
+  tlsRouting: TlsRouting
+  /** The shared Gateway (GATEWAY=<namespace>/<name>) of GatewayAPI routing. */
+  gateway: GatewayRef | undefined
+  gatewayHttpListener: string | undefined
+  gatewayTlsListener: string | undefined
+  traefikHttpEntryPoint: string
+  traefikTlsEntryPoint: string
+  /** Hosts of TLS instances are <instanceId>.<tlsBaseDomain>, reached on tlsPort. */
+  tlsBaseDomain: string
+  tlsPort: number
   publicHost: string
   ownerBudget: number
   bodyLimit: number
@@ -34,6 +48,16 @@ export interface Config {
   maxInFlight: number
   /** On SIGTERM: time between failing readiness and closing, for the Service to stop sending traffic. */
   shutdownDrainMs: number
+}
+
+const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
+export type HttpRouting = (typeof HTTP_ROUTINGS)[number]
+const TLS_ROUTINGS = ['GatewayAPI', 'Traefik'] as const
+export type TlsRouting = (typeof TLS_ROUTINGS)[number]
+
+export interface GatewayRef {
+  namespace: string
+  name: string
 }
 
 export class ConfigError extends Error {
@@ -51,6 +75,13 @@ type Env = Record<string, string | undefined>
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/
+/** Traefik entry point names as its static configuration writes them. */
+const ENTRY_POINT = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/
+/** Label key (optional DNS-subdomain prefix, then a name of at most 63 characters) and label value. */
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/
+/** Hosts are `<16 hex instance id>.<domain>`: the domain leaves room for the id within 253 characters. */
+const MAX_HOST_DOMAIN = 253 - 17
 
 function text(env: Env, name: string): string | undefined {
   const value = env[name]
@@ -82,6 +113,48 @@ function byteSize(env: Env, name: string, fallback: number): number {
   const bytes = Number(match[1]) * (units[(match[2] ?? 'b').toLowerCase()] as number)
   if (bytes < 1024 || bytes > 256 * 1024 * 1024) throw new ConfigError(name, 'must be between 1KiB and 256MiB')
   return bytes
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[]): T | undefined {
+  const value = text(env, name)
+  if (value !== undefined && !values.includes(value as T)) {
+    throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`)
+  }
+  return value as T | undefined
+}
+
+function hostDomain(env: Env, name: string): string | undefined {
+  const value = matching(env, name, DNS_SUBDOMAIN, 'a DNS name such as ctf.example.org')
+  if (value !== undefined && value.length > MAX_HOST_DOMAIN) {
+    throw new ConfigError(name, `must be at most ${MAX_HOST_DOMAIN} characters, so <instance id>.${name} is a valid host`)
+  }
+  return value
+}
+
+/** GATEWAY=<namespace>/<name>. */
+function gatewayRef(env: Env): GatewayRef | undefined {
+  const raw = text(env, 'GATEWAY')
+  if (raw === undefined) return undefined
+  const [namespace = '', name = '', ...rest] = raw.split('/')
+  if (rest.length > 0 || !DNS_LABEL.test(namespace) || !DNS_SUBDOMAIN.test(name)) {
+    throw new ConfigError('GATEWAY', `must be <namespace>/<name> of the shared Gateway, such as gateway-system/ctf, got "${raw}"`)
+  }
+  return { namespace, name }
+}
+
+/** INGRESS_POD_SELECTOR=key=value[,key=value]: labels every proxy pod carries. */
+function podSelector(env: Env, name: string): Record<string, string> | undefined {
+  const raw = text(env, name)
+  if (raw === undefined) return undefined
+  const labels: Record<string, string> = {}
+  for (const entry of raw.split(',')) {
+    const [key = '', value, ...rest] = entry.trim().split('=')
+    if (value === undefined || rest.length > 0 || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) {
+      throw new ConfigError(name, `"${entry.trim()}" is not a label such as app.kubernetes.io/name=traefik`)
+    }
+    labels[key] = value
+  }
+  return labels
 }
 
 function cidrs(env: Env, name: string): string[] {
@@ -122,6 +195,17 @@ export function loadConfig(env: Env = process.env): Config {
   if (hookTokenPrevious !== undefined && hookToken === undefined) {
     throw new ConfigError('HOOK_TOKEN_PREVIOUS', 'is only accepted beside HOOK_TOKEN (during a rotation)')
   }
+  const baseDomain = hostDomain(env, 'BASE_DOMAIN') ?? 'challenges.localhost'
+  const httpRouting = oneOf(env, 'HTTP_ROUTING', HTTP_ROUTINGS) ?? 'Ingress'
+  const tlsRoutingSet = oneOf(env, 'TLS_ROUTING', TLS_ROUTINGS)
+  const gateway = gatewayRef(env)
+  // An explicit GatewayAPI routing cannot work without its Gateway. TLS_ROUTING's default (GatewayAPI) alone does
+  // not require one, so a server for HTTP and netcat challenges starts without it; TLS challenges are then refused.
+  for (const [variable, routing] of [['HTTP_ROUTING', httpRouting], ['TLS_ROUTING', tlsRoutingSet]] as const) {
+    if (routing === 'GatewayAPI' && gateway === undefined) {
+      throw new ConfigError('GATEWAY', `is required when ${variable}=GatewayAPI: <namespace>/<name> of the shared Gateway`)
+    }
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '0.0.0.0',
@@ -131,10 +215,21 @@ export function loadConfig(env: Env = process.env): Config {
     flagSecretIsDevelopmentDefault: flagSecret === undefined,
     hookToken,
     hookTokenPrevious,
-    baseDomain: matching(env, 'BASE_DOMAIN', DNS_SUBDOMAIN, 'a DNS name such as ctf.example.org') ?? 'challenges.localhost',
+    baseDomain,
     ingressClassName: matching(env, 'INGRESS_CLASS_NAME', DNS_SUBDOMAIN, 'an IngressClass name'),
     ingressTlsSecret: matching(env, 'INGRESS_TLS_SECRET', DNS_SUBDOMAIN, 'a Secret name'),
     ingressNamespace: matching(env, 'INGRESS_NAMESPACE', DNS_LABEL, 'a namespace name') ?? 'ingress-nginx',
+    ingressPodSelector: podSelector(env, 'INGRESS_POD_SELECTOR'),
+    httpRouting,
+    tlsRouting: tlsRoutingSet ?? 'GatewayAPI',
+    gateway,
+    // A listener's name (the routes' sectionName) is a DNS subdomain.
+    gatewayHttpListener: matching(env, 'GATEWAY_HTTP_LISTENER', DNS_SUBDOMAIN, 'a listener name (sectionName)'),
+    gatewayTlsListener: matching(env, 'GATEWAY_TLS_LISTENER', DNS_SUBDOMAIN, 'a listener name (sectionName)'),
+    traefikHttpEntryPoint: matching(env, 'TRAEFIK_HTTP_ENTRYPOINT', ENTRY_POINT, 'an entry point name') ?? 'websecure',
+    traefikTlsEntryPoint: matching(env, 'TRAEFIK_TLS_ENTRYPOINT', ENTRY_POINT, 'an entry point name') ?? 'tcpsecure',
+    tlsBaseDomain: hostDomain(env, 'TLS_BASE_DOMAIN') ?? baseDomain,
+    tlsPort: integer(env, 'TLS_PORT', 443, 1, 65535),
     publicHost: matching(env, 'PUBLIC_HOST', /^[A-Za-z0-9.:-]{1,253}$/, 'a host name or IP address') ?? '127.0.0.1',
     ownerBudget: integer(env, 'OWNER_BUDGET', 3, 0, 10000),
     bodyLimit: byteSize(env, 'BODY_LIMIT', 8 * 1024 * 1024),

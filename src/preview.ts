@@ -9,6 +9,7 @@ import { Value, type ValueError } from '@sinclair/typebox/value'
 import { parseAllDocuments, stringify } from 'yaml'
 import { CHILD_GROUPS } from './challenge/api.js'
 import { sync } from './challenge/hooks.js'
+import { ROUTE_KINDS, routeGroup } from './challenge/routes.js'
 import { loadConfig, type Config } from './config.js'
 import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './protocol.js'
 
@@ -20,7 +21,10 @@ export interface PreviewOptions {
 export interface Preview {
   /** The first sync: the children Metacontroller would create, and the status (Pending, or an Error). */
   first: SyncResponse
-  /** The sync after the workload became ready and the Service got its address (NodePort 30000, LB 192.0.2.1). */
+  /**
+   * The sync after the workload became ready, the Service got its address (NodePort 30000, LB 192.0.2.1) and a
+   * Gateway accepted the route.
+   */
   running: SyncResponse
 }
 
@@ -37,7 +41,10 @@ function grouped(objects: readonly Json[], always: readonly string[]): Record<st
   return groups
 }
 
-/** The cluster's side, roughly: rolled out Deployment, allocated ports and load-balancer address. */
+/** A cluster with every routing component installed: the preview shows the route of whatever routing is configured. */
+const PREVIEW_CHILD_GROUPS = [...CHILD_GROUPS, ...ROUTE_KINDS.map(routeGroup)]
+
+/** The cluster's side, roughly: rolled out Deployment, allocated ports and load-balancer address, accepted route. */
 function asObservedReady(child: Json, namespace: string): Json {
   const observed = structuredClone(child) as Json & { metadata: Json; spec?: Json }
   observed.metadata = { ...observed.metadata, namespace, generation: 1 }
@@ -46,6 +53,13 @@ function asObservedReady(child: Json, namespace: string): Json {
     const spec = observed.spec as { type: string; ports: Json[] }
     if (spec.type !== 'ClusterIP') spec.ports = spec.ports.map((port) => ({ ...port, nodePort: 30000 }))
     if (spec.type === 'LoadBalancer') observed.status = { loadBalancer: { ingress: [{ ip: '192.0.2.1' }] } }
+  }
+  if (child.kind === 'HTTPRoute' || child.kind === 'TLSRoute') {
+    const { parentRefs } = observed.spec as { parentRefs: Json[] }
+    const accepted = (type: string) => ({ type, status: 'True', reason: type, message: '', observedGeneration: 1 })
+    observed.status = {
+      parents: parentRefs.map((parentRef) => ({ parentRef, controllerName: 'preview', conditions: [accepted('Accepted'), accepted('ResolvedRefs')] })),
+    }
   }
   return observed
 }
@@ -78,7 +92,7 @@ export function preview(definition: Json, challenge: Json, options: PreviewOptio
   const related = grouped([{ ...definition, metadata: { ...(definition.metadata as Json), namespace } }], [])
   const request = (children: Json[], status?: unknown): SyncRequest => ({
     parent: { ...parent, ...(status ? { status } : {}) } as SyncRequest['parent'],
-    children: grouped(children, CHILD_GROUPS),
+    children: grouped(children, PREVIEW_CHILD_GROUPS),
     related,
     finalizing: false,
   })

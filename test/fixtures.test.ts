@@ -16,7 +16,9 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/http/app.js'
+import { parse } from 'yaml'
 import { challengeRef, NS, repoRoot, secondsUntil, startWorld, type World } from './e2e/harness.js'
+import type { KubeObject } from './support/simulator/index.js'
 
 const FIXTURES_DIR = join(repoRoot, 'test/fixtures')
 /** Live stages: far enough ahead that no deadline of theirs passes while anyone replays them. */
@@ -25,6 +27,9 @@ const FUTURE = new Date('2099-01-01T00:00:00Z')
 const PAST = new Date('2020-01-01T00:00:00Z')
 const WEB = 'web-login-u-alice'
 const PWN = 'pwn-echo-u-alice'
+const TLS = 'pwn-tls-u-alice'
+/** The TLS fixtures: the gateway-api-tls component's settings and the Gateway of README.md. */
+const TLS_ENV = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' }
 
 type Hook = 'customize' | 'sync' | 'finalize'
 
@@ -42,10 +47,13 @@ interface Expected {
   run?: number
   /** customize: the `resource` of each related rule */
   related?: string[]
+  /** the hook server's environment it was recorded with, when not `npm start`'s defaults */
+  env?: Record<string, string>
 }
 
 const web = (p: string) => [`Secret/${p}-flag`, `NetworkPolicy/${p}-isolate`, `NetworkPolicy/${p}-expose`, `Deployment/${p}`, `Service/${p}`, `Ingress/${p}`]
 const netcat = (p: string) => web(p).slice(0, 5)
+const tls = (p: string) => [...netcat(p), `TLSRoute/${p}`]
 /** What a teardown keeps while pods remain: the policies and the flag Secret, in the order they were observed. */
 const guards = (p: string) => [`NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`]
 /** What a teardown keeps in its first step: the traffic path (Ingress, Service) goes first. */
@@ -62,6 +70,22 @@ const FIXTURES: Record<string, Expected> = {
   'sync-starting': { hook: 'sync', stage: 'children created, the pod is still creating its container', phase: 'Pending', reason: 'Starting', children: web(WEB) },
   'sync-running': { hook: 'sync', stage: 'HTTP instance, pod ready, Ingress in place', phase: 'Running', reason: 'Ready', children: web(WEB) },
   'sync-running-nodeport': { hook: 'sync', stage: 'netcat instance, node port allocated', phase: 'Running', reason: 'Ready', children: netcat(PWN) },
+  'sync-running-tls': {
+    hook: 'sync',
+    stage: 'TLS instance (Gateway API): pod ready, its Gateway reports the TLSRoute Accepted and ResolvedRefs',
+    phase: 'Running',
+    reason: 'Ready',
+    children: tls(TLS),
+    env: TLS_ENV,
+  },
+  'sync-tls-not-accepted': {
+    hook: 'sync',
+    stage: 'TLS instance (Gateway API): pod ready, the Gateway refuses the TLSRoute (Accepted=False, NotAllowedByListeners)',
+    phase: 'Pending',
+    reason: 'WaitingForEndpoint',
+    children: tls(TLS),
+    env: TLS_ENV,
+  },
   'sync-image-pull': { hook: 'sync', stage: 'the image cannot be pulled (ImagePullBackOff), inside the startup window', phase: 'Pending', reason: 'ImagePullBackOff', children: netcat(PWN) },
   'sync-crashloop': { hook: 'sync', stage: 'the container crashed a third time (CrashLoopBackOff)', phase: 'Error', reason: 'CrashLoopBackOff', children: firstTeardownStep(PWN) },
   'sync-expired': { hook: 'sync', stage: 'Running, its expiresAt has passed (recorded in 2020)', phase: 'Deleted', reason: 'Expired', children: firstTeardownStep(WEB) },
@@ -136,6 +160,29 @@ async function liveNetcat(t: Test, out: Requests): Promise<void> {
   await world.settle(t)
   t.match(world.status(PWN), { phase: 'Running' })
   out.set('sync-running-nodeport', await requestOf(world, PWN))
+}
+
+/** The Gateway of README.md, whose TLS listener takes routes from the challenges' namespace unless `sameNamespaceOnly`. */
+function gateway(sameNamespaceOnly: boolean): KubeObject {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  const block = readme.slice(readme.indexOf('kind: Gateway\n') - 'apiVersion: gateway.networking.k8s.io/v1\n'.length)
+  const object = parse(block.slice(0, block.indexOf('```'))) as KubeObject & { spec: { listeners: Record<string, unknown>[] } }
+  if (sameNamespaceOnly) for (const listener of object.spec.listeners) delete listener.allowedRoutes
+  return object
+}
+
+async function liveTls(t: Test, out: Requests): Promise<void> {
+  for (const [refused, name] of [[false, 'sync-running-tls'], [true, 'sync-tls-not-accepted']] as const) {
+    const world = await startWorld(t, { cluster: { start: FUTURE }, components: ['gateway-api-tls'], env: TLS_ENV })
+    world.create(gateway(refused))
+    world.create(world.definition('pwn-tls'))
+    world.create(world.challenge('pwn-tls', 'alice'))
+    await world.run(t)
+    world.cluster.advance(10)
+    await world.settle(t)
+    t.match(world.status(TLS), refused ? { phase: 'Pending', reason: 'WaitingForEndpoint' } : { phase: 'Running' })
+    out.set(name, await requestOf(world, TLS))
+  }
 }
 
 async function imagePull(t: Test, out: Requests): Promise<void> {
@@ -268,7 +315,7 @@ async function definitionMissing(t: Test, out: Requests): Promise<void> {
 
 async function generate(t: Test): Promise<Requests> {
   const out: Requests = new Map()
-  for (const stage of [liveWeb, liveNetcat, imagePull, crashLoop, stopSolved, deletion, expired, pastDeadline, notYetAvailable, queued, definitionMissing]) {
+  for (const stage of [liveWeb, liveNetcat, liveTls, imagePull, crashLoop, stopSolved, deletion, expired, pastDeadline, notYetAvailable, queued, definitionMissing]) {
     await t.test(`record: ${stage.name}`, (tt) => stage(tt, out))
   }
   return out
@@ -320,13 +367,21 @@ async function postTwice(url: string, body: string): Promise<{ first: string; se
 }
 
 t.test('every committed fixture gives its documented answer with the real clock, twice byte for byte', async (t) => {
-  // `npm start` with its defaults: no token, development FLAG_SECRET, the real clock.
-  const app = await buildApp(loadConfig({}), { logger: false })
-  t.teardown(() => app.close())
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  // `npm start` with its defaults (no token, development FLAG_SECRET, the real clock), or with the fixture's env.
+  const servers = new Map<string, string>()
+  const serverFor = async (env: Record<string, string> = {}): Promise<string> => {
+    const key = JSON.stringify(env)
+    if (!servers.has(key)) {
+      const app = await buildApp(loadConfig(env), { logger: false })
+      t.teardown(() => app.close())
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      servers.set(key, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`)
+    }
+    return servers.get(key) as string
+  }
   for (const [name, expected] of Object.entries(FIXTURES)) {
     const body = readFileSync(fileOf(name), 'utf8')
+    const base = await serverFor(expected.env)
     const { first, second, code } = await postTwice(`${base}/${expected.hook}`, body)
     t.equal(code, 200, `${name}: 200`)
     t.equal(second, first, `${name}: the same request gives the same bytes`)
@@ -338,6 +393,7 @@ t.test('every committed fixture gives its documented answer with the real clock,
 /** The answer, in the terms of `expected` (only the fields it documents). */
 function described(answer: Answer, expected: Expected): Expected {
   const result: Expected = { hook: expected.hook, stage: expected.stage }
+  if (expected.env !== undefined) result.env = expected.env
   if (expected.related) result.related = (answer.relatedResources ?? []).map((rule) => rule.resource)
   if (expected.phase !== undefined) result.phase = answer.status?.phase
   if (expected.reason !== undefined) result.reason = answer.status?.reason
@@ -366,7 +422,8 @@ function childSummary(children: string[]): string {
 /** The README table rows, rendered from FIXTURES. */
 function tableRows(): string[] {
   return Object.entries(FIXTURES).map(([name, expected]) => {
-    const route = `\`/${expected.hook}\``
+    const env = Object.entries(expected.env ?? {}).map(([key, value]) => `${key}=${value}`)
+    const route = `\`/${expected.hook}\`${env.length > 0 ? ` on a server with \`${env.join(' ')}\`` : ''}`
     let answer: string
     if (expected.hook === 'customize') answer = `related: ${(expected.related ?? []).join(', ')}`
     else {
@@ -411,4 +468,18 @@ t.test('the curl example of README.md ("Try it with curl") shows the true answer
     children: (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`),
   }
   t.same(shown, projected)
+})
+
+t.test('the TLS curl example of README.md ("Fixtures") shows the true endpoint', async (t) => {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  const command = readme.indexOf("-d @test/fixtures/sync-running-tls.json | jq '.status.endpoint'")
+  t.ok(command > 0, 'the example posts sync-running-tls.json')
+  const start = readme.indexOf('# ', command) + 2
+  const shown = JSON.parse(readme.slice(start, readme.indexOf('\n', start))) as unknown
+  const env = FIXTURES['sync-running-tls']?.env
+  t.match(readme.slice(readme.lastIndexOf('\n', command - 100), command), `${Object.entries(env ?? {}).map(([key, value]) => `${key}=${value}`).join(' ')} npm start`)
+  const app = await buildApp(loadConfig(env), { logger: false })
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running-tls'), 'utf8'), headers: { 'content-type': 'application/json' } })
+  t.same(shown, (response.json() as { status: { endpoint: unknown } }).status.endpoint)
 })

@@ -41,6 +41,34 @@ t.test('render the netcat example as YAML', async (t) => {
   t.match(out(), /connection: nc ctf\.example\.org 30000/)
 })
 
+t.test('render the TLS example: the TLSRoute to create, then Running with ncat --ssl once the Gateway accepted it', async (t) => {
+  const tls = 'manifests/examples/tls/pwn-tls.yaml'
+  const { cli, out, err } = io({}, { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' })
+  t.equal(runCli(['render', tls, tls], cli), 0, err())
+  t.match(out(), /^# First sync: Pending \/ Starting: The instance is starting\.\n# 6 children to create\n/)
+  t.match(out(), /\nkind: TLSRoute\n[\s\S]*sectionName: tls\n[\s\S]*hostnames:\n {4}- [0-9a-f]{16}\.tcp\.ctf\.example\.org\n/)
+  t.match(out(), /# Once the workload is ready: Running \/ Ready\n[\s\S]*type: TLS\n[\s\S]*port: 443\n[\s\S]*connection: ncat --ssl [0-9a-f]{16}\.tcp\.ctf\.example\.org 443\n/)
+  const traefik = io({}, { TLS_ROUTING: 'Traefik', TLS_PORT: '1337' })
+  t.equal(runCli(['render', tls, tls, '--json'], traefik.cli), 0)
+  const result = JSON.parse(traefik.out())
+  t.equal(result.first.children.at(-1).kind, 'IngressRouteTCP')
+  validateChildren(result.first.children)
+  t.match(result.running.status.endpoint, { type: 'TLS', port: 1337, connection: /^ncat --ssl [0-9a-f]{16}\.challenges\.localhost 1337$/ })
+  const unset = io()
+  t.equal(runCli(['render', tls, tls], unset.cli), 1, 'without GATEWAY (or TLS_ROUTING=Traefik) the author sees why')
+  t.match(unset.out(), /^# First sync: Error \/ ConfigError: TLS challenges cannot be exposed yet: the operator has not set GATEWAY/)
+})
+
+t.test('HTTP through Gateway API or Traefik: the route, and an https endpoint', async (t) => {
+  for (const [env, kind] of [[{ HTTP_ROUTING: 'GatewayAPI', GATEWAY: 'gateway-system/challenges' }, 'HTTPRoute'], [{ HTTP_ROUTING: 'Traefik' }, 'IngressRoute']] as const) {
+    const { cli, out } = io({}, env)
+    t.equal(runCli(['render', 'manifests/examples/web-login.yaml', 'manifests/examples/web-login.yaml', '--json'], cli), 0, kind)
+    const result = JSON.parse(out())
+    t.equal(result.first.children.at(-1).kind, kind)
+    t.match(result.running.status, { phase: 'Running', endpoint: { type: 'HTTP', port: 443, url: /^https:\/\// } }, kind)
+  }
+})
+
 t.test('a LoadBalancer definition shows the address the cluster would give', async (t) => {
   const definition = { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', metadata: { name: 'lb' }, spec: { pod: { containers: [{ name: 'c', image: 'x' }] }, expose: { type: 'LoadBalancer', port: 9 } } }
   const challenge = { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', metadata: { name: 'lb-u-bob', namespace: 'ctf' }, spec: { definitionRef: { name: 'lb' }, owner: { kind: 'Team', id: 'bob' } } }

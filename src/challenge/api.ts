@@ -19,7 +19,7 @@ export const MANAGED_BY = 'challenge-hooks'
 
 /**
  * The child rules of the CompositeController (manifests/compositecontroller.yaml), as Metacontroller names their
- * groups in a request: one group per rule, `{}` when empty.
+ * groups in a request: one group per rule, `{}` when empty. A routing component adds its route's (routes.ts).
  */
 export const CHILD_GROUPS = [
   'Secret.v1',
@@ -79,7 +79,7 @@ export const ConditionType = {
 } as const
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType]
 
-export const ExposeType = { HTTP: 'HTTP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer', Internal: 'Internal' } as const
+export const ExposeType = { HTTP: 'HTTP', TLS: 'TLS', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer', Internal: 'Internal' } as const
 export type ExposeType = (typeof ExposeType)[keyof typeof ExposeType]
 
 export const Defaults = {
@@ -221,6 +221,7 @@ export const DefinitionSpecSchema = Type.Object(
         type: Type.Optional(
           Type.Union([
             Type.Literal('HTTP'),
+            Type.Literal('TLS'),
             Type.Literal('NodePort'),
             Type.Literal('LoadBalancer'),
             Type.Literal('Internal'),

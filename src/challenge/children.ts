@@ -4,7 +4,6 @@
  * Metacontroller adds the owner reference and the controller-uid label itself.
  */
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment'
-import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress'
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer'
 import type { IContainer } from 'kubernetes-models/v1/Container'
@@ -15,8 +14,9 @@ import type { Config } from '../config.js'
 import type { DesiredChild, KubeObject } from '../protocol.js'
 import { Label, MANAGED_BY, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
-import { ingressHost, type ChildNames } from './names.js'
+import type { ChildNames } from './names.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { instanceHost, route, ROUTE_KINDS } from './routes.js'
 import { anyPodRemains } from './workload.js'
 
 export const FLAG_KEY = 'flag'
@@ -106,11 +106,14 @@ export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild 
   let rule: NonNullable<NonNullable<INetworkPolicy['spec']>['ingress']>[number]
   switch (expose.type) {
     case 'HTTP':
-      rule = {
-        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': input.config.ingressNamespace } } }],
-        ports,
-      }
+    case 'TLS': {
+      // Only the proxy's pods (of INGRESS_POD_SELECTOR, when set) in its namespace; both selectors in one peer.
+      const { ingressNamespace, ingressPodSelector } = input.config
+      const proxy: INetworkPolicyPeer = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ingressNamespace } } }
+      if (ingressPodSelector !== undefined) proxy.podSelector = { matchLabels: ingressPodSelector }
+      rule = { from: [proxy], ports }
       break
+    }
     case 'Internal':
       // Reachable by name from the challenge namespace only (a player's workstation pod, a bot).
       rule = { from: [{ podSelector: {} }], ports }
@@ -224,7 +227,7 @@ export function deployment(input: RenderInput): IDeployment & DesiredChild {
   }
 }
 
-const SERVICE_TYPE = { HTTP: 'ClusterIP', Internal: 'ClusterIP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer' } as const
+const SERVICE_TYPE = { HTTP: 'ClusterIP', TLS: 'ClusterIP', Internal: 'ClusterIP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer' } as const
 
 export function service(input: RenderInput): IService & DesiredChild {
   const { definition, names } = input
@@ -240,40 +243,20 @@ export function service(input: RenderInput): IService & DesiredChild {
   }
 }
 
-export function ingress(input: RenderInput): IIngress & DesiredChild {
-  const { config, names } = input
-  const host = ingressHost(input.instanceId, config.baseDomain)
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'Ingress',
-    metadata: { name: names.base, labels: labels(names) },
-    spec: {
-      ...(config.ingressClassName === undefined ? {} : { ingressClassName: config.ingressClassName }),
-      ...(config.ingressTlsSecret === undefined ? {} : { tls: [{ hosts: [host], secretName: config.ingressTlsSecret }] }),
-      rules: [
-        {
-          host,
-          http: {
-            paths: [
-              {
-                path: '/',
-                pathType: 'Prefix',
-                backend: { service: { name: names.base, port: { number: input.definition.expose.port } } },
-              },
-            ],
-          },
-        },
-      ],
-    },
-  }
-}
-
 /** Every child of a running instance, in a fixed order so the same request gives the same bytes. */
 export function renderChildren(input: RenderInput): DesiredChild[] {
   const children: DesiredChild[] = [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
   if (input.definition.egress === 'Internet') children.push(internetPolicy(input))
   children.push(deployment(input), service(input))
-  if (input.definition.expose.type === 'HTTP') children.push(ingress(input))
+  const { expose } = input.definition
+  if (expose.type === 'HTTP' || expose.type === 'TLS') {
+    const target = {
+      metadata: { name: input.names.base, labels: labels(input.names) },
+      host: instanceHost(expose.type, input.instanceId, input.config),
+      service: { name: input.names.base, port: expose.port },
+    }
+    children.push(route(expose.type, target, input.config))
+  }
   return children
 }
 
@@ -299,11 +282,11 @@ export function retain(object: KubeObject): DesiredChild {
   return { ...content, metadata: kept } as DesiredChild
 }
 
-const TRAFFIC_KINDS = ['Ingress', 'Service']
+const TRAFFIC_KINDS = [...ROUTE_KINDS, 'Service']
 const GUARD_KINDS = ['NetworkPolicy', 'Secret']
 
 /**
- * Ordered teardown, one step per sync: first the traffic path (Ingress, Service), then the workload; the
+ * Ordered teardown, one step per sync: first the traffic path (the route, the Service), then the workload; the
  * NetworkPolicies and the flag Secret stay while any pod of the instance remains, so a terminating pod is never
  * left unisolated. Returns the children to keep; an empty list once nothing is left to wait for.
  */

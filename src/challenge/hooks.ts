@@ -47,6 +47,7 @@ export function observe(request: SyncRequest, config: Config): World {
     instanceId: instanceId(config.flagSecret, ownerKey),
     previous: readPreviousStatus(challenge.status),
     children: indexObjects(request.children, namespace),
+    childGroups: new Set(Object.keys(request.children ?? {})),
     related: indexObjects(request.related, namespace),
   }
 }
@@ -64,7 +65,9 @@ function conditions(world: World, decision: Decision, at: string): Condition[] {
       : condition(previous, ConditionType.WorkloadReady, false, decision.workload ? reason : 'NoWorkload', decision.workload ? message : 'The instance has no workload.', at),
     decision.endpoint
       ? condition(previous, ConditionType.EndpointReady, true, 'EndpointAllocated', decision.endpoint.connection, at)
-      : condition(previous, ConditionType.EndpointReady, false, 'NoEndpoint', 'Traffic cannot reach the instance yet.', at),
+      : decision.routeProblem
+        ? condition(previous, ConditionType.EndpointReady, false, 'RouteNotAccepted', decision.routeProblem.message, at)
+        : condition(previous, ConditionType.EndpointReady, false, 'NoEndpoint', 'Traffic cannot reach the instance yet.', at),
     phase === Phase.Running
       ? condition(previous, ConditionType.Ready, true, Reason.Ready, message, at)
       : condition(previous, ConditionType.Ready, false, reason, message, at),

@@ -14,6 +14,7 @@ import { ConditionType, Label, Phase, Reason } from './api.js'
 import { lookupDefinition, type ResolvedDefinition } from './definition.js'
 import type { ChildNames } from './names.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { routingProblem, type RouteProblem } from './routes.js'
 import { ownerMessage, flagSecretPart, type OwnerKey } from './secrets.js'
 import type { Endpoint, PreviousStatus } from './status.js'
 import { earliest, formatTime, parseTime } from './time.js'
@@ -35,6 +36,8 @@ export interface World {
   instanceId: string
   previous: PreviousStatus
   children: ObservedIndex
+  /** The request's child groups: one per child rule of the CompositeController. */
+  childGroups: ReadonlySet<string>
   related: ObservedIndex
 }
 
@@ -59,6 +62,8 @@ export interface Decision {
   flagData: string | undefined
   workloadReady: boolean
   endpoint: Endpoint | undefined
+  /** Why the route carries no traffic yet, as its Gateway says (while the workload is rendered). */
+  routeProblem: RouteProblem | undefined
   admittedAt: string | undefined
   startedAt: string | undefined
   lastRenewedAt: string | undefined
@@ -121,6 +126,7 @@ class DecisionBuilder {
   flagData: string | undefined
   ready = false
   endpoint: Endpoint | undefined
+  routeProblem: RouteProblem | undefined
   expiresAt: number | undefined
   deadlines: (number | undefined)[] = []
 
@@ -161,6 +167,7 @@ class DecisionBuilder {
       flagData: this.workload ? this.flagData : undefined,
       workloadReady: this.ready && this.workload,
       endpoint: this.workload && outcome.phase === Phase.Running ? this.endpoint : undefined,
+      routeProblem: this.workload ? this.routeProblem : undefined,
       admittedAt: state.admittedAt,
       startedAt: state.startedAt,
       lastRenewedAt: state.lastRenewedAt,
@@ -213,6 +220,9 @@ function decidePhase(world: World, config: Config, now: number): Decision {
     ? `spec.parameters: ${definition.flag.env} is reserved for the flag.`
     : undefined
   if (parameterProblem) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
+  const { type } = definition.expose
+  const unroutable = type === 'HTTP' || type === 'TLS' ? routingProblem(type, config, world.childGroups) : undefined
+  if (unroutable) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: unroutable })
 
   const flag = flagData(world, definition, config)
   if (!flag.ok) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
@@ -291,14 +301,18 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   }
 
   builder.ready = workloadReady(world.children, world.names, state.run)
-  builder.endpoint = observeEndpoint(world.children, world.names, definition, world.namespace, world.instanceId, config)
+  const observed = observeEndpoint(world.children, world.names, definition, world.namespace, world.instanceId, config)
+  builder.endpoint = observed.endpoint
+  builder.routeProblem = observed.routeProblem
+  // Shown while the workload is ready but its Gateway has not taken the route (a player may read it).
+  const routeWait = observed.routeProblem && `the gateway has not accepted its route yet (${observed.routeProblem.reason})`
 
   if (startedAt === undefined) {
     const startupDeadline = (parseTime(state.admittedAt) as number) + definition.startupTimeoutSeconds * 1000
     const running = builder.ready && builder.endpoint !== undefined
     if (!running && now >= startupDeadline) {
       builder.expiresAt = undefined
-      const cause = problem ? ` ${problem.message}` : ''
+      const cause = problem ? ` ${problem.message}` : builder.ready && routeWait ? ` The instance was ready, but ${routeWait}.` : ''
       return builder.finish({
         phase: Phase.Error,
         reason: Reason.StartupTimeout,
@@ -323,7 +337,8 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   }
   if (problem) return builder.build({ phase: Phase.Pending, reason: problem.reason, message: problem.message })
   if (builder.ready) {
-    return builder.build({ phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message: 'The instance is ready; waiting for its address.' })
+    const message = routeWait ? `The instance is ready; ${routeWait}.` : 'The instance is ready; waiting for its address.'
+    return builder.build({ phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message })
   }
   return builder.build({ phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' })
 }

@@ -46,8 +46,3 @@ export function childNames(challengeName: string): ChildNames {
     internetPolicy: `${base}-internet`,
   }
 }
-
-/** The public host of an HTTP instance: its instance id under BASE_DOMAIN (never the Challenge name). */
-export function ingressHost(instanceId: string, baseDomain: string): string {
-  return `${instanceId}.${baseDomain}`
-}

@@ -7,8 +7,9 @@ import type { Config } from '../config.js'
 import type { KubeObject } from '../protocol.js'
 import { Label, Reason, RUN_ANNOTATION } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
-import { ingressHost, type ChildNames } from './names.js'
+import type { ChildNames } from './names.js'
 import { findObject, isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { instanceHost, routeKind, routeProblem, type RouteProblem } from './routes.js'
 import type { Endpoint } from './status.js'
 
 /** A container that restarted this often while in CrashLoopBackOff is broken, not slow to start. */
@@ -109,7 +110,36 @@ function servicePort(service: KubeObject, port: number): unknown {
   return list(field(field(service, 'spec'), 'ports')).find((candidate) => field(candidate, 'port') === port)
 }
 
-/** The endpoint exists only once traffic can reach the instance, as observed on the Service (and Ingress). */
+export interface EndpointObservation {
+  /** Present only once traffic can reach the instance. */
+  endpoint: Endpoint | undefined
+  /** Why the route is in place but carries no traffic yet, as its Gateway says (Gateway API routes only). */
+  routeProblem: RouteProblem | undefined
+}
+
+const NO_ENDPOINT: EndpointObservation = { endpoint: undefined, routeProblem: undefined }
+
+/** The endpoint of an HTTP or TLS instance: once its route is in place and, for Gateway API, accepted. */
+function routedEndpoint(children: ObservedIndex, names: ChildNames, type: 'HTTP' | 'TLS', instanceId: string, config: Config): EndpointObservation {
+  const kind = routeKind(type, config)
+  const route = findObject(children, kind, names.base)
+  if (!route || isBeingDeleted(route)) return NO_ENDPOINT
+  if (kind === 'HTTPRoute' || kind === 'TLSRoute') {
+    const problem = routeProblem(route, kind, config)
+    if (problem) return { endpoint: undefined, routeProblem: problem }
+  }
+  const host = instanceHost(type, instanceId, config)
+  if (type === 'TLS') {
+    const port = config.tlsPort
+    return { endpoint: { type: 'TLS', host, port, connection: `ncat --ssl ${host} ${port}` }, routeProblem: undefined }
+  }
+  // A Gateway's HTTPS listener and Traefik's IngressRoute always end TLS; an Ingress only with INGRESS_TLS_SECRET.
+  const tls = config.httpRouting !== 'Ingress' || config.ingressTlsSecret !== undefined
+  const url = `${tls ? 'https' : 'http'}://${host}/`
+  return { endpoint: { type: 'HTTP', host, port: tls ? 443 : 80, url, connection: url }, routeProblem: undefined }
+}
+
+/** The endpoint exists only once traffic can reach the instance, as observed on the Service (and its route). */
 export function observeEndpoint(
   children: ObservedIndex,
   names: ChildNames,
@@ -117,34 +147,30 @@ export function observeEndpoint(
   namespace: string,
   instanceId: string,
   config: Config,
-): Endpoint | undefined {
+): EndpointObservation {
   const service = findObject(children, 'Service', names.base)
-  if (!service || isBeingDeleted(service)) return undefined
+  if (!service || isBeingDeleted(service)) return NO_ENDPOINT
   const port = definition.expose.port
+  const found = (endpoint: Endpoint | undefined): EndpointObservation => ({ endpoint, routeProblem: undefined })
   switch (definition.expose.type) {
-    case 'HTTP': {
-      const ingress = findObject(children, 'Ingress', names.base)
-      if (!ingress || isBeingDeleted(ingress)) return undefined
-      const host = ingressHost(instanceId, config.baseDomain)
-      const tls = config.ingressTlsSecret !== undefined
-      const url = `${tls ? 'https' : 'http'}://${host}/`
-      return { type: 'HTTP', host, port: tls ? 443 : 80, url, connection: url }
-    }
+    case 'HTTP':
+    case 'TLS':
+      return routedEndpoint(children, names, definition.expose.type, instanceId, config)
     case 'NodePort': {
       const nodePort = field(servicePort(service, port), 'nodePort')
-      if (typeof nodePort !== 'number') return undefined
+      if (typeof nodePort !== 'number') return NO_ENDPOINT
       const host = config.publicHost
-      return { type: 'NodePort', host, port: nodePort, connection: `nc ${host} ${nodePort}` }
+      return found({ type: 'NodePort', host, port: nodePort, connection: `nc ${host} ${nodePort}` })
     }
     case 'LoadBalancer': {
       const ingress = list(field(field(field(service, 'status'), 'loadBalancer'), 'ingress'))[0]
       const address = field(ingress, 'ip') ?? field(ingress, 'hostname')
-      if (typeof address !== 'string' || address === '') return undefined
-      return { type: 'LoadBalancer', host: address, port, connection: `nc ${address} ${port}` }
+      if (typeof address !== 'string' || address === '') return NO_ENDPOINT
+      return found({ type: 'LoadBalancer', host: address, port, connection: `nc ${address} ${port}` })
     }
     case 'Internal': {
       const host = `${names.base}.${namespace}.svc.cluster.local`
-      return { type: 'Internal', host, port, connection: `nc ${host} ${port}` }
+      return found({ type: 'Internal', host, port, connection: `nc ${host} ${port}` })
     }
   }
 }

@@ -18,6 +18,7 @@ import type { Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig, type Config } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
+import { componentSettings, withComponents, type ManifestObject } from '../manifests/helpers.js'
 import {
   Cluster,
   httpTransport,
@@ -54,9 +55,9 @@ export const compositeController = yamlDocuments('manifests/compositecontroller.
 export const challengeCrd = yamlDocuments('manifests/crds/challenges.yaml')[0] as unknown as KubeObject
 export const definitionCrd = yamlDocuments('manifests/crds/challengedefinitions.yaml')[0] as unknown as KubeObject
 
-/** The example ChallengeDefinitions (web-login: HTTP, pwn-echo: NodePort), in the challenges namespace. */
+/** The example ChallengeDefinitions (web-login: HTTP, pwn-echo: NodePort, pwn-tls: TLS), in the challenges namespace. */
 const EXAMPLES: Record<string, KubeObject> = {}
-for (const file of ['manifests/examples/web-login.yaml', 'manifests/examples/pwn-echo.yaml']) {
+for (const file of ['manifests/examples/web-login.yaml', 'manifests/examples/pwn-echo.yaml', 'manifests/examples/tls/pwn-tls.yaml']) {
   for (const doc of yamlDocuments(file)) {
     if (doc.kind === 'ChallengeDefinition') {
       const object = doc as unknown as KubeObject
@@ -65,7 +66,9 @@ for (const file of ['manifests/examples/web-login.yaml', 'manifests/examples/pwn
   }
 }
 
-export function example(name: 'web-login' | 'pwn-echo', spec: Json = {}, rename?: string): KubeObject {
+export type ExampleName = 'web-login' | 'pwn-echo' | 'pwn-tls'
+
+export function example(name: ExampleName, spec: Json = {}, rename?: string): KubeObject {
   const base = structuredClone(EXAMPLES[name]) as KubeObject
   return {
     ...base,
@@ -93,7 +96,12 @@ export function challengeRef(name: string): ObjectRef {
 }
 
 export interface WorldOptions {
-  /** environment of the hook server besides HOOK_TOKEN */
+  /**
+   * Routing components of manifests/components/ (gateway-api-http, traefik-tls, ...): their child rules join the
+   * CompositeController and their settings the hook server's environment, as `kubectl apply -k` would do.
+   */
+  components?: string[]
+  /** environment of the hook server besides HOOK_TOKEN (and the components' settings, which it overrides) */
   env?: Record<string, string>
   cluster?: ClusterOptions
   hookVersion?: HookVersion
@@ -110,7 +118,7 @@ export interface World {
   url: string
   /** every hook call the simulator made, in order (hook name and HTTP status) */
   calls: Array<{ hook: string; statusCode: number; ifNoneMatch: boolean }>
-  definition(name: 'web-login' | 'pwn-echo', spec?: Json, rename?: string): KubeObject
+  definition(name: ExampleName, spec?: Json, rename?: string): KubeObject
   challenge(definition: string, owner: string, spec?: Json, name?: string): KubeObject
   get(name: string): KubeObject | undefined
   status(name: string): Json
@@ -162,7 +170,9 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
   const cluster = new Cluster(options.cluster)
   cluster.registerCRD(challengeCrd)
   cluster.registerCRD(definitionCrd)
-  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...options.env })
+  const components = options.components ?? []
+  const [controller] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [CompositeController]
+  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...componentSettings(components), ...options.env })
   const app = await buildApp(config, { logger: false, now: () => cluster.now() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
@@ -176,7 +186,7 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
     },
   }
   const simOptions = { ...(options.hookVersion ? { hookVersion: options.hookVersion } : {}), ...(options.etag === undefined ? {} : { etag: options.etag }) }
-  const sim = new Simulator(compositeController, cluster, transport, simOptions)
+  const sim = new Simulator(controller, cluster, transport, simOptions)
   t.teardown(async () => {
     sim.close()
     await app.close()

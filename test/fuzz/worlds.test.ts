@@ -81,7 +81,7 @@ const spec = fc.record({
 })
 
 const definitionTweaks = fc.record({
-  expose: rare(fc.record({ type: fc.constantFrom('HTTP', 'NodePort', 'LoadBalancer', 'Internal'), port: fc.constantFrom(8080, 1337) }), 1),
+  expose: rare(fc.record({ type: fc.constantFrom('HTTP', 'TLS', 'NodePort', 'LoadBalancer', 'Internal'), port: fc.constantFrom(8080, 1337) }), 1),
   lifetimeSeconds: rare(fc.integer({ min: 60, max: 86400 }), 2),
   startupTimeoutSeconds: rare(fc.integer({ min: 30, max: 1800 }), 2),
   maxRenewals: rare(fc.nat({ max: 3 }), 2),

@@ -4,6 +4,7 @@
  * customize rules. Tests describe a world in a few lines and get a whole request.
  */
 import { CHILD_GROUPS } from '../../src/challenge/api.js'
+import { ROUTE_KINDS, routeGroup } from '../../src/challenge/routes.js'
 import type { KubeObject, ObjectGroups, SyncRequest } from '../../src/protocol.js'
 
 export const NAMESPACE = 'challenges'
@@ -11,6 +12,8 @@ export const UID = '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10'
 
 /** The child rules of the CompositeController: one group each, in every request. */
 export { CHILD_GROUPS }
+/** The base's child rules and every routing component's: what requests carry unless a test says otherwise. */
+export const ALL_CHILD_GROUPS: readonly string[] = [...new Set([...CHILD_GROUPS, ...ROUTE_KINDS.map(routeGroup)])]
 
 const API_VERSION_OF: Record<string, string> = {
   Secret: 'v1',
@@ -18,6 +21,10 @@ const API_VERSION_OF: Record<string, string> = {
   Pod: 'v1',
   NetworkPolicy: 'networking.k8s.io/v1',
   Ingress: 'networking.k8s.io/v1',
+  HTTPRoute: 'gateway.networking.k8s.io/v1',
+  TLSRoute: 'gateway.networking.k8s.io/v1',
+  IngressRoute: 'traefik.io/v1alpha1',
+  IngressRouteTCP: 'traefik.io/v1alpha1',
   Deployment: 'apps/v1',
   Challenge: 'challenge-hooks.dev/v1alpha1',
   ChallengeDefinition: 'challenge-hooks.dev/v1alpha1',
@@ -80,6 +87,11 @@ export function webDefinition(spec: Json = {}, name = 'web-login'): KubeObject {
   }
 }
 
+/** A netcat challenge behind TLS, routed by SNI. */
+export function tlsDefinition(spec: Json = {}, name = 'pwn-tls'): KubeObject {
+  return netcatDefinition({ displayName: 'Echo over TLS', expose: { type: 'TLS', port: 1337 }, ...spec }, name)
+}
+
 export function netcatDefinition(spec: Json = {}, name = 'pwn-echo'): KubeObject {
   return webDefinition(
     {
@@ -108,6 +120,8 @@ export function groups(objects: KubeObject[], version: 'v1' | 'v2' = 'v1', alway
 
 export interface RequestOptions {
   children?: KubeObject[]
+  /** the CompositeController's child rules (default: ALL_CHILD_GROUPS) */
+  groups?: readonly string[]
   related?: KubeObject[]
   version?: 'v1' | 'v2'
   finalizing?: boolean
@@ -118,7 +132,7 @@ export function syncRequest(parent: KubeObject, options: RequestOptions = {}): S
   return {
     controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController', metadata: { name: 'challenge-hooks' } },
     parent: parent as SyncRequest['parent'],
-    children: groups(options.children ?? [], version, CHILD_GROUPS),
+    children: groups(options.children ?? [], version, options.groups ?? ALL_CHILD_GROUPS),
     related: groups(options.related ?? [], version),
     finalizing: options.finalizing ?? false,
   }

@@ -26,7 +26,7 @@ interface Crd {
 const crds = ['challengedefinitions.yaml', 'challenges.yaml'].map(
   (file) => readYamlDocuments(join(manifestsDir, 'crds', file))[0] as Crd,
 )
-const examples = ['web-login.yaml', 'pwn-echo.yaml'].flatMap((file) =>
+const examples = ['web-login.yaml', 'pwn-echo.yaml', 'tls/pwn-tls.yaml'].flatMap((file) =>
   readYamlDocuments(join(manifestsDir, 'examples', file)),
 ) as { kind: string; metadata: { name: string; labels: Record<string, string> }; spec: Record<string, unknown> }[]
 
@@ -108,7 +108,7 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
   for (const nested of ['env', 'ports']) t.match(at(containers, `[].${nested}.[]`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
   for (const nested of ['resources', 'readinessProbe']) t.match(at(containers, `[].${nested}`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
   t.match(at(spec, 'expose'), { required: ['port'] })
-  t.match(at(spec, 'expose.type'), { enum: ['HTTP', 'NodePort', 'LoadBalancer', 'Internal'], default: 'HTTP' })
+  t.match(at(spec, 'expose.type'), { enum: ['HTTP', 'TLS', 'NodePort', 'LoadBalancer', 'Internal'], default: 'HTTP' })
   t.match(at(spec, 'expose.container'), { type: 'string' })
   t.match(at(spec, 'expose.port'), { type: 'integer', minimum: 1, maximum: 65535 })
   t.match(at(spec, 'lifetimeSeconds'), { type: 'integer', minimum: 60, maximum: 86400, default: 1800 })
@@ -243,6 +243,7 @@ t.test('printer columns', async (t) => {
 t.test('examples: one definition and one Challenge per challenge, valid against our CRDs', async (t) => {
   t.same(examples.map((o) => `${o.kind}/${o.metadata.name}`), [
     'ChallengeDefinition/web-login', 'Challenge/web-login-u-alice', 'ChallengeDefinition/pwn-echo', 'Challenge/pwn-echo-u-alice',
+    'ChallengeDefinition/pwn-tls', 'Challenge/pwn-tls-u-alice',
   ])
   for (const object of examples) t.same(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
   for (const challenge of examples.filter((o) => o.kind === 'Challenge')) {
@@ -253,6 +254,7 @@ t.test('examples: one definition and one Challenge per challenge, valid against 
   }
   t.match(examples[0]?.spec, { expose: { type: 'HTTP', port: 8080 }, pod: { containers: [{ ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: {} } }] } })
   t.match(examples[2]?.spec, { expose: { type: 'NodePort', port: 1337 }, network: { egress: 'None' }, pod: { containers: [{ ports: [{ containerPort: 1337 }] }] } })
+  t.match(examples[4]?.spec, { expose: { type: 'TLS', port: 1337 }, network: { egress: 'None' }, pod: { containers: [{ ports: [{ containerPort: 1337 }] }] } })
 })
 
 t.test('the validation bites: broken copies of the examples are refused', async (t) => {

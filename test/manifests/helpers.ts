@@ -150,3 +150,68 @@ export function validateAgainstCrd(kind: string, object: unknown, options: { at?
   }
   return validate(object) ? [] : (validate.errors as ErrorObject[]).map(describe)
 }
+
+// ---- kustomize components (manifests/components/*), applied in-repo -----------------------------------------------
+// The routing components patch the CompositeController and Metacontroller's ClusterRole with JSON 6902 `add`
+// operations and merge settings into the hook server's ConfigMap. The tests apply them here, without kustomize,
+// so every suite can run any routing choice; kustomization.test.ts checks the result against `kubectl kustomize`.
+
+export const componentsDir = join(manifestsDir, 'components')
+
+interface ComponentFile {
+  kind: string
+  patches?: { target: { group?: string; kind: string; name: string }; patch: string }[]
+  configMapGenerator?: { name: string; behavior?: string; envs?: string[] }[]
+}
+
+function readComponent(name: string): ComponentFile {
+  const component = readYamlDocuments(join(componentsDir, name, 'kustomization.yaml'))[0] as ComponentFile
+  if (component.kind !== 'Component') throw new Error(`components/${name} is not a kustomize Component`)
+  return component
+}
+
+/** JSON 6902 `add`: an object member, an array index, or `-` (the end of an array). */
+function addAt(document: unknown, path: string, value: unknown): void {
+  const tokens = path.split('/').slice(1).map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'))
+  const last = tokens.pop() as string
+  let node = document as Record<string, unknown>
+  for (const token of tokens) {
+    const next = node[token]
+    if (typeof next !== 'object' || next === null) throw new Error(`no ${token} on the way to ${path}`)
+    node = next as Record<string, unknown>
+  }
+  if (!Array.isArray(node)) node[last] = value
+  else if (last === '-') node.push(value)
+  else node.splice(Number(last), 0, value)
+}
+
+/** Copies of `objects` with the components' patches applied, as kustomize would (a patch whose target is not among them is skipped). */
+export function withComponents<T extends ManifestObject>(objects: readonly T[], components: readonly string[]): T[] {
+  const result = structuredClone(objects) as T[]
+  for (const name of components) {
+    for (const { target, patch } of readComponent(name).patches ?? []) {
+      const targets = result.filter(
+        (object) =>
+          object.kind === target.kind &&
+          object.metadata.name === target.name &&
+          (target.group === undefined || object.apiVersion.startsWith(`${target.group}/`)),
+      )
+      for (const operation of parseYamlDocuments(patch, `components/${name}`)[0] as { op: string; path: string; value: unknown }[]) {
+        if (operation.op !== 'add') throw new Error(`components/${name}: only "add" operations are applied here, not ${operation.op}`)
+        for (const object of targets) addAt(object, operation.path, structuredClone(operation.value))
+      }
+    }
+  }
+  return result
+}
+
+/** The settings the components merge into the hook server's ConfigMap (later components win, as in kustomize). */
+export function componentSettings(components: readonly string[]): Record<string, string> {
+  const settings: Record<string, string> = {}
+  for (const name of components) {
+    for (const generator of readComponent(name).configMapGenerator ?? []) {
+      for (const file of generator.envs ?? []) Object.assign(settings, Object.fromEntries(readEnvFile(join(componentsDir, name, file))))
+    }
+  }
+  return settings
+}

@@ -1,12 +1,26 @@
 // The kustomizations: every file they name exists, every manifest file is named by
 // one (nothing orphaned), the generators match the server's configuration, and,
 // where kubectl is installed, `kubectl kustomize` builds them with the references
-// resolved.
+// resolved: the base, and the base with every combination of routing components,
+// which must give what the in-repo component patching (helpers.ts) gives.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import t from 'tap'
-import { listYamlFiles, manifestsDir, parseYamlDocuments, readEnvFile, readYamlDocuments, type ManifestObject } from './helpers.js'
+import { loadConfig } from '../../src/config.js'
+import {
+  componentsDir,
+  componentSettings,
+  listYamlFiles,
+  loadManifests,
+  manifestsDir,
+  parseYamlDocuments,
+  readEnvFile,
+  readYamlDocuments,
+  withComponents,
+  type ManifestObject,
+} from './helpers.js'
 
 interface Generator {
   name: string
@@ -15,8 +29,10 @@ interface Generator {
   options?: { disableNameSuffixHash?: boolean }
 }
 interface Kustomization {
+  kind: string
   namespace?: string
-  resources: string[]
+  resources?: string[]
+  components?: string[]
   images?: { name: string; newTag?: string; digest?: string }[]
   configMapGenerator?: Generator[]
   secretGenerator?: Generator[]
@@ -32,20 +48,55 @@ const generators = [...(main.configMapGenerator ?? []), ...(main.secretGenerator
 
 // The hook server's configuration variables (challenge-api.md, and CLUSTER_CIDRS from src/config.ts) and where
 // each comes from.
-const fromConfigMap = ['BASE_DOMAIN', 'INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_NAMESPACE', 'PUBLIC_HOST', 'OWNER_BUDGET', 'CLUSTER_CIDRS']
+const fromConfigMap = [
+  'BASE_DOMAIN', 'INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_NAMESPACE', 'INGRESS_POD_SELECTOR', 'PUBLIC_HOST',
+  'OWNER_BUDGET', 'CLUSTER_CIDRS', 'GATEWAY', 'TLS_BASE_DOMAIN', 'TLS_PORT',
+]
 const fromSecret = ['FLAG_SECRET', 'HOOK_TOKEN']
+/** The routing components and what each adds: a child rule, Metacontroller's rights on it, the hook's settings. */
+const COMPONENTS: Record<string, { apiVersion: string; resource: string; settings: Record<string, string> }> = {
+  'gateway-api-http': { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'httproutes', settings: { HTTP_ROUTING: 'GatewayAPI', GATEWAY_HTTP_LISTENER: 'https' } },
+  'gateway-api-tls': { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'tlsroutes', settings: { TLS_ROUTING: 'GatewayAPI', GATEWAY_TLS_LISTENER: 'tls' } },
+  'traefik-http': { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutes', settings: { HTTP_ROUTING: 'Traefik', TRAEFIK_HTTP_ENTRYPOINT: 'websecure' } },
+  'traefik-tls': { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutetcps', settings: { TLS_ROUTING: 'Traefik', TRAEFIK_TLS_ENTRYPOINT: 'tcpsecure' } },
+}
+const componentNames = Object.keys(COMPONENTS)
 
-t.test('there are exactly two kustomizations: the install and the examples', async (t) => {
-  t.same([...kustomizations.keys()].sort(), ['.', 'examples'])
-  t.notOk(main.resources.some((r) => r.startsWith('examples')), 'the install does not include the examples')
+t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
+  t.same([...kustomizations.keys()].sort(), ['.', ...componentNames.map((name) => `components/${name}`), 'examples', 'examples/tls'])
+  t.notOk(main.resources?.some((r) => r.startsWith('examples')), 'the install does not include the examples')
+  t.equal(main.components, undefined, 'the base enables no component (Ingress routing, no route CRD needed)')
   t.equal(examples.namespace, 'challenges')
+  t.equal(kustomizations.get('examples/tls')?.namespace, 'challenges')
+  for (const name of componentNames) t.equal(kustomizations.get(`components/${name}`)?.kind, 'Component', name)
+})
+
+t.test('each component: one child rule, the rights Metacontroller needs on it, the hook server\'s routing settings', async (t) => {
+  const base = loadManifests().map((m) => m.object)
+  const controllerOf = (objects: ManifestObject[]) =>
+    objects.find((o) => o.kind === 'CompositeController') as ManifestObject & { spec: { childResources: { apiVersion: string; resource: string; updateStrategy: { method: string } }[] } }
+  const roleOf = (objects: ManifestObject[]) =>
+    objects.find((o) => o.kind === 'ClusterRole') as ManifestObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }
+  for (const [name, expected] of Object.entries(COMPONENTS)) {
+    const patched = withComponents(base, [name])
+    t.same(controllerOf(patched).spec.childResources, [
+      ...controllerOf(base).spec.childResources,
+      { apiVersion: expected.apiVersion, resource: expected.resource, updateStrategy: { method: 'InPlace' } },
+    ], `${name}: the child rule, InPlace like the others`)
+    t.same(roleOf(patched).rules, [
+      ...roleOf(base).rules,
+      { apiGroups: [expected.apiVersion.split('/')[0]], resources: [expected.resource], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
+    ], `${name}: the verbs of a child, on that resource only`)
+    t.same(componentSettings([name]), expected.settings, `${name}: settings`)
+    t.same(patched.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), base.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), `${name}: nothing else changes`)
+  }
 })
 
 t.test('every file a kustomization names exists; every manifest file is named (nothing orphaned)', async (t) => {
   const named = new Set<string>()
   for (const [dir, kustomization] of kustomizations) {
     const ownGenerators = [...(kustomization.configMapGenerator ?? []), ...(kustomization.secretGenerator ?? [])]
-    const files = [...kustomization.resources, ...ownGenerators.flatMap((g) => g.envs ?? [])]
+    const files = [...(kustomization.resources ?? []), ...ownGenerators.flatMap((g) => g.envs ?? [])]
     for (const file of files) {
       const path = join(manifestsDir, dir, file)
       t.ok(existsSync(path), `${dir}/kustomization.yaml names ${file}`)
@@ -69,7 +120,11 @@ t.test('generators: the ConfigMap and Secret the Deployment reads', async (t) =>
   )
   const config = readEnvFile(join(manifestsDir, 'config.env'))
   t.same([...config.keys()].filter((k) => !fromConfigMap.includes(k)), [], 'config.env sets only configuration variables')
-  t.same(fromConfigMap.filter((k) => !config.has(k)), ['INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'CLUSTER_CIDRS'], 'optional ones stay unset')
+  t.same(
+    fromConfigMap.filter((k) => !config.has(k)),
+    ['INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_POD_SELECTOR', 'CLUSTER_CIDRS', 'GATEWAY', 'TLS_BASE_DOMAIN', 'TLS_PORT'],
+    'optional ones stay unset',
+  )
   t.ok([...config.values()].every((v) => v !== ''), 'no empty value (empty is not unset)')
   const secrets = readEnvFile(join(manifestsDir, 'secrets.env'))
   t.same([...secrets.keys()], fromSecret)
@@ -114,4 +169,53 @@ t.test('kubectl kustomize manifests/examples/ puts everything in namespace chall
   const objects = builtExamples.objects as ManifestObject[]
   t.equal(objects.length, 4)
   t.ok(objects.every((o) => o.metadata.namespace === 'challenges'))
+})
+
+/** kubectl kustomize of an overlay: the install (manifests/) with these components. */
+function kustomizeWith(components: string[]): { objects?: ManifestObject[]; skip?: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-overlay-'))
+  try {
+    // kustomize takes only relative paths for other kustomizations.
+    const overlay = {
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: [relative(dir, manifestsDir)],
+      components: components.map((name) => relative(dir, join(componentsDir, name))),
+    }
+    writeFileSync(join(dir, 'kustomization.yaml'), JSON.stringify(overlay))
+    return kustomize(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Every meaningful combination: HTTP by Ingress, Gateway API or Traefik, times TLS by nothing, Gateway API or Traefik. */
+const COMBINATIONS: string[][] = []
+for (const http of [[], ['gateway-api-http'], ['traefik-http']]) {
+  for (const tls of [[], ['gateway-api-tls'], ['traefik-tls']]) if (http.length + tls.length > 0) COMBINATIONS.push([...http, ...tls])
+}
+
+const probe = kustomizeWith([])
+t.test('kubectl kustomize builds the install with every combination of routing components', { skip: probe.skip ?? false }, async (t) => {
+  const base = (built.objects ?? []) as ManifestObject[]
+  const pick = (objects: ManifestObject[], kind: string) => objects.find((o) => o.kind === kind) as ManifestObject & Record<string, unknown>
+  for (const components of COMBINATIONS) {
+    const label = components.join(' + ')
+    const objects = kustomizeWith(components).objects as ManifestObject[]
+    const expected = withComponents(base, components)
+    for (const kind of ['CompositeController', 'ClusterRole']) {
+      t.same(pick(objects, kind), pick(expected, kind), `${label}: ${kind} as the in-repo patching gives it`)
+    }
+    const configMap = pick(objects, 'ConfigMap') as ManifestObject & { data: Record<string, string> }
+    t.same(configMap.data, { ...(pick(base, 'ConfigMap') as unknown as { data: Record<string, string> }).data, ...componentSettings(components) }, `${label}: settings merged`)
+    const deployment = pick(objects, 'Deployment') as unknown as { spec: { template: { spec: { containers: { envFrom: { configMapRef: { name: string } }[] }[] } } } }
+    t.equal(deployment.spec.template.spec.containers[0]?.envFrom[0]?.configMapRef.name, configMap.metadata.name, `${label}: the Deployment reads the merged ConfigMap`)
+    t.equal(objects.length, base.length, `${label}: no object added or lost`)
+    // The settings start the server, given the Gateway the README tells the operator to name in config.env.
+    const gatewayApi = components.some((name) => name.startsWith('gateway-api'))
+    const env = { ...configMap.data, ...(gatewayApi ? { GATEWAY: 'gateway-system/challenges' } : {}) }
+    const config = loadConfig(env)
+    t.match(config, { httpRouting: components.includes('gateway-api-http') ? 'GatewayAPI' : components.includes('traefik-http') ? 'Traefik' : 'Ingress' }, `${label}: HTTP routing`)
+    if (gatewayApi) t.throws(() => loadConfig(configMap.data), { name: 'ConfigError', message: /^GATEWAY: is required/ }, `${label}: without GATEWAY the server refuses to start`)
+  }
 })

@@ -1,8 +1,9 @@
 // An in-memory API server: unstructured objects with the metadata a real one maintains (uid, resourceVersion,
 // generation, creationTimestamp, managedFields), deletion with finalizers, a controllable clock and a watch feed.
-// Controllers (Deployments, garbage collection, load balancers, kubelet) run only when a test asks for them.
+// Controllers (Deployments, garbage collection, load balancers, gateway routes, kubelet) run only when a test asks for them.
 import { admit, ApiError, invalid } from './admission.js'
 import { applySchema, customResourceSchemas, type CustomResourceSchema } from './crd.js'
+import { reconcileRoutes } from './gateways.js'
 import { deepCopy, deepEqual, isObject, type JsonObject } from './json.js'
 import {
   labelMatcher,
@@ -222,6 +223,7 @@ export class Cluster {
     this.collectGarbage()
     this.rolloutDeployments()
     this.provisionLoadBalancers()
+    this.reconcileRoutes()
     return this.writes - before
   }
 
@@ -243,6 +245,11 @@ export class Cluster {
   /** Cloud controller: LoadBalancer Services get (or lose) an ingress address. */
   provisionLoadBalancers(): void {
     provisionLoadBalancers(this)
+  }
+
+  /** Gateway API controller: HTTPRoutes and TLSRoutes get their parent Gateways' verdict in status.parents[]. */
+  reconcileRoutes(): void {
+    reconcileRoutes(this)
   }
 
   /** How the Pods of matching Deployments fail from the next settle() on (`none` heals). The latest matching call wins. */

@@ -7,12 +7,14 @@
 //   const sim = new Simulator(compositeController, cluster, injectTransport(app, { token }))
 //   cluster.create(definition); cluster.create(challenge)
 //   await sim.runUntilQuiet()                                       // syncs until nothing is queued
-//   cluster.settle(); await sim.runUntilQuiet()                     // Deployments ready, Services allocated
+//   cluster.settle(); await sim.runUntilQuiet()                     // Deployments ready, Services allocated, routes accepted
 //   t.equal(await sim.runUntilQuiet(), 0)                           // nothing left to write
 //   await sim.advance(1800)                                         // resyncs fire on the way
 export { ApiError } from './admission.js'
 export { Cluster, timestamp } from './cluster.js'
 export type { ClusterOptions, DeleteOptions, PodFailureMode, WatchEvent, WatchListener, WorkloadTarget } from './cluster.js'
+export { GATEWAY_API, GATEWAY_CONTROLLER, routeParentStatus } from './gateways.js'
+export type { ParentRef, RouteConditionInput } from './gateways.js'
 export { httpTransport, injectTransport, jsonResponse } from './hooks.js'
 export type { EndpointOptions, HookName, HookResponse, HookTransport, HttpOptions, Injectable } from './hooks.js'
 export { LAST_APPLIED } from './merge.js'

@@ -68,6 +68,12 @@ export const RESOURCES: readonly ResourceType[] = [
   { apiVersion: 'apps/v1', resource: 'deployments', kind: 'Deployment', statusSubresource: true },
   { apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', kind: 'NetworkPolicy', statusSubresource: false },
   { apiVersion: 'networking.k8s.io/v1', resource: 'ingresses', kind: 'Ingress', statusSubresource: true },
+  // Gateway API (standard channel) and Traefik: CRDs a cluster may or may not have; Traefik's report no status.
+  { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'gateways', kind: 'Gateway', statusSubresource: true },
+  { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'httproutes', kind: 'HTTPRoute', statusSubresource: true },
+  { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'tlsroutes', kind: 'TLSRoute', statusSubresource: true },
+  { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutes', kind: 'IngressRoute', statusSubresource: false },
+  { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutetcps', kind: 'IngressRouteTCP', statusSubresource: false },
   { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', kind: 'Challenge', statusSubresource: true },
   {
     apiVersion: 'challenge-hooks.dev/v1alpha1',

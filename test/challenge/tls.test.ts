@@ -1,0 +1,127 @@
+/**
+ * A TLS instance through the pure hook, stage by stage: its route, Pending until the route carries traffic (for
+ * Gateway API: until its Gateway accepts it), Running with `ncat --ssl`, the startup timeout's cause, the
+ * configuration errors, and a teardown that takes the route out with the Service.
+ */
+import t from 'tap'
+import { at, kinds, step } from '../helpers/drive.js'
+import { challenge, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
+import type { KubeObject } from '../../src/protocol.js'
+
+const NAME = 'pwn-tls-u-alice'
+const GATEWAY = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls' } as const
+const config = { gateway: { namespace: 'gateway-system', name: 'challenges' }, gatewayTlsListener: 'tls', tlsBaseDomain: 'tcp.ctf.example.org', tlsPort: 8443 }
+const parent = () => challenge({ name: NAME, definition: 'pwn-tls' })
+const related = [tlsDefinition()]
+
+/** The observed children, the TLSRoute with the verdict of its Gateway. */
+function withVerdict(children: KubeObject[], accepted: string, resolved = 'True'): KubeObject[] {
+  const condition = (type: string, status: string) => ({
+    type,
+    status: status === 'True' ? 'True' : 'False',
+    reason: status === 'True' ? type : status,
+    message: '',
+    observedGeneration: 1,
+    lastTransitionTime: '2026-11-22T12:00:00Z',
+  })
+  return children.map((child) =>
+    child.kind === 'TLSRoute'
+      ? { ...child, status: { parents: [{ parentRef: { namespace: 'gateway-system', name: 'challenges', sectionName: 'tls' }, controllerName: 'example.net/gw', conditions: [condition('Accepted', accepted), condition('ResolvedRefs', resolved)] }] } }
+      : child,
+  )
+}
+
+function conditionOf(status: Json, type: string): Json | undefined {
+  return (status.conditions as Json[]).find((condition) => condition.type === type)
+}
+
+t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, then Running with ncat --ssl', async (t) => {
+  const first = step(parent(), { related, config })
+  t.same(kinds(first.response), [
+    `Secret/${NAME}-flag`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Deployment/${NAME}`, `Service/${NAME}`, `TLSRoute/${NAME}`,
+  ])
+  const ready = readyWorld(first.response.children)
+
+  const unreported = step(first.parent, { related, children: ready, config, now: at(10) })
+  t.match(unreported.status, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; the gateway has not accepted its route yet (Pending).' })
+  t.match(conditionOf(unreported.status, 'WorkloadReady'), { status: 'True' })
+  t.match(conditionOf(unreported.status, 'EndpointReady'), {
+    status: 'False',
+    reason: 'RouteNotAccepted',
+    message: 'Gateway gateway-system/challenges (listener tls) has not reported on the TLSRoute yet.',
+  })
+
+  const refused = step(unreported.parent, { related, children: withVerdict(ready, 'NotAllowedByListeners'), config, now: at(20) })
+  t.match(refused.status, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; the gateway has not accepted its route yet (NotAllowedByListeners).' })
+  t.equal(conditionOf(refused.status, 'EndpointReady')?.lastTransitionTime, conditionOf(unreported.status, 'EndpointReady')?.lastTransitionTime, 'still False: no transition')
+  t.notOk('endpoint' in refused.status)
+  t.notOk('startedAt' in refused.status)
+  t.same(step(refused.parent, { related, children: withVerdict(ready, 'NotAllowedByListeners'), config, now: at(50) }).status, refused.status, 'an unchanged verdict changes nothing')
+
+  const running = step(refused.parent, { related, children: withVerdict(ready, 'True'), config, now: at(30) })
+  const host = `${String(running.status.instanceId)}.tcp.ctf.example.org`
+  t.match(running.status, {
+    phase: 'Running',
+    reason: 'Ready',
+    startedAt: '2026-11-22T12:00:30Z',
+    endpoint: { type: 'TLS', host, port: 8443, connection: `ncat --ssl ${host} 8443` },
+  })
+  t.notOk('url' in (running.status.endpoint as Json))
+  t.match(conditionOf(running.status, 'EndpointReady'), { status: 'True', reason: 'EndpointAllocated', message: `ncat --ssl ${host} 8443`, lastTransitionTime: '2026-11-22T12:00:30Z' })
+})
+
+t.test('Traefik: Running as soon as the IngressRouteTCP is observed and the workload ready', async (t) => {
+  const traefik = { ...config, tlsRouting: 'Traefik' as const, gateway: undefined }
+  const first = step(parent(), { related, config: traefik })
+  t.equal(first.response.children.at(-1)?.kind, 'IngressRouteTCP')
+  const withoutRoute = readyWorld(first.response.children.slice(0, -1))
+  t.match(step(first.parent, { related, children: withoutRoute, config: traefik, now: at(5) }).status, {
+    phase: 'Pending',
+    reason: 'WaitingForEndpoint',
+    message: 'The instance is ready; waiting for its address.',
+  }, 'not before the route exists')
+  const running = step(first.parent, { related, children: readyWorld(first.response.children), config: traefik, now: at(5) })
+  t.match(running.status, { phase: 'Running', endpoint: { type: 'TLS', port: 8443 } })
+})
+
+t.test('a route never accepted: StartupTimeout names the cause; a route gone with the pod not ready says nothing of it', async (t) => {
+  const first = step(parent(), { related, config })
+  const ready = withVerdict(readyWorld(first.response.children), 'True', 'BackendNotFound')
+  const timedOut = step(first.parent, { related, children: ready, config, now: at(300) })
+  t.match(timedOut.status, {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: 'The instance did not become ready within 300 seconds. The instance was ready, but the gateway has not accepted its route yet (BackendNotFound).',
+  })
+  const notReady = step(first.parent, { related, children: [], config, now: at(300) })
+  t.equal(notReady.status.message, 'The instance did not become ready within 300 seconds.')
+})
+
+t.test('no Gateway for TLS, or no child rule for its route: Error / ConfigError, nothing rendered, recovers when fixed', async (t) => {
+  const noGateway = step(parent(), { related })
+  t.match(noGateway.status, {
+    phase: 'Error',
+    reason: 'ConfigError',
+    message: 'TLS challenges cannot be exposed yet: the operator has not set GATEWAY (TLS_ROUTING=GatewayAPI) or TLS_ROUTING=Traefik.',
+  })
+  t.same(noGateway.response.children, [])
+  t.notOk('admittedAt' in noGateway.status, 'it holds no budget meanwhile')
+  const noRule = step(parent(), { related, config, groups: ['Secret.v1', 'Service.v1'] })
+  t.match(noRule.status, { phase: 'Error', reason: 'ConfigError', message: /no child rule for TLSRoute\.gateway\.networking\.k8s\.io\/v1/ })
+  const fixed = step(noRule.parent, { related, config, now: at(30) })
+  t.match(fixed.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:30Z' })
+})
+
+t.test('teardown: the route leaves with the Service, the Deployment once both are gone', async (t) => {
+  const first = step(parent(), { related, config })
+  const ready = withVerdict(readyWorld(first.response.children), 'True')
+  const running = step(first.parent, { related, children: ready, config, now: at(10) })
+  const stopped = { ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }
+  const firstStep = step(stopped, { related, children: ready, config, now: at(20) })
+  t.same(kinds(firstStep.response), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  const routeLeft = ready.filter((child) => child.kind !== 'Service')
+  const waiting = step(firstStep.parent, { related, children: routeLeft, config, now: at(21) })
+  t.ok(kinds(waiting.response).includes(`Deployment/${NAME}`), 'the workload stays while the route is still observed')
+  const trafficGone = ready.filter((child) => child.kind !== 'Service' && child.kind !== 'TLSRoute')
+  t.notOk(kinds(step(firstStep.parent, { related, children: trafficGone, config, now: at(22) }).response).includes(`Deployment/${NAME}`), 'then it goes')
+})

@@ -1,0 +1,267 @@
+// End to end, over real HTTP: TLS (raw TCP by SNI) and HTTP challenges through each routing choice, with the
+// routing components of manifests/components/ applied to the CompositeController and the hook server's settings.
+// The simulator's gateway controller plays the Gateway (Accepted / ResolvedRefs in the route's status); the
+// Gateway itself is the one README.md shows.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { parseAllDocuments } from 'yaml'
+import type { KubeObject } from '../support/simulator/index.js'
+import {
+  challengeRef,
+  conditionOf,
+  deletedBy,
+  NS,
+  repoRoot,
+  secondsUntil,
+  startWorld,
+  syncsOf,
+  type Json,
+  type World,
+} from './harness.js'
+
+const TLS = 'pwn-tls-u-alice'
+const WEB = 'web-login-u-alice'
+const GATEWAY_NS = 'gateway-system'
+
+/** The shared Gateway of README.md ("Gateway API"), as an operator would apply it. */
+function readmeGateway(): KubeObject {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
+  for (const [, block] of readme.matchAll(/```yaml\n([\s\S]*?)```/g)) {
+    for (const document of parseAllDocuments(block as string)) {
+      const value = document.toJS() as KubeObject | null
+      if (value?.kind === 'Gateway') return value
+    }
+  }
+  throw new Error('README.md shows no Gateway')
+}
+
+/** The settings README.md gives next to that Gateway. */
+const GATEWAY_ENV = {
+  GATEWAY: `${GATEWAY_NS}/challenges`,
+  BASE_DOMAIN: 'ctf.example.org',
+  TLS_BASE_DOMAIN: 'tcp.ctf.example.org',
+  INGRESS_NAMESPACE: GATEWAY_NS,
+}
+
+const routeRef = (kind: string, name: string) => ({
+  apiVersion: kind.endsWith('TCP') || kind === 'IngressRoute' ? 'traefik.io/v1alpha1' : 'gateway.networking.k8s.io/v1',
+  kind,
+  namespace: NS,
+  name,
+})
+
+function netcatWith(route: string, p: string): string[] {
+  return [`Deployment/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`, `${route}/${p}`].sort()
+}
+
+async function startTls(world: World, t: Parameters<World['run']>[0]): Promise<string> {
+  world.create(world.definition('pwn-tls'))
+  world.create(world.challenge('pwn-tls', 'alice'))
+  await world.run(t)
+  return String(world.status(TLS).instanceId)
+}
+
+t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accepts it, Running with ncat --ssl', async (t) => {
+  const world = await startWorld(t, { components: ['gateway-api-tls'], env: GATEWAY_ENV })
+  const { cluster, sim } = world
+  const id = await startTls(world, t)
+  const host = `${id}.tcp.ctf.example.org`
+  t.match(world.status(TLS), { phase: 'Pending', reason: 'Starting' })
+  t.same(world.children(TLS), netcatWith('TLSRoute', TLS), 'a ClusterIP Service and a TLSRoute, no node port')
+  t.equal((cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: TLS })?.spec as Json).type, 'ClusterIP')
+  t.same(cluster.get(routeRef('TLSRoute', TLS))?.spec, {
+    parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'tls' }],
+    hostnames: [host],
+    rules: [{ backendRefs: [{ name: TLS, port: 1337 }] }],
+  })
+  t.same((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
+    { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': GATEWAY_NS } } }], ports: [{ protocol: 'TCP', port: 1337 }] },
+  ], 'only the Gateway\'s pods reach the port')
+  await world.assertQuiet(t)
+
+  // The pod is ready, but no Gateway exists yet: nobody reports on the route, so it is not the endpoint.
+  await world.settle(t)
+  const waiting = world.status(TLS)
+  t.match(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; the gateway has not accepted its route yet (Pending).' })
+  t.notOk('endpoint' in waiting)
+  t.notOk('startedAt' in waiting, 'the play time has not started')
+  t.match(conditionOf(waiting, 'EndpointReady'), {
+    status: 'False',
+    reason: 'RouteNotAccepted',
+    message: 'Gateway gateway-system/challenges (listener tls) has not reported on the TLSRoute yet.',
+  })
+  await world.assertQuiet(t)
+
+  // The operator applies the README's Gateway: its controller accepts the route.
+  cluster.advance(30)
+  world.create(readmeGateway())
+  await world.settle(t)
+  const route = cluster.get(routeRef('TLSRoute', TLS)) as KubeObject
+  t.match((route.status as Json).parents, [
+    { parentRef: { namespace: GATEWAY_NS, name: 'challenges', sectionName: 'tls' }, conditions: [{ type: 'Accepted', status: 'True' }, { type: 'ResolvedRefs', status: 'True' }] },
+  ])
+  const running = world.status(TLS)
+  t.match(running, {
+    phase: 'Running',
+    reason: 'Ready',
+    startedAt: '2025-01-01T00:00:30Z',
+    expiresAt: '2025-01-01T01:00:30Z',
+    endpoint: { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` },
+  })
+  t.notOk('url' in (running.endpoint as Json), 'no url for a TLS endpoint')
+  t.match(conditionOf(running, 'EndpointReady'), { status: 'True', reason: 'EndpointAllocated', message: `ncat --ssl ${host} 443` })
+  await world.assertQuiet(t)
+  t.equal(cluster.settle(), 0, 'the Gateway\'s verdict is stable: no rewrite of the route status')
+
+  // At expiry the route leaves first, with the Service.
+  const from = sim.history.length
+  await world.advance(t, secondsUntil(cluster, running.expiresAt))
+  t.match(world.status(TLS), { phase: 'Deleted', reason: 'Expired' })
+  const steps = syncsOf(sim, TLS, from).map(deletedBy).filter((deleted) => deleted.length > 0)
+  t.same(steps, [[`Service/${TLS}`, `TLSRoute/${TLS}`], [`Deployment/${TLS}`]], 'traffic path (route, Service) first, then the workload')
+  t.equal(sim.events.length, 0, 'no sync error along the way')
+})
+
+t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, StartupTimeout if it lasts, Running once fixed', async (t) => {
+  const world = await startWorld(t, { components: ['gateway-api-tls'], env: GATEWAY_ENV })
+  const { cluster } = world
+  // The README's Gateway, but its TLS listener takes routes of its own namespace only (the default).
+  const gateway = readmeGateway()
+  const listeners = (gateway.spec as { listeners: Json[] }).listeners
+  const tlsListener = listeners.find((listener) => listener.name === 'tls') as Json
+  const allowed = tlsListener.allowedRoutes
+  delete tlsListener.allowedRoutes
+  world.create(gateway)
+  await startTls(world, t)
+  await world.settle(t)
+  const refused = world.status(TLS)
+  t.match(refused, {
+    phase: 'Pending',
+    reason: 'WaitingForEndpoint',
+    message: 'The instance is ready; the gateway has not accepted its route yet (NotAllowedByListeners).',
+  })
+  t.match(conditionOf(refused, 'EndpointReady'), {
+    reason: 'RouteNotAccepted',
+    message: 'Gateway gateway-system/challenges (listener tls) has not accepted the TLSRoute: Accepted is not True (NotAllowedByListeners).',
+  })
+  await world.assertQuiet(t)
+
+  // The operator fixes the listener within the startup window: the route is accepted, the instance runs.
+  const fixed = cluster.get({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', namespace: GATEWAY_NS, name: 'challenges' }) as KubeObject
+  ;((fixed.spec as { listeners: Json[] }).listeners.find((listener) => listener.name === 'tls') as Json).allowedRoutes = allowed
+  cluster.update(fixed)
+  await world.settle(t)
+  t.match(world.status(TLS), { phase: 'Running', endpoint: { type: 'TLS', port: 443 } })
+  await world.assertQuiet(t)
+
+  // Another instance whose route the Gateway never takes (no listener of that name) runs out of time.
+  const late = await startWorld(t, { components: ['gateway-api-tls'], env: { ...GATEWAY_ENV, GATEWAY_TLS_LISTENER: 'tcp' } })
+  late.create(readmeGateway())
+  await startTls(late, t)
+  await late.settle(t)
+  t.match(late.status(TLS), { phase: 'Pending', reason: 'WaitingForEndpoint', message: /NoMatchingParent/ })
+  await late.advance(t, 120)
+  t.match(late.status(TLS), {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: 'The instance did not become ready within 120 seconds. The instance was ready, but the gateway has not accepted its route yet (NoMatchingParent).',
+  })
+  t.same(late.children(TLS), [`NetworkPolicy/${TLS}-expose`, `NetworkPolicy/${TLS}-isolate`, `Secret/${TLS}-flag`], 'torn down, the route first')
+})
+
+t.test('TLS through Traefik: an IngressRouteTCP (HostSNI, TLS ended by Traefik), Running once observed and ready', async (t) => {
+  const world = await startWorld(t, {
+    components: ['traefik-tls'],
+    env: { BASE_DOMAIN: 'ctf.example.org', TLS_PORT: '1337', INGRESS_NAMESPACE: 'traefik', INGRESS_POD_SELECTOR: 'app.kubernetes.io/name=traefik' },
+  })
+  const { cluster, sim } = world
+  const id = await startTls(world, t)
+  const host = `${id}.ctf.example.org`
+  t.same(world.children(TLS), netcatWith('IngressRouteTCP', TLS))
+  t.same(cluster.get(routeRef('IngressRouteTCP', TLS))?.spec, {
+    entryPoints: ['tcpsecure'],
+    routes: [{ match: `HostSNI(\`${host}\`)`, services: [{ name: TLS, port: 1337 }] }],
+    tls: {},
+  }, 'TLS ended by Traefik with its default certificate, never passthrough')
+  t.same((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
+    {
+      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'traefik' } } }],
+      ports: [{ protocol: 'TCP', port: 1337 }],
+    },
+  ], 'only Traefik\'s pods, by namespace and labels together')
+  await world.settle(t)
+  t.match(world.status(TLS), { phase: 'Running', endpoint: { type: 'TLS', host, port: 1337, connection: `ncat --ssl ${host} 1337` } })
+  await world.assertQuiet(t)
+
+  // Deleted by the platform: the finalize hook takes the route out with the Service, first.
+  const from = sim.history.length
+  cluster.delete(challengeRef(TLS))
+  await world.run(t)
+  const steps = syncsOf(sim, TLS, from).map(deletedBy).filter((deleted) => deleted.length > 0)
+  t.same(steps, [[`IngressRouteTCP/${TLS}`, `Service/${TLS}`], [`Deployment/${TLS}`]])
+  await world.settle(t)
+  await world.settle(t)
+  t.equal(world.get(TLS), undefined, 'gone once nothing is left')
+})
+
+t.test('HTTP through the Gateway API: an HTTPRoute on the HTTPS listener, https once accepted', async (t) => {
+  const world = await startWorld(t, { components: ['gateway-api-http', 'gateway-api-tls'], env: GATEWAY_ENV })
+  const { cluster } = world
+  world.create(readmeGateway())
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
+  t.same(world.children(WEB), netcatWith('HTTPRoute', WEB))
+  t.same(cluster.get(routeRef('HTTPRoute', WEB))?.spec, {
+    parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'https' }],
+    hostnames: [host],
+    rules: [{ backendRefs: [{ name: WEB, port: 8080 }] }],
+  })
+  await world.settle(t)
+  t.match(world.status(WEB), { phase: 'Running', endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/`, connection: `https://${host}/` } })
+  await world.assertQuiet(t)
+})
+
+t.test('HTTP through Traefik: an IngressRoute with TLS, https once observed and ready', async (t) => {
+  const world = await startWorld(t, { components: ['traefik-http', 'traefik-tls'], env: { BASE_DOMAIN: 'ctf.example.org', INGRESS_NAMESPACE: 'traefik' } })
+  const { cluster } = world
+  world.create(world.definition('web-login'))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
+  t.same(world.children(WEB), netcatWith('IngressRoute', WEB))
+  t.same(cluster.get(routeRef('IngressRoute', WEB))?.spec, {
+    entryPoints: ['websecure'],
+    routes: [{ kind: 'Rule', match: `Host(\`${host}\`)`, services: [{ name: WEB, port: 8080 }] }],
+    tls: {},
+  })
+  await world.settle(t)
+  t.match(world.status(WEB), { phase: 'Running', endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/` } })
+  await world.assertQuiet(t)
+})
+
+t.test('without its routing installed, a TLS challenge is an Error/ConfigError that says what is missing', async (t) => {
+  // The base install: no GATEWAY, TLS_ROUTING at its default (GatewayAPI).
+  const bare = await startWorld(t)
+  await startTls(bare, t)
+  t.match(bare.status(TLS), {
+    phase: 'Error',
+    reason: 'ConfigError',
+    message: 'TLS challenges cannot be exposed yet: the operator has not set GATEWAY (TLS_ROUTING=GatewayAPI) or TLS_ROUTING=Traefik.',
+  })
+  t.same(bare.children(TLS), [], 'nothing is created')
+  // GATEWAY set, but the gateway-api-tls component (its child rule) is not installed.
+  const noRule = await startWorld(t, { env: GATEWAY_ENV })
+  await startTls(noRule, t)
+  t.match(noRule.status(TLS), {
+    phase: 'Error',
+    reason: 'ConfigError',
+    message:
+      'This challenge cannot be exposed yet: the CompositeController has no child rule for TLSRoute.gateway.networking.k8s.io/v1 (the operator must install its routing component).',
+  })
+  t.same(noRule.children(TLS), [])
+  t.equal(noRule.sim.events.length, 0, 'Metacontroller is never asked for a child it cannot manage')
+  await noRule.assertQuiet(t)
+})
