@@ -15,17 +15,17 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import type { Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
-import { compositeController, example, type Json } from '../e2e/harness.js'
+import { example, type Json } from '../e2e/harness.js'
 import { controlPlaneBinaries, repoRoot, startControlPlane } from '../support/kube/controlplane.js'
 import { eventually } from '../support/kube/eventually.js'
 import { Kubelet, STANDIN_NODE_LABEL, type KubeletOptions } from '../support/kube/kubelet.js'
 import { kubectlFor, kubectlOk, type Kubectl } from '../support/kube/kubectl.js'
 import { LiveCluster, OffsetClock } from '../support/kube/live-cluster.js'
-import { Rest } from '../support/kube/rest.js'
+import { resourcePath, Rest } from '../support/kube/rest.js'
 import { Informer } from '../support/kube/informer.js'
 import { httpTransport, resourceByName, Simulator, type CompositeController, type KubeObject, type WatchEvent } from '../support/simulator/index.js'
 import type { ResourceType } from '../support/simulator/objects.js'
@@ -68,12 +68,20 @@ export async function connect(t: Test): Promise<ClusterEnv> {
  * What an operator does: Metacontroller's CRDs and its namespace and service account (as its own install makes
  * them), then `kubectl apply --server-side -k manifests/`. Idempotent; returns kubectl's output of the apply.
  */
-export async function install(env: ClusterEnv): Promise<{ stdout: string; stderr: string }> {
+export async function install(env: ClusterEnv, components: string[] = []): Promise<{ stdout: string; stderr: string }> {
   const crds = existsSync(SHARED_METACONTROLLER_CRDS) ? readFileSync(SHARED_METACONTROLLER_CRDS, 'utf8') : MINIMAL_METACONTROLLER_CRDS
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: crds })
   await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io'])
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: METACONTROLLER_IDENTITY })
-  const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '-k', 'manifests/'], { cwd: repoRoot })
+  // With components, an overlay as an operator writes one: manifests/ plus manifests/components/<name>.
+  const overlay = components.length === 0 ? undefined : mkdtempSync(join(tmpdir(), 'challenge-hooks-overlay-'))
+  if (overlay !== undefined) {
+    const kustomization = { resources: [relative(overlay, join(repoRoot, 'manifests'))], components: components.map((name) => relative(overlay, join(repoRoot, 'manifests/components', name))) }
+    writeFileSync(join(overlay, 'kustomization.yaml'), JSON.stringify(kustomization))
+  }
+  const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-k', overlay ?? 'manifests/'], { cwd: repoRoot }).finally(() => {
+    if (overlay !== undefined) rmSync(overlay, { recursive: true, force: true })
+  })
   await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/challenges.challenge-hooks.dev', 'crd/challengedefinitions.challenge-hooks.dev'])
   return { stdout: applied.stdout, stderr: applied.stderr }
 }
@@ -116,6 +124,8 @@ export function lastAnswer(suite: Suite, ns: string, name: string): Json | undef
 export interface SuiteOptions {
   /** environment of the hook server (HOOK_TOKEN comes from the installed Secret) */
   hookEnv?: Record<string, string>
+  /** kustomize components of manifests/components/ installed with the base (their CRDs must be there) */
+  components?: string[]
   kubelet?: KubeletOptions
 }
 
@@ -137,6 +147,8 @@ export interface Suite extends ClusterEnv {
    * stand-in node, so that the cluster's scheduler and kubelets leave the test pods to the stand-in kubelet.
    */
   runtimeClass: string | undefined
+  /** The child types of the installed CompositeController (with its components' routes). */
+  childResources: ResourceType[]
   /** Warnings the API server gave the stand-in's writes (Metacontroller logs them); empty for the binary. */
   apiWarnings: Rest['warnings']
   scenario(t: Test, name: string, options?: ScenarioOptions): Promise<Scenario>
@@ -151,10 +163,10 @@ export class Recorder {
   readonly #deletions = new Map<string, string[]>()
   readonly #informers: Informer[]
 
-  constructor(rest: Rest) {
+  constructor(rest: Rest, children: ResourceType[]) {
     const kinds = [
       { apiVersion: API, resource: 'challenges', kind: 'Challenge', statusSubresource: true },
-      ...CHILD_PATHS.map((path) => resourceOfPath(path)),
+      ...children,
       { apiVersion: 'v1', resource: 'pods', kind: 'Pod', statusSubresource: true },
     ]
     this.#informers = kinds.map((resource) => new Informer(rest, resource))
@@ -201,7 +213,7 @@ export class Recorder {
 /** Everything a test file needs, stopped when `t` ends (after every scenario namespace is gone). */
 export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<Suite> {
   const env = await connect(t)
-  await install(env)
+  await install(env, options.components)
   const clock = new OffsetClock()
   const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
   const token = Buffer.from(secret.data.HOOK_TOKEN as string, 'base64').toString('utf8')
@@ -224,7 +236,9 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   await kubelet.start()
   const runtimeClass = env.owned ? undefined : STANDIN_RUNTIME_CLASS
   if (runtimeClass !== undefined) await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: runtimeClassYaml(runtimeClass) })
-  const recorder = new Recorder(env.rest)
+  const installed = await env.rest.get<CompositeController>('/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks')
+  const childResources = (installed.spec.childResources ?? []).map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
+  const recorder = new Recorder(env.rest, childResources)
   await recorder.start()
   // The controller reaches the hooks on loopback: webhook.url wins over the Service reference.
   await applyControllerWithUrl(env, hookUrl)
@@ -247,6 +261,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     recorder,
     requests,
     runtimeClass,
+    childResources,
     apiWarnings: controller.warnings,
     scenario: (tt, name, scenarioOptions) => startScenario(tt, suite, name, scenarioOptions),
   }
@@ -261,13 +276,14 @@ interface RunningController {
 }
 
 async function startStandIn(rest: Rest, hookUrl: string, token: string, clock: OffsetClock): Promise<RunningController> {
-  const { spec } = compositeController
+  // The hooks get the CompositeController as the API server stores it (metadata, the url hooks, the child rules of
+  // the installed components), as from Metacontroller.
+  const stored = await rest.get<CompositeController>('/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks')
+  const { spec } = stored
   // What Metacontroller's informers watch: the parent, every child type, and the related types of the customize rules.
   const names = [spec.parentResource, ...(spec.childResources ?? []), { apiVersion: 'v1', resource: 'pods' }, { apiVersion: API, resource: 'challengedefinitions' }]
   const resources = names.map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
-  const live = await LiveCluster.start(rest, [...new Map(resources.map((r) => [r.resource, r])).values()], clock)
-  // The hooks get the CompositeController as the API server stores it (metadata, the url hooks), as from Metacontroller.
-  const stored = await rest.get<CompositeController>('/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks')
+  const live = await LiveCluster.start(rest, [...new Map(resources.map((r) => [`${r.apiVersion}/${r.resource}`, r])).values()], clock)
   const sim = new Simulator(stored, live, httpTransport(hookUrl, { token }))
   const abort = new AbortController()
   const serving = sim.serve(abort.signal)
@@ -324,7 +340,9 @@ async function startMetacontroller(env: ClusterEnv, token: string): Promise<Runn
 
 /** The installed CompositeController, its hooks pointed at this process's hook server. */
 async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string): Promise<void> {
-  const controller = structuredClone(compositeController) as CompositeController
+  const stored = await env.rest.get<CompositeController>('/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks')
+  // What an operator applies: the installed spec (with its components' child rules), no server-side metadata.
+  const controller: CompositeController = { apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: stored.metadata.name }, spec: stored.spec }
   for (const [name, hook] of Object.entries(controller.spec.hooks ?? {})) {
     const webhook = hook.webhook as Json
     delete webhook.service
@@ -366,7 +384,6 @@ export interface Scenario {
   list(path: string): Promise<KubeObject[]>
 }
 
-const CHILD_PATHS = ['/api/v1/secrets', '/api/v1/services', '/apis/apps/v1/deployments', '/apis/networking.k8s.io/v1/networkpolicies', '/apis/networking.k8s.io/v1/ingresses']
 
 /**
  * A namespace of the suite's own (`chtest-<name>`), made like manifests/challenges-namespace.yaml (Pod Security
@@ -392,6 +409,7 @@ async function startScenario(t: Test, suite: Suite, name: string, options: Scena
   const ns = await createNamespace(suite, t, name, options.podSecurity)
   const base = `${CHALLENGES}/namespaces/${ns}`
   let nudges = 0
+  const childObjects = async () => (await Promise.all(suite.childResources.map((resource) => scenario.list(resourcePath(resource, ns))))).flat()
   const scenario: Scenario = {
     ns,
     suite,
@@ -448,7 +466,7 @@ async function startScenario(t: Test, suite: Suite, name: string, options: Scena
     },
     async resync() {
       const versions = async () => {
-        const objects = (await Promise.all(CHILD_PATHS.map((path) => scenario.list(path.replace(/\/(\w+)$/, `/namespaces/${ns}/$1`))))).flat()
+        const objects = await childObjects()
         return new Map(objects.filter((o) => (o.metadata.ownerReferences ?? []).length > 0).map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]))
       }
       const before = await versions()
@@ -475,7 +493,7 @@ async function startScenario(t: Test, suite: Suite, name: string, options: Scena
     },
     async children(challengeName) {
       const uid = (await scenario.get(challengeName))?.metadata.uid
-      const objects = (await Promise.all(CHILD_PATHS.map((path) => scenario.list(path.replace(/\/(\w+)$/, `/namespaces/${ns}/$1`))))).flat()
+      const objects = await childObjects()
       return objects
         .filter((object) => uid !== undefined && (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid && ref.controller === true))
         .map((object) => `${object.kind}/${object.metadata.name}`)
