@@ -7,6 +7,7 @@
 # The FIRST build takes 10 to 25 minutes on 2 cores (about 2 GiB of memory per link) and needs the Go
 # module proxy; later runs print the cached directory at once. Prints the directory on stdout, the
 # build's progress on stderr. `build.sh --check` only prints the directory if it is complete, else fails.
+# It also downloads the route CRD modules of route-crds.txt into the Go module cache (sources only).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -18,7 +19,13 @@ dir="$cache_root/$k8s-etcd-$etcd"
 binaries=(etcd kube-apiserver kube-controller-manager kubectl)
 
 complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1; done; }
-if complete; then echo "$dir"; exit 0; fi
+# The pinned route CRDs (Gateway API, Traefik) into the Go module cache: only their sources, quick once cached.
+fetch_route_crds() {
+  if command -v go >/dev/null; then
+    (cd "$here" && GOFLAGS=-mod=mod go mod download $(grep -v '^#' route-crds.txt)) >&2 || echo "controlplane: could not download the route CRD modules" >&2
+  fi
+}
+if complete; then fetch_route_crds; echo "$dir"; exit 0; fi
 if [ "${1:-}" = "--check" ]; then
   echo "controlplane: $dir is not built yet (controlplane/build.sh builds it: 10 to 25 minutes the first time)" >&2
   exit 1
@@ -56,4 +63,5 @@ chmod 755 "$staging"
 mv "$staging" "$dir"
 trap - EXIT
 echo "controlplane: built in $(( $(date +%s) - start )) s" >&2
+fetch_route_crds
 echo "$dir"

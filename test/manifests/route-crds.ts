@@ -2,17 +2,23 @@
 // files are in the Go module cache, and every route child the hook renders: shared by test/manifests/routes.test.ts
 // (offline, against the schemas) and test/cluster/routes.test.ts (a real API server, CEL rules included).
 import { spawnSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { renderChildren, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { childNames } from '../../src/challenge/names.js'
 import { loadConfig } from '../../src/config.js'
 import type { DesiredChild } from '../../src/protocol.js'
 
-export const GATEWAY_API_MODULE = 'sigs.k8s.io/gateway-api@v1.6.3'
-export const TRAEFIK_MODULE = 'github.com/traefik/traefik/v3@v3.7.13'
+/** Pinned in controlplane/route-crds.txt, which controlplane/build.sh downloads. */
+const PINNED = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../controlplane/route-crds.txt'), 'utf8')
+  .split('\n')
+  .filter((line) => line !== '' && !line.startsWith('#'))
+const pinned = (module: string) => PINNED.find((line) => line.startsWith(`${module}@`)) as string
+export const GATEWAY_API_MODULE = pinned('sigs.k8s.io/gateway-api')
+export const TRAEFIK_MODULE = pinned('github.com/traefik/traefik/v3')
 
 function moduleCache(): string {
   if (process.env.GOMODCACHE) return process.env.GOMODCACHE

@@ -116,3 +116,21 @@ t.test('Deployments: selector rules and defaults', async (t) => {
   ;(moved.spec as any).template.metadata.labels.tier = 'x'
   t.throws(() => cluster.update(moved), { message: /field is immutable/ })
 })
+
+t.test('defaults a v1.37 API server stores: pod specs, Pods, Services (read off a real one)', async (t) => {
+  const cluster = new Cluster()
+  const probe = { httpGet: { path: '/', port: 8080 }, periodSeconds: 5 }
+  const template = { metadata: { labels: { app: 'w' } }, spec: { containers: [{ name: 'c', image: 'i:1', ports: [{ containerPort: 8080 }], readinessProbe: probe }] } }
+  const stored = cluster.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns' }, spec: { selector: { matchLabels: { app: 'w' } }, template } })
+  const container = ((stored.spec as any).template.spec.containers)[0]
+  t.same(container.ports, [{ containerPort: 8080, protocol: 'TCP' }], 'container ports: protocol TCP')
+  t.same(container.readinessProbe, { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 }, 'probe defaults')
+
+  const pod = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { enableServiceLinks: false, containers: [{ name: 'c', image: 'i:1' }] } })
+  t.match(pod.spec, { serviceAccountName: 'default', serviceAccount: 'default', priority: 0, preemptionPolicy: 'PreemptLowerPriority', enableServiceLinks: false }, 'admission plugins: service account, priority')
+  t.same((pod.spec as any).tolerations.map((x: any) => `${x.key}:${x.effect}:${x.tolerationSeconds}`), ['node.kubernetes.io/not-ready:NoExecute:300', 'node.kubernetes.io/unreachable:NoExecute:300'], 'DefaultTolerationSeconds')
+
+  const svc = cluster.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns' }, spec: { ports: [{ port: 80 }] } })
+  t.match(svc.spec, { ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' }, 'single-stack IPv4')
+  t.equal(svc.metadata.generation, undefined, 'Services carry no generation')
+})

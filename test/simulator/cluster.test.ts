@@ -161,3 +161,30 @@ t.test('managedFields describe what each manager wrote', async (t) => {
   })
   t.same((ingress.metadata.managedFields?.[0]?.fieldsV1 as any)['f:spec']['f:rules'], { '.': {} }, 'atomic lists of objects list no items')
 })
+
+t.test('managedFields follow Update semantics: the writer owns what it changed, a removed field is nobody\'s', async (t) => {
+  const cluster = new Cluster()
+  const created = cluster.create({ ...deployment('web'), metadata: { name: 'web', namespace: NS, labels: { app: 'web', tier: 'a' } } }, 'metacontroller')
+  const entries = () => (cluster.get(ref(created))?.metadata.managedFields ?? []).map((entry) => [entry.manager, entry.subresource ?? '', entry.fieldsV1] as const)
+  const owner = (field: string) => entries().filter(([, , fields]) => ((fields as any)['f:metadata']?.['f:labels'] ?? {})[field] !== undefined).map(([manager]) => manager)
+  t.same(owner('f:tier'), ['metacontroller'], 'the creator owns what it created')
+  t.ok(((entries()[0]?.[2] as any)['f:spec'] ?? {})['f:revisionHistoryLimit'], 'defaults included, as the API server records a create')
+
+  const current = cluster.get(ref(created)) as KubeObject
+  cluster.update({ ...current, metadata: { ...current.metadata, labels: { app: 'web', tier: 'b' } } }, 'platform')
+  t.same(owner('f:tier'), ['platform'], 'an update takes the fields it changed from their previous owner')
+  t.same(owner('f:app'), ['metacontroller'], 'and leaves the others where they were')
+
+  const again = cluster.get(ref(created)) as KubeObject
+  cluster.update({ ...again, metadata: { ...again.metadata, labels: { app: 'web' } } }, 'metacontroller')
+  t.same(owner('f:tier'), [], 'a removed field is nobody\'s')
+  t.same(entries().map(([manager]) => manager), ['metacontroller'], 'an entry left with nothing is dropped')
+})
+
+t.test('binding a pod records no field manager, as the binding subresource', async (t) => {
+  const cluster = new Cluster()
+  const pod = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: NS }, spec: { containers: [{ name: 'c', image: 'i:1' }] } }, 'kube-controller-manager')
+  const bound = cluster.bind(pod, 'node-1')
+  t.equal((bound.spec as any).nodeName, 'node-1')
+  t.same((bound.metadata.managedFields ?? []).map((entry) => entry.manager), ['kube-controller-manager'])
+})

@@ -49,6 +49,8 @@ t.test('a changed pod template replaces the pod: old one terminates first (Recre
   cluster.settle()
   const [old] = pods(cluster)
   const d = cluster.get({ ...DEPLOY, name: 'web' }) as KubeObject
+  t.equal(d.metadata.annotations?.['deployment.kubernetes.io/revision'], '1', "the Deployment controller's revision")
+  t.equal((d.status as any).terminatingReplicas, 0, 'terminatingReplicas, even when none')
   ;(d.spec as any).template.metadata.annotations = { 'challenge-hooks.dev/run': '1' }
   cluster.update(d)
   cluster.advance(1)
@@ -56,8 +58,9 @@ t.test('a changed pod template replaces the pod: old one terminates first (Recre
   cluster.settle()
   t.same(pods(cluster).map((p) => p.metadata.name), [old?.metadata.name], 'the old pod lingers for one step')
   t.ok(pods(cluster)[0]?.metadata.deletionTimestamp)
-  t.match(deploymentStatus(cluster), { observedGeneration: 2, conditions: [{ type: 'Available', status: 'False' }, { reason: 'ReplicaSetUpdated' }] })
+  t.match(deploymentStatus(cluster), { observedGeneration: 2, terminatingReplicas: 1, conditions: [{ type: 'Available', status: 'False' }, { reason: 'ReplicaSetUpdated' }] })
   t.notOk('replicas' in deploymentStatus(cluster))
+  t.equal(cluster.get({ ...DEPLOY, name: 'web' })?.metadata.annotations?.['deployment.kubernetes.io/revision'], '2', 'a new template is revision 2')
 
   cluster.settle()
   const [next, ...rest] = pods(cluster)

@@ -136,7 +136,7 @@ export class Kubelet {
   }
 
   async #patchStatus(path: string, status: Json): Promise<void> {
-    await this.#rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json' })
+    await this.#rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json', query: { fieldManager: 'kubelet' } })
   }
 
   /** The kubelet confirms the deletion: the pod object goes away. */

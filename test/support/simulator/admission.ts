@@ -53,6 +53,7 @@ export function admit(next: KubeObject, previous: KubeObject | undefined, store:
   if (next.kind === 'Service') admitService(next, previous, store)
   if (next.kind === 'Secret') admitSecret(next)
   if (next.kind === 'Deployment') admitDeployment(next, previous)
+  if (next.kind === 'Pod') admitPod(next)
 }
 
 function validateMeta(obj: KubeObject): void {
@@ -99,6 +100,8 @@ function admitService(svc: KubeObject, previous: KubeObject | undefined, store: 
   // An update that omits allocated values keeps them (the API server patches them back in).
   spec.clusterIP ??= old.clusterIP ?? allocateClusterIP(svc, store)
   spec.clusterIPs ??= [spec.clusterIP]
+  spec.ipFamilies ??= ['IPv4']
+  spec.ipFamilyPolicy ??= 'SingleStack'
   const needsNodePort = spec.type === 'NodePort' || spec.type === 'LoadBalancer'
   if (needsNodePort) spec.externalTrafficPolicy ??= 'Cluster'
   const oldPorts = Array.isArray(old.ports) ? old.ports.filter(isObject) : []
@@ -170,17 +173,49 @@ function admitDeployment(deploy: KubeObject, previous: KubeObject | undefined): 
   spec.revisionHistoryLimit ??= 10
   spec.progressDeadlineSeconds ??= 600
   spec.strategy ??= { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }
+  defaultPodSpec(podSpec)
+}
+
+// ---- Pod: the pod spec defaults, and what admission plugins add to a Pod (not to a Deployment's template) ----
+
+/** Defaults of a pod spec, in a Deployment's template and in a Pod alike (as a v1.37 API server stores them). */
+function defaultPodSpec(podSpec: JsonObject): void {
   podSpec.restartPolicy ??= 'Always'
   podSpec.dnsPolicy ??= 'ClusterFirst'
   podSpec.terminationGracePeriodSeconds ??= 30
   podSpec.schedulerName ??= 'default-scheduler'
   podSpec.securityContext ??= {}
-  for (const container of containers) {
+  for (const container of Array.isArray(podSpec.containers) ? podSpec.containers.filter(isObject) : []) {
     const image = String(container.image)
     container.imagePullPolicy ??= image.includes(':') && !image.endsWith(':latest') ? 'IfNotPresent' : 'Always'
     container.terminationMessagePath ??= '/dev/termination-log'
     container.terminationMessagePolicy ??= 'File'
+    for (const port of Array.isArray(container.ports) ? container.ports.filter(isObject) : []) port.protocol ??= 'TCP'
+    for (const probe of [container.readinessProbe, container.livenessProbe, container.startupProbe]) {
+      if (!isObject(probe)) continue
+      probe.timeoutSeconds ??= 1
+      probe.periodSeconds ??= 10
+      probe.successThreshold ??= 1
+      probe.failureThreshold ??= 3
+      if (isObject(probe.httpGet)) probe.httpGet.scheme ??= 'HTTP'
+    }
   }
+}
+
+/** The ServiceAccount, Priority and DefaultTolerationSeconds admission plugins, and the pod spec defaults. */
+function admitPod(pod: KubeObject): void {
+  const spec = objectField(pod, 'spec')
+  defaultPodSpec(spec)
+  spec.enableServiceLinks ??= true
+  spec.serviceAccountName ??= 'default'
+  spec.serviceAccount ??= spec.serviceAccountName
+  spec.priority ??= 0
+  spec.preemptionPolicy ??= 'PreemptLowerPriority'
+  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations.filter(isObject) : []
+  for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
+    if (!tolerations.some((toleration) => toleration.key === key)) tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 })
+  }
+  spec.tolerations = tolerations
 }
 
 /** The object at `parent[key]`, created when missing or not an object. */

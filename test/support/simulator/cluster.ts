@@ -50,7 +50,7 @@ export interface DeleteOptions {
 }
 
 /** Kinds whose metadata.generation the API server does not maintain. */
-const WITHOUT_GENERATION = new Set(['Secret', 'ConfigMap'])
+const WITHOUT_GENERATION = new Set(['Secret', 'ConfigMap', 'Service'])
 
 export function timestamp(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
@@ -157,6 +157,14 @@ export class Cluster {
     admit(next, previous, this)
     if (next.metadata.generation !== undefined && !deepEqual(content(next), content(previous))) next.metadata.generation += 1
     return this.#commit(next, previous, manager)
+  }
+
+  /** The binding subresource: sets spec.nodeName; like the API server, it records no field manager. */
+  bind(pod: KubeObject, node: string): KubeObject {
+    const previous = this.#stored(pod)
+    const next = deepCopy(previous)
+    ;(next.spec as JsonObject).nodeName = node
+    return this.#commit(next, previous)
   }
 
   /** Writes only `.status` (the status subresource). */
@@ -312,7 +320,13 @@ export class Cluster {
     if (previous && deepEqual(withoutBookkeeping(next), withoutBookkeeping(previous))) return previous
     const meta = next.metadata
     meta.resourceVersion = String(++this.#resourceVersion)
-    if (manager !== undefined) meta.managedFields = recordManager(meta.managedFields, managedFieldsEntry(next, manager, this.timestamp(), subresource))
+    if (manager !== undefined) {
+      // Update semantics: the writer owns what it set (a create: the whole object, defaults included; an update:
+      // what it changed); a field no longer there is nobody's.
+      const owned = fieldSet(previous === undefined ? writtenPart(next, subresource) : changedPart(writtenPart(next, subresource), writtenPart(previous, subresource)))
+      const present = withFields(fieldSet(writtenPart(next)), fieldSet(writtenPart(next, 'status')))
+      meta.managedFields = recordOwnership(meta.managedFields, { manager, apiVersion: next.apiVersion, time: this.timestamp(), subresource }, owned, present)
+    }
     this.writes += 1
     const key = keyOf(toRef(next))
     const gone = meta.deletionTimestamp !== undefined && (meta.finalizers ?? []).length === 0 && meta.deletionGracePeriodSeconds === 0
@@ -358,24 +372,104 @@ function withoutBookkeeping(obj: KubeObject): KubeObject {
 
 const LIST_KEYS = ['name', 'containerPort', 'port', 'uid', 'type', 'mountPath', 'ip', 'key']
 
-function managedFieldsEntry(obj: KubeObject, manager: string, time: string, subresource?: 'status'): ManagedFieldsEntry {
+/** The part of an object a write covers: its status (the status subresource), or all but status and system metadata. */
+function writtenPart(obj: KubeObject, subresource?: 'status'): JsonObject {
   const { labels, annotations, finalizers, ownerReferences } = obj.metadata
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...body } = obj
-  const written = subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body }
-  const entry: ManagedFieldsEntry = {
-    manager,
-    operation: 'Update',
-    apiVersion: obj.apiVersion,
-    time,
-    fieldsType: 'FieldsV1',
-    fieldsV1: fieldSet(deepCopy(written)),
-  }
-  if (subresource) entry.subresource = subresource
-  return entry
+  return deepCopy(subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body }) as JsonObject
 }
 
-function recordManager(entries: ManagedFieldsEntry[] = [], entry: ManagedFieldsEntry): ManagedFieldsEntry[] {
-  return [...entries.filter((e) => e.manager !== entry.manager || e.subresource !== entry.subresource), entry]
+/** The parts of `next` that differ from `previous`: whole values, keyed list items by their key. */
+function changedPart(next: unknown, previous: unknown): unknown {
+  if (isObject(next) && isObject(previous)) {
+    const changed: JsonObject = {}
+    for (const [key, value] of Object.entries(next)) {
+      if (value === undefined || deepEqual(value, previous[key])) continue
+      changed[key] = key in previous ? changedPart(value, previous[key]) : value
+    }
+    return changed
+  }
+  if (Array.isArray(next) && Array.isArray(previous)) {
+    const keyOfItem = (item: unknown) => (isObject(item) ? LIST_KEYS.find((k) => k in item) : undefined)
+    const key = keyOfItem(next[0])
+    // Keyed lists merge item by item; any other list is one value.
+    if (key === undefined || deepEqual(next, previous)) return next
+    return next
+      .filter((item) => !previous.some((old) => deepEqual(old, item)))
+      .map((item) => {
+        const old = previous.find((candidate) => isObject(candidate) && isObject(item) && candidate[key] === item[key])
+        return old === undefined ? item : { [key]: (item as JsonObject)[key], ...(changedPart(item, old) as JsonObject) }
+      })
+  }
+  return next
+}
+
+interface Writer {
+  manager: string
+  apiVersion: string
+  time: string
+  subresource: 'status' | undefined
+}
+
+/**
+ * One entry per (manager, subresource): the writer's entry gains the fields it set (and its time), every other
+ * entry loses them, and an entry left with nothing is dropped, as the API server tracks Update operations.
+ */
+function recordOwnership(entries: ManagedFieldsEntry[] = [], writer: Writer, owned: JsonObject, present: JsonObject): ManagedFieldsEntry[] {
+  if (Object.keys(owned).length === 0) return entries
+  const same = (entry: ManagedFieldsEntry) => entry.manager === writer.manager && entry.subresource === writer.subresource
+  const others = entries
+    .filter((entry) => !same(entry))
+    .map((entry) => ({ ...entry, fieldsV1: onlyFields(withoutFields(entry.fieldsV1, owned), present) }))
+    .filter((entry) => Object.keys(entry.fieldsV1).length > 0)
+  const entry: ManagedFieldsEntry = {
+    manager: writer.manager,
+    operation: 'Update',
+    apiVersion: writer.apiVersion,
+    time: writer.time,
+    fieldsType: 'FieldsV1',
+    fieldsV1: onlyFields(withFields(entries.find(same)?.fieldsV1 ?? {}, owned), present),
+  }
+  if (writer.subresource) entry.subresource = writer.subresource
+  return [...others, entry]
+}
+
+function withFields(set: JsonObject, added: JsonObject): JsonObject {
+  const result = deepCopy(set)
+  for (const [key, value] of Object.entries(added)) result[key] = withFields(isObject(result[key]) ? result[key] : {}, value as JsonObject)
+  return result
+}
+
+/** The fields of `set` that are also in `present` (the object as stored). */
+function onlyFields(set: JsonObject, present: JsonObject): JsonObject {
+  const result: JsonObject = {}
+  for (const [key, value] of Object.entries(set)) {
+    if (!isObject(present[key])) continue
+    // A leaf, or an atomic value (only its own marker): kept whole while it is there.
+    if (Object.keys(value as JsonObject).every((k) => k === '.')) {
+      result[key] = value
+      continue
+    }
+    const kept = onlyFields(value as JsonObject, present[key] as JsonObject)
+    if (Object.keys(kept).some((k) => k !== '.')) result[key] = kept
+  }
+  return result
+}
+
+/** `set` without the fields of `removed`; a field left holding only its own marker (".") goes too. */
+function withoutFields(set: JsonObject, removed: JsonObject): JsonObject {
+  const result: JsonObject = {}
+  for (const [key, value] of Object.entries(set)) {
+    const gone = removed[key]
+    if (key === '.' || gone === undefined) {
+      result[key] = value
+      continue
+    }
+    if (Object.keys(gone as JsonObject).length === 0) continue
+    const rest = withoutFields(value as JsonObject, gone as JsonObject)
+    if (Object.keys(rest).some((k) => k !== '.')) result[key] = rest
+  }
+  return result
 }
 
 /** A FieldsV1 set: `f:<field>` for object fields, `k:{...}` for keyed list items, `v:<value>` for scalar list items. */

@@ -20,6 +20,7 @@ export interface ManagedFieldsEntry {
 
 export interface ObjectMeta {
   name: string
+  generateName?: string
   namespace?: string
   uid?: string
   resourceVersion?: string

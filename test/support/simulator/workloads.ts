@@ -77,9 +77,27 @@ interface DeploymentSpec {
   template: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: JsonObject }
 }
 
-function rollout(cluster: Cluster, deployment: KubeObject): void {
-  const spec = deployment.spec as DeploymentSpec
+/** The Deployment controller's revision numbers, per cluster and Deployment uid: the template hash of each. */
+const revisions = new WeakMap<Cluster, Map<string, string[]>>()
+const REVISION = 'deployment.kubernetes.io/revision'
+
+/** A new template is a new revision, numbered from 1, on the Deployment's `revision` annotation. */
+function recordRevision(cluster: Cluster, deployment: KubeObject, hash: string): KubeObject {
+  const byDeployment = revisions.get(cluster) ?? new Map<string, string[]>()
+  revisions.set(cluster, byDeployment)
+  const hashes = byDeployment.get(String(deployment.metadata.uid)) ?? []
+  if (hashes.at(-1) !== hash) hashes.push(hash)
+  byDeployment.set(String(deployment.metadata.uid), hashes)
+  const revision = String(hashes.length)
+  if (deployment.metadata.annotations?.[REVISION] === revision) return deployment
+  const annotations = { ...deployment.metadata.annotations, [REVISION]: revision }
+  return cluster.update({ ...deployment, metadata: { ...deployment.metadata, annotations } }, 'kube-controller-manager')
+}
+
+function rollout(cluster: Cluster, stored: KubeObject): void {
+  const spec = stored.spec as DeploymentSpec
   const hash = templateHash(spec.template)
+  const deployment = recordRevision(cluster, stored, hash)
   const owned = () =>
     cluster.list('v1', 'Pod', deployment.metadata.namespace).filter((pod) => controllerOf(pod)?.uid === deployment.metadata.uid)
   const isCurrent = (pod: KubeObject) => pod.metadata.labels?.[TEMPLATE_HASH] === hash
@@ -115,6 +133,7 @@ function createPod(cluster: Cluster, deployment: KubeObject, hash: string): void
       kind: 'Pod',
       metadata: {
         name,
+        generateName: `${deployment.metadata.name}-${hash}-`,
         namespace,
         labels: { ...template.metadata.labels, [TEMPLATE_HASH]: hash },
         annotations: deepCopy(template.metadata.annotations),
@@ -129,7 +148,7 @@ function createPod(cluster: Cluster, deployment: KubeObject, hash: string): void
 function runPod(cluster: Cluster, pod: KubeObject, mode: PodFailureMode): void {
   const spec = pod.spec as JsonObject
   if (mode !== 'unschedulable' && spec.nodeName === undefined) {
-    pod = cluster.update({ ...pod, spec: { ...spec, nodeName: NODE } }, 'kube-scheduler')
+    pod = cluster.bind(pod, NODE)
   }
   cluster.updateStatus({ ...pod, status: podStatus(pod, mode, cluster.timestamp()) }, 'kubelet')
 }
@@ -245,6 +264,8 @@ function updateDeploymentStatus(cluster: Cluster, deployment: KubeObject, pods: 
   }
   const status: JsonObject = { observedGeneration: deployment.metadata.generation }
   for (const [field, count] of Object.entries(counts)) if (count > 0) status[field] = count
+  // Written even when zero (a pointer field since Kubernetes 1.33).
+  status.terminatingReplicas = pods.filter((pod) => pod.metadata.deletionTimestamp !== undefined).length
   status.conditions = keepTimes(previous.conditions as Condition[] | undefined, [
     available
       ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
