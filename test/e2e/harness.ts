@@ -171,7 +171,9 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
   cluster.registerCRD(challengeCrd)
   cluster.registerCRD(definitionCrd)
   const components = options.components ?? []
-  const [controller] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [CompositeController]
+  const [manifest] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [CompositeController]
+  // Stored first, as `kubectl apply` stores it: Metacontroller hands the hooks the stored object (uid, resourceVersion, ...).
+  const controller = cluster.create(manifest as unknown as KubeObject, 'kubectl') as unknown as CompositeController
   const config = loadConfig({ HOOK_TOKEN: TOKEN, ...componentSettings(components), ...options.env })
   const app = await buildApp(config, { logger: false, now: () => cluster.now() })
   await app.listen({ port: 0, host: '127.0.0.1' })

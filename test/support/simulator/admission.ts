@@ -56,6 +56,9 @@ export function admit(next: KubeObject, previous: KubeObject | undefined, store:
   if (next.kind === 'Pod') admitPod(next)
 }
 
+/** Kinds without a namespace the simulator stores (the CompositeController, as `kubectl apply` stores it). */
+const CLUSTER_SCOPED = new Set(['CompositeController', 'DecoratorController'])
+
 function validateMeta(obj: KubeObject): void {
   const { name, namespace, labels = {}, annotations = {} } = obj.metadata
   // Services need DNS-1035 labels (a letter first, at most 63 chars); most other kinds DNS-1123 subdomains.
@@ -64,7 +67,9 @@ function validateMeta(obj: KubeObject): void {
   if (typeof name !== 'string' || name.length > limit || !pattern.test(name)) {
     throw invalid(obj, `metadata.name: Invalid value: "${String(name)}": must be ${rule} of at most ${limit} characters`)
   }
-  if (typeof namespace !== 'string' || namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
+  if (CLUSTER_SCOPED.has(obj.kind)) {
+    if (namespace !== undefined) throw invalid(obj, `metadata.namespace: Forbidden: not allowed on this type`)
+  } else if (typeof namespace !== 'string' || namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
     throw invalid(obj, `metadata.namespace: Invalid value: "${String(namespace)}"`)
   }
   for (const [key, value] of Object.entries(labels)) {
