@@ -1,0 +1,122 @@
+// The controller of a test file: the Metacontroller stand-in on the real API server, or the Metacontroller binary
+// named by METACONTROLLER_BIN; both as Metacontroller's service account, reaching the hooks on loopback.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { KubeConfig } from '@kubernetes/client-node'
+import { kubectlOk } from '../support/kube/kubectl.js'
+import { LiveCluster, type OffsetClock } from '../support/kube/live-cluster.js'
+import { Rest } from '../support/kube/rest.js'
+import { httpTransport, resourceByName, Simulator, type CompositeController } from '../support/simulator/index.js'
+import type { Json } from '../e2e/harness.js'
+import type { ClusterEnv } from './harness.js'
+import { API, COMPOSITE_CONTROLLER } from './names.js'
+
+/** A Rest client that authenticates as Metacontroller's service account (a token from the TokenRequest API). */
+export async function metacontrollerRest(env: ClusterEnv): Promise<{ rest: Rest; token: string }> {
+  const request = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } }
+  const answer = (await env.rest.call('POST', '/api/v1/namespaces/metacontroller/serviceaccounts/metacontroller/token', { body: request })) as {
+    status: { token: string }
+  }
+  const kubeconfig = new KubeConfig()
+  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
+  kubeconfig.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'metacontroller', token: answer.status.token }],
+    contexts: [{ name: 'metacontroller', cluster: cluster.name, user: 'metacontroller' }],
+    currentContext: 'metacontroller',
+  })
+  return { rest: new Rest(kubeconfig), token: answer.status.token }
+}
+
+export interface RunningController {
+  name: 'stand-in' | 'metacontroller'
+  sim: Simulator | undefined
+  warnings: Rest['warnings']
+  stop(): Promise<void>
+}
+
+export async function startStandIn(rest: Rest, hookUrl: string, token: string, clock: OffsetClock): Promise<RunningController> {
+  // The hooks get the CompositeController as the API server stores it (metadata, the url hooks, the child rules of
+  // the installed components), as from Metacontroller.
+  const stored = await rest.get<CompositeController>(COMPOSITE_CONTROLLER)
+  const { spec } = stored
+  // What Metacontroller's informers watch: the parent, every child type, and the related types of the customize rules.
+  const names = [spec.parentResource, ...(spec.childResources ?? []), { apiVersion: 'v1', resource: 'pods' }, { apiVersion: API, resource: 'challengedefinitions' }]
+  const resources = names.map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
+  const live = await LiveCluster.start(rest, [...new Map(resources.map((r) => [`${r.apiVersion}/${r.resource}`, r])).values()], clock)
+  const sim = new Simulator(stored, live, httpTransport(hookUrl, { token }))
+  const abort = new AbortController()
+  const serving = sim.serve(abort.signal)
+  return {
+    name: 'stand-in',
+    sim,
+    warnings: rest.warnings,
+    async stop() {
+      abort.abort()
+      await serving
+      sim.close()
+      live.close()
+    },
+  }
+}
+
+/** The Metacontroller binary, out of cluster, as Metacontroller's service account. */
+export async function startMetacontroller(env: ClusterEnv, token: string): Promise<RunningController> {
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
+  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
+  const kubeconfig = join(dir, 'kubeconfig')
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: cluster.server, ...(cluster.caFile ? { 'certificate-authority': cluster.caFile } : {}), ...(cluster.caData ? { 'certificate-authority-data': cluster.caData } : {}) } }],
+      users: [{ name: 'metacontroller', user: { token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'metacontroller' } }],
+      'current-context': 'c',
+    }),
+  )
+  const log = openSync(join(dir, 'metacontroller.log'), 'a')
+  const child: ChildProcess = spawn(
+    process.env.METACONTROLLER_BIN as string,
+    // METACONTROLLER_ARGS adds flags (e.g. --zap-log-level=debug).
+    [`--kubeconfig=${kubeconfig}`, '--discovery-interval=1s', '--metrics-address=0', '--health-probe-bind-address=0', ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean)],
+    { stdio: ['ignore', log, log] },
+  )
+  let stopping = false
+  child.once('exit', (code, signal) => {
+    // Tests would only time out: say why, and keep the log.
+    if (!stopping) console.error(`# metacontroller exited early (${code ?? signal}); its log: ${join(dir, 'metacontroller.log')}`)
+  })
+  return {
+    name: 'metacontroller',
+    sim: undefined,
+    warnings: [],
+    async stop() {
+      stopping = true
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve))
+        child.kill('SIGTERM')
+        await exited
+      }
+      if (process.env.METACONTROLLER_LOG !== undefined) writeFileSync(process.env.METACONTROLLER_LOG, readFileSync(join(dir, 'metacontroller.log')), { flag: 'a' })
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The installed CompositeController, its hooks pointed at this process's hook server. */
+export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string): Promise<void> {
+  const stored = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
+  // What an operator applies: the installed spec (with its components' child rules), no server-side metadata.
+  const controller: CompositeController = { apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: stored.metadata.name }, spec: stored.spec }
+  for (const [name, hook] of Object.entries(controller.spec.hooks ?? {})) {
+    const webhook = hook.webhook as Json
+    delete webhook.service
+    delete webhook.path
+    webhook.url = `${hookUrl}/${name}`
+  }
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify(controller) })
+}
