@@ -188,6 +188,8 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller", asy
     'challenge-hooks.dev/challengedefinitions': read,
     'challenge-hooks.dev/challenges': 'get,list,patch,update,watch',
     'challenge-hooks.dev/challenges/status': 'get,patch,update',
+    // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
+    'challenge-hooks.dev/challenges/finalizers': 'update',
     'core/events': 'create,patch',
     'core/namespaces': read,
     'core/pods': read,
