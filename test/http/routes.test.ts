@@ -43,6 +43,19 @@ t.test('POST /finalize answers 200 with status, children, finalized and resyncAf
   t.match(done.json(), { children: [], finalized: true })
 })
 
+t.test('one URL for both hooks: POST /sync answers a finalizing call with the same bytes as /finalize', async (t) => {
+  const app = await buildTestApp(t)
+  const gone = finalizingRequest()
+  for (const group of Object.keys(gone.children ?? {})) (gone.children ?? {})[group] = {}
+  for (const request of [finalizingRequest(), gone]) {
+    const viaSync = await app.inject(post('/sync', request))
+    const viaFinalize = await app.inject(post('/finalize', request))
+    t.equal(viaSync.statusCode, 200)
+    t.equal(viaSync.body, viaFinalize.body)
+    t.match(viaSync.json(), { status: { phase: 'Terminating', reason: 'Deleting' }, finalized: request === gone })
+  }
+})
+
 t.test('POST /customize answers 200 with exactly relatedResources', async (t) => {
   const app = await buildTestApp(t)
   const response = await app.inject(post('/customize', customizeRequest()))
