@@ -7,7 +7,7 @@ await start({
   env: process.env,
   stderr: process.stderr,
   exit: (code) => process.exit(code),
-  drain: (ms) => sleep(ms),
-  // The drain, then 15 s for in-flight calls; past that close-with-grace exits 1.
-  onShutdown: (shutdown, config) => closeWithGrace({ delay: config.shutdownDrainMs + 15000, logger: false }, shutdown),
+  wait: (ms) => sleep(ms, undefined, { ref: false }),
+  // start() exits by itself at SHUTDOWN_TIMEOUT_MS; should it hang past that, close-with-grace exits 1.
+  onShutdown: (shutdown, config) => closeWithGrace({ delay: config.shutdownTimeoutMs + 5000, logger: false }, shutdown),
 })

@@ -18,6 +18,7 @@ import type { Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig, type Config } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
+import { TEST_ENV } from '../helpers/app.js'
 import {
   Cluster,
   httpTransport,
@@ -162,7 +163,7 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
   const cluster = new Cluster(options.cluster)
   cluster.registerCRD(challengeCrd)
   cluster.registerCRD(definitionCrd)
-  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...options.env })
+  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...TEST_ENV, ...options.env })
   const app = await buildApp(config, { logger: false, now: () => cluster.now() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
