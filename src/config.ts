@@ -133,9 +133,12 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const opsPort = integer(env, 'OPS_PORT', 8081, 0, 65535)
   if (opsPort === port && port !== 0) throw new ConfigError('OPS_PORT', `must differ from PORT, got ${opsPort} for both`)
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 5000, 1000, 60000)
   const shutdownDrainMs = integer(env, 'SHUTDOWN_DRAIN_MS', 5000, 0, 60000)
-  // By default the calls in flight at the end of the drain get 10 s: Metacontroller's own webhook timeout.
-  const shutdownTimeoutMs = integer(env, 'SHUTDOWN_TIMEOUT_MS', shutdownDrainMs + 10000, 0, 120000)
+  // By default a call in flight when the port closes gets REQUEST_TIMEOUT_MS more: a body not in by then never
+  // would have been (Node stops enforcing REQUEST_TIMEOUT_MS once the server closes), and a call whose body is
+  // in is answered in milliseconds.
+  const shutdownTimeoutMs = integer(env, 'SHUTDOWN_TIMEOUT_MS', shutdownDrainMs + requestTimeoutMs, 0, 120000)
   if (shutdownTimeoutMs < shutdownDrainMs) {
     throw new ConfigError('SHUTDOWN_TIMEOUT_MS', `must be at least SHUTDOWN_DRAIN_MS (${shutdownDrainMs}), got ${shutdownTimeoutMs}`)
   }
@@ -160,7 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
     maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 100, 0, 10000),
-    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 5000, 1000, 60000),
+    requestTimeoutMs,
     shutdownDrainMs,
     shutdownTimeoutMs,
   }

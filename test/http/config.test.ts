@@ -38,7 +38,7 @@ t.test('defaults', async (t) => {
     maxEventLoopDelayMs: 100,
     requestTimeoutMs: 5000,
     shutdownDrainMs: 5000,
-    shutdownTimeoutMs: 15000,
+    shutdownTimeoutMs: 10000,
     opsPort: 8081,
   })
   t.same(loadConfig({ PORT: '  ', LOG_LEVEL: '', BASE_DOMAIN: ' ' }), loadConfig({}), 'blank means unset')
@@ -95,7 +95,8 @@ t.test('every variable is read', async (t) => {
 })
 
 t.test('the shutdown deadline follows the drain unless it is set; ports of 0 may repeat', async (t) => {
-  t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '20000' }).shutdownTimeoutMs, 30000, 'the drain, then 10 s for the calls in flight')
+  t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '20000' }).shutdownTimeoutMs, 25000, 'the drain, then REQUEST_TIMEOUT_MS for the calls in flight')
+  t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '8000' }).shutdownTimeoutMs, 13000)
   t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '2000', SHUTDOWN_TIMEOUT_MS: '2000' }).shutdownTimeoutMs, 2000, 'no time after the drain')
   t.match(loadConfig({ PORT: '0', OPS_PORT: '0' }), { port: 0, opsPort: 0 }, 'two free ports (tests)')
 })
