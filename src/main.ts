@@ -17,6 +17,8 @@ import { buildApp } from './http/app.js'
 
 /** sysexits.h EX_CONFIG: the configuration is wrong; restarting will not help. */
 export const EX_CONFIG = 78
+/** start() exits by itself at SHUTDOWN_TIMEOUT_MS; should the shutdown hang, src/server.ts exits 1 this much later. */
+export const SHUTDOWN_BACKSTOP_MS = 5000
 
 export interface ShutdownCause {
   signal?: string
