@@ -11,9 +11,10 @@ import { clientErrorHandler, registerErrorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
 import { registerJsonBody } from './json-body.js'
 import { serverFactory } from './http-server.js'
+import { createShedding } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
-import { registerHookRoutes } from './routes/hooks.js'
+import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
@@ -43,6 +44,7 @@ export function loggerOptions(config: Config): { level: string; redact: { paths:
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics()
+  const shedding = createShedding(config, metrics, HOOK_PATHS)
   const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config),
@@ -50,7 +52,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     // One line per hook call is logged by the hook routes, with the parent and the phase decided.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: serverFactory(servers),
+    serverFactory: serverFactory(servers, shedding.gate),
     clientErrorHandler: clientErrorHandler(() => metrics.rejected.inc({ cause: 'timeout' })),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -65,12 +67,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   })
   // While draining, every answer closes its connection: Metacontroller's next call opens a new one, which the
   // Service sends to a replica that is not shutting down.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (state.closing) reply.header('connection', 'close')
+    done(null, payload)
   })
   registerErrorHandlers(app)
   registerJsonBody(app)
-  registerHookRoutes(app, { config, metrics, now: options.now ?? (() => new Date()) })
+  registerHookRoutes(app, { config, metrics, shedding, now: options.now ?? (() => new Date()) })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true

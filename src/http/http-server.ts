@@ -29,7 +29,14 @@ export function timeoutCheckInterval(requestTimeoutMs: number): number {
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
-export function serverFactory(settings: ServerSettings): (handler: Handler) => Server {
+/**
+ * `gate`, when given, sees each request before the app does and may answer it itself (load shedding: returns true
+ * when it did).
+ */
+export function serverFactory(
+  settings: ServerSettings,
+  gate?: (request: IncomingMessage, response: ServerResponse) => boolean,
+): (handler: Handler) => Server {
   return (handler) => {
     const waiting = new WeakMap<Socket, number>()
     const server = createServer(
@@ -48,6 +55,7 @@ export function serverFactory(settings: ServerSettings): (handler: Handler) => S
         }
         waiting.set(socket, count)
         response.once('finish', () => waiting.set(socket, (waiting.get(socket) as number) - 1))
+        if (gate?.(request, response)) return
         handler(request, response)
       },
     )

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { onPressure, turnClock } from '../../src/http/load-shedding.js'
+import { delayRefusal, turnClock } from '../../src/http/load-shedding.js'
 import { buildApp, loggerOptions } from '../../src/http/app.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
 import { logCapture } from './log-capture.js'
@@ -186,32 +185,77 @@ t.test('with MAX_EVENT_LOOP_DELAY_MS 0, nothing is refused on delay', async (t) 
   t.same(answers.map((answer) => answer.statusCode), [200, 200, 200])
 })
 
-t.test('a loop that keeps running late (under-pressure) refuses calls, naming the delay', async (t) => {
-  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+t.test('a loop that keeps running late (under-pressure) refuses calls, naming the delay, and they go no further', async (t) => {
+  const config = testConfig({ maxEventLoopDelayMs: 10 })
+  const log = logCapture()
+  const app = await buildApp(config, { logger: { ...loggerOptions(config), stream: log.stream } })
+  t.teardown(() => app.close())
+  let handled = 0
+  app.addHook('preHandler', async () => {
+    handled += 1
+  })
   await app.ready()
   // 600 ms of a loop that is 30 ms late at every turn.
   const until = performance.now() + 600
-  let answer: Awaited<ReturnType<typeof app.inject>> | undefined
+  const refused: Awaited<ReturnType<typeof app.inject>>[] = []
+  let calls = 0
   while (performance.now() < until) {
     const busy = performance.now() + 30
     while (performance.now() < busy);
     await new Promise((tick) => setTimeout(tick, 1))
     const attempt = await app.inject({ method: 'POST', url: '/customize', payload: customizeRequest() })
-    if (attempt.statusCode === 429 && attempt.json().message.startsWith('The event loop runs')) answer = attempt
+    calls += 1
+    if (attempt.statusCode === 429) refused.push(attempt)
   }
-  t.ok(answer, 'a call was refused on the measured delay')
-  t.match(answer?.json(), { error: 'Too Many Requests', message: /^The event loop runs \d+ ms late; retry after 1 s\.$/ })
-  t.equal(answer?.headers['retry-after'], '1')
+  const onReading = refused.filter((answer) => answer.json().message.startsWith('The event loop runs'))
+  t.ok(onReading.length > 0, `calls were refused on under-pressure's reading (${onReading.length} of ${calls})`)
+  t.match(onReading[0]?.json(), { error: 'Too Many Requests', message: /^The event loop runs \d+ ms late; retry after 1 s\.$/ })
+  t.equal(onReading[0]?.headers['retry-after'], '1')
+  t.equal(handled, calls - refused.length, 'a refused call never reaches its handler')
+  t.same(log.entries().filter((entry) => (entry.level as number) >= 50), [], 'no error logged')
+  t.notMatch(log.text(), /already sent/)
 })
 
-t.test('onPressure: a reading refuses the call; no reading (Infinity) lets it through', async (t) => {
-  const refusals: string[][] = []
-  const handle = onPressure((_request, _reply, cause, message) => void refusals.push([cause, message]))
-  const request = {} as FastifyRequest
-  const reply = {} as FastifyReply
-  handle(request, reply, 'eventLoopDelay', 153.4)
-  handle(request, reply, 'eventLoopDelay', Number.POSITIVE_INFINITY)
-  t.same(refusals, [['eventLoopDelay', 'The event loop runs 153 ms late']])
+t.test('delayRefusal: the time spent in this turn, then under-pressure\'s reading; Infinity is no reading; 0 turns it off', async (t) => {
+  const cases: [number, number, number, ReturnType<typeof delayRefusal>][] = [
+    [100, 20, 30, undefined],
+    [100, 100, 100, undefined],
+    [100, 140.4, 0, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
+    [100, 140, 300, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
+    [100, 5, 153.6, { cause: 'eventLoopDelay', message: 'The event loop runs 154 ms late' }],
+    [100, 5, Number.POSITIVE_INFINITY, undefined],
+    [0, 5000, 5000, undefined],
+  ]
+  for (const [max, spent, reading, expected] of cases) {
+    t.same(delayRefusal(max, spent, reading), expected, `max ${max}, this turn ${spent}, reading ${reading}`)
+  }
+})
+
+t.test('the gate answers before Fastify: a hook call refused on delay never reaches the app; other paths are not gated', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+  let reached = 0
+  app.addHook('onRequest', async () => {
+    reached += 1
+  })
+  const port = await listen(app)
+  // Keep the loop 30 ms late at every turn until a call is refused (at most 2 s).
+  const until = performance.now() + 2000
+  let refused: Awaited<ReturnType<typeof post>> | undefined
+  let before = 0
+  while (refused === undefined && performance.now() < until) {
+    const busy = performance.now() + 30
+    while (performance.now() < busy);
+    before = reached
+    const answer = await post(port, '/sync', SYNC)
+    if (answer.statusCode === 429) refused = answer
+  }
+  t.ok(refused, 'a call was refused')
+  t.equal(reached, before, 'the refused call never reached the app')
+  t.match(refused?.headers, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'content-length': /^\d+$/ })
+  t.match(JSON.parse(refused?.body ?? '{}'), { error: 'Too Many Requests', message: /^(The event loop runs \d+ ms late|This turn of the event loop has run \d+ ms); retry after 1 s\.$/ })
+  t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'a path that is no hook is never gated')
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+  t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} [1-9]/)
 })
 
 t.test('turnClock: time since the first call of this turn of the loop, from 0 again in the next turn', async (t) => {

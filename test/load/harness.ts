@@ -8,9 +8,10 @@
  * competes for the two cores while the figures are taken.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { request, type IncomingHttpHeaders } from 'node:http'
 import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -30,8 +31,10 @@ export interface Server {
   /** The hook port (PORT) and the operations port (OPS_PORT: probes, metrics). */
   port: number
   opsPort: number
-  /** The log lines written so far (JSON per line), for assertions and failure messages. */
+  /** The log lines written so far (JSON per line). */
   log(): string[]
+  /** The lines logged at level error or fatal: a load must never produce one. */
+  errors(): string[]
   /** Resolves with the exit code (or the signal's name) once the process has exited. */
   exited: Promise<number | string>
   /** Peak resident memory of the process so far (VmHWM), MiB. */
@@ -53,45 +56,53 @@ export function serverEnv(extra: Record<string, string> = {}): Record<string, st
   }
 }
 
-/** Starts `node dist/server.js` and waits for its "serving" line; killed at the test's teardown. */
+/**
+ * Starts `node dist/server.js` and waits for its "serving" line; killed at the test's teardown. Its log goes to a
+ * file, as a container runtime collects it: a pipe that the test process drained late would block the server's
+ * synchronous log writes, and the figures would be the test's, not the server's.
+ */
 export async function startServer(t: Teardown, extra: Record<string, string> = {}): Promise<Server> {
   const entry = join(repoRoot, 'dist/server.js')
   if (!existsSync(entry)) throw new Error('dist/server.js is missing: run the load suite with `npm run test:load` (it builds first)')
-  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env: serverEnv(extra), stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-load-'))
+  const logFile = join(dir, 'server.log')
+  const out = openSync(logFile, 'w')
+  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env: serverEnv(extra), stdio: ['ignore', out, out] })
+  closeSync(out)
+  const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+  // Also when the test process ends without its teardown (tap's timeout): no server outlives the suite.
+  process.once('exit', kill)
+  t.teardown(() => {
+    kill()
+    process.removeListener('exit', kill)
+    rmSync(dir, { recursive: true, force: true })
   })
-  const lines: string[] = []
-  let partial = ''
   const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? String(signal))))
-  const serving = new Promise<{ port: number; opsPort: number }>((ready, fail) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const text = partial + chunk.toString('utf8')
-      const complete = text.split('\n')
-      partial = complete.pop() as string
-      for (const line of complete) {
-        // Keep the log bounded: the first lines (start-up) and the last ones.
-        if (lines.length > 4000) lines.splice(100, 1000)
-        lines.push(line)
-        if (line.includes('"opsPort"')) ready(JSON.parse(line) as { port: number; opsPort: number })
-      }
-    })
-    let stderr = ''
-    child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4000)))
-    void exited.then((code) => fail(new Error(`the server exited (${code}) before serving: ${stderr}${lines.join('\n')}`)))
-  })
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-  const { port, opsPort } = await serving.finally(() => clearTimeout(timer))
+  let status: number | string | undefined
+  void exited.then((code) => (status = code))
+  const log = () => readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '')
+  const deadline = performance.now() + 15_000
+  let serving: { port: number; opsPort: number } | undefined
+  while (serving === undefined) {
+    if (status !== undefined) throw new Error(`the server exited (${status}) before serving:\n${log().join('\n')}`)
+    if (performance.now() > deadline) throw new Error(`the server did not start within 15 s:\n${log().join('\n')}`)
+    const line = log().find((each) => each.includes('"opsPort"'))
+    if (line === undefined) await sleep(20)
+    else serving = JSON.parse(line) as { port: number; opsPort: number }
+  }
   return {
     child,
     pid: child.pid as number,
-    port,
-    opsPort,
-    log: () => [...lines],
+    port: serving.port,
+    opsPort: serving.opsPort,
+    log,
+    errors: () => log().filter((line) => /"level":(50|60)/.test(line)),
     exited,
     peakRssMiB() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      return Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]) / 1024
+      const text = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+      return Number(/^VmHWM:\s+(\d+) kB/m.exec(text)?.[1]) / 1024
     },
   }
 }

@@ -35,8 +35,13 @@ function flood(t: { teardown(fn: () => unknown): void }, port: number): Promise<
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
-  t.teardown(() => {
+  const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+  process.once('exit', kill)
+  t.teardown(() => {
+    kill()
+    process.removeListener('exit', kill)
   })
   const killer = setTimeout(() => child.kill('SIGKILL'), FLOOD_MS + 30_000)
   let output = ''
@@ -73,6 +78,7 @@ t.test(`${CONNECTIONS} connections of /sync for ${FLOOD_MS / 1000} s: probes p99
   t.ok(shedOnDelay > 0, `shed on the measured event-loop delay (${shedOnDelay} calls; ${shedOnCap} on the in-flight cap)`)
   t.ok(answered > 0, `and calls were still answered (${answered})`)
   t.equal(result.errors, 0, 'no connection was reset')
+  t.same(server.errors(), [], 'nothing logged at level error')
   t.comment(
     `measured: /healthz p99 ${healthz.p99.toFixed(0)} ms (max ${healthz.max.toFixed(0)}), /readyz p99 ${readyz.p99.toFixed(0)} ms (max ${readyz.max.toFixed(0)}); ` +
       `${JSON.stringify(result.statuses)} in ${FLOOD_MS / 1000} s, 429 on delay ${shedOnDelay}, on the cap ${shedOnCap}; ` +

@@ -71,5 +71,6 @@ t.test(`${UPLOADS} uploads at 1 byte/s: normal calls are served, the slow bodies
   const [head = '', body = ''] = (answered408[0]?.received ?? '').split('\r\n\r\n')
   t.match(head, /\r\nConnection: close\r\n/i)
   t.same(JSON.parse(body), { error: 'Request Timeout', message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.' })
+  t.same(server.errors(), [], 'nothing logged at level error')
   t.comment(`measured: normal /sync slowest ${slowest.toFixed(0)} ms (${normal.length} calls, all 200); slow uploads 408 and closed after ${cut[0]?.toFixed(0)}-${cut.at(-1)?.toFixed(0)} ms`)
 })

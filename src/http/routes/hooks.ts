@@ -15,14 +15,17 @@ import {
 } from '../../protocol.js'
 import { requireBearer } from '../auth.js'
 import { tooDeepError } from '../json-body.js'
-import { registerLoadShedding } from '../load-shedding.js'
+import type { Shedding } from '../load-shedding.js'
 import { reasonLabel, type HookMetrics } from '../metrics.js'
 
 export interface HookRouteOptions {
   config: Config
   metrics: HookMetrics
+  shedding: Shedding
   now: () => Date
 }
+
+export const HOOK_PATHS = ['/sync', '/finalize', '/customize'] as const
 
 /** What a handler decided, for the one log line and the metrics of the call. */
 interface HookOutcome {
@@ -67,12 +70,12 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
+export function registerHookRoutes(app: FastifyInstance, { config, metrics, shedding, now }: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   typed.decorateRequest('hookOutcome', undefined)
 
   typed.register(async (hooks) => {
-    await registerLoadShedding(hooks, { config, metrics })
+    await shedding.register(hooks, app.log)
     if (config.hookToken !== undefined) {
       const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
       const checkBearer = requireBearer([config.hookToken, ...previous])
