@@ -154,38 +154,35 @@ export function percentile(sorted: readonly number[], p: number): number {
 }
 
 /**
- * Probes `path` as the kubelet does (a new connection each time, every `everyMs`) until `stop()`: each latency,
- * and every probe that did not get a 200 (or nothing within `timeoutMs`) as a failure.
+ * Probes `path` as the kubelet does until `stop()`: a new connection for each probe, one probe at a time (the
+ * next starts `everyMs` after the previous one ended, as the kubelet's prober does with periodSeconds), each
+ * latency recorded, and every probe that did not get a 200 (or nothing within `timeoutMs`) counted as a failure.
+ * (Node accepts one connection per turn of its event loop, so probes fired at a fixed rate faster than that would
+ * measure their own queue in the listener's backlog, not the server.)
  */
 export function probe(t: Teardown, port: number, path: string, everyMs = 100, timeoutMs = 5000): { stop(): Promise<ProbeStats> } {
   const latencies: number[] = []
   let failed = 0
   let firstFailure: string | undefined
-  const pending = new Set<Promise<void>>()
-  const once = () => {
-    const attempt = send(port, 'GET', path, { timeoutMs })
-      .then((answer) => {
-        latencies.push(answer.ms)
-        if (answer.statusCode !== 200) {
-          failed += 1
-          firstFailure ??= `${path}: ${answer.statusCode} ${answer.body}`
-        }
-      })
-      .catch((error: Error) => {
-        latencies.push(timeoutMs)
+  let stopped = false
+  t.teardown(() => {
+    stopped = true
+  })
+  const loop = (async () => {
+    while (!stopped) {
+      const answer = await send(port, 'GET', path, { timeoutMs }).catch((error: Error) => ({ statusCode: 0, ms: timeoutMs, body: error.message }))
+      latencies.push(answer.ms)
+      if (answer.statusCode !== 200) {
         failed += 1
-        firstFailure ??= `${path}: ${error.message}`
-      })
-      .finally(() => pending.delete(attempt))
-    pending.add(attempt)
-  }
-  once()
-  const timer = setInterval(once, everyMs)
-  t.teardown(() => clearInterval(timer))
+        firstFailure ??= `${path}: ${answer.statusCode} ${answer.body}`
+      }
+      if (!stopped) await sleep(everyMs)
+    }
+  })()
   return {
     async stop() {
-      clearInterval(timer)
-      await Promise.all(pending)
+      stopped = true
+      await loop
       const sorted = [...latencies].sort((a, b) => a - b)
       return { count: sorted.length, failed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN, firstFailure }
     },
