@@ -44,7 +44,8 @@ export function loggerOptions(config: Config): { level: string; redact: { paths:
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const metrics = createMetrics()
-  const shedding = createShedding(config, metrics, HOOK_PATHS)
+  const state = { closing: false }
+  const shedding = createShedding(config, { metrics, state, hookPaths: HOOK_PATHS })
   const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config),
@@ -59,7 +60,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(sharedValidatorCompiler())
 
-  const state = { closing: false }
   const ops = await buildOpsApp({ logger: options.logger === false ? undefined : app.log, metrics, state, servers })
   app.addHook('onClose', async () => {
     state.closing = true

@@ -78,7 +78,15 @@ export function delayRefusal(maxDelayMs: number, spentThisTurn: number, reading:
   return undefined
 }
 
-export function createShedding(config: Config, metrics: HookMetrics, hookPaths: readonly string[]): Shedding {
+export interface SheddingOptions {
+  metrics: HookMetrics
+  /** While shutting down, the gate's answers close their connection too. */
+  state: { closing: boolean }
+  /** The routes the gate applies to (POST only). */
+  hookPaths: readonly string[]
+}
+
+export function createShedding(config: Config, { metrics, state, hookPaths }: SheddingOptions): Shedding {
   const paths = new Set(hookPaths)
   const turn = turnClock()
   /** under-pressure's last reading; set by register(), which runs before the first call can arrive. */
@@ -118,6 +126,7 @@ export function createShedding(config: Config, metrics: HookMetrics, hookPaths: 
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
         'retry-after': String(RETRY_AFTER_SECONDS),
+        ...(state.closing ? { connection: 'close' } : {}),
       })
       response.end(body)
       return true

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
 import { delayRefusal, turnClock } from '../../src/http/load-shedding.js'
 import { buildApp, loggerOptions } from '../../src/http/app.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
@@ -231,31 +232,52 @@ t.test('delayRefusal: the time spent in this turn, then under-pressure\'s readin
   }
 })
 
-t.test('the gate answers before Fastify: a hook call refused on delay never reaches the app; other paths are not gated', async (t) => {
-  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
-  let reached = 0
+/** Counts the calls that reach the app (its onRequest hooks). Must be called before the app is ready. */
+function reaching(app: FastifyInstance): { count: number } {
+  const seen = { count: 0 }
   app.addHook('onRequest', async () => {
-    reached += 1
+    seen.count += 1
   })
-  const port = await listen(app)
-  // Keep the loop 30 ms late at every turn until a call is refused (at most 2 s).
+  return seen
+}
+
+/** Keeps the loop 30 ms late at every turn and posts until a call is refused (at most 2 s). */
+async function refusedByTheGate(port: number, seen: { count: number }) {
+  let before = 0
   const until = performance.now() + 2000
   let refused: Awaited<ReturnType<typeof post>> | undefined
-  let before = 0
   while (refused === undefined && performance.now() < until) {
     const busy = performance.now() + 30
     while (performance.now() < busy);
-    before = reached
+    before = seen.count
     const answer = await post(port, '/sync', SYNC)
     if (answer.statusCode === 429) refused = answer
   }
+  return { refused, reachedTheApp: seen.count !== before }
+}
+
+t.test('the gate answers before Fastify: a hook call refused on delay never reaches the app; other paths are not gated', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+  const seen = reaching(app)
+  const port = await listen(app)
+  const { refused, reachedTheApp } = await refusedByTheGate(port, seen)
   t.ok(refused, 'a call was refused')
-  t.equal(reached, before, 'the refused call never reached the app')
-  t.match(refused?.headers, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'content-length': /^\d+$/ })
+  t.notOk(reachedTheApp, 'the refused call never reached the app')
+  t.match(refused?.headers, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'content-length': /^\d+$/, connection: 'keep-alive' })
   t.match(JSON.parse(refused?.body ?? '{}'), { error: 'Too Many Requests', message: /^(The event loop runs \d+ ms late|This turn of the event loop has run \d+ ms); retry after 1 s\.$/ })
   t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'a path that is no hook is never gated')
   const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
   t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} [1-9]/)
+})
+
+t.test('while shutting down, the gate\'s answers close their connection too', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+  const seen = reaching(app)
+  const port = await listen(app)
+  app.markClosing()
+  const { refused } = await refusedByTheGate(port, seen)
+  t.equal(refused?.statusCode, 429)
+  t.equal(refused?.headers.connection, 'close')
 })
 
 t.test('turnClock: time since the first call of this turn of the loop, from 0 again in the next turn', async (t) => {
