@@ -321,7 +321,8 @@ async function postTwice(url: string, body: string): Promise<{ first: string; se
 }
 
 t.test('every committed fixture gives its documented answer with the real clock, twice byte for byte', async (t) => {
-  // `npm start` with its defaults: no token, development FLAG_SECRET, the real clock.
+  // `npm start` with its defaults (no token, development FLAG_SECRET, the real clock), but no shedding on the
+  // event-loop delay of this busy test process.
   const app = await buildApp(loadConfig(TEST_ENV), { logger: false })
   t.teardown(() => app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })

@@ -42,7 +42,7 @@ export interface Server {
 }
 
 /** The environment of a production pod, with the listen addresses of a test. */
-export function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
+function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '',
     NODE_ENV: 'production',
