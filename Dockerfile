@@ -30,7 +30,8 @@ COPY --from=build /app/dist ./dist
 # Files stay owned by root and read-only to the server; the Deployment also
 # runs it as 10001 with a read-only root filesystem.
 USER 10001:10001
-EXPOSE 8080
+# 8080: hook calls (PORT); 8081: probes and metrics (OPS_PORT).
+EXPOSE 8080 8081
 # Exec form, node as PID 1 with no npm or shell in between, so SIGTERM reaches
 # the server, which then fails /readyz and drains.
 CMD ["node", "dist/server.js"]

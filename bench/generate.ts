@@ -61,6 +61,7 @@ export function serverEnv(extra: Record<string, string> = {}): Record<string, st
     PUBLIC_HOST: '203.0.113.10',
     LOG_LEVEL: 'warn',
     SHUTDOWN_DRAIN_MS: '0',
+    OPS_PORT: '0',
     ...extra,
   }
 }

@@ -10,6 +10,8 @@ const PLACEHOLDER = /CHANGE-?ME/i
 
 export interface Config {
   port: number
+  /** Probes and metrics listen here, apart from the hook calls (0: any free port, as for PORT). */
+  opsPort: number
   host: string
   logLevel: string
   production: boolean
@@ -46,8 +48,14 @@ export interface Config {
   maxResyncSeconds: number
   /** Concurrent hook requests per process before answering 429 with Retry-After. */
   maxInFlight: number
+  /** Hook calls are shed (429 with Retry-After) while the event loop's measured delay is above this; 0: never. */
+  maxEventLoopDelayMs: number
+  /** A request's headers and body must have arrived within this, or it gets 408 and its connection is closed. */
+  requestTimeoutMs: number
   /** On SIGTERM: time between failing readiness and closing, for the Service to stop sending traffic. */
   shutdownDrainMs: number
+  /** On SIGTERM: when calls still in flight are cut and the process exits, counted from the signal. */
+  shutdownTimeoutMs: number
 }
 
 const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
@@ -206,8 +214,21 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError('GATEWAY', `is required when ${variable}=GatewayAPI: <namespace>/<name> of the shared Gateway`)
     }
   }
+  const port = integer(env, 'PORT', 8080, 0, 65535)
+  const opsPort = integer(env, 'OPS_PORT', 8081, 0, 65535)
+  if (opsPort === port && port !== 0) throw new ConfigError('OPS_PORT', `must differ from PORT, got ${opsPort} for both`)
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 5000, 1000, 60000)
+  const shutdownDrainMs = integer(env, 'SHUTDOWN_DRAIN_MS', 5000, 0, 60000)
+  // By default a call in flight when the port closes gets REQUEST_TIMEOUT_MS more: a body not in by then never
+  // would have been (Node stops enforcing REQUEST_TIMEOUT_MS once the server closes), and a call whose body is
+  // in is answered in milliseconds.
+  const shutdownTimeoutMs = integer(env, 'SHUTDOWN_TIMEOUT_MS', shutdownDrainMs + requestTimeoutMs, 0, 120000)
+  if (shutdownTimeoutMs < shutdownDrainMs) {
+    throw new ConfigError('SHUTDOWN_TIMEOUT_MS', `must be at least SHUTDOWN_DRAIN_MS (${shutdownDrainMs}), got ${shutdownTimeoutMs}`)
+  }
   return {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port,
+    opsPort,
     host: text(env, 'HOST') ?? '0.0.0.0',
     logLevel,
     production,
@@ -236,6 +257,9 @@ export function loadConfig(env: Env = process.env): Config {
     clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
     maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
     maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
-    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 5000, 0, 60000),
+    maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 100, 0, 10000),
+    requestTimeoutMs,
+    shutdownDrainMs,
+    shutdownTimeoutMs,
   }
 }

@@ -1,17 +1,24 @@
 /**
  * The process around the app: reads the configuration (a bad value stops the start with exit code 78 and a
- * message naming the variable), builds the app and listens. On shutdown readiness fails first, the Service gets
- * SHUTDOWN_DRAIN_MS to stop sending traffic, in-flight calls finish, and the process exits 0.
+ * message naming the variable), builds the app and listens on PORT (hooks) and OPS_PORT (probes, metrics).
+ *
+ * Shutdown (SIGTERM): readiness fails at once and every answer carries `Connection: close`; for
+ * SHUTDOWN_DRAIN_MS calls are still served while the Service stops sending traffic; then the hook port closes and
+ * the calls in flight finish, or are cut at SHUTDOWN_TIMEOUT_MS after the signal (Metacontroller retries them);
+ * the process exits 0.
  *
  * Everything the process touches (environment, stderr, exit, timers, signals) is passed in, so tests run the
  * whole sequence in-process; src/server.ts passes the real ones.
  */
+import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import { loadConfig, type Config } from './config.js'
 import { buildApp } from './http/app.js'
 
 /** sysexits.h EX_CONFIG: the configuration is wrong; restarting will not help. */
 export const EX_CONFIG = 78
+/** start() exits by itself at SHUTDOWN_TIMEOUT_MS; should the shutdown hang, src/server.ts exits 1 this much later. */
+export const SHUTDOWN_BACKSTOP_MS = 5000
 
 export interface ShutdownCause {
   signal?: string
@@ -23,8 +30,8 @@ export interface ProcessPorts {
   /** Where a configuration error goes (no logger exists yet). */
   stderr: { write(text: string): unknown }
   exit(code: number): void
-  /** Waits while readiness fails before closing (production: a timer). */
-  drain(ms: number): Promise<void>
+  /** Waits `ms` (production: a timer): the drain while readiness fails, then the deadline for calls in flight. */
+  wait(ms: number): Promise<void>
   /** Arranges for `shutdown` to run on SIGTERM / SIGINT / a fatal error (production: close-with-grace). */
   onShutdown(shutdown: (cause: ShutdownCause) => Promise<void>, config: Config): void
   /** pino options; by default the configuration's (level, redaction). */
@@ -55,19 +62,33 @@ export async function start(ports: ProcessPorts): Promise<FastifyInstance | unde
     if (err) app.log.error({ err }, 'closing after an unexpected error')
     app.log.info({ signal }, 'shutting down: readiness fails now, then in-flight calls drain')
     app.markClosing()
-    await ports.drain(config.shutdownDrainMs)
-    await app.close()
+    await ports.wait(config.shutdownDrainMs)
+    const closed = app.close().then(() => true)
+    const deadline = ports.wait(config.shutdownTimeoutMs - config.shutdownDrainMs).then(() => false)
+    if (!(await Promise.race([closed, deadline]))) {
+      app.log.warn('shutdown deadline (SHUTDOWN_TIMEOUT_MS): cutting the calls still in flight')
+      app.server.closeAllConnections()
+      app.ops.server.closeAllConnections()
+      await closed
+    }
     app.log.info('closed')
     ports.exit(err ? 1 : 0)
   }, config)
 
-  try {
-    await app.listen({ port: config.port, host: config.host })
-  } catch (err) {
-    app.log.error({ err }, `cannot listen on ${config.host}:${config.port}`)
-    await app.close()
-    ports.exit(1)
-    return undefined
+  for (const [server, port] of [
+    [app, config.port],
+    [app.ops, config.opsPort],
+  ] as const) {
+    try {
+      await server.listen({ port, host: config.host })
+    } catch (err) {
+      app.log.error({ err }, `cannot listen on ${config.host}:${port}`)
+      await app.close()
+      ports.exit(1)
+      return undefined
+    }
   }
+  const portOf = (server: FastifyInstance) => (server.server.address() as AddressInfo).port
+  app.log.info({ port: portOf(app), opsPort: portOf(app.ops) }, 'serving hook calls on port, probes and metrics on opsPort')
   return app
 }

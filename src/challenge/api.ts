@@ -158,7 +158,11 @@ const Resources = Type.Object(
 )
 const PortRef = Type.Union([Int(1, 65535), Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 15 })])
 const Seconds = (min: number) => Type.Optional(Int(min, 3600))
-/** A probe as the API server accepts it: one handler and its timings, nothing else. */
+/**
+ * A probe as the API server accepts it: one handler and its timings, nothing else. No `host` in httpGet or
+ * tcpSocket: the kubelet would connect to that address from the node's network (cloud metadata, node-local
+ * services, another player's pod), where no NetworkPolicy applies. Probes always target the pod's own IP.
+ */
 const Probe = Type.Object(
   {
     exec: Type.Optional(Type.Object({ command: Type.Array(Type.String(), { minItems: 1 }) }, { additionalProperties: false })),
@@ -167,7 +171,6 @@ const Probe = Type.Object(
         {
           path: Type.Optional(Type.String()),
           port: PortRef,
-          host: Type.Optional(Type.String()),
           scheme: Type.Optional(Type.Union([Type.Literal('HTTP'), Type.Literal('HTTPS')])),
           httpHeaders: Type.Optional(
             Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), value: Type.String() }, { additionalProperties: false })),
@@ -176,7 +179,7 @@ const Probe = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    tcpSocket: Type.Optional(Type.Object({ port: PortRef, host: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    tcpSocket: Type.Optional(Type.Object({ port: PortRef }, { additionalProperties: false })),
     grpc: Type.Optional(Type.Object({ port: Int(1, 65535), service: Type.Optional(Type.String()) }, { additionalProperties: false })),
     initialDelaySeconds: Seconds(0),
     periodSeconds: Seconds(1),

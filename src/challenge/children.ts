@@ -29,19 +29,28 @@ export const DEFAULT_RESOURCES = {
   limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
 } as const
 
-/** Addresses the `-internet` policy never lets an instance reach: private, loopback, link-local (cloud metadata), CGNAT, multicast, reserved. */
+/**
+ * Addresses the `-internet` policy never lets an instance reach: private, loopback, link-local (cloud metadata),
+ * CGNAT, multicast, reserved, and Azure's platform address (168.63.129.16: DNS, DHCP and the VM agent, reachable
+ * from every VM).
+ */
 export const NON_PUBLIC_IPV4 = [
   '0.0.0.0/8',
   '10.0.0.0/8',
   '100.64.0.0/10',
   '127.0.0.0/8',
+  '168.63.129.16/32',
   '169.254.0.0/16',
   '172.16.0.0/12',
   '192.168.0.0/16',
   '224.0.0.0/4',
   '240.0.0.0/4',
 ]
-export const NON_PUBLIC_IPV6 = ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8']
+/**
+ * Loopback, unique-local, link-local and multicast, and the prefixes that lead back into IPv4: NAT64 (well-known
+ * and local-use, which reach the private IPv4 ranges through the cluster's translator) and IPv4-mapped addresses.
+ */
+export const NON_PUBLIC_IPV6 = ['::1/128', '::ffff:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'ff00::/8']
 
 export interface RenderInput {
   namespace: string

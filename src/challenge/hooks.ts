@@ -108,7 +108,15 @@ export function resyncAfter(nextDeadline: number | undefined, now: number, confi
   return Math.min(config.maxResyncSeconds, Math.max(1, Math.ceil((nextDeadline - now) / 1000)))
 }
 
+/** Deletion is said by the request: a finalize call, or a parent that carries a deletionTimestamp. */
+export function beingDeleted(request: SyncRequest): boolean {
+  return request.finalizing === true || Boolean(request.parent.metadata.deletionTimestamp)
+}
+
 export function sync(request: SyncRequest, config: Config, now: Date): SyncResponse {
+  // A CompositeController may point both hooks at one URL (Metacontroller's own examples do): a parent being
+  // deleted is torn down whichever hook was called, never rendered or reported Running.
+  if (beingDeleted(request)) return finalize(request, config, now)
   const at = toSeconds(now.getTime())
   const world = observe(request, config)
   const decision = decide(world, config, at)
@@ -133,7 +141,8 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
 
 /**
  * Deletion: phase Terminating, ordered teardown, and `finalized: true` only once no child is observed.
- * The times and counters of the record stay until the object is gone.
+ * The times and counters of the record stay until the object is gone. `finalized` is answered only to a
+ * finalizing call: in the answer to a sync it would remove Metacontroller's finalizer, which then flaps.
  */
 export function finalize(request: SyncRequest, config: Config, now: Date): SyncResponse {
   const at = toSeconds(now.getTime())
@@ -157,7 +166,8 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
   const { admittedAt, startedAt, lastRenewedAt } = previous
   Object.assign(status, definedTimes({ admittedAt, startedAt, lastRenewedAt }), { finishedAt: previous.finishedAt ?? timestamp })
   const finalized = countObjects(world.children) === 0
-  const response: SyncResponse = { status: { ...status }, children, finalized }
+  const response: SyncResponse = { status: { ...status }, children }
+  if (request.finalizing === true) response.finalized = finalized
   if (!finalized) response.resyncAfterSeconds = FINALIZE_RESYNC_SECONDS
   return response
 }

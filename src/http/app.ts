@@ -1,17 +1,20 @@
 /**
- * The HTTP shell: builds the Fastify app for a configuration and nothing else (main.ts listens and handles
- * signals). Routes validate, authenticate, log and hand the request to the pure hooks in ../challenge/.
+ * The HTTP shell: builds the Fastify apps for a configuration and nothing else (main.ts listens and handles
+ * signals). The hook app (PORT) validates, authenticates, sheds load, logs and hands the request to the pure hooks
+ * in ../challenge/; the operations app (OPS_PORT, `app.ops`) answers probes and metrics.
  */
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
-import { registerErrorHandlers } from './errors.js'
+import { clientErrorHandler, registerErrorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
 import { registerJsonBody } from './json-body.js'
+import { serverFactory } from './http-server.js'
+import { createShedding } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
-import { registerHealthRoutes } from './routes/health.js'
-import { registerHookRoutes } from './routes/hooks.js'
+import { buildOpsApp } from './ops.js'
+import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
@@ -31,35 +34,47 @@ export const REDACTED_PATHS = [
   '*.data.flag',
 ]
 
+const KEEP_ALIVE_TIMEOUT_MS = 5000
+/** A silent connection is closed well inside Metacontroller's 10 s webhook timeout. */
+const IDLE_TIMEOUT_MS = 9000
+
 export function loggerOptions(config: Config): { level: string; redact: { paths: string[]; censor: string } } {
   return { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const metrics = createMetrics()
+  const state = { closing: false }
+  const shedding = createShedding(config, { metrics, state, hookPaths: HOOK_PATHS })
+  const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.bodyLimit,
     genReqId: () => randomUUID(),
     // One line per hook call is logged by the hook routes, with the parent and the phase decided.
     logController: new LogController({ disableRequestLogging: true }),
-    // Well inside Metacontroller's 10 s webhook timeout.
-    requestTimeout: 9000,
-    connectionTimeout: 9000,
-    keepAliveTimeout: 5000,
+    serverFactory: serverFactory(servers, shedding.gate),
+    clientErrorHandler: clientErrorHandler(() => metrics.rejected.inc({ cause: 'timeout' })),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(sharedValidatorCompiler())
 
-  const metrics = createMetrics()
-  const state = { closing: false }
+  const ops = await buildOpsApp({ logger: options.logger === false ? undefined : app.log, metrics, state, servers })
   app.addHook('onClose', async () => {
     state.closing = true
+    await ops.close()
+  })
+  // While draining, every answer closes its connection: Metacontroller's next call opens a new one, which the
+  // Service sends to a replica that is not shutting down.
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (state.closing) reply.header('connection', 'close')
+    done(null, payload)
   })
   registerErrorHandlers(app)
   registerJsonBody(app)
-  registerHealthRoutes(app, { metrics, state })
-  registerHookRoutes(app, { config, metrics, now: options.now ?? (() => new Date()) })
+  registerHookRoutes(app, { config, metrics, shedding, now: options.now ?? (() => new Date()) })
+  app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true
   })
@@ -68,7 +83,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Makes /readyz fail, so the Service stops sending traffic before the server closes (SIGTERM). */
+    /** The operations app: /healthz, /readyz, /metrics, listening on OPS_PORT. */
+    ops: FastifyInstance
+    /** Makes /readyz fail and every answer close its connection, so traffic moves away before the server closes. */
     markClosing(): void
   }
 }

@@ -2,7 +2,8 @@
  * One error handler for the whole app. A 4xx keeps a message naming what is wrong; a 5xx says only
  * "Internal Server Error" and the error goes to the log. Every error body is `{error, message}`.
  */
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
 import { fieldPath } from '../challenge/schema-errors.js'
 import type { ErrorBody } from '../protocol.js'
@@ -56,4 +57,33 @@ export function registerErrorHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(errorBody(404, `${request.method} ${request.url} is not a route of this server`))
   })
+}
+
+/** What Node reports on a connection before a request reaches the app, and the answer it gets. */
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.'],
+  HPE_HEADER_OVERFLOW: [431, 'The request headers are too large.'],
+}
+
+/**
+ * Fastify's clientErrorHandler, with the app's `{error, message}` body and `Connection: close` (the connection is
+ * closed after it). Node reports here a request whose headers or body did not arrive within REQUEST_TIMEOUT_MS,
+ * and bytes that are not HTTP. The answer is written only when no answer has begun on the connection.
+ */
+export function clientErrorHandler(onTimeout: () => void = () => {}) {
+  return function handleClientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return
+    const [statusCode, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'The request is not valid HTTP.']
+    if (statusCode === 408) onTimeout()
+    this.log.debug({ code: error.code, statusCode }, message)
+    const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+    if (socket.writable && !answering?.headersSent) {
+      const body = JSON.stringify(errorBody(statusCode, message))
+      socket.write(
+        `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      )
+    }
+    socket.destroy(error)
+  }
 }

@@ -42,7 +42,7 @@ export function createMetrics(): HookMetrics {
     }),
     rejected: new Counter({
       name: 'challenge_hooks_rejected_total',
-      help: 'Hook calls refused before reaching the domain, by cause (unauthorized, overloaded).',
+      help: 'Hook calls refused before reaching the domain, by cause (unauthorized, overloaded, eventLoopDelay, timeout).',
       labelNames: ['cause'],
       registers: [registry],
     }),
@@ -51,6 +51,20 @@ export function createMetrics(): HookMetrics {
       help: 'Hook calls being answered now.',
       registers: [registry],
     }),
+  }
+}
+
+/**
+ * The registry's text, rendered once for every caller that asks while a rendering is under way: a burst of scrapes
+ * (or of pipelined requests, which arrive in one read) costs one rendering, and every answer is current.
+ */
+export function renderMetrics(registry: Registry): () => Promise<string> {
+  let rendering: Promise<string> | undefined
+  return () => {
+    rendering ??= registry.metrics().finally(() => {
+      rendering = undefined
+    })
+    return rendering
   }
 }
 

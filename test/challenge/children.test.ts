@@ -1,4 +1,5 @@
 /** Builders asserted on whole objects, and every child of every variant validated with kubernetes-models. */
+import { BlockList, isIP } from 'node:net'
 import t from 'tap'
 import { deployment, exposePolicy, internetPolicy, isolatePolicy, renderChildren, service, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
@@ -140,14 +141,56 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
           {
             ipBlock: {
               cidr: '0.0.0.0/0',
-              except: ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4', '203.0.113.0/24'],
+              except: [
+                '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '168.63.129.16/32', '169.254.0.0/16', '172.16.0.0/12',
+                '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4', '203.0.113.0/24',
+              ],
             },
           },
-          { ipBlock: { cidr: '::/0', except: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32'] } },
+          {
+            ipBlock: {
+              cidr: '::/0',
+              except: ['::1/128', '::ffff:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32'],
+            },
+          },
         ],
       },
     ],
   })
+})
+
+t.test('the -internet policy: which addresses an instance can reach, checked address by address', async (t) => {
+  const policy = internetPolicy(input(web))
+  const blocks = (policy.spec?.egress?.[0]?.to ?? []).map((peer) => peer.ipBlock as { cidr: string; except: string[] })
+  /** Allowed: inside a block's cidr and outside all of its exceptions, as the CNI evaluates an ipBlock. */
+  const reachable = (address: string): boolean => {
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    return blocks.some((block) => {
+      const [cidrAddress = '', bits = ''] = block.cidr.split('/')
+      if ((isIP(cidrAddress) === 6 ? 'ipv6' : 'ipv4') !== family) return false
+      const excluded = new BlockList()
+      for (const cidr of block.except) {
+        const [network = '', prefix = ''] = cidr.split('/')
+        excluded.addSubnet(network, Number(prefix), isIP(network) === 6 ? 'ipv6' : 'ipv4')
+      }
+      return Number(bits) === 0 && !excluded.check(address, family)
+    })
+  }
+  for (const address of [
+    '169.254.169.254', // cloud metadata
+    '168.63.129.16', // Azure's platform address (wireserver, DNS, DHCP)
+    '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.64.0.1', '127.0.0.1', '0.0.0.0', '224.0.0.251', '255.255.255.255',
+    '::1', 'fd00::1', 'fc00::1', 'fe80::1', 'ff02::1',
+    '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
+    '64:ff9b::a00:1', // NAT64 of 10.0.0.1
+    '64:ff9b:1::a00:1', // local-use NAT64
+    '::ffff:169.254.169.254', '::ffff:10.0.0.1', // IPv4-mapped
+  ]) {
+    t.notOk(reachable(address), `${address} is out of reach`)
+  }
+  for (const address of ['1.1.1.1', '8.8.8.8', '168.63.129.17', '2606:4700:4700::1111', '2001:4860:4860::8888']) {
+    t.ok(reachable(address), `${address} (public) is reachable`)
+  }
 })
 
 t.test('services by exposure type, and which children each variant gets', async (t) => {

@@ -84,6 +84,11 @@ const refused: [string, unknown, RegExp][] = [
   ['a probe handler that is no object', withContainer({ readinessProbe: { exec: 'rm -rf /' } }), /readinessProbe\.exec: Expected object/],
   ['an unknown probe field', withContainer({ readinessProbe: { tcpSocket: { port: 80 }, magic: true } }), /readinessProbe\.magic: is not allowed/],
   ['a port name the API refuses', withContainer({ ports: [{ containerPort: 80, name: 'HTTP_PORT' }] }), /ports\[0\]\.name/],
+  // The kubelet connects to a probe's host from the node's network: metadata, node services, other players' pods.
+  ['an httpGet probe with a host', withContainer({ readinessProbe: { httpGet: { port: 80, host: '169.254.169.254' } } }), /containers\[0\]\.readinessProbe\.httpGet\.host: is not allowed/],
+  ['a tcpSocket probe with a host', withContainer({ readinessProbe: { tcpSocket: { port: 6443, host: '10.0.0.1' } } }), /containers\[0\]\.readinessProbe\.tcpSocket\.host: is not allowed/],
+  ['a lifecycle handler (with a host)', withContainer({ lifecycle: { postStart: { httpGet: { port: 80, host: '10.96.0.1' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
+  ['a preStop handler', withContainer({ lifecycle: { preStop: { tcpSocket: { port: 80, host: 'node.local' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
 ]
 
 t.test('a definition asking for what the profile forbids is refused, naming the field', async (t) => {

@@ -1,8 +1,9 @@
 import t from 'tap'
-import { customize } from '../../src/challenge/hooks.js'
+import { customize, finalize, sync } from '../../src/challenge/hooks.js'
 import { retain } from '../../src/challenge/children.js'
 import { at, kinds, step } from '../helpers/drive.js'
-import { challenge, pod, readyWorld, webDefinition, type Json } from '../helpers/world.js'
+import { testConfig } from '../helpers/app.js'
+import { challenge, pod, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject, SyncRequest } from '../../src/protocol.js'
 
 const NAME = 'web-login-u-alice'
@@ -82,6 +83,41 @@ t.test('a finished run keeps its finish time through deletion', async (t) => {
   const deleting = { ...expired.parent, metadata: { ...expired.parent.metadata, deletionTimestamp: '2026-11-22T13:00:00Z' } }
   const result = step({ ...deleting, status: { ...expired.status, lastRenewedAt: '2026-11-22T12:01:00Z' } }, { finalizing: true, now: at(3600) })
   t.match(result.status, { finishedAt: expired.status.finishedAt, lastRenewedAt: '2026-11-22T12:01:00Z' })
+})
+
+t.test('one URL for both hooks: a finalizing call to sync is answered exactly as finalize answers it', async (t) => {
+  const { deleting, children } = runningWorld()
+  const livePod = pod(NAME, 0, { phase: 'Running' })
+  const config = testConfig()
+  for (const [what, observed, related] of [
+    ['children and a pod left', children, [livePod]],
+    ['only the policies and the Secret left', children.filter((child) => child.kind !== 'Deployment'), []],
+    ['nothing left', [], []],
+  ] as const) {
+    const request = syncRequest(deleting, { children: [...observed], related: [webDefinition(), ...related], finalizing: true })
+    const answer = sync(request, config, at(300))
+    t.same(answer, finalize(request, config, at(300)), what)
+    t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' }, what)
+    t.equal(answer.finalized, observed.length === 0, `${what}: finalized only when no child is observed`)
+  }
+})
+
+t.test('a sync of a parent with a deletionTimestamp tears down, never reports Running, and never sends finalized', async (t) => {
+  const { deleting, children, running } = runningWorld()
+  const config = testConfig()
+  const livePod = pod(NAME, 0, { phase: 'Running' })
+  const request = syncRequest(deleting, { children, related: [webDefinition(), livePod], finalizing: false })
+  const answer = sync(request, config, at(300))
+  t.same(answer, finalize(request, config, at(300)), 'the teardown of finalize')
+  t.equal(running.status.phase, 'Running', 'it was Running')
+  t.notOk('finalized' in answer, 'finalized only answers a finalizing call: in a sync answer it would make the finalizer flap')
+  t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' })
+  t.same(kinds(answer), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  t.equal(answer.resyncAfterSeconds, 10)
+
+  const done = sync(syncRequest(deleting, { related: [webDefinition()], finalizing: false }), config, at(301))
+  t.same(Object.keys(done).sort(), ['children', 'status'], 'nothing left: still no finalized')
+  t.same(done.children, [])
 })
 
 t.test('retained children carry their content but no system fields', async (t) => {

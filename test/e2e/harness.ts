@@ -19,6 +19,7 @@ import { parseAllDocuments } from 'yaml'
 import { loadConfig, type Config } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
 import { componentSettings, withComponents, type ManifestObject } from '../manifests/helpers.js'
+import { TEST_ENV } from '../helpers/app.js'
 import {
   Cluster,
   httpTransport,
@@ -174,7 +175,7 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
   const [manifest] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [CompositeController]
   // Stored first, as `kubectl apply` stores it: Metacontroller hands the hooks the stored object (uid, resourceVersion, ...).
   const controller = cluster.create(manifest as unknown as KubeObject, 'kubectl') as unknown as CompositeController
-  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...componentSettings(components), ...options.env })
+  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...TEST_ENV, ...componentSettings(components), ...options.env })
   const app = await buildApp(config, { logger: false, now: () => cluster.now() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`

@@ -111,7 +111,12 @@ export function answerProblems(url: string, statusCode: number, body: string, re
   if (!Array.isArray(parsed.children)) return [...problems, 'children is not an array (Metacontroller would delete every child)']
   problems.push(...parsed.children.flatMap((child: unknown, index) => childProblems(child, index, request)))
   problems.push(...statusProblems(parsed.status, parsed.children))
-  if ('finalized' in parsed && (url !== '/finalize' || typeof parsed.finalized !== 'boolean')) problems.push(`finalized ${String(parsed.finalized)} from ${url}`)
+  // finalized answers a finalizing call, whichever URL it came to (one URL may serve both hooks), and nothing else.
+  const finalizing = isObject(request) && request.finalizing === true
+  if ('finalized' in parsed !== finalizing || ('finalized' in parsed && typeof parsed.finalized !== 'boolean')) {
+    problems.push(`finalized ${String(parsed.finalized)} from ${url} to a call with finalizing ${String(isObject(request) && request.finalizing)}`)
+  }
+  if (finalizing && isObject(parsed.status) && parsed.status.phase !== 'Terminating') problems.push(`phase ${String(parsed.status.phase)} while finalizing`)
   if ('resyncAfterSeconds' in parsed) {
     const seconds = parsed.resyncAfterSeconds
     if (typeof seconds !== 'number' || !(seconds > 0) || !Number.isFinite(seconds)) problems.push(`resyncAfterSeconds ${String(seconds)}`)

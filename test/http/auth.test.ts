@@ -59,7 +59,7 @@ t.test('with HOOK_TOKEN set, a hook call needs the right bearer token', async (t
     const ok = await app.inject({ method: 'POST', url, payload, headers: { authorization: `Bearer ${TOKEN}` } })
     t.equal(ok.statusCode, 200, `${url} right token`)
   }
-  const metrics = await app.inject({ method: 'GET', url: '/metrics' })
+  const metrics = await app.ops.inject({ method: 'GET', url: '/metrics' })
   t.match(metrics.body, /challenge_hooks_rejected_total\{cause="unauthorized"\} 15/)
   t.match(metrics.body, /challenge_hooks_hook_duration_seconds_count\{hook="sync",code="200"\} 1/)
   t.notMatch(metrics.body, /code="401"/, 'refused calls are counted as rejected, not as answers')
@@ -78,9 +78,10 @@ t.test('during a rotation both the new and the previous token are accepted, noth
 t.test('health, readiness, metrics and 404 stay open with HOOK_TOKEN set', async (t) => {
   const app = await buildTestApp(t, { hookToken: TOKEN })
   for (const url of ['/healthz', '/readyz', '/metrics']) {
-    t.equal((await app.inject({ method: 'GET', url })).statusCode, 200, url)
+    t.equal((await app.ops.inject({ method: 'GET', url })).statusCode, 200, url)
   }
   t.equal((await app.inject({ method: 'GET', url: '/nope' })).statusCode, 404)
+  t.equal((await app.ops.inject({ method: 'GET', url: '/nope' })).statusCode, 404)
 })
 
 t.test('without HOOK_TOKEN, no header is needed', async (t) => {

@@ -45,7 +45,11 @@ t.test('defaults', async (t) => {
     clusterCidrs: [],
     maxResyncSeconds: 300,
     maxInFlight: 64,
+    maxEventLoopDelayMs: 100,
+    requestTimeoutMs: 5000,
     shutdownDrainMs: 5000,
+    shutdownTimeoutMs: 10000,
+    opsPort: 8081,
   })
   t.same(loadConfig({ PORT: '  ', LOG_LEVEL: '', BASE_DOMAIN: ' ' }), loadConfig({}), 'blank means unset')
   t.equal(loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain, 'ctf.example.org', 'TLS hosts default to BASE_DOMAIN')
@@ -78,7 +82,11 @@ t.test('every variable is read', async (t) => {
     CLUSTER_CIDRS: '10.42.0.0/16, 10.43.0.0/16,fd00:42::/56',
     MAX_RESYNC_SECONDS: '60',
     MAX_IN_FLIGHT: '8',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    REQUEST_TIMEOUT_MS: '2500',
     SHUTDOWN_DRAIN_MS: '0',
+    SHUTDOWN_TIMEOUT_MS: '3000',
+    OPS_PORT: '9091',
   })
   t.same(config, {
     port: 9090,
@@ -109,8 +117,19 @@ t.test('every variable is read', async (t) => {
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56'],
     maxResyncSeconds: 60,
     maxInFlight: 8,
+    maxEventLoopDelayMs: 0,
+    requestTimeoutMs: 2500,
     shutdownDrainMs: 0,
+    shutdownTimeoutMs: 3000,
+    opsPort: 9091,
   })
+})
+
+t.test('the shutdown deadline follows the drain unless it is set; ports of 0 may repeat', async (t) => {
+  t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '20000' }).shutdownTimeoutMs, 25000, 'the drain, then REQUEST_TIMEOUT_MS for the calls in flight')
+  t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '8000' }).shutdownTimeoutMs, 13000)
+  t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '2000', SHUTDOWN_TIMEOUT_MS: '2000' }).shutdownTimeoutMs, 2000, 'no time after the drain')
+  t.match(loadConfig({ PORT: '0', OPS_PORT: '0' }), { port: 0, opsPort: 0 }, 'two free ports (tests)')
 })
 
 t.test('BODY_LIMIT takes bytes or a unit', async (t) => {
@@ -170,6 +189,13 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     ['MAX_IN_FLIGHT', '0', /must be between 1 and 100000/],
     ['SHUTDOWN_DRAIN_MS', 'soon', /must be a whole number/],
     ['SHUTDOWN_DRAIN_MS', '60001', /must be between 0 and 60000/],
+    ['MAX_EVENT_LOOP_DELAY_MS', '10001', /must be between 0 and 10000/],
+    ['REQUEST_TIMEOUT_MS', '999', /must be between 1000 and 60000/],
+    ['REQUEST_TIMEOUT_MS', '5s', /must be a whole number/],
+    ['OPS_PORT', '65536', /must be between 0 and 65535/],
+    ['OPS_PORT', '8080', /must differ from PORT, got 8080 for both/],
+    ['SHUTDOWN_TIMEOUT_MS', '4999', /must be at least SHUTDOWN_DRAIN_MS \(5000\), got 4999/],
+    ['SHUTDOWN_TIMEOUT_MS', '120001', /must be between 0 and 120000/],
   ]
   for (const [variable, value, problem] of cases) {
     const error = configError(t, { [variable]: value })

@@ -1,11 +1,12 @@
 /**
- * Real HTTP for the few tests that need concurrency: a request whose body is sent in two parts, so it stays in
- * flight (past onRequest, waiting for its body) until the test lets it finish or aborts it.
+ * Real HTTP for the few tests that need concurrency: a request whose body is sent in two parts, so it waits for its
+ * body (past onRequest, not yet counted in flight) until the test lets it finish or aborts it; and requests held
+ * after admission (counted in flight) until the test releases them.
  */
 import { once } from 'node:events'
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 export interface Answer {
   statusCode: number
@@ -26,16 +27,22 @@ export async function listen(app: FastifyInstance): Promise<number> {
 }
 
 /**
- * `next()` resolves once the next POST has reached preParsing: past every onRequest hook (authenticated and
- * counted in flight), before its body is read. Must be called before the app is ready.
+ * `next()` resolves once the next hook call has reached `hook`: by default preParsing, past every onRequest hook
+ * (authenticated, not refused), before its body is read. With `wait`, the request stays there until the test
+ * calls the release it was given. Must be called before the app is ready.
  */
-export function arrivals(app: FastifyInstance): { next(): Promise<void> } {
+export function arrivals(
+  app: FastifyInstance,
+  hook: 'preParsing' | 'preHandler' = 'preParsing',
+  wait?: (release: () => void) => void,
+): { next(): Promise<void> } {
   const waiting: (() => void)[] = []
   let arrived = 0
-  app.addHook('preParsing', async (request) => {
-    if (request.method !== 'POST') return
+  app.addHook(hook, async (request: FastifyRequest) => {
+    if (request.method !== 'POST' || request.is404) return
     arrived += 1
     waiting.shift()?.()
+    if (wait) await new Promise<void>((release) => wait(release))
   })
   let seen = 0
   return {
@@ -115,9 +122,24 @@ export function postHalf(port: number, path: string, body: string): HalfSent {
   }
 }
 
-/** The value of the in-flight gauge, read over HTTP (metrics are never refused). */
-export async function inFlight(port: number): Promise<number> {
-  const text = (await get(port, '/metrics')).body
+/** The value of the in-flight gauge, read from the operations app (metrics are never refused). */
+export async function inFlight(app: FastifyInstance): Promise<number> {
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
   const match = /^challenge_hooks_in_flight_requests (\d+)$/m.exec(text)
   return Number(match?.[1] ?? Number.NaN)
+}
+
+/**
+ * Holds every POST after its body has arrived and been admitted (preHandler: counted in flight), until the test
+ * releases it: `next()` resolves when the next one is held. Must be called before the app is ready.
+ */
+export function holds(app: FastifyInstance): { next(): Promise<void>; release(): void } {
+  const gates: (() => void)[] = []
+  const held = arrivals(app, 'preHandler', (release) => gates.push(release))
+  return {
+    next: held.next,
+    release() {
+      for (const open of gates.splice(0)) open()
+    },
+  }
 }

@@ -31,8 +31,8 @@ t.test('one JSON line per hook call: reqId, hook, parent ns/name, phase, reason,
     t.equal((await app.inject({ method: 'POST', url, payload })).statusCode, 200, url)
   }
   await app.inject({ method: 'POST', url: '/sync', payload: '{"parent": 1}', headers: { 'content-type': 'application/json' } })
-  await app.inject({ method: 'GET', url: '/healthz' })
-  await app.inject({ method: 'GET', url: '/metrics' })
+  await app.ops.inject({ method: 'GET', url: '/healthz' })
+  await app.ops.inject({ method: 'GET', url: '/metrics' })
 
   const answered = log.entries().filter((entry) => entry.msg === 'hook answered')
   t.equal(answered.length, 5, 'one line per hook call, none for health or metrics')

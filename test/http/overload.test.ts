@@ -1,6 +1,12 @@
 import t from 'tap'
-import { buildTestApp } from '../helpers/app.js'
-import { aborts, arrivals, inFlight, listen, post, postHalf } from './http-client.js'
+import { connect, type Socket } from 'node:net'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import { delayRefusal, turnClock } from '../../src/http/load-shedding.js'
+import { buildApp, loggerOptions } from '../../src/http/app.js'
+import { buildTestApp, testConfig } from '../helpers/app.js'
+import { logCapture } from './log-capture.js'
+import { aborts, arrivals, holds, inFlight, listen, post, postHalf } from './http-client.js'
 import { customizeRequest, runningRequest } from './worlds.js'
 
 const SYNC = JSON.stringify(runningRequest())
@@ -8,12 +14,12 @@ const CUSTOMIZE = JSON.stringify(customizeRequest())
 
 t.test('with maxInFlight 1, a second call while one is in flight is 429 with an integer Retry-After', async (t) => {
   const app = await buildTestApp(t, { maxInFlight: 1 })
-  const arrived = arrivals(app)
+  const held = holds(app)
   const port = await listen(app)
 
-  const first = postHalf(port, '/sync', SYNC)
-  await arrived.next()
-  t.equal(await inFlight(port), 1, 'the half-sent call is in flight')
+  const first = post(port, '/sync', SYNC)
+  await held.next()
+  t.equal(await inFlight(app), 1, 'the call whose body has arrived is in flight')
 
   for (const url of ['/sync', '/finalize', '/customize']) {
     const shed = await post(port, url, url === '/customize' ? CUSTOMIZE : SYNC)
@@ -22,59 +28,267 @@ t.test('with maxInFlight 1, a second call while one is in flight is 429 with an 
     t.same(JSON.parse(shed.body), { error: 'Too Many Requests', message: 'More than 1 hook calls in flight; retry after 1 s.' })
   }
   t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'other routes are not shed')
-  t.equal(await inFlight(port), 1, 'shed calls never entered the count')
+  t.equal((await app.ops.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'probes are not shed')
+  t.equal(await inFlight(app), 1, 'shed calls never entered the count')
 
-  const answered = await first.finish()
+  held.release()
+  const answered = await first
   t.equal(answered.statusCode, 200, 'the call in flight completes')
   t.match(JSON.parse(answered.body), { status: { phase: 'Running' } })
-  t.equal(await inFlight(port), 0, 'back to 0 after completion')
-  t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'the next call is served')
-
-  const metrics = (await post(port, '/customize', CUSTOMIZE)).statusCode
-  t.equal(metrics, 200)
+  t.equal(await inFlight(app), 0, 'back to 0 after completion')
+  const next = post(port, '/sync', SYNC)
+  await held.next()
+  held.release()
+  t.equal((await next).statusCode, 200, 'the next call is served')
 })
 
-t.test('the shed count is a metric', async (t) => {
+t.test('uploads still arriving hold no slot: with maxInFlight 1, half-sent bodies do not stop a whole call', async (t) => {
   const app = await buildTestApp(t, { maxInFlight: 1 })
   const arrived = arrivals(app)
   const port = await listen(app)
-  const first = postHalf(port, '/customize', CUSTOMIZE)
-  await arrived.next()
-  await post(port, '/customize', CUSTOMIZE)
-  await post(port, '/customize', CUSTOMIZE)
-  t.equal((await first.finish()).statusCode, 200)
-  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
-  t.match(text, /challenge_hooks_rejected_total\{cause="overloaded"\} 2/)
+  const slow = [postHalf(port, '/sync', SYNC), postHalf(port, '/sync', SYNC), postHalf(port, '/customize', CUSTOMIZE)]
+  for (const _ of slow) await arrived.next()
+  t.equal(await inFlight(app), 0, 'three bodies on the way, none in flight')
+  t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'a whole call is served meanwhile')
+  const finished = await Promise.all(slow.map((each) => each.finish()))
+  t.same(finished.map((answer) => answer.statusCode), [200, 200, 200], 'and the slow ones once their bodies are in')
 })
 
-t.test('a client that aborts mid-body leaves the in-flight count', async (t) => {
+t.test('a call admitted before its body is refused once the body is in, if the cap filled meanwhile', async (t) => {
+  const app = await buildTestApp(t, { maxInFlight: 1 })
+  const arrived = arrivals(app)
+  const held = holds(app)
+  const port = await listen(app)
+  const slow = postHalf(port, '/sync', SYNC)
+  await arrived.next()
+  const whole = post(port, '/sync', SYNC)
+  await arrived.next()
+  await held.next()
+  t.equal(await inFlight(app), 1, 'the whole call holds the slot')
+  const refused = await slow.finish()
+  t.equal(refused.statusCode, 429)
+  t.equal(refused.headers['retry-after'], '1')
+  held.release()
+  t.equal((await whole).statusCode, 200)
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+  t.match(text, /challenge_hooks_rejected_total\{cause="overloaded"\} 1/)
+  t.notMatch(text, /code="429"/, 'a refused call is counted as rejected, not as an answer')
+})
+
+t.test('the shed count is a metric, and a burst of refusals is one log line', async (t) => {
+  const config = testConfig({ maxInFlight: 1 })
+  const log = logCapture()
+  const app = await buildApp(config, { logger: { ...loggerOptions(config), stream: log.stream } })
+  t.teardown(() => app.close())
+  const held = holds(app)
+  const port = await listen(app)
+  const first = post(port, '/customize', CUSTOMIZE)
+  await held.next()
+  t.equal((await post(port, '/customize', CUSTOMIZE)).statusCode, 429)
+  t.equal((await post(port, '/customize', CUSTOMIZE)).statusCode, 429)
+  held.release()
+  t.equal((await first).statusCode, 200)
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+  t.match(text, /challenge_hooks_rejected_total\{cause="overloaded"\} 2/)
+  const warnings = log.entries().filter((entry) => entry.level === 40)
+  t.match(warnings, [{ cause: 'overloaded', refused: 1, msg: 'overloaded: More than 1 hook calls in flight' }], 'the first refusal is logged, the second only counted')
+})
+
+t.test('a client that aborts leaves the in-flight count, whether its body had arrived or not', async (t) => {
   const app = await buildTestApp(t, { maxInFlight: 1 })
   const arrived = arrivals(app)
   const aborted = aborts(app)
+  const held = holds(app)
   const port = await listen(app)
 
-  const first = postHalf(port, '/sync', SYNC)
+  const halfSent = postHalf(port, '/sync', SYNC)
   await arrived.next()
-  t.equal((await post(port, '/sync', SYNC)).statusCode, 429, 'in flight')
   const seen = aborted.next()
-  first.abort()
+  halfSent.abort()
   await seen
-  t.equal(await inFlight(port), 0)
-  t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'the slot is free again')
-  t.equal(await inFlight(port), 0)
+  t.equal(await inFlight(app), 0, 'a half-sent call was never counted')
+
+  const whole = postHalf(port, '/sync', SYNC)
+  await arrived.next()
+  const done = whole.finish().catch(() => undefined)
+  await held.next()
+  t.equal(await inFlight(app), 1)
+  t.equal((await post(port, '/sync', SYNC)).statusCode, 429, 'in flight')
+  whole.abort()
+  await done
+  // Fastify reports no abort once the body is in: the answer's 'close' frees the slot, while the handler still runs.
+  const deadline = performance.now() + 5000
+  while ((await inFlight(app)) !== 0 && performance.now() < deadline) await nextTurn()
+  t.equal(await inFlight(app), 0, 'the slot is free again')
+  held.release()
 })
 
 t.test('within the limit, concurrent calls are all served', async (t) => {
   const app = await buildTestApp(t, { maxInFlight: 3 })
-  const arrived = arrivals(app)
+  const held = holds(app)
   const port = await listen(app)
-  const held = [postHalf(port, '/sync', SYNC), postHalf(port, '/sync', SYNC)]
-  await arrived.next()
-  await arrived.next()
-  t.equal(await inFlight(port), 2)
-  t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'third of three')
-  const answers = await Promise.all(held.map((each) => each.finish()))
-  t.same(answers.map((answer) => answer.statusCode), [200, 200])
+  const waiting = [post(port, '/sync', SYNC), post(port, '/sync', SYNC)]
+  await held.next()
+  await held.next()
+  t.equal(await inFlight(app), 2)
+  const third = post(port, '/sync', SYNC)
+  await held.next()
+  held.release()
+  const answers = await Promise.all([...waiting, third])
+  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200])
   t.equal(answers[0]?.body, answers[1]?.body)
-  t.equal(await inFlight(port), 0)
+  t.equal(await inFlight(app), 0)
+})
+
+/** Opens a keep-alive connection and waits until the server has answered one call on it (it is accepted). */
+async function warmConnection(port: number): Promise<{ socket: Socket; answers: string[] }> {
+  const socket = connect(port, '127.0.0.1')
+  const answers: string[] = []
+  socket.on('data', (chunk: Buffer) => answers.push(chunk.toString('utf8')))
+  await new Promise<void>((ready) => socket.once('connect', ready))
+  socket.write('POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}')
+  while (answers.length === 0) await nextTurn()
+  answers.length = 0
+  return { socket, answers }
+}
+
+t.test('calls arriving in one turn of the event loop are refused once that turn has run past MAX_EVENT_LOOP_DELAY_MS', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 30 })
+  // The hook itself is slow: 60 ms of CPU per call.
+  app.addHook('preHandler', async (request) => {
+    if (request.method !== 'POST') return
+    const until = performance.now() + 60
+    while (performance.now() < until);
+  })
+  const port = await listen(app)
+  const clients = [await warmConnection(port), await warmConnection(port), await warmConnection(port)]
+  t.teardown(() => clients.forEach((client) => client.socket.destroy()))
+  const call = `POST /sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(SYNC)}\r\n\r\n${SYNC}`
+  // A quiet moment first, so that under-pressure's reading of the loop's delay is low.
+  await new Promise((quiet) => setTimeout(quiet, 300))
+  // Written in one go, the three calls are in the kernel's buffers before the loop looks again: one turn sees all.
+  for (const client of clients) client.socket.write(call)
+  while (clients.some((client) => !client.answers.join('').includes('\r\n\r\n{'))) await nextTurn()
+  const statuses = clients.map((client) => client.answers.join('').slice(9, 12)).sort()
+  t.same(statuses, ['200', '429', '429'], 'the first call of the turn is answered, the others refused')
+  const refusal = clients.map((client) => client.answers.join('')).find((text) => text.startsWith('HTTP/1.1 429')) as string
+  t.match(refusal, /\r\nretry-after: 1\r\n/i)
+  t.match(refusal, /"message":"This turn of the event loop has run \d+ ms; retry after 1 s."/)
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+  t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} 2/)
+})
+
+t.test('with MAX_EVENT_LOOP_DELAY_MS 0, nothing is refused on delay', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 0 })
+  const until = performance.now() + 150
+  while (performance.now() < until);
+  const answers = await Promise.all([1, 2, 3].map(() => app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })))
+  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200])
+})
+
+t.test('a loop that keeps running late (under-pressure) refuses calls, naming the delay, and they go no further', async (t) => {
+  const config = testConfig({ maxEventLoopDelayMs: 10 })
+  const log = logCapture()
+  const app = await buildApp(config, { logger: { ...loggerOptions(config), stream: log.stream } })
+  t.teardown(() => app.close())
+  let handled = 0
+  app.addHook('preHandler', async () => {
+    handled += 1
+  })
+  await app.ready()
+  // 600 ms of a loop that is 30 ms late at every turn.
+  const until = performance.now() + 600
+  const refused: Awaited<ReturnType<typeof app.inject>>[] = []
+  let calls = 0
+  while (performance.now() < until) {
+    const busy = performance.now() + 30
+    while (performance.now() < busy);
+    await new Promise((tick) => setTimeout(tick, 1))
+    const attempt = await app.inject({ method: 'POST', url: '/customize', payload: customizeRequest() })
+    calls += 1
+    if (attempt.statusCode === 429) refused.push(attempt)
+  }
+  const onReading = refused.filter((answer) => answer.json().message.startsWith('The event loop runs'))
+  t.ok(onReading.length > 0, `calls were refused on under-pressure's reading (${onReading.length} of ${calls})`)
+  t.match(onReading[0]?.json(), { error: 'Too Many Requests', message: /^The event loop runs \d+ ms late; retry after 1 s\.$/ })
+  t.equal(onReading[0]?.headers['retry-after'], '1')
+  t.equal(handled, calls - refused.length, 'a refused call never reaches its handler')
+  t.same(log.entries().filter((entry) => (entry.level as number) >= 50), [], 'no error logged')
+  t.notMatch(log.text(), /already sent/)
+})
+
+t.test('delayRefusal: the time spent in this turn, then under-pressure\'s reading; Infinity is no reading; 0 turns it off', async (t) => {
+  const cases: [number, number, number, ReturnType<typeof delayRefusal>][] = [
+    [100, 20, 30, undefined],
+    [100, 100, 100, undefined],
+    [100, 140.4, 0, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
+    [100, 140, 300, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
+    [100, 5, 153.6, { cause: 'eventLoopDelay', message: 'The event loop runs 154 ms late' }],
+    [100, 5, Number.POSITIVE_INFINITY, undefined],
+    [0, 5000, 5000, undefined],
+  ]
+  for (const [max, spent, reading, expected] of cases) {
+    t.same(delayRefusal(max, spent, reading), expected, `max ${max}, this turn ${spent}, reading ${reading}`)
+  }
+})
+
+/** Counts the calls that reach the app (its onRequest hooks). Must be called before the app is ready. */
+function reaching(app: FastifyInstance): { count: number } {
+  const seen = { count: 0 }
+  app.addHook('onRequest', async () => {
+    seen.count += 1
+  })
+  return seen
+}
+
+/** Keeps the loop 30 ms late at every turn and posts until a call is refused (at most 2 s). */
+async function refusedByTheGate(port: number, seen: { count: number }) {
+  let before = 0
+  const until = performance.now() + 2000
+  let refused: Awaited<ReturnType<typeof post>> | undefined
+  while (refused === undefined && performance.now() < until) {
+    const busy = performance.now() + 30
+    while (performance.now() < busy);
+    before = seen.count
+    const answer = await post(port, '/sync', SYNC)
+    if (answer.statusCode === 429) refused = answer
+  }
+  return { refused, reachedTheApp: seen.count !== before }
+}
+
+t.test('the gate answers before Fastify: a hook call refused on delay never reaches the app; other paths are not gated', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+  const seen = reaching(app)
+  const port = await listen(app)
+  const { refused, reachedTheApp } = await refusedByTheGate(port, seen)
+  t.ok(refused, 'a call was refused')
+  t.notOk(reachedTheApp, 'the refused call never reached the app')
+  t.match(refused?.headers, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'content-length': /^\d+$/, connection: 'keep-alive' })
+  t.match(JSON.parse(refused?.body ?? '{}'), { error: 'Too Many Requests', message: /^(The event loop runs \d+ ms late|This turn of the event loop has run \d+ ms); retry after 1 s\.$/ })
+  t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'a path that is no hook is never gated')
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+  t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} [1-9]/)
+})
+
+t.test('while shutting down, the gate\'s answers close their connection too', async (t) => {
+  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+  const seen = reaching(app)
+  const port = await listen(app)
+  app.markClosing()
+  const { refused } = await refusedByTheGate(port, seen)
+  t.equal(refused?.statusCode, 429)
+  t.equal(refused?.headers.connection, 'close')
+})
+
+t.test('turnClock: time since the first call of this turn of the loop, from 0 again in the next turn', async (t) => {
+  let now = 1000
+  const spent = turnClock(() => now)
+  t.equal(spent(), 0, 'the first call starts the turn')
+  now = 1030
+  t.equal(spent(), 30, 'a later call in the same turn')
+  await nextTurn()
+  now = 1100
+  t.equal(spent(), 0, 'a new turn')
+  now = 1105
+  t.equal(spent(), 5)
 })

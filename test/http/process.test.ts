@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { loggerOptions } from '../../src/http/app.js'
 import { testConfig } from '../helpers/app.js'
 import { EX_CONFIG, start, type ProcessPorts, type ShutdownCause } from '../../src/main.js'
-import { get, post } from './http-client.js'
+import { get, post, postHalf } from './http-client.js'
 import { logCapture } from './log-capture.js'
 import { newRequest } from './worlds.js'
 
@@ -20,10 +20,10 @@ function fakeProcess(env: Record<string, string>) {
   const drains: { ms: number; release(): void }[] = []
   let shutdown: ((cause: ShutdownCause) => Promise<void>) | undefined
   const ports: ProcessPorts = {
-    env: { HOST: '127.0.0.1', PORT: '0', ...env },
+    env: { HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', ...env },
     stderr: { write: (text: string) => void (stderr += text) },
     exit: (code) => void exits.push(code),
-    drain: (ms) => new Promise<void>((release) => drains.push({ ms, release })),
+    wait: (ms) => new Promise<void>((release) => drains.push({ ms, release })),
     onShutdown: (fn) => void (shutdown = fn),
     logger: { ...loggerOptions(testConfig()), level: 'info', stream: log.stream },
   }
@@ -62,34 +62,82 @@ t.test('a bad configuration stops the start: exit 78 and a message naming the va
 })
 
 t.test('start listens and serves; SIGTERM fails readiness, drains, closes and exits 0', async (t) => {
-  const fake = fakeProcess({ SHUTDOWN_DRAIN_MS: '2500' })
+  const fake = fakeProcess({ SHUTDOWN_DRAIN_MS: '2500', SHUTDOWN_TIMEOUT_MS: '4000' })
   const app = (await start(fake.ports)) as FastifyInstance
   t.ok(app, 'started')
   t.teardown(() => app.close())
   const port = portOf(app)
-  t.equal((await get(port, '/readyz')).statusCode, 200)
+  const opsPort = portOf(app.ops)
+  t.not(opsPort, port, 'probes and metrics have a port of their own')
+  t.equal((await get(opsPort, '/readyz')).statusCode, 200)
+  t.equal((await get(port, '/readyz')).statusCode, 404, 'not on the hook port')
   t.equal((await post(port, '/sync', JSON.stringify(newRequest()))).statusCode, 200)
 
   const warnings = fake.log.entries().filter((entry) => entry.level === 40).map((entry) => entry.msg)
   t.match(warnings, [/FLAG_SECRET is not set/, /HOOK_TOKEN is not set/], 'development defaults are warned about')
+  t.match(fake.log.entries().find((entry) => entry.opsPort !== undefined), { port, opsPort, msg: 'serving hook calls on port, probes and metrics on opsPort' })
 
   const stopping = fake.shutdown({ signal: 'SIGTERM' })
   t.equal(fake.drains.length, 1, 'draining')
   t.equal(fake.drains[0]?.ms, 2500, 'for SHUTDOWN_DRAIN_MS')
-  const ready = await get(port, '/readyz')
+  const ready = await get(opsPort, '/readyz')
   t.equal(ready.statusCode, 503, 'readiness fails first')
   t.same(JSON.parse(ready.body), { error: 'Service Unavailable', message: 'shutting down' })
-  t.equal((await get(port, '/healthz')).statusCode, 200, 'liveness stays')
-  t.equal((await post(port, '/sync', JSON.stringify(newRequest()))).statusCode, 200, 'calls are still served while draining')
+  t.equal((await get(opsPort, '/healthz')).statusCode, 200, 'liveness stays')
+  const during = await post(port, '/sync', JSON.stringify(newRequest()))
+  t.equal(during.statusCode, 200, 'calls are still served while draining')
+  t.equal(during.headers.connection, 'close', 'each answer closes its connection')
   t.same(fake.exits, [], 'not exited while draining')
 
   fake.drains[0]?.release()
   await stopping
+  t.equal(fake.drains[1]?.ms, 1500, 'the calls in flight had until SHUTDOWN_TIMEOUT_MS')
   t.same(fake.exits, [0])
   t.equal(app.server.listening, false, 'closed')
+  t.equal(app.ops.server.listening, false, 'both ports')
   const messages = fake.log.entries().map((entry) => entry.msg)
-  t.match(messages, [/FLAG_SECRET/, /HOOK_TOKEN/, /^Server listening at http:\/\/127\.0\.0\.1:/, /hook answered/, /shutting down/, /hook answered/, /closed/])
-  t.match(fake.log.entries().find((entry) => entry.msg === String(messages[4])), { signal: 'SIGTERM' })
+  t.match(messages, [
+    /FLAG_SECRET/,
+    /HOOK_TOKEN/,
+    /^Server listening at http:\/\/127\.0\.0\.1:/,
+    /^Server listening at http:\/\/127\.0\.0\.1:/,
+    /^serving hook calls/,
+    /hook answered/,
+    /shutting down/,
+    /hook answered/,
+    /closed/,
+  ])
+  t.match(fake.log.entries().find((entry) => entry.msg === String(messages[6])), { signal: 'SIGTERM' })
+})
+
+t.test('SIGTERM with calls in flight: they finish, or are cut at SHUTDOWN_TIMEOUT_MS, and the exit code is 0', async (t) => {
+  const fake = fakeProcess({ SHUTDOWN_DRAIN_MS: '1000', SHUTDOWN_TIMEOUT_MS: '3000' })
+  const app = (await start(fake.ports)) as FastifyInstance
+  t.teardown(() => app.close())
+  const port = portOf(app)
+  let arrived = 0
+  app.server.on('request', () => (arrived += 1))
+  const finishing = postHalf(port, '/sync', JSON.stringify(newRequest()))
+  const endless = postHalf(port, '/sync', JSON.stringify(newRequest()))
+  const cut = new Promise<void>((done) => endless.request.once('close', done))
+  while (arrived < 2) await new Promise((tick) => setImmediate(tick))
+
+  const stopping = fake.shutdown({ signal: 'SIGTERM' })
+  fake.drains[0]?.release()
+  while (app.server.listening) await new Promise((tick) => setImmediate(tick))
+  const answer = await finishing.finish()
+  t.equal(answer.statusCode, 200, 'a call in flight when the port closed is answered')
+  t.equal(answer.headers.connection, 'close')
+  t.same(fake.exits, [], 'still waiting for the other one')
+  t.equal(fake.drains[1]?.ms, 2000, 'until SHUTDOWN_TIMEOUT_MS after the signal')
+  fake.drains[1]?.release()
+  await stopping
+  await cut
+  t.ok(endless.request.destroyed, 'the upload that never ends is cut')
+  t.same(fake.exits, [0], 'a cut call is not an error: Metacontroller retries it')
+  const messages = fake.log.entries().map((entry) => String(entry.msg))
+  const cutAt = messages.indexOf('shutdown deadline (SHUTDOWN_TIMEOUT_MS): cutting the calls still in flight')
+  t.ok(messages.indexOf('hook answered') < cutAt && cutAt < messages.indexOf('closed'), 'answered, then cut, then closed')
 })
 
 t.test('with FLAG_SECRET and HOOK_TOKEN set there is nothing to warn about', async (t) => {
@@ -116,19 +164,21 @@ t.test('a shutdown after a fatal error logs it and exits 1', async (t) => {
   t.match(failure, { msg: 'closing after an unexpected error', err: { message: 'boom' } })
 })
 
-t.test('a port in use: the error is logged and the process exits 1', async (t) => {
+t.test('a port in use (the hook port or the operations port): the error is logged and the process exits 1', async (t) => {
   const blocker = createServer()
   blocker.listen(0, '127.0.0.1')
   await once(blocker, 'listening')
   t.teardown(() => void blocker.close())
   const busy = (blocker.address() as AddressInfo).port
-  const fake = fakeProcess({ PORT: String(busy) })
-  t.equal(await start(fake.ports), undefined)
-  t.same(fake.exits, [1])
-  t.match(fake.log.entries().find((entry) => entry.level === 50), {
-    msg: `cannot listen on 127.0.0.1:${busy}`,
-    err: { code: 'EADDRINUSE' },
-  })
+  for (const variable of ['PORT', 'OPS_PORT']) {
+    const fake = fakeProcess({ [variable]: String(busy) })
+    t.equal(await start(fake.ports), undefined, variable)
+    t.same(fake.exits, [1], variable)
+    t.match(fake.log.entries().find((entry) => entry.level === 50), {
+      msg: `cannot listen on 127.0.0.1:${busy}`,
+      err: { code: 'EADDRINUSE' },
+    })
+  }
 })
 
 t.test('without logger options the configuration decides the level', async (t) => {

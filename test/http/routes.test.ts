@@ -1,4 +1,6 @@
 import t from 'tap'
+import { Counter, Registry } from 'prom-client'
+import { renderMetrics } from '../../src/http/metrics.js'
 import { buildTestApp } from '../helpers/app.js'
 import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
 
@@ -41,6 +43,19 @@ t.test('POST /finalize answers 200 with status, children, finalized and resyncAf
   const done = await app.inject(post('/finalize', gone))
   t.same(Object.keys(done.json()).sort(), ['children', 'finalized', 'status'])
   t.match(done.json(), { children: [], finalized: true })
+})
+
+t.test('one URL for both hooks: POST /sync answers a finalizing call with the same bytes as /finalize', async (t) => {
+  const app = await buildTestApp(t)
+  const gone = finalizingRequest()
+  for (const group of Object.keys(gone.children ?? {})) (gone.children ?? {})[group] = {}
+  for (const request of [finalizingRequest(), gone]) {
+    const viaSync = await app.inject(post('/sync', request))
+    const viaFinalize = await app.inject(post('/finalize', request))
+    t.equal(viaSync.statusCode, 200)
+    t.equal(viaSync.body, viaFinalize.body)
+    t.match(viaSync.json(), { status: { phase: 'Terminating', reason: 'Deleting' }, finalized: request === gone })
+  }
 })
 
 t.test('POST /customize answers 200 with exactly relatedResources', async (t) => {
@@ -115,14 +130,20 @@ t.test('ETag: present on 200; If-None-Match with it gets 304 and no body; anothe
   t.not(differentWorld.headers.etag, runningTag, 'a different answer has a different tag')
 })
 
-t.test('GET /healthz and /readyz answer 200', async (t) => {
+t.test('GET /healthz and /readyz answer 200 on the operations app, and are no routes of the hook port', async (t) => {
   const app = await buildTestApp(t)
-  const health = await app.inject({ method: 'GET', url: '/healthz' })
+  const health = await app.ops.inject({ method: 'GET', url: '/healthz' })
   t.equal(health.statusCode, 200)
   t.same(health.json(), { status: 'ok' })
-  const ready = await app.inject({ method: 'GET', url: '/readyz' })
+  const ready = await app.ops.inject({ method: 'GET', url: '/readyz' })
   t.equal(ready.statusCode, 200)
   t.same(ready.json(), { status: 'ready' })
+  for (const url of ['/healthz', '/readyz', '/metrics']) {
+    t.equal((await app.inject({ method: 'GET', url })).statusCode, 404, `${url} is not served on the hook port`)
+  }
+  for (const url of ['/sync', '/finalize', '/customize']) {
+    t.equal((await app.ops.inject(post(url, {}))).statusCode, 404, `${url} is not served on the operations port`)
+  }
 })
 
 t.test('GET /metrics: Prometheus text with the hook metrics after some calls', async (t) => {
@@ -133,7 +154,7 @@ t.test('GET /metrics: Prometheus text with the hook metrics after some calls', a
   await app.inject(post('/customize', customizeRequest()))
   await app.inject({ method: 'POST', url: '/sync', payload: '{}', headers: { 'content-type': 'application/json' } })
 
-  const response = await app.inject({ method: 'GET', url: '/metrics' })
+  const response = await app.ops.inject({ method: 'GET', url: '/metrics' })
   t.equal(response.statusCode, 200)
   t.match(response.headers['content-type'], /^text\/plain; version=0\.0\.4/)
   const text = response.body
@@ -158,7 +179,7 @@ t.test('custom stop reasons count as "Custom" in the answers counter', async (t)
   Object.assign(request.parent.spec, { desiredState: 'Stopped', stopReason: 'Solved' })
   const response = await app.inject(post('/sync', request))
   t.match(response.json(), { status: { phase: 'Deleted', reason: 'Solved' } })
-  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
   t.match(text, /challenge_hooks_answers_total\{hook="sync",phase="Deleted",reason="Custom"\} 1/)
   t.notMatch(text, /Solved/)
 })
@@ -171,8 +192,28 @@ t.test('an unknown path or method is 404 with {error, message}', async (t) => {
     ['GET', '/sync'],
     ['DELETE', '/healthz'],
   ] as const) {
-    const response = await app.inject({ method, url })
-    t.equal(response.statusCode, 404, `${method} ${url}`)
-    t.same(response.json(), { error: 'Not Found', message: `${method} ${url} is not a route of this server` })
+    for (const server of [app, app.ops]) {
+      const response = await server.inject({ method, url })
+      t.equal(response.statusCode, 404, `${method} ${url}`)
+      t.same(response.json(), { error: 'Not Found', message: `${method} ${url} is not a route of this server` })
+    }
   }
+})
+
+t.test('metrics: scrapes that arrive together share one rendering, and every answer is current', async (t) => {
+  const registry = new Registry()
+  const counter = new Counter({ name: 'calls_total', help: 'calls', registers: [registry] })
+  let renderings = 0
+  const metrics = registry.metrics.bind(registry)
+  registry.metrics = async () => {
+    renderings += 1
+    return metrics()
+  }
+  const render = renderMetrics(registry)
+  const together = await Promise.all([render(), render(), render()])
+  t.equal(renderings, 1, 'one rendering for three scrapes')
+  t.same(new Set(together), new Set([together[0]]))
+  counter.inc()
+  t.match(await render(), /calls_total 1/, 'a later scrape renders again')
+  t.equal(renderings, 2)
 })

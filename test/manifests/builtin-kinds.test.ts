@@ -2,6 +2,8 @@
 // and the hook server, the challenge namespace, Metacontroller's RBAC and the
 // admission policy say what they must.
 import t from 'tap'
+import { loadConfig } from '../../src/config.js'
+import { SHUTDOWN_BACKSTOP_MS } from '../../src/main.js'
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1'
 import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1'
 import { Deployment } from 'kubernetes-models/apps/v1'
@@ -76,9 +78,13 @@ t.test('hook server Deployment', async (t) => {
   )
   t.match(container, {
     image: 'ghcr.io/challenge-hooks/challenge-hooks:0.1.0',
-    ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
-    livenessProbe: { httpGet: { path: '/healthz', port: 'http' } },
-    readinessProbe: { httpGet: { path: '/readyz', port: 'http' } },
+    ports: [
+      { name: 'http', containerPort: 8080, protocol: 'TCP' },
+      { name: 'ops', containerPort: 8081, protocol: 'TCP' },
+    ],
+    // Probes on the operations listener, apart from the hook calls.
+    livenessProbe: { httpGet: { path: '/healthz', port: 'ops' } },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'ops' } },
     securityContext: {
       runAsNonRoot: true,
       runAsUser: 10001,
@@ -97,6 +103,7 @@ t.test('hook server Deployment', async (t) => {
     [
       ['NODE_ENV', 'production'],
       ['PORT', '8080'],
+      ['OPS_PORT', '8081'],
       ['LOG_LEVEL', 'info'],
       ['FLAG_SECRET', { name: 'challenge-hooks-secrets', key: 'FLAG_SECRET' }],
       ['HOOK_TOKEN', { name: 'challenge-hooks-secrets', key: 'HOOK_TOKEN' }],
@@ -105,6 +112,15 @@ t.test('hook server Deployment', async (t) => {
     ],
   )
   t.same(container?.envFrom, [{ configMapRef: { name: 'challenge-hooks-config' } }])
+
+  // The server as this Deployment configures it: its ports are the probes' and its shutdown ends before SIGKILL.
+  const plain = (container?.env ?? []).filter((e) => e.value !== undefined && e.name !== 'NODE_ENV')
+  const config = loadConfig(Object.fromEntries(plain.map((e) => [e.name, e.value])))
+  const portNamed = (name: string) => container?.ports?.find((port) => port.name === name)?.containerPort
+  t.same([portNamed('http'), portNamed('ops')], [config.port, config.opsPort], 'PORT and OPS_PORT are the named container ports')
+  const grace = (pod.terminationGracePeriodSeconds as number) * 1000
+  t.ok(config.shutdownTimeoutMs <= grace / 2, `calls are cut at ${config.shutdownTimeoutMs} ms, well inside the ${grace} ms grace period`)
+  t.ok(config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS < grace, 'even the backstop (close-with-grace) exits before the kubelet kills')
   t.same(container?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }])
   t.match(pod.volumes, [{ name: 'tmp', emptyDir: { sizeLimit: /./ } }])
 })
@@ -113,7 +129,10 @@ t.test('Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, N
   const podLabels = new Deployment(find('Deployment', 'challenge-hooks', 'challenge-hooks')).spec!.template.metadata!.labels!
   const service = new Service(find('Service', 'challenge-hooks', 'challenge-hooks'))
   t.match(podLabels, service.spec!.selector!, 'Service selects the hook pods')
-  t.same(service.spec?.ports, [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }])
+  t.same(service.spec?.ports, [
+    { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+    { name: 'ops', port: 8081, targetPort: 'ops', protocol: 'TCP' },
+  ])
 
   t.equal(new ServiceAccount(find('ServiceAccount', 'challenge-hooks', 'challenge-hooks')).automountServiceAccountToken, false)
 

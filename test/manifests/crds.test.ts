@@ -233,11 +233,33 @@ t.test('printer columns', async (t) => {
       ['Definition', 'string', '.spec.definitionRef.name'],
       ['Phase', 'string', '.status.phase'],
       ['Endpoint', 'string', '.status.endpoint.connection'],
-      ['Expires', 'date', '.status.expiresAt'],
+      ['Expires', 'string', '.status.expiresAt'],
+      ['Deadline', 'string', '.spec.deadline'],
       ['Age', 'date', '.metadata.creationTimestamp'],
     ],
   )
   t.match(columns(0), [['Display Name'], ['Expose', 'string', '.spec.expose.type'], ['Port'], ['Lifetime', 'integer', '.spec.lifetimeSeconds']])
+})
+
+t.test('printer columns: only times in the past print as an age', async (t) => {
+  // kubectl prints a `date` column as an age ("5m"), and a time in the future as <invalid>. Every time a column
+  // shows is therefore either set once in the past (creation) or printed as the RFC 3339 value it holds.
+  const past = new Set(['.metadata.creationTimestamp'])
+  const times = new Set<string>()
+  for (const schema of [definitionSchema, challengeSchema]) {
+    for (const [path, node] of walk(schema)) if (node.format === 'date-time') times.add(path)
+  }
+  t.ok(['.spec.deadline', '.status.expiresAt', '.spec.availableUntil', '.spec.availableFrom'].every((path) => times.has(path)), 'the future times are date-time fields')
+  for (const crd of crds) {
+    for (const column of crd.spec.versions[0]?.additionalPrinterColumns ?? []) {
+      if (column.type === 'date') t.ok(past.has(column.jsonPath), `${crd.spec.names.kind} ${column.name}: a date column only for a past time`)
+      if (times.has(column.jsonPath)) t.equal(column.type, 'string', `${crd.spec.names.kind} ${column.name} (${column.jsonPath}) prints its RFC 3339 value`)
+    }
+  }
+  const shown = (kind: string) =>
+    crds.find((crd) => crd.spec.names.kind === kind)?.spec.versions[0]?.additionalPrinterColumns?.map((column) => column.jsonPath) ?? []
+  t.ok(shown('Challenge').includes('.status.expiresAt') && shown('Challenge').includes('.spec.deadline'), 'Challenge shows expiresAt and deadline')
+  t.ok(shown('ChallengeDefinition').includes('.spec.availableFrom') && shown('ChallengeDefinition').includes('.spec.availableUntil'), 'ChallengeDefinition shows availableFrom and availableUntil')
 })
 
 t.test('examples: one definition and one Challenge per challenge, valid against our CRDs', async (t) => {

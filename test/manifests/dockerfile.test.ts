@@ -62,11 +62,11 @@ t.test('final stage: production dependencies only', async (t) => {
   t.notOk(all(final, 'COPY').some((c) => /(^|\s)(src|test|\.)(\/)?\s/.test(c)), 'no sources or build context wholesale')
 })
 
-t.test('final stage: production, non-root, port 8080, exec-form node dist/server.js', async (t) => {
+t.test('final stage: production, non-root, ports 8080 and 8081, exec-form node dist/server.js', async (t) => {
   t.ok(all(final, 'ENV').some((e) => /NODE_ENV[= ]production/.test(e)), 'NODE_ENV=production')
   const user = all(final, 'USER').at(-1) ?? 'root'
   t.match(user, /^(10001|node)(:\d+)?$/, 'non-root USER')
-  t.same(all(final, 'EXPOSE'), ['8080'])
+  t.same(all(final, 'EXPOSE'), ['8080 8081'])
   const start = [...all(final, 'ENTRYPOINT'), ...all(final, 'CMD')]
   t.same(start, ['["node", "dist/server.js"]'], 'exec form, node itself as PID 1 (no npm, no shell)')
   t.same(JSON.parse(start[0] ?? 'null'), ['node', 'dist/server.js'])

@@ -14,15 +14,18 @@ import {
   type SyncRequest,
 } from '../../protocol.js'
 import { requireBearer } from '../auth.js'
-import { errorBody } from '../errors.js'
 import { tooDeepError } from '../json-body.js'
+import type { Shedding } from '../load-shedding.js'
 import { reasonLabel, type HookMetrics } from '../metrics.js'
 
 export interface HookRouteOptions {
   config: Config
   metrics: HookMetrics
+  shedding: Shedding
   now: () => Date
 }
+
+export const HOOK_PATHS = ['/sync', '/finalize', '/customize'] as const
 
 /** What a handler decided, for the one log line and the metrics of the call. */
 interface HookOutcome {
@@ -36,9 +39,6 @@ declare module 'fastify' {
     hookOutcome: HookOutcome | undefined
   }
 }
-
-/** Seconds Metacontroller waits before retrying a parent we shed (it honours an integer Retry-After). */
-export const RETRY_AFTER_SECONDS = 1
 
 /** A strong validator over the exact bytes: the same answer always has the same ETag. */
 export function etagOf(body: string): string {
@@ -70,13 +70,12 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
+export function registerHookRoutes(app: FastifyInstance, { config, metrics, shedding, now }: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
-  // The calls being answered; leaving twice (client gone, then response) is harmless.
-  const inFlight = new Set<FastifyRequest>()
   typed.decorateRequest('hookOutcome', undefined)
 
   typed.register(async (hooks) => {
+    await shedding.register(hooks, app.log)
     if (config.hookToken !== undefined) {
       const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
       const checkBearer = requireBearer([config.hookToken, ...previous])
@@ -85,32 +84,13 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, now 
         if (reply.sent) metrics.rejected.inc({ cause: 'unauthorized' })
       })
     }
-    // Shed load before reading the body: 429 with an integer Retry-After re-queues the parent in Metacontroller.
-    hooks.addHook('onRequest', async (request, reply) => {
-      if (inFlight.size >= config.maxInFlight) {
-        metrics.rejected.inc({ cause: 'overloaded' })
-        request.log.warn({ inFlight: inFlight.size }, 'overloaded: asking Metacontroller to retry later')
-        await reply
-          .code(429)
-          .header('retry-after', String(RETRY_AFTER_SECONDS))
-          .send(errorBody(429, `More than ${config.maxInFlight} hook calls in flight; retry after ${RETRY_AFTER_SECONDS} s.`))
-        return
-      }
-      inFlight.add(request)
-      metrics.inFlight.set(inFlight.size)
+    hooks.addHook('onRequest', async (request) => {
       request.hookOutcome = { parent: '' }
     })
-    const leave = (request: FastifyRequest) => {
-      inFlight.delete(request)
-      metrics.inFlight.set(inFlight.size)
-    }
-    hooks.addHook('onRequestAbort', async (request) => {
-      leave(request)
-    })
     hooks.addHook('onResponse', async (request, reply) => {
-      leave(request)
       const outcome = request.hookOutcome
-      if (outcome === undefined) return
+      // Refused calls (401, 429) count in challenge_hooks_rejected_total, not as answers.
+      if (outcome === undefined || reply.statusCode === 429) return
       const hook = (request.routeOptions.url as string).slice(1)
       const seconds = reply.elapsedTime / 1000
       metrics.hookDuration.observe({ hook, code: String(reply.statusCode) }, seconds)

@@ -1,0 +1,66 @@
+/**
+ * The node:http server under each app (Fastify's serverFactory): its timeouts, and a bound on pipelining.
+ *
+ * Timeouts: a request's headers and body must arrive within `requestTimeoutMs`, or Node answers 408 and closes the
+ * connection (the app's clientErrorHandler), however slowly the bytes trickle in; Node looks for such requests every
+ * `timeoutCheckInterval` (its own default, 30 s, would let a slow upload live that much longer). An idle
+ * keep-alive connection is closed after `keepAliveTimeoutMs`, any silent one after `idleTimeoutMs`.
+ *
+ * Pipelining: a connection with more than MAX_PIPELINED requests waiting for their answers is closed, before the
+ * app sees the request. Node stops reading a connection whose answers are not read only once it has parsed the
+ * whole chunk at hand (64 KiB: some 1,700 small requests), and would answer each of them: a few clients that
+ * pipeline without reading kept the event loop busy for seconds. Metacontroller, the kubelet and Prometheus send
+ * one request at a time on a connection.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+
+export const MAX_PIPELINED = 16
+
+export interface ServerSettings {
+  requestTimeoutMs: number
+  keepAliveTimeoutMs: number
+  idleTimeoutMs: number
+}
+
+export function timeoutCheckInterval(requestTimeoutMs: number): number {
+  return Math.min(1000, Math.ceil(requestTimeoutMs / 4))
+}
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void
+
+/**
+ * `gate`, when given, sees each request before the app does and may answer it itself (load shedding: returns true
+ * when it did).
+ */
+export function serverFactory(
+  settings: ServerSettings,
+  gate?: (request: IncomingMessage, response: ServerResponse) => boolean,
+): (handler: Handler) => Server {
+  return (handler) => {
+    const waiting = new WeakMap<Socket, number>()
+    const server = createServer(
+      {
+        requestTimeout: settings.requestTimeoutMs,
+        headersTimeout: settings.requestTimeoutMs,
+        connectionsCheckingInterval: timeoutCheckInterval(settings.requestTimeoutMs),
+      },
+      (request, response) => {
+        const socket = request.socket
+        const count = (waiting.get(socket) ?? 0) + 1
+        if (count > MAX_PIPELINED || socket.destroyed) {
+          // The requests that follow in the same chunk still come here; each costs this check and nothing more.
+          socket.destroy()
+          return
+        }
+        waiting.set(socket, count)
+        response.once('finish', () => waiting.set(socket, (waiting.get(socket) as number) - 1))
+        if (gate?.(request, response)) return
+        handler(request, response)
+      },
+    )
+    server.keepAliveTimeout = settings.keepAliveTimeoutMs
+    server.setTimeout(settings.idleTimeoutMs)
+    return server
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Load shedding of the hook calls. Metacontroller re-queues a parent answered 429 with an integer Retry-After
+ * (no error event), so a call refused early costs a retry one second later and nothing else.
+ *
+ * Event-loop delay, MAX_EVENT_LOOP_DELAY_MS (0 turns it off), measured two ways:
+ * - across turns of the loop: @fastify/under-pressure samples the loop's delay every PRESSURE_SAMPLE_INTERVAL_MS;
+ * - within the current turn: the loop runs every ready connection's callbacks back to back, and 400 connections
+ *   whose calls all arrived at once would be answered in one turn of seconds while probes and timers wait. Once
+ *   the calls of this turn have run past the limit, the rest are refused.
+ * This first check runs in the node:http handler (`gate`), before Fastify builds anything for the call: a refused
+ * call costs the parse of its headers and a 200-byte answer. It runs again once a body is in (a large body may
+ * take several turns to arrive).
+ *
+ * In-flight cap, MAX_IN_FLIGHT: calls whose body has arrived and whose answer is not finished. A call counts only
+ * once its body is in (preValidation), so uploads that trickle in never hold a slot (REQUEST_TIMEOUT_MS ends
+ * them); a full cap also refuses before the body is read.
+ *
+ * Both come before the bearer token is checked: a refusal costs no hashing and tells nothing.
+ */
+import underPressure from '@fastify/under-pressure'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
+import type { ErrorBody } from '../protocol.js'
+import { errorBody } from './errors.js'
+import type { HookMetrics } from './metrics.js'
+
+/** Seconds Metacontroller waits before retrying a parent we shed (it honours an integer Retry-After). */
+export const RETRY_AFTER_SECONDS = 1
+/** How often under-pressure reads the event-loop delay. */
+export const PRESSURE_SAMPLE_INTERVAL_MS = 100
+/** At most one "overloaded" log line per this many ms, with the count refused since the last one. */
+export const SHED_LOG_INTERVAL_MS = 1000
+
+export interface Refusal {
+  cause: 'eventLoopDelay' | 'overloaded'
+  message: string
+}
+
+export interface Shedding {
+  /** For the node:http handler of the hook port: answers 429 and returns true when the call must be refused. */
+  gate(request: IncomingMessage, response: ServerResponse): boolean
+  /** Registers the measuring and the in-flight cap on the hook routes' context; `log` is the app's logger. */
+  register(hooks: FastifyInstance, log: FastifyBaseLogger): Promise<void>
+}
+
+/**
+ * Milliseconds since the first hook call of the current turn of the event loop was seen. The turn ends with its
+ * poll phase, where every ready connection's callbacks run; a setImmediate callback runs right after it.
+ */
+export function turnClock(now: () => number = () => performance.now()): () => number {
+  let started: number | undefined
+  return () => {
+    const at = now()
+    if (started === undefined) {
+      started = at
+      setImmediate(() => {
+        started = undefined
+      })
+    }
+    return at - started
+  }
+}
+
+/**
+ * Why the loop is too late for another call, or undefined. `reading` is under-pressure's last sample: Infinity
+ * there means no tick of its delay monitor in the whole interval (the loop was busy throughout, as while the
+ * process starts); that is no reading, and the next one, an interval later, carries the delay itself.
+ */
+export function delayRefusal(maxDelayMs: number, spentThisTurn: number, reading: number): Refusal | undefined {
+  if (maxDelayMs === 0) return undefined
+  if (spentThisTurn > maxDelayMs) {
+    return { cause: 'eventLoopDelay', message: `This turn of the event loop has run ${Math.round(spentThisTurn)} ms` }
+  }
+  if (reading > maxDelayMs && reading !== Number.POSITIVE_INFINITY) {
+    return { cause: 'eventLoopDelay', message: `The event loop runs ${Math.round(reading)} ms late` }
+  }
+  return undefined
+}
+
+export interface SheddingOptions {
+  metrics: HookMetrics
+  /** While shutting down, the gate's answers close their connection too. */
+  state: { closing: boolean }
+  /** The routes the gate applies to (POST only). */
+  hookPaths: readonly string[]
+}
+
+export function createShedding(config: Config, { metrics, state, hookPaths }: SheddingOptions): Shedding {
+  const paths = new Set(hookPaths)
+  const turn = turnClock()
+  /** under-pressure's last reading; set by register(), which runs before the first call can arrive. */
+  let reading: () => number
+  let log: FastifyBaseLogger | undefined
+  let lastLogged = Number.NEGATIVE_INFINITY
+  let refusedSinceLog = 0
+  const inFlight = new Set<FastifyRequest>()
+
+  /** Counts and logs a refusal (one line per SHED_LOG_INTERVAL_MS for a burst) and returns the body to answer. */
+  const refuse = ({ cause, message }: Refusal): ErrorBody => {
+    metrics.rejected.inc({ cause })
+    refusedSinceLog += 1
+    const now = performance.now()
+    if (now - lastLogged >= SHED_LOG_INTERVAL_MS) {
+      log?.warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
+      lastLogged = now
+      refusedSinceLog = 0
+    }
+    return errorBody(429, `${message}; retry after ${RETRY_AFTER_SECONDS} s.`)
+  }
+  const delayed = () => delayRefusal(config.maxEventLoopDelayMs, turn(), reading())
+  /** The refusal due for a call now, before or after its body: delay first, then the in-flight cap. */
+  const due = (): Refusal | undefined =>
+    delayed() ??
+    (inFlight.size < config.maxInFlight ? undefined : { cause: 'overloaded', message: `More than ${config.maxInFlight} hook calls in flight` })
+  const answer = (reply: FastifyReply, refusal: Refusal) =>
+    reply.code(429).header('retry-after', String(RETRY_AFTER_SECONDS)).send(refuse(refusal))
+
+  return {
+    gate(request, response) {
+      if (request.method !== 'POST' || !paths.has(request.url as string)) return false
+      const refusal = delayed()
+      if (refusal === undefined) return false
+      const body = JSON.stringify(refuse(refusal))
+      response.writeHead(429, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'retry-after': String(RETRY_AFTER_SECONDS),
+        ...(state.closing ? { connection: 'close' } : {}),
+      })
+      response.end(body)
+      return true
+    },
+
+    async register(hooks, logger) {
+      log = logger
+      // Only measuring: no threshold is given to the plugin, so it refuses nothing itself; the gate reads it.
+      await hooks.register(underPressure, { sampleInterval: PRESSURE_SAMPLE_INTERVAL_MS })
+      reading = () => hooks.memoryUsage().eventLoopDelay
+      hooks.addHook('onRequest', (request, reply, done) => {
+        const refusal = due()
+        if (refusal === undefined) done()
+        else answer(reply, refusal)
+      })
+      hooks.addHook('preValidation', (request, reply, done) => {
+        const refusal = due()
+        if (refusal !== undefined) return void answer(reply, refusal)
+        inFlight.add(request)
+        metrics.inFlight.set(inFlight.size)
+        // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
+        // onResponse never comes, and onRequestAbort neither once the body is in).
+        reply.raw.once('close', () => {
+          inFlight.delete(request)
+          metrics.inFlight.set(inFlight.size)
+        })
+        done()
+      })
+    },
+  }
+}

@@ -1,0 +1,87 @@
+// 400 connections sending /sync as fast as they are answered, for 10 s (far more than two cores can answer):
+// liveness and readiness stay answered within 1 s (p99), and the excess is shed early with 429 and an integer
+// Retry-After, on the measured event-loop delay and not only on the in-flight cap.
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { probe, repoRoot, sample, send, sleep, startServer, TOKEN } from './harness.js'
+
+const CONNECTIONS = 400
+const FLOOD_MS = 10_000
+const PROBE_P99_MS = 1000
+
+interface FloodResult {
+  statuses: Record<string, number>
+  retryAfterMissing: number
+  retryAfterSeen: string
+  reconnects: number
+  errors: number
+  answers: number
+  p50: number
+  p99: number
+}
+
+/** Runs test/load/flood.ts in a process of its own, with the TypeScript loader this test runs under. */
+function flood(t: { teardown(fn: () => unknown): void }, port: number): Promise<FloodResult> {
+  const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'))
+  const child = spawn(process.execPath, [...loader, join(repoRoot, 'test/load/flood.ts')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      FLOOD_PORT: String(port),
+      FLOOD_TOKEN: TOKEN,
+      FLOOD_BODY: join(repoRoot, 'test/fixtures/sync-running.json'),
+      FLOOD_CONNECTIONS: String(CONNECTIONS),
+      FLOOD_MS: String(FLOOD_MS),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+  process.once('exit', kill)
+  t.teardown(() => {
+    kill()
+    process.removeListener('exit', kill)
+  })
+  const killer = setTimeout(() => child.kill('SIGKILL'), FLOOD_MS + 30_000)
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
+  return new Promise((done, fail) => {
+    child.once('exit', (code) => {
+      clearTimeout(killer)
+      if (code === 0) done(JSON.parse(output) as FloodResult)
+      else fail(new Error(`the flood exited ${code}: ${output}`))
+    })
+  })
+}
+
+t.test(`${CONNECTIONS} connections of /sync for ${FLOOD_MS / 1000} s: probes p99 < ${PROBE_P99_MS} ms, the excess shed early with 429`, async (t) => {
+  const server = await startServer(t)
+  await sleep(500)
+  const health = probe(t, server.opsPort, '/healthz')
+  const readiness = probe(t, server.opsPort, '/readyz')
+  const result = await flood(t, server.port)
+  const [healthz, readyz] = await Promise.all([health.stop(), readiness.stop()])
+  const metrics = (await send(server.opsPort, 'GET', '/metrics')).body
+  const shedOnDelay = sample(metrics, 'challenge_hooks_rejected_total{cause="eventLoopDelay"}')
+  const shedOnCap = sample(metrics, 'challenge_hooks_rejected_total{cause="overloaded"}')
+  const answered = sample(metrics, 'challenge_hooks_hook_duration_seconds_count{hook="sync",code="200"}')
+  const peak = server.peakRssMiB()
+
+  t.ok(healthz.p99 < PROBE_P99_MS, `/healthz p99 ${healthz.p99.toFixed(0)} ms < ${PROBE_P99_MS} ms (p50 ${healthz.p50.toFixed(0)}, max ${healthz.max.toFixed(0)}, ${healthz.count} probes)`)
+  t.ok(readyz.p99 < PROBE_P99_MS, `/readyz p99 ${readyz.p99.toFixed(0)} ms < ${PROBE_P99_MS} ms (p50 ${readyz.p50.toFixed(0)}, max ${readyz.max.toFixed(0)}, ${readyz.count} probes)`)
+  t.equal(healthz.failed + readyz.failed, 0, `every probe answered 200 ${healthz.firstFailure ?? readyz.firstFailure ?? ''}`)
+  t.same(Object.keys(result.statuses).sort(), ['200', '429'], `only 200 and 429 (${JSON.stringify(result.statuses)})`)
+  t.ok((result.statuses['429'] ?? 0) > 0, 'the excess was shed')
+  t.equal(result.retryAfterMissing, 0, 'every 429 carries Retry-After')
+  t.match(result.retryAfterSeen, /^[1-9]\d*$/, 'an integer number of seconds')
+  t.ok(shedOnDelay > 0, `shed on the measured event-loop delay (${shedOnDelay} calls; ${shedOnCap} on the in-flight cap)`)
+  t.ok(answered > 0, `and calls were still answered (${answered})`)
+  t.equal(result.errors, 0, 'no connection was reset')
+  t.same(server.errors(), [], 'nothing logged at level error')
+  t.comment(
+    `measured: /healthz p99 ${healthz.p99.toFixed(0)} ms (max ${healthz.max.toFixed(0)}), /readyz p99 ${readyz.p99.toFixed(0)} ms (max ${readyz.max.toFixed(0)}); ` +
+      `${JSON.stringify(result.statuses)} in ${FLOOD_MS / 1000} s, 429 on delay ${shedOnDelay}, on the cap ${shedOnCap}; ` +
+      `client latency p50 ${result.p50.toFixed(0)} ms p99 ${result.p99.toFixed(0)} ms; peak RSS ${peak.toFixed(0)} MiB`,
+  )
+})
