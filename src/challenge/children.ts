@@ -47,10 +47,12 @@ export const NON_PUBLIC_IPV4 = [
   '240.0.0.0/4',
 ]
 /**
- * Loopback, unique-local, link-local and multicast, and the prefixes that lead back into IPv4: NAT64 (well-known
- * and local-use, which reach the private IPv4 ranges through the cluster's translator) and IPv4-mapped addresses.
+ * Loopback, unique-local, link-local and multicast, and the NAT64 prefixes that lead back into IPv4 (well-known and
+ * local-use, which reach the private IPv4 ranges through the cluster's translator). Not the IPv4-mapped prefix
+ * `::ffff:0:0/96`: the API server refuses it in an ipBlock ("must not have an IPv4-mapped IPv6 address"), and it is
+ * not needed, since a connection to `::ffff:a.b.c.d` leaves the pod as IPv4, which NON_PUBLIC_IPV4 governs.
  */
-export const NON_PUBLIC_IPV6 = ['::1/128', '::ffff:0:0/96', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'ff00::/8']
+export const NON_PUBLIC_IPV6 = ['::1/128', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'ff00::/8']
 
 export interface RenderInput {
   namespace: string

@@ -10,6 +10,7 @@
  *   await s.create(s.challenge('web-login', 'alice'))
  *   await s.until('web-login-u-alice', (st) => st.phase === 'Running', 'Running')
  */
+import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -136,6 +137,8 @@ export interface Suite extends ClusterEnv {
 /** Everything a test file needs, stopped when `t` ends (after every scenario namespace is gone). */
 export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<Suite> {
   const env = await connect(t)
+  // One controller per cluster at a time: two would both sync every Challenge, each with its own hook server.
+  t.teardown(await exclusive(env.kubeconfig))
   await install(env, options.components)
   const clock = new OffsetClock()
   const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
@@ -189,6 +192,35 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     scenario: (tt, name, scenarioOptions) => startScenario(tt, suite, name, scenarioOptions),
   }
   return suite
+}
+
+/**
+ * Holds the cluster for this process until the returned release is called: a lock file per kubeconfig in the temp
+ * dir, holding the owner's pid. Another test file (tap --jobs 2) waits its turn; a dead owner's lock is taken over.
+ */
+async function exclusive(kubeconfig: string): Promise<() => void> {
+  const lock = join(tmpdir(), `challenge-hooks-suite-${createHash('sha256').update(kubeconfig).digest('hex').slice(0, 16)}.lock`)
+  const deadline = Date.now() + 30 * 60_000
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' })
+      return () => rmSync(lock, { force: true })
+    } catch {
+      const owner = Number(readFileSync(lock, 'utf8'))
+      if (!isAlive(owner)) rmSync(lock, { force: true })
+      else if (Date.now() > deadline) throw new Error(`the cluster of ${kubeconfig} is still held by process ${owner} (${lock})`)
+      else await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
 }
 
 export const STANDIN_RUNTIME_CLASS = 'challenge-hooks-standin'

@@ -6,6 +6,7 @@ import { kubectlOk } from '../support/kube/kubectl.js'
 import { eventually } from '../support/kube/eventually.js'
 import { connect, install, type Json } from './harness.js'
 import { repoRoot } from '../support/kube/controlplane.js'
+import { assertPrintable } from './printing.js'
 
 const env = await connect(t)
 
@@ -60,10 +61,10 @@ t.test('the examples apply, and are what a kubectl get shows', async (t) => {
       'challengedefinition.challenge-hooks.dev/web-login serverside-applied',
     ],
   )
-  const definitions = await kubectlOk(env.kubectl, ['get', 'chaldef', '-n', 'challenges', '-o', 'wide'])
-  t.match(definitions.stdout, /^NAME\s+DISPLAY NAME\s+EXPOSE\s+PORT\s+LIFETIME\s+EGRESS\s+PROFILE\s+AGE\n/, 'columns of kubectl get chaldef -o wide')
-  t.match(definitions.stdout, /\npwn-echo\s+Pwn Echo\s+NodePort\s+1337\s+3600\s+None\s+Restricted\s+\d+s\n/, 'pwn-echo, defaults filled in')
-  t.match(definitions.stdout, /\nweb-login\s+Web Login\s+HTTP\s+8080\s+1800\s+DNS\s+Restricted\s+\d+s\n/, 'web-login')
+  const crd = await env.rest.get<Json>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/challengedefinitions.challenge-hooks.dev')
+  const rows = await assertPrintable(t, env.kubectl, 'chaldef', 'challenges', crd)
+  t.match(rows['pwn-echo'], { 'DISPLAY NAME': 'Pwn Echo', EXPOSE: 'NodePort', PORT: '1337', LIFETIME: '3600', EGRESS: 'None', PROFILE: 'Restricted', AGE: /^\d+s$/ }, 'pwn-echo, defaults filled in')
+  t.match(rows['web-login'], { 'DISPLAY NAME': 'Web Login', EXPOSE: 'HTTP', PORT: '8080', LIFETIME: '1800', EGRESS: 'DNS', PROFILE: 'Restricted' }, 'web-login')
   // Gone again before any controller runs: no finalizer yet, so they go at once.
   await kubectlOk(env.kubectl, ['delete', '-k', 'manifests/examples/', '--wait=true'], { cwd: repoRoot })
 })

@@ -57,7 +57,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   await sim.runUntilQuiet()
   t.equal(world.get(NAME), undefined, 'the Challenge is gone')
   t.same(world.pods(NAME), [])
-  t.same(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition'), [], 'nothing of the instance is left')
+  t.same(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'), [], 'nothing of the instance is left')
 
   const all = syncsOf(sim, NAME, from)
   const last = all.findLast((result) => result.hook === 'finalize')

@@ -134,3 +134,21 @@ t.test('defaults a v1.37 API server stores: pod specs, Pods, Services (read off 
   t.match(svc.spec, { ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' }, 'single-stack IPv4')
   t.equal(svc.metadata.generation, undefined, 'Services carry no generation')
 })
+
+t.test('NetworkPolicy ipBlocks, as a v1.37 API server validates them', async (t) => {
+  const cluster = new Cluster()
+  const policy = (cidr: string, except: string[]) => ({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: `p${Math.random().toString(36).slice(2, 8)}`, namespace: 'ns' },
+    spec: { podSelector: {}, egress: [{ to: [{ ipBlock: { cidr, except } }] }] },
+  })
+  t.ok(cluster.create(policy('0.0.0.0/0', ['10.0.0.0/8', '169.254.169.254/32'])), 'IPv4 exceptions inside the cidr')
+  t.ok(cluster.create(policy('::/0', ['::1/128', '64:ff9b::/96', 'fc00::/7', '64:ff9b::a9fe:a9fe/128'])), 'IPv6 exceptions inside the cidr')
+  t.throws(() => cluster.create(policy('::/0', ['::ffff:0:0/96'])), { message: /except\[0\]: Invalid value: "::ffff:0:0\/96": must not have an IPv4-mapped IPv6 address/ }, 'IPv4-mapped: refused')
+  t.throws(() => cluster.create(policy('10.0.0.0/8', ['192.168.0.0/16'])), { message: /must be a strict subset of `cidr`/ }, 'outside the cidr')
+  t.throws(() => cluster.create(policy('10.0.0.0/8', ['10.0.0.0/8'])), { message: /must be a strict subset/ }, 'equal is not strict')
+  t.throws(() => cluster.create(policy('0.0.0.0/0', ['fc00::/7'])), { message: /must be a strict subset/ }, 'another family')
+  t.throws(() => cluster.create(policy('10.0.0.0/33', [])), { message: /cidr: Invalid value: "10.0.0.0\/33": must be a valid CIDR value/ }, 'a prefix too long')
+  t.throws(() => cluster.create(policy('banana', [])), { message: /must be a valid CIDR value/ }, 'not an address')
+})

@@ -13,7 +13,7 @@ import { controlPlaneBinaries, repoRoot, startControlPlane, type ControlPlane } 
 import { kubectlFor } from './kubectl.js'
 
 const STATE = join(repoRoot, '.cluster', 'current.json')
-const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-']
+const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-', 'challenge-hooks-overlay-', 'challenge-hooks-suite-']
 
 async function main(command: string | undefined, args: string[]): Promise<number> {
   switch (command) {
@@ -95,7 +95,7 @@ async function test(tapArgs: string[]): Promise<number> {
   const alive = (plane?.pids ?? []).filter(isAlive)
   const dirs = tempDirs().filter((dir) => !tempBefore.has(dir))
   if (alive.length > 0 || dirs.length > 0) {
-    console.log(`# not ok - nothing left behind: processes ${alive.join(' ') || 'none'}, temp dirs ${dirs.join(' ') || 'none'}`)
+    console.log(`# not ok - nothing left behind: processes ${alive.join(' ') || 'none'}, temp files ${dirs.join(' ') || 'none'}`)
     return code === 0 ? 1 : code
   }
   console.log(`# ok - nothing left behind (${plane === undefined ? 'existing cluster: installation and test namespaces removed' : `${plane.pids.length} processes stopped, ${plane.dir} removed`})`)

@@ -1,6 +1,7 @@
 // What the API server does to an object on create/update before storing it: validation of names and labels,
 // per-kind defaulting and allocation (Service clusterIP and nodePorts, Secret stringData), and the few
 // immutability rules hooks trip over. Kept to what changes how a hook's children behave.
+import { isIP } from 'node:net'
 import { firstFree, fnv1a, isObject, type JsonObject } from './json.js'
 import { labelMatcher, type KubeObject, type LabelSelector } from './objects.js'
 
@@ -54,6 +55,7 @@ export function admit(next: KubeObject, previous: KubeObject | undefined, store:
   if (next.kind === 'Secret') admitSecret(next)
   if (next.kind === 'Deployment') admitDeployment(next, previous)
   if (next.kind === 'Pod') admitPod(next)
+  if (next.kind === 'NetworkPolicy') admitNetworkPolicy(next)
 }
 
 /** Kinds without a namespace the simulator stores (the CompositeController, as `kubectl apply` stores it). */
@@ -221,6 +223,68 @@ function admitPod(pod: KubeObject): void {
     if (!tolerations.some((toleration) => toleration.key === key)) tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 })
   }
   spec.tolerations = tolerations
+}
+
+// ---- NetworkPolicy: ipBlocks as the API server validates them ----
+
+/** Every ipBlock: a valid CIDR, no IPv4-mapped IPv6 address, each `except` a strict subset of its `cidr`. */
+function admitNetworkPolicy(policy: KubeObject): void {
+  const spec = objectField(policy, 'spec')
+  for (const [direction, peersKey] of [['ingress', 'from'], ['egress', 'to']] as const) {
+    const rules = Array.isArray(spec[direction]) ? (spec[direction] as unknown[]).filter(isObject) : []
+    rules.forEach((rule, r) => {
+      const peers = Array.isArray(rule[peersKey]) ? (rule[peersKey] as unknown[]).filter(isObject) : []
+      peers.forEach((peer, p) => {
+        if (!isObject(peer.ipBlock)) return
+        const path = `spec.${direction}[${r}].${peersKey}[${p}].ipBlock`
+        const cidr = checkCidr(policy, `${path}.cidr`, peer.ipBlock.cidr)
+        const excepts = Array.isArray(peer.ipBlock.except) ? peer.ipBlock.except : []
+        excepts.forEach((value, e) => {
+          const inner = checkCidr(policy, `${path}.except[${e}]`, value)
+          const subset = inner.family === cidr.family && inner.prefix > cidr.prefix && inner.network >> BigInt(inner.size - cidr.prefix) === cidr.network >> BigInt(cidr.size - cidr.prefix)
+          if (!subset) throw invalid(policy, `${path}.except[${e}]: Invalid value: "${String(value)}": must be a strict subset of \`cidr\``)
+        })
+      })
+    })
+  }
+}
+
+interface Cidr {
+  family: 4 | 6
+  size: number
+  network: bigint
+  prefix: number
+}
+
+function checkCidr(obj: KubeObject, path: string, value: unknown): Cidr {
+  const text = String(value)
+  const [address = '', prefixText = '', extra] = text.split('/')
+  const family = isIP(address)
+  const size = family === 4 ? 32 : 128
+  const prefix = /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN
+  if ((family !== 4 && family !== 6) || extra !== undefined || !(prefix <= size)) {
+    throw invalid(obj, `${path}: Invalid value: "${text}": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`)
+  }
+  // ::ffff:0:0/96 and every address in it: 80 zero bits, then ffff.
+  if (family === 6 && expandIPv6(address).startsWith('00000000000000000000ffff')) {
+    throw invalid(obj, `${path}: Invalid value: "${text}": must not have an IPv4-mapped IPv6 address`)
+  }
+  return { family, size, network: family === 4 ? ipv4Bits(address) : BigInt(`0x${expandIPv6(address)}`), prefix }
+}
+
+function ipv4Bits(address: string): bigint {
+  return address.split('.').reduce((bits, octet) => (bits << 8n) + BigInt(Number(octet)), 0n)
+}
+
+/** 32 hex digits of an IPv6 address (`::` expanded, a trailing dotted IPv4 part converted). */
+function expandIPv6(address: string): string {
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(address)?.[1]
+  const hex = dotted === undefined ? address : address.replace(dotted, ipv4Bits(dotted).toString(16).padStart(8, '0').replace(/(.{4})(.{4})/, '$1:$2'))
+  const [head = '', tail] = hex.split('::')
+  const groups = (part: string) => (part === '' ? [] : part.split(':'))
+  const missing = 8 - groups(head).length - groups(tail ?? '').length
+  const all = [...groups(head), ...(tail === undefined ? [] : Array<string>(missing).fill('0')), ...groups(tail ?? '')]
+  return all.map((group) => group.padStart(4, '0')).join('')
 }
 
 /** The object at `parent[key]`, created when missing or not an object. */
