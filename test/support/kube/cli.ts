@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controlPlaneBinaries, repoRoot, startControlPlane, type ControlPlane } from './controlplane.js'
 import { kubectlFor } from './kubectl.js'
+import { Rest } from './rest.js'
 
 const STATE = join(repoRoot, '.cluster', 'current.json')
 const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-', 'challenge-hooks-overlay-', 'challenge-hooks-suite-']
@@ -89,7 +90,10 @@ async function test(tapArgs: string[]): Promise<number> {
 
   const files = readdirSync(join(repoRoot, 'test/cluster')).filter((file) => file.endsWith('.test.ts')).map((file) => `test/cluster/${file}`)
   // One file at a time: each runs its own hook server and controller against the one cluster.
+  const started = Date.now()
   const code = await run('npx', ['tap', '--disable-coverage', '--jobs=1', '--timeout=900', ...(tapArgs.length > 0 ? tapArgs : files.sort())], env)
+  console.log(`# suite ran in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  if (plane !== undefined) console.log(`# ${await writesChecked(plane.kubeconfig)}`)
   await stop()
   // Nothing left behind: no process the suite started, no temp dir it made.
   const alive = (plane?.pids ?? []).filter(isAlive)
@@ -128,6 +132,25 @@ async function uninstall(kubeconfig: string, binary: string, keepMetacontroller:
   if (!keepMetacontroller) {
     await kubectl(['delete', 'namespace/metacontroller', 'crd/compositecontrollers.metacontroller.k8s.io', 'crd/decoratorcontrollers.metacontroller.k8s.io', 'crd/controllerrevisions.metacontroller.k8s.io', '--ignore-not-found', '--wait=true', '--timeout=120s'])
   }
+}
+
+/** What the API server's own metrics say it checked: every write, admitted (2xx) or refused (4xx), by verb. */
+async function writesChecked(kubeconfig: string): Promise<string> {
+  const text = (await Rest.fromFile(kubeconfig).call('GET', '/metrics', { timeoutMs: 10_000 }).catch(() => '')) as string
+  const counts = new Map<string, { admitted: number; refused: number }>()
+  for (const match of String(text ?? '').matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)/gm)) {
+    const labels = Object.fromEntries([...(match[1] as string).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]))
+    const verb = labels.verb as string
+    if (!['CREATE', 'UPDATE', 'PATCH', 'APPLY', 'DELETE'].includes(verb)) continue
+    const entry = counts.get(verb) ?? { admitted: 0, refused: 0 }
+    const code = Number(labels.code)
+    if (code >= 200 && code < 300) entry.admitted += Number(match[2])
+    else if (code >= 400 && code < 500) entry.refused += Number(match[2])
+    counts.set(verb, entry)
+  }
+  const total = (field: 'admitted' | 'refused') => [...counts.values()].reduce((sum, entry) => sum + entry[field], 0)
+  const byVerb = [...counts].map(([verb, entry]) => `${verb.toLowerCase()} ${entry.admitted}`).join(', ')
+  return `API server checked ${total('admitted') + total('refused')} writes: ${total('admitted')} admitted (${byVerb}), ${total('refused')} refused (4xx)`
 }
 
 function run(command: string, args: string[], env: Record<string, string>): Promise<number> {
