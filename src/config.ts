@@ -44,6 +44,8 @@ export interface Config {
   bodyLimit: number
   /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
   clusterCidrs: string[]
+  /** Extended resources (nvidia.com/gpu, ...) definitions may request; none by default: they are scarce and uncapped. */
+  allowedExtendedResources: string[]
   /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
   maxResyncSeconds: number
   /** Concurrent hook requests per process before answering 429 with Retry-After. */
@@ -180,6 +182,20 @@ function cidrs(env: Env, name: string): string[] {
   })
 }
 
+/** ALLOWED_EXTENDED_RESOURCES=nvidia.com/gpu[,...]: extended resources definitions may request. */
+function resourceNames(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw.split(',').map((entry) => {
+    const resource = entry.trim()
+    // An extended resource is a domain-qualified name outside kubernetes.io (cpu and memory are always allowed).
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(resource) || resource.length > 253) {
+      throw new ConfigError(name, `"${resource}" is not an extended resource name such as nvidia.com/gpu`)
+    }
+    return resource
+  })
+}
+
 function secret(env: Env, name: string, production: boolean): string | undefined {
   const value = text(env, name)
   if (value === undefined || !production) return value
@@ -199,7 +215,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('FLAG_SECRET', 'is required when NODE_ENV=production (generate one: openssl rand -hex 32)')
   }
   const hookToken = secret(env, 'HOOK_TOKEN', production)
+  // A blank token would turn authentication off: in production that stops the start, as a missing one does.
+  if (hookToken === undefined && production) {
+    throw new ConfigError('HOOK_TOKEN', 'is required (non-blank) when NODE_ENV=production (generate one: openssl rand -hex 32)')
+  }
   const hookTokenPrevious = secret(env, 'HOOK_TOKEN_PREVIOUS', production)
+  if (hookTokenPrevious === undefined && production && env.HOOK_TOKEN_PREVIOUS !== undefined) {
+    throw new ConfigError('HOOK_TOKEN_PREVIOUS', 'is set but blank; unset it, or set it to the previous token during a rotation')
+  }
   if (hookTokenPrevious !== undefined && hookToken === undefined) {
     throw new ConfigError('HOOK_TOKEN_PREVIOUS', 'is only accepted beside HOOK_TOKEN (during a rotation)')
   }
@@ -255,6 +278,7 @@ export function loadConfig(env: Env = process.env): Config {
     ownerBudget: integer(env, 'OWNER_BUDGET', 3, 0, 10000),
     bodyLimit: byteSize(env, 'BODY_LIMIT', 8 * 1024 * 1024),
     clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
+    allowedExtendedResources: resourceNames(env, 'ALLOWED_EXTENDED_RESOURCES'),
     maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
     maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 100, 0, 10000),

@@ -9,7 +9,12 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ChallengeSpecSchema } from './challenge/api.js'
 
 const Open = { additionalProperties: true } as const
-const StringMap = Type.Record(Type.String(), Type.String())
+/**
+ * Any key. `Type.Record(Type.String(), …)` compiles to the pattern `^(.*)$`, which a key holding a line break
+ * does not match: such a key escaped validation and its unchecked value reached the hook (a 500).
+ */
+const AnyKey = Type.RegExp(/^[\s\S]*$/)
+const StringMap = Type.Record(AnyKey, Type.String())
 
 export const ObjectMetaSchema = Type.Object(
   {
@@ -42,7 +47,8 @@ export const ChallengeObjectSchema = Type.Object(
       {
         ...ObjectMetaSchema.properties,
         namespace: Type.String({ minLength: 1 }),
-        uid: Type.String({ minLength: 1 }),
+        // Also the value of the pods' uid label (names.ts): the API server's uids always are label values.
+        uid: Type.String({ pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$' }),
       },
       Open,
     ),
@@ -58,7 +64,7 @@ export type ChallengeObject = Static<typeof ChallengeObjectSchema>
  * Children and related objects: `{"<Kind>.<apiVersion>": {"<name>" | "<namespace>/<name>": object}}`.
  * The inner keys differ between hook versions, so objects are indexed by their own metadata (observed.ts).
  */
-export const ObjectGroupsSchema = Type.Record(Type.String(), Type.Record(Type.String(), KubeObjectSchema))
+export const ObjectGroupsSchema = Type.Record(AnyKey, Type.Record(AnyKey, KubeObjectSchema))
 export type ObjectGroups = Record<string, Record<string, KubeObject>>
 
 export const SyncRequestSchema = Type.Object(

@@ -12,6 +12,8 @@ export const API_VERSION = `${GROUP}/${VERSION}`
 export const Label = {
   managedBy: 'app.kubernetes.io/managed-by',
   instance: 'challenge-hooks.dev/instance',
+  /** The Challenge's uid, on its children and pods: selectors require it, so they match only this Challenge's pods. */
+  uid: 'challenge-hooks.dev/uid',
   owner: 'challenge-hooks.dev/owner',
   definition: 'challenge-hooks.dev/definition',
 } as const

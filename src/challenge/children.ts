@@ -14,7 +14,8 @@ import type { Config } from '../config.js'
 import type { DesiredChild, KubeObject } from '../protocol.js'
 import { Label, MANAGED_BY, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
-import type { ChildNames } from './names.js'
+import { childLabels, type ChildNames } from './names.js'
+import { effectiveResources } from './resources.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
 import { instanceHost, route, ROUTE_KINDS } from './routes.js'
 import { anyPodRemains } from './workload.js'
@@ -24,10 +25,6 @@ export const FLAG_PATH = '/flag'
 const TMP_SIZE_LIMIT = '64Mi'
 
 /** Requests and limits for a container that sets none (or only some). */
-export const DEFAULT_RESOURCES = {
-  requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
-  limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
-} as const
 
 /**
  * Addresses the `-internet` policy never lets an instance reach: private, loopback, link-local (cloud metadata),
@@ -57,6 +54,8 @@ export const NON_PUBLIC_IPV6 = ['::1/128', '64:ff9b::/96', '64:ff9b:1::/48', 'fc
 export interface RenderInput {
   namespace: string
   names: ChildNames
+  /** The labels that select this Challenge's pods (names.ts, podLabels). */
+  podLabels: Record<string, string>
   definition: ResolvedDefinition
   parameters: Record<string, string>
   flagData: string
@@ -65,12 +64,10 @@ export interface RenderInput {
   config: Config
 }
 
-function labels(names: ChildNames): Record<string, string> {
-  return { [Label.managedBy]: MANAGED_BY, [Label.instance]: names.base }
-}
+const labels = childLabels
 
-function podSelector(names: ChildNames): { matchLabels: Record<string, string> } {
-  return { matchLabels: { [Label.instance]: names.base } }
+function podSelector(input: RenderInput): { matchLabels: Record<string, string> } {
+  return { matchLabels: { ...input.podLabels } }
 }
 
 export function flagSecret(input: RenderInput): ISecret & DesiredChild {
@@ -94,7 +91,7 @@ const DNS_PORTS = [
 
 /** Default deny for the instance's pods, except traffic among themselves and DNS (unless egress is None). */
 export function isolatePolicy(input: RenderInput): INetworkPolicy & DesiredChild {
-  const self: INetworkPolicyPeer = { podSelector: podSelector(input.names) }
+  const self: INetworkPolicyPeer = { podSelector: podSelector(input) }
   const egress: NonNullable<INetworkPolicy['spec']>['egress'] = [{ to: [self] }]
   if (input.definition.egress !== 'None') egress.push({ to: [DNS_PEER], ports: [...DNS_PORTS] })
   return {
@@ -102,7 +99,7 @@ export function isolatePolicy(input: RenderInput): INetworkPolicy & DesiredChild
     kind: 'NetworkPolicy',
     metadata: { name: input.names.isolatePolicy, labels: labels(input.names) },
     spec: {
-      podSelector: podSelector(input.names),
+      podSelector: podSelector(input),
       policyTypes: ['Ingress', 'Egress'],
       ingress: [{ from: [self] }],
       egress,
@@ -137,7 +134,7 @@ export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild 
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
     metadata: { name: input.names.exposePolicy, labels: labels(input.names) },
-    spec: { podSelector: podSelector(input.names), policyTypes: ['Ingress'], ingress: [rule] },
+    spec: { podSelector: podSelector(input), policyTypes: ['Ingress'], ingress: [rule] },
   }
 }
 
@@ -151,25 +148,19 @@ export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChil
     kind: 'NetworkPolicy',
     metadata: { name: input.names.internetPolicy, labels: labels(input.names) },
     spec: {
-      podSelector: podSelector(input.names),
+      podSelector: podSelector(input),
       policyTypes: ['Egress'],
       egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: v4Except } }, { ipBlock: { cidr: '::/0', except: v6Except } }] }],
     },
   }
 }
 
-function resources(container: DefinitionContainer): IContainer['resources'] {
-  return {
-    requests: { ...DEFAULT_RESOURCES.requests, ...container.resources?.requests },
-    limits: { ...DEFAULT_RESOURCES.limits, ...container.resources?.limits },
-  }
-}
 
 /** Definition env, then the Challenge's parameters (a parameter replaces a variable of the same name), then the flag. */
 function environment(container: DefinitionContainer, input: RenderInput): IEnvVar[] {
   const parameters = input.parameters
   const env: IEnvVar[] = (container.env ?? [])
-    .filter((variable) => !(variable.name in parameters))
+    .filter((variable) => !Object.hasOwn(parameters, variable.name))
     .map((variable) => ({ name: variable.name, value: variable.value ?? '' }))
   for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] as string })
   env.push({ name: input.definition.flag.env, valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } } })
@@ -189,7 +180,7 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   result.env = environment(definitionContainer, input)
   if (definitionContainer.ports) result.ports = definitionContainer.ports
   else if (exposed) result.ports = [{ containerPort: definition.expose.port, protocol: 'TCP' }]
-  result.resources = resources(definitionContainer)
+  result.resources = effectiveResources(definitionContainer)
   const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 5 } : undefined)
   if (probe) result.readinessProbe = probe as IContainer['readinessProbe']
   result.securityContext = {
@@ -216,9 +207,9 @@ export function deployment(input: RenderInput): IDeployment & DesiredChild {
     spec: {
       replicas: 1,
       strategy: { type: 'Recreate' },
-      selector: podSelector(names),
+      selector: podSelector(input),
       template: {
-        metadata: { labels: labels(names), annotations: { [RUN_ANNOTATION]: String(input.run) } },
+        metadata: { labels: { [Label.managedBy]: MANAGED_BY, ...input.podLabels }, annotations: { [RUN_ANNOTATION]: String(input.run) } },
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
@@ -248,7 +239,7 @@ export function service(input: RenderInput): IService & DesiredChild {
     metadata: { name: names.base, labels: labels(names) },
     spec: {
       type: SERVICE_TYPE[definition.expose.type],
-      selector: { [Label.instance]: names.base },
+      selector: { ...input.podLabels },
       ports: [{ name: 'challenge', protocol: 'TCP', port: definition.expose.port, targetPort: definition.expose.port }],
     },
   }

@@ -13,6 +13,7 @@ import {
   type ExposeType,
 } from './api.js'
 import { findObject, type ObservedIndex } from './observed.js'
+import { resourcesProblem } from './resources.js'
 import { describeSchemaError } from './schema-errors.js'
 
 export type Egress = 'None' | 'DNS' | 'Internet'
@@ -50,7 +51,7 @@ const checkSpec = TypeCompiler.Compile(DefinitionSpecSchema)
 export const DEFINITION_KIND = 'ChallengeDefinition'
 
 /** Lookup of the named definition among related objects (from the customize hook's rule). */
-export function lookupDefinition(related: ObservedIndex, name: string): DefinitionLookup {
+export function lookupDefinition(related: ObservedIndex, name: string, allowedExtendedResources: readonly string[] = []): DefinitionLookup {
   const object = findObject(related, DEFINITION_KIND, name)
   if (!object) {
     return {
@@ -59,20 +60,25 @@ export function lookupDefinition(related: ObservedIndex, name: string): Definiti
       message: `ChallengeDefinition "${name}" does not exist in this namespace.`,
     }
   }
-  return resolveDefinition(name, object.spec)
+  return resolveDefinition(name, object.spec, allowedExtendedResources)
 }
 
 function invalid(name: string, problem: string): DefinitionLookup {
   return { found: false, reason: Reason.DefinitionInvalid, message: `ChallengeDefinition "${name}" is invalid: ${problem}.` }
 }
 
-/** Checks a definition's spec and fills in the defaults; exported for the author preview command. */
-export function resolveDefinition(name: string, spec: unknown): DefinitionLookup {
+/**
+ * Checks a definition's spec and fills in the defaults; exported for the author preview command.
+ * `allowedExtendedResources`: the extended resources (e.g. nvidia.com/gpu) the operator lets authors ask for.
+ */
+export function resolveDefinition(name: string, spec: unknown, allowedExtendedResources: readonly string[] = []): DefinitionLookup {
+  const hostile = prototypeKeyPath(spec)
+  if (hostile !== undefined) return invalid(name, `${hostile}: the key is refused (it names an object prototype)`)
   if (!checkSpec.Check(spec)) {
     // A failed Check always has a first error.
     return invalid(name, describeSchemaError('spec', checkSpec.Errors(spec).First() as ValueError))
   }
-  const problem = securityProblem(spec) ?? consistencyProblem(spec)
+  const problem = securityProblem(spec) ?? consistencyProblem(spec) ?? podProblem(spec, allowedExtendedResources)
   if (problem) return invalid(name, problem)
   const profile = spec.security?.profile ?? Defaults.profile
   const containers = spec.pod.containers
@@ -106,6 +112,26 @@ export function resolveDefinition(name: string, spec: unknown): DefinitionLookup
   }
 }
 
+/**
+ * The path of the first `__proto__` key, or `prototype` key under `constructor`, anywhere in the spec. JSON.parse
+ * keeps such keys as plain data and the hook never merges them, but a definition that carries them is refused
+ * where it is decided (only its own instances), never by refusing the request that carries it. Iterative: the
+ * related objects may nest deeper than the stack allows.
+ */
+export function prototypeKeyPath(value: unknown): string | undefined {
+  const pending: [unknown, string, string][] = [[value, 'spec', '']]
+  while (pending.length > 0) {
+    const [node, path, parentKey] = pending.pop() as [unknown, string, string]
+    if (typeof node !== 'object' || node === null) continue
+    for (const key of Object.keys(node)) {
+      const childPath = Array.isArray(node) ? `${path}[${key}]` : `${path}.${key}`
+      if (key === '__proto__' || (key === 'prototype' && parentKey === 'constructor')) return childPath
+      pending.push([(node as Record<string, unknown>)[key], childPath, key])
+    }
+  }
+  return undefined
+}
+
 /** The schema already refuses privileged, host namespaces, added capabilities; this is what it cannot say. */
 function securityProblem(spec: DefinitionSpec): string | undefined {
   if ((spec.security?.profile ?? Defaults.profile) !== 'Restricted') return undefined
@@ -136,6 +162,28 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
   for (const field of ['availableFrom', 'availableUntil'] as const) {
     const value = spec[field]
     if (value !== undefined && Number.isNaN(Date.parse(value))) return `spec.${field}: "${value}" is not a date-time`
+  }
+  return undefined
+}
+
+const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const
+
+/** What the API server would refuse in the pod the definition renders to (resources, probes, ports). */
+function podProblem(spec: DefinitionSpec, allowedExtendedResources: readonly string[]): string | undefined {
+  for (const [index, container] of spec.pod.containers.entries()) {
+    const at = `spec.pod.containers[${index}]`
+    const problem = resourcesProblem(container, at, allowedExtendedResources)
+    if (problem) return problem
+    const probe = container.readinessProbe
+    if (probe !== undefined) {
+      const handlers = PROBE_HANDLERS.filter((handler) => probe[handler] !== undefined)
+      if (handlers.length !== 1) {
+        return `${at}.readinessProbe: needs exactly one handler of ${PROBE_HANDLERS.join(', ')}, got ${handlers.length === 0 ? 'none' : handlers.join(', ')}`
+      }
+    }
+    const portNames = (container.ports ?? []).flatMap((port) => (port.name === undefined ? [] : [port.name]))
+    const duplicate = portNames.find((portName, position) => portNames.indexOf(portName) !== position)
+    if (duplicate !== undefined) return `${at}.ports: the name "${duplicate}" is used twice`
   }
   return undefined
 }

@@ -17,8 +17,9 @@ import type {
 import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from './api.js'
 import { renderChildren, teardown } from './children.js'
 import { decide, type Decision, type World } from './lifecycle.js'
-import { childNames } from './names.js'
-import { countObjects, indexObjects } from './observed.js'
+import { childNames, podLabels } from './names.js'
+import { findObject } from './observed.js'
+import { countObjects, indexObjects, type ObservedIndex } from './observed.js'
 import { instanceId, type OwnerKey } from './secrets.js'
 import { condition, definedTimes, readPreviousStatus, type ChallengeStatus, type Condition } from './status.js'
 import { formatTime, toSeconds } from './time.js'
@@ -39,17 +40,28 @@ export function observe(request: SyncRequest, config: Config): World {
   const challenge = request.parent
   const namespace = challenge.metadata.namespace
   const ownerKey = ownerKeyOf(challenge)
+  const names = childNames(challenge.metadata.name, challenge.metadata.uid)
+  const children = indexObjects(request.children, namespace)
   return {
     challenge,
     namespace,
-    names: childNames(challenge.metadata.name),
+    names,
+    podLabels: podLabels(names, legacySelector(children, names.base)),
     ownerKey,
     instanceId: instanceId(config.flagSecret, ownerKey),
     previous: readPreviousStatus(challenge.status),
-    children: indexObjects(request.children, namespace),
+    children,
     childGroups: new Set(Object.keys(request.children ?? {})),
     related: indexObjects(request.related, namespace),
   }
+}
+
+/** A Deployment made before the uid label existed: its selector cannot change, so the instance keeps it. */
+function legacySelector(children: ObservedIndex, base: string): boolean {
+  const deployment = findObject(children, 'Deployment', base)
+  if (deployment === undefined) return false
+  const matchLabels = (deployment.spec as { selector?: { matchLabels?: Record<string, unknown> } } | undefined)?.selector?.matchLabels
+  return matchLabels?.[Label.instance] === base && matchLabels[Label.uid] === undefined
 }
 
 function conditions(world: World, decision: Decision, at: string): Condition[] {
@@ -125,6 +137,7 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
       ? renderChildren({
           namespace: world.namespace,
           names: world.names,
+          podLabels: world.podLabels,
           definition: decision.definition,
           parameters: world.challenge.spec.parameters ?? {},
           flagData: decision.flagData,
@@ -182,7 +195,7 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
 export function customize(request: CustomizeRequest): CustomizeResponse {
   const challenge = request.parent
   const namespace = challenge.metadata.namespace
-  const names = childNames(challenge.metadata.name)
+  const names = childNames(challenge.metadata.name, challenge.metadata.uid)
   return {
     relatedResources: [
       { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace },

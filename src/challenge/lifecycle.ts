@@ -32,6 +32,8 @@ export interface World {
   challenge: ChallengeObject
   namespace: string
   names: ChildNames
+  /** The labels that select this Challenge's pods (names.ts, podLabels). */
+  podLabels: Record<string, string>
   ownerKey: OwnerKey
   instanceId: string
   previous: PreviousStatus
@@ -211,14 +213,12 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   const labelProblem = ownerLabelProblem(world.challenge)
   if (labelProblem) return builder.hold({ phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: labelProblem })
 
-  const lookup = lookupDefinition(world.related, spec.definitionRef.name)
+  const lookup = lookupDefinition(world.related, spec.definitionRef.name, config.allowedExtendedResources)
   if (!lookup.found) return builder.hold({ phase: Phase.Error, reason: lookup.reason, message: lookup.message })
   const definition = lookup.definition
   builder.definition = definition
 
-  const parameterProblem = Object.keys(spec.parameters ?? {}).includes(definition.flag.env)
-    ? `spec.parameters: ${definition.flag.env} is reserved for the flag.`
-    : undefined
+  const parameterProblem = parametersProblem(spec.parameters ?? {}, definition.flag.env)
   if (parameterProblem) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
   const { type } = definition.expose
   const unroutable = type === 'HTTP' || type === 'TLS' ? routingProblem(type, config, world.childGroups) : undefined
@@ -293,7 +293,7 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   }
   builder.deadlines.push(builder.expiresAt)
 
-  const pods = currentPods(world.related, world.names, state.run)
+  const pods = currentPods(world.related, world.podLabels, state.run)
   const problem = podProblem(pods)
   if (problem?.fatal) {
     builder.expiresAt = undefined
@@ -365,6 +365,16 @@ function base64(text: string): string {
 }
 
 /** The flag's bytes, base64 as a Secret's `data` holds them. The value itself never leaves this function's caller. */
+/** Names that would read an object's prototype wherever a parameter is looked up by name: refused, as the CRD does. */
+const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype']
+
+function parametersProblem(parameters: Record<string, string>, flagEnv: string): string | undefined {
+  const names = Object.keys(parameters)
+  const hostile = names.find((name) => PROTOTYPE_NAMES.includes(name))
+  if (hostile !== undefined) return `spec.parameters: the name ${hostile} is refused (it names an object prototype).`
+  return names.includes(flagEnv) ? `spec.parameters: ${flagEnv} is reserved for the flag.` : undefined
+}
+
 function flagData(world: World, definition: ResolvedDefinition, config: Config): FlagResult {
   const { prefix, suffix, mode, staticSecretRef } = definition.flag
   switch (mode) {

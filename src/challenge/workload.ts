@@ -48,17 +48,25 @@ export function workloadReady(children: ObservedIndex, names: ChildNames, run: n
   return num(field(status, 'observedGeneration')) >= generation && num(field(status, 'availableReplicas')) >= 1
 }
 
-/** Pods of this instance and run, not on their way out. */
-export function currentPods(related: ObservedIndex, names: ChildNames, run: number): KubeObject[] {
+/** Pods of this instance (every one of its pod labels) and run, not on their way out. */
+export function currentPods(related: ObservedIndex, podLabels: Record<string, string>, run: number): KubeObject[] {
+  const selected = Object.entries(podLabels)
   return objectsOfKind(related, 'Pod').filter(
     (pod) =>
-      pod.metadata.labels?.[Label.instance] === names.base && runOf(pod, 'self') === String(run) && !isBeingDeleted(pod),
+      selected.every(([key, value]) => pod.metadata.labels?.[key] === value) && runOf(pod, 'self') === String(run) && !isBeingDeleted(pod),
   )
 }
 
-/** Any pod of the instance still exists (of any run, terminating ones included): teardown waits for them. */
+/**
+ * Any pod of the instance still exists (of any run, terminating ones included): teardown waits for them. A pod
+ * without the uid label was made before it existed (its name is this instance's); one with another uid belongs
+ * to a predecessor of the same name and is not this Challenge's to wait for.
+ */
 export function anyPodRemains(related: ObservedIndex, names: ChildNames): boolean {
-  return objectsOfKind(related, 'Pod').some((pod) => pod.metadata.labels?.[Label.instance] === names.base)
+  return objectsOfKind(related, 'Pod').some((pod) => {
+    const labels = pod.metadata.labels
+    return labels?.[Label.instance] === names.base && (labels[Label.uid] === undefined || labels[Label.uid] === names.uid)
+  })
 }
 
 function waitingProblem(status: unknown): PodProblem | undefined {

@@ -1,7 +1,6 @@
 /**
- * The JSON body parser of the app: Fastify's own (prototype poisoning refused), and a refused `__proto__` /
- * `constructor.prototype` key is reported as such, not as "not valid JSON". Only `application/json` is parsed;
- * any other content type is 415.
+ * The JSON body parser of the app: Fastify's own, as plain as JSON.parse (a `__proto__` key is an own data
+ * property, never a prototype). Only `application/json` is parsed; any other content type is 415.
  *
  * Depth: hooks echo observed children back during teardown, and serialising a very deep object overflows the
  * stack. When that happens the answer is a 400 naming where the body nests deeper than MAX_JSON_DEPTH
@@ -58,30 +57,10 @@ export function tooDeepError(body: unknown): BodyError {
 }
 
 export function registerJsonBody(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
+  // 'ignore': keys such as "__proto__" stay plain own data properties, as JSON.parse makes them. Refusing them
+  // would let one author's definition or one player's parameter refuse every request that carries it (every sync
+  // and finalize of a namespace); the domain refuses such keys where they are written, and never merges them.
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore')
   app.removeContentTypeParser(['application/json', 'text/plain'])
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string
-    parseJson(request, text, (error, value: unknown) => {
-      if (error) {
-        const code = (error as Error & { code?: string }).code
-        if (code !== 'FST_ERR_CTP_INVALID_JSON_BODY' || !isJson(text)) return done(error, undefined)
-        return done(
-          new BodyError('PROTOTYPE_POISONING', 'Body contains a "__proto__" or "constructor.prototype" key, which is refused.'),
-          undefined,
-        )
-      }
-      done(null, value)
-    })
-  })
-}
-
-/** Plain JSON.parse accepts what the poisoning check refused; only called on the error path. */
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson)
 }

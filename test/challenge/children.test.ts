@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net'
 import t from 'tap'
 import { deployment, exposePolicy, internetPolicy, isolatePolicy, renderChildren, service, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
-import { childNames } from '../../src/challenge/names.js'
+import { childNames, podLabels } from '../../src/challenge/names.js'
 import { testConfig } from '../helpers/app.js'
 import { validateChildren } from '../helpers/validate.js'
 import type { Json } from '../helpers/world.js'
@@ -17,7 +17,8 @@ function definitionOf(spec: Json): ResolvedDefinition {
 function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
   return {
     namespace: 'challenges',
-    names: childNames('web-u-alice'),
+    names: childNames('web-u-alice', UID),
+    podLabels: podLabels(childNames('web-u-alice', UID)),
     definition: definitionOf(spec),
     parameters: {},
     flagData: 'ZmxhZ3t4fQ==',
@@ -29,7 +30,8 @@ function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
 }
 
 const web = { pod: { containers: [{ name: 'web', image: 'ghcr.io/example/web:1' }] }, expose: { port: 8080 } }
-const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': 'web-u-alice' }
+const UID = '6f1c2a34-0000-4000-8000-00000000a11c'
+const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID }
 
 t.test('the Deployment of the Restricted profile, whole', async (t) => {
   t.same(deployment(input(web)), {
@@ -39,7 +41,7 @@ t.test('the Deployment of the Restricted profile, whole', async (t) => {
     spec: {
       replicas: 1,
       strategy: { type: 'Recreate' },
-      selector: { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice' } },
+      selector: { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID } },
       template: {
         metadata: { labels: LABELS, annotations: { 'challenge-hooks.dev/run': '2' } },
         spec: {
@@ -111,7 +113,7 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
 })
 
 t.test('network policies: isolate, expose per exposure type, internet', async (t) => {
-  const selector = { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice' } }
+  const selector = { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID } }
   t.same(isolatePolicy(input({ ...web, network: { egress: 'None' } })).spec, {
     podSelector: selector,
     policyTypes: ['Ingress', 'Egress'],
@@ -200,7 +202,7 @@ t.test('the -internet policy: which addresses an instance can reach, checked add
 t.test('services by exposure type, and which children each variant gets', async (t) => {
   t.same(service(input(web)).spec, {
     type: 'ClusterIP',
-    selector: { 'challenge-hooks.dev/instance': 'web-u-alice' },
+    selector: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID },
     ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }],
   })
   const variants: [string, Json, string[]][] = [

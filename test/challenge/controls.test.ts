@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { at, kinds, step, type Step } from '../helpers/drive.js'
-import { challenge, observedChildren, readyWorld, webDefinition, type Json } from '../helpers/world.js'
+import { challenge, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAME = 'web-login-u-alice'
@@ -98,7 +98,7 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   t.equal(relaunched.response.children.length, 6)
 
   const crashed = step(running.parent, {
-    related: [...related, { ...ready[0] as KubeObject, kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME }, annotations: { 'challenge-hooks.dev/run': '0' } }, status: { containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] } }],
+    related: [...related, { ...ready[0] as KubeObject, kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': UID }, annotations: { 'challenge-hooks.dev/run': '0' } }, status: { containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] } }],
     children: ready,
     now: at(50),
   })
@@ -327,7 +327,7 @@ function waitingPodFor(reason: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME }, annotations: { 'challenge-hooks.dev/run': '0' } },
+    metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': UID }, annotations: { 'challenge-hooks.dev/run': '0' } },
     status: { containerStatuses: [{ name: 'web', state: { waiting: { reason } } }] },
   }
 }

@@ -87,6 +87,19 @@ const refused: [string, unknown, RegExp][] = [
   // The kubelet connects to a probe's host from the node's network: metadata, node services, other players' pods.
   ['an httpGet probe with a host', withContainer({ readinessProbe: { httpGet: { port: 80, host: '169.254.169.254' } } }), /containers\[0\]\.readinessProbe\.httpGet\.host: is not allowed/],
   ['a tcpSocket probe with a host', withContainer({ readinessProbe: { tcpSocket: { port: 6443, host: '10.0.0.1' } } }), /containers\[0\]\.readinessProbe\.tcpSocket\.host: is not allowed/],
+  // What the API server would refuse: the pod would never be created and the player would see a bare StartupTimeout.
+  ['a request above the default limit', withContainer({ resources: { requests: { memory: '1Gi' } } }), /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.resources\.requests\.memory: 1Gi is above its limit 256Mi \(the default, as limits\.memory is unset\)\.$/],
+  ['a request above its own limit', withContainer({ resources: { requests: { cpu: 2 }, limits: { cpu: '1500m' } } }), /resources\.requests\.cpu: 2 is above its limit 1500m\.$/],
+  ['a cpu limit of "0"', withContainer({ resources: { limits: { cpu: '0' } } }), /containers\[0\]\.resources\.limits\.cpu: must be above 0/],
+  ['a memory limit of 0', withContainer({ resources: { requests: { memory: 0 }, limits: { memory: 0 } } }), /resources\.limits\.memory: must be above 0/],
+  ['a quantity out of range', withContainer({ resources: { limits: { memory: '1e999' } } }), /resources\.limits\.memory: "1e999" is not a quantity/],
+  ['a probe with two handlers', withContainer({ readinessProbe: { tcpSocket: { port: 80 }, exec: { command: ['true'] } } }), /containers\[0\]\.readinessProbe: needs exactly one handler of exec, httpGet, tcpSocket, grpc, got exec, tcpSocket/],
+  ['a probe with no handler', withContainer({ readinessProbe: { periodSeconds: 5 } }), /readinessProbe: needs exactly one handler of exec, httpGet, tcpSocket, grpc, got none/],
+  ['two ports of one name', withContainer({ ports: [{ containerPort: 80, name: 'http' }, { containerPort: 81, name: 'http' }] }), /containers\[0\]\.ports: the name "http" is used twice/],
+  ['an extended resource the operator did not allow', withContainer({ resources: { limits: { 'nvidia.com/gpu': '1' } } }), /resources\.limits\.nvidia\.com\/gpu: the resource nvidia\.com\/gpu is not allowed here \(the operator allows extended resources with ALLOWED_EXTENDED_RESOURCES\)/],
+  // Keys that name a prototype are plain data to the parser; the definition that carries them is refused, alone.
+  ['a __proto__ key', JSON.parse('{"pod":{"containers":[{"name":"web","image":"x"}],"__proto__":{"hostNetwork":true}},"expose":{"port":80}}'), /is invalid: spec\.pod\.__proto__: the key is refused \(it names an object prototype\)\.$/],
+  ['a constructor.prototype key', { ...minimal, notes: [{ constructor: { prototype: { polluted: true } } }] }, /spec\.notes\[0\]\.constructor\.prototype: the key is refused/],
   ['a lifecycle handler (with a host)', withContainer({ lifecycle: { postStart: { httpGet: { port: 80, host: '10.96.0.1' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
   ['a preStop handler', withContainer({ lifecycle: { preStop: { tcpSocket: { port: 80, host: 'node.local' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
 ]
@@ -104,11 +117,20 @@ t.test('a definition asking for what the profile forbids is refused, naming the 
 
 t.test('valid quantities and probes pass', async (t) => {
   const spec = withContainer({
-    resources: { requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '1G' }, limits: { cpu: 1.5, 'nvidia.com/gpu': '1' } },
+    resources: { requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '100Mi' }, limits: { cpu: 1.5, 'nvidia.com/gpu': '1' } },
     readinessProbe: { httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] }, periodSeconds: 5, successThreshold: 2 },
     ports: [{ containerPort: 8080, name: 'http' }],
   })
-  t.equal(resolveDefinition('web', spec).found, true)
+  t.equal(resolveDefinition('web', spec, ['nvidia.com/gpu']).found, true, 'an extended resource the operator allows')
+  t.equal(resolveDefinition('web', spec).found, false, 'the same, not allowed')
+  const equalWrittenApart = withContainer({ resources: { requests: { cpu: '0.5', memory: '1Gi' }, limits: { cpu: '500m', memory: '1024Mi' } } })
+  t.equal(resolveDefinition('web', equalWrittenApart).found, true, 'a request equal to its limit, written another way')
+  const guaranteed = withContainer({ resources: { requests: { cpu: '1', memory: '1G' }, limits: { cpu: 1, memory: '1e9' } } })
+  t.equal(resolveDefinition('web', guaranteed).found, true, 'requests equal to limits')
+  const gpu = (resources: Json) => resolveDefinition('web', withContainer({ resources }), ['nvidia.com/gpu'])
+  t.match(gpu({ requests: { 'nvidia.com/gpu': 1 } }), { found: false, message: /resources\.limits\.nvidia\.com\/gpu: required beside requests\.nvidia\.com\/gpu/ })
+  t.match(gpu({ requests: { 'nvidia.com/gpu': 1 }, limits: { 'nvidia.com/gpu': 2 } }), { found: false, message: /resources\.requests\.nvidia\.com\/gpu: must equal its limit \(2\)/ })
+  t.match(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
   for (const probe of [{ exec: { command: ['true'] } }, { tcpSocket: { port: 8080 } }, { grpc: { port: 9000 } }]) {
     t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, String(Object.keys(probe)[0]))
   }

@@ -166,5 +166,5 @@ t.test('customize asks for the definitions, the pods, the owner\'s Challenges an
   })
   const long = challenge({ name: `${'x'.repeat(100)}.example` }) as Json
   const rules = customize({ parent: long } as never).relatedResources
-  t.match(rules[1], { labelSelector: { matchLabels: { 'challenge-hooks.dev/instance': /^x+-[0-9a-f]{8}$/ } } }, 'the shortened instance label')
+  t.match(rules[1], { labelSelector: { matchLabels: { 'challenge-hooks.dev/instance': /^x+--[0-9a-f]{12}$/ } } }, 'the shortened instance label')
 })

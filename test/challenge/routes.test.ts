@@ -5,7 +5,7 @@
 import t from 'tap'
 import { exposePolicy, renderChildren, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
-import { childNames } from '../../src/challenge/names.js'
+import { childNames, podLabels } from '../../src/challenge/names.js'
 import { instanceHost, route, routeGroup, routeKind, routeProblem, routingProblem, ROUTE_KINDS } from '../../src/challenge/routes.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { KubeObject } from '../../src/protocol.js'
@@ -14,7 +14,7 @@ import { ALL_CHILD_GROUPS, type Json } from '../helpers/world.js'
 
 const NAME = 'pwn-tls-u-alice'
 const ID = '0123456789abcdef'
-const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': NAME }
+const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': 'uid-1' }
 const GATEWAY_ENV = { GATEWAY: 'gateway-system/challenges', BASE_DOMAIN: 'ctf.example.org', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' }
 
 const config = (env: Record<string, string> = {}): Config => loadConfig({ ...GATEWAY_ENV, ...env })
@@ -24,7 +24,8 @@ function input(type: string, env: Record<string, string> = {}): RenderInput {
   if (!resolved.found) throw new Error(resolved.message)
   return {
     namespace: 'challenges',
-    names: childNames(NAME),
+    names: childNames(NAME, 'uid-1'),
+    podLabels: podLabels(childNames(NAME, 'uid-1')),
     definition: resolved.definition,
     parameters: {},
     flagData: 'ZmxhZ3t4fQ==',
@@ -160,7 +161,7 @@ t.test('routingProblem: no Gateway for TLS_ROUTING\'s default, or no child rule 
 t.test('the expose policy of a TLS instance admits only the proxy: its namespace, and its pods\' labels when set', async (t) => {
   const namespaceOnly = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'envoy-gateway-system' } } }
   t.same(exposePolicy(input('TLS', { INGRESS_NAMESPACE: 'envoy-gateway-system' })).spec, {
-    podSelector: { matchLabels: { 'challenge-hooks.dev/instance': NAME } },
+    podSelector: { matchLabels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': 'uid-1' } },
     policyTypes: ['Ingress'],
     ingress: [{ from: [namespaceOnly], ports: [{ protocol: 'TCP', port: 1337 }] }],
   })

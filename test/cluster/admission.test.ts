@@ -89,6 +89,9 @@ t.test('immutable fields and only-growing counters of a Challenge', async (t) =>
 t.test('schema rules of a Challenge', async (t) => {
   const cases: Array<[string, Json, RegExp]> = [
     ['a parameter that is no env var name', { parameters: { 'not-a-name': 'x' } }, /spec\.parameters: Invalid value: parameter names must be environment variable names/],
+    ['a parameter named __proto__', { parameters: JSON.parse('{"__proto__": "x"}') }, /spec\.parameters: Invalid value: parameter names __proto__, constructor and prototype are refused/],
+    ['a parameter named constructor', { parameters: { constructor: 'x' } }, /spec\.parameters: Invalid value: parameter names __proto__, constructor and prototype are refused/],
+    ['a parameter named prototype', { parameters: { prototype: 'x' } }, /spec\.parameters: Invalid value: parameter names __proto__, constructor and prototype are refused/],
     ['an owner id that is no label value', { owner: { kind: 'User', id: 'Alice!' } }, /spec\.owner\.id: Invalid value: "Alice!": spec\.owner\.id in body should match/],
     ['an unknown owner kind', { owner: { kind: 'Robot', id: 'alice' } }, /spec\.owner\.kind: Unsupported value: "Robot": supported values: "User", "Team"/],
     ['a lifetime below a minute', { lifetimeSeconds: 10 }, /spec\.lifetimeSeconds: Invalid value: 10: spec\.lifetimeSeconds in body should be greater than or equal to 60/],

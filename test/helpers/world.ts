@@ -164,14 +164,15 @@ export function readyWorld(desired: readonly Json[], options: { nodePort?: numbe
   })
 }
 
-export function pod(instance: string, run: number, status: Json, name = `${instance}-7d9f8-abcde`): KubeObject {
+/** A pod of the instance: its instance label and the Challenge's uid label (UID unless given), as rendered. */
+export function pod(instance: string, run: number, status: Json, name = `${instance}-7d9f8-abcde`, uid = UID): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name,
       namespace: NAMESPACE,
-      labels: { 'challenge-hooks.dev/instance': instance, 'app.kubernetes.io/managed-by': 'challenge-hooks' },
+      labels: { 'challenge-hooks.dev/instance': instance, 'challenge-hooks.dev/uid': uid, 'app.kubernetes.io/managed-by': 'challenge-hooks' },
       annotations: { 'challenge-hooks.dev/run': String(run) },
     },
     spec: {},

@@ -131,22 +131,66 @@ t.test('sync and finalize check children and related groups, naming the group wi
   }
 })
 
-t.test('__proto__ and constructor.prototype keys are refused (prototype poisoning), naming the key', async (t) => {
+/** Every own property name of the built-in prototypes a polluting merge would reach. */
+function prototypeShapes(): string {
+  return JSON.stringify([Object.prototype, Array.prototype, Function.prototype].map((proto) => Object.getOwnPropertyNames(proto).sort()))
+}
+
+t.test('__proto__ and constructor.prototype keys are plain data: answered on their merits, no prototype polluted', async (t) => {
   const app = await buildTestApp(t)
-  const valid = JSON.stringify(runningRequest())
-  const poisoned = [
-    valid.replace('"spec":{', '"spec":{"__proto__":{"polluted":true},'),
-    valid.replace('"metadata":{', '"metadata":{"constructor":{"prototype":{"polluted":true}},'),
-    '{"__proto__":{"isAdmin":true}}',
-    '{"parent":{"\\u005f_proto__":{}}}',
+  const before = prototypeShapes()
+  const running = JSON.stringify(runningRequest())
+  const finalizing = JSON.stringify(finalizingRequest())
+  const hostile = '{"__proto__":{"polluted":true,"isAdmin":true},"constructor":{"prototype":{"polluted":true}}}'
+  // Where they are plain data the hook does not decide on (metadata, an observed child), the answer is the usual one.
+  const harmless: [string, string, string][] = [
+    ['/sync', 'parent metadata', running.replace('"metadata":{', `"metadata":{"x":${hostile},`)],
+    ['/sync', 'an observed child', running.replace('"data":{', `"data":{"__proto__":"eA==","constructor":"eA==",`)],
+    ['/finalize', 'parent spec', finalizing.replace('"spec":{', `"spec":{"x":${hostile},`)],
+    ['/customize', 'parent spec', JSON.stringify(customizeRequest()).replace('"spec":{', `"spec":{"x":${hostile},`)],
   ]
-  for (const url of HOOKS) {
-    for (const payload of poisoned) {
-      assertRefused(t, await postRaw(app, url, payload, 'application/json'), 400, /"__proto__" or "constructor\.prototype"/, url)
-    }
+  for (const [url, where, payload] of harmless) {
+    t.ok(payload.includes('__proto__'), `${url} ${where}: the key is in the body`)
+    const response = await postRaw(app, url, payload, 'application/json')
+    t.equal(response.statusCode, 200, `${url} ${where}: answered`)
   }
+  const running200 = await postRaw(app, '/sync', harmless[0]?.[2] as string, 'application/json')
+  t.match(running200.json(), { status: { phase: 'Running' } }, 'a Running instance stays Running')
+  // A body that is nothing but such a key is refused for what it lacks, like any other.
+  assertRefused(t, await postRaw(app, '/sync', '{"__proto__":{"parent":{}}}', 'application/json'), 400, /^body\.parent is required$/, 'top-level __proto__')
+  t.equal(prototypeShapes(), before, 'no built-in prototype gained or lost a property')
   t.equal(({} as Loose).polluted, undefined, 'Object.prototype untouched')
   t.equal(({} as Loose).isAdmin, undefined, 'Object.prototype untouched')
+})
+
+t.test('keys holding line breaks are validated like any other key: 400 naming the object, never a 5xx (regression)', async (t) => {
+  // Type.Record(Type.String()) compiled to ^(.*)$, which no key with a line break matches: the value went unchecked.
+  const app = await buildTestApp(t)
+  const breakers: [string, string][] = [['\n', 'LF'], ['\r', 'CR'], ['\u2028', 'U+2028'], ['\u2029', 'U+2029']]
+  for (const [breaker, name] of breakers) {
+    const key = `a${breaker}b`
+    for (const field of ['children', 'related'] as const) {
+      const inner = runningRequest() as Loose
+      inner[field] = { ...inner[field], 'Secret.v1': { [key]: {} } }
+      const response = await app.inject({ method: 'POST', url: '/sync', payload: inner })
+      t.equal(response.statusCode, 400, `${field} inner key with ${name}`)
+      t.match(response.json().message, new RegExp(`^body\\.${field}\\.Secret\\.v1\\.a${breaker}b\\.metadata is required$`), `${field} inner key with ${name}`)
+      const outer = runningRequest() as Loose
+      outer[field] = { [`Secret.v1${breaker}`]: { x: 1 } }
+      t.equal((await app.inject({ method: 'POST', url: '/sync', payload: outer })).statusCode, 400, `${field} group key with ${name}`)
+    }
+    const labels = runningRequest() as Loose
+    labels.parent.metadata.labels = { ...labels.parent.metadata.labels, [key]: 7 }
+    const response = await app.inject({ method: 'POST', url: '/sync', payload: labels })
+    t.equal(response.statusCode, 400, `label key with ${name}`)
+    t.match(response.json().message, new RegExp(`^body\\.parent\\.metadata\\.labels\\.a${breaker}b must be string$`), `label key with ${name}: named`)
+  }
+  // Well-formed objects under such keys are accepted: the hook indexes objects by their own metadata.
+  const accepted = runningRequest() as Loose
+  accepted.children['Secret.v1'] = Object.fromEntries(Object.entries(accepted.children['Secret.v1']).map(([name, object]) => [`${name}\n`, object]))
+  const response = await app.inject({ method: 'POST', url: '/sync', payload: accepted })
+  t.equal(response.statusCode, 200)
+  t.match(response.json(), { status: { phase: 'Running' } }, 'the observed Secret still counts')
 })
 
 t.test('bodies nesting too deeply to be echoed are 400, not a stack overflow (regression)', async (t) => {

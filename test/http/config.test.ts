@@ -225,8 +225,22 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   t.equal(config.flagSecretIsDevelopmentDefault, false)
 })
 
-t.test('production checks HOOK_TOKEN the same way when it is set', async (t) => {
-  t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET }).hookToken, undefined, 'optional')
+t.test('production requires a HOOK_TOKEN: missing, empty or blank stops the start (authentication is never off)', async (t) => {
+  for (const token of [undefined, '', ' ', '\t \n']) {
+    const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, ...(token === undefined ? {} : { HOOK_TOKEN: token }) })
+    t.equal(error.variable, 'HOOK_TOKEN', JSON.stringify(token))
+    t.match(error.message, /^HOOK_TOKEN: is required \(non-blank\) when NODE_ENV=production/, JSON.stringify(token))
+  }
+  for (const previous of ['', '  ']) {
+    const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: previous })
+    t.equal(error.variable, 'HOOK_TOKEN_PREVIOUS', `previous ${JSON.stringify(previous)}`)
+    t.match(error.message, /^HOOK_TOKEN_PREVIOUS: is set but blank/)
+  }
+  t.equal(loadConfig({ HOOK_TOKEN: ' ' }).hookToken, undefined, 'outside production a blank token means none (with a warning at start)')
+  t.equal(loadConfig({ HOOK_TOKEN: 'x', HOOK_TOKEN_PREVIOUS: ' ' }).hookTokenPrevious, undefined, 'and a blank previous token means none')
+})
+
+t.test('production checks HOOK_TOKEN the same way as FLAG_SECRET', async (t) => {
   const placeholder = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: 'CHANGE-ME' })
   t.equal(placeholder.variable, 'HOOK_TOKEN')
   const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: 'short' })

@@ -59,6 +59,11 @@ t.test('a bad configuration stops the start: exit 78 and a message naming the va
   t.equal(await start(production.ports), undefined)
   t.same(production.exits, [EX_CONFIG])
   t.match(production.stderr(), /FLAG_SECRET: is required when NODE_ENV=production/)
+  // The review's case: a blank token in production used to start with a warning and answer unauthenticated calls.
+  const blankToken = fakeProcess({ NODE_ENV: 'production', FLAG_SECRET: 'f'.repeat(40), HOOK_TOKEN: ' ' })
+  t.equal(await start(blankToken.ports), undefined, 'a blank HOOK_TOKEN in production: not started')
+  t.same(blankToken.exits, [EX_CONFIG])
+  t.match(blankToken.stderr(), /^challenge-hooks: invalid configuration: HOOK_TOKEN: is required \(non-blank\) when NODE_ENV=production/)
 })
 
 t.test('start listens and serves; SIGTERM fails readiness, drains, closes and exits 0', async (t) => {

@@ -158,7 +158,7 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
   t.same(rules('owner'), ['self == oldSelf'])
   t.same(rules('renewals'), ['self >= oldSelf'])
   t.same(rules('restarts'), ['self >= oldSelf'])
-  t.same(rules('parameters'), ["self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))"])
+  t.same(rules('parameters'), ["self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))", "!self.exists(k, k in ['__proto__', 'constructor', 'prototype'])"])
   const rulesAt = (path: string) =>
     (at(definitionSchema, path)['x-kubernetes-validations'] as { rule: string }[]).map((v) => v.rule)
   t.same(rulesAt('spec'), ['!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)'])
@@ -166,7 +166,7 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
   const everyRule = [definitionSchema, challengeSchema].flatMap((s) =>
     walk(s).flatMap(([, node]) => (node['x-kubernetes-validations'] as { message?: string }[] | undefined) ?? []),
   )
-  t.equal(everyRule.length, 7, 'no other CEL rule')
+  t.equal(everyRule.length, 8, 'no other CEL rule')
   t.ok(everyRule.every((rule) => typeof rule.message === 'string' && rule.message.length > 0), 'every rule has a message')
 })
 

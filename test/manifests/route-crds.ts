@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { renderChildren, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
-import { childNames } from '../../src/challenge/names.js'
+import { childNames, podLabels } from '../../src/challenge/names.js'
 import { loadConfig } from '../../src/config.js'
 import type { DesiredChild } from '../../src/protocol.js'
 
@@ -60,7 +60,8 @@ export function routeChildren(): DesiredChild[] {
       const input: RenderInput = {
         namespace: 'challenges',
         // The longest name a child can have, and the longest host a domain allows.
-        names: childNames(`${'a'.repeat(250)}-u-alice`),
+        names: childNames(`${'a'.repeat(250)}-u-alice`, 'uid-1'),
+        podLabels: podLabels(childNames(`${'a'.repeat(250)}-u-alice`, 'uid-1')),
         definition: resolved(type),
         parameters: {},
         flagData: 'eA==',

@@ -4,7 +4,7 @@
 import { admit, ApiError, invalid } from './admission.js'
 import { applySchema, customResourceSchemas, type CustomResourceSchema } from './crd.js'
 import { reconcileRoutes } from './gateways.js'
-import { deepCopy, deepEqual, isObject, type JsonObject } from './json.js'
+import { deepCopy, deepEqual, isObject, setOwn, type JsonObject } from './json.js'
 import {
   labelMatcher,
   refOf,
@@ -385,7 +385,7 @@ function changedPart(next: unknown, previous: unknown): unknown {
     const changed: JsonObject = {}
     for (const [key, value] of Object.entries(next)) {
       if (value === undefined || deepEqual(value, previous[key])) continue
-      changed[key] = key in previous ? changedPart(value, previous[key]) : value
+      setOwn(changed, key, Object.hasOwn(previous, key) ? changedPart(value, previous[key]) : value)
     }
     return changed
   }

@@ -1,7 +1,7 @@
 // What the API server does with a CustomResourceDefinition's structural schema on every write: fields the
 // schema does not declare are pruned (silently: a status field missing from the CRD is lost, and the hook sees
 // the loss on its next call), and declared defaults are filled in. Validation (enum, pattern, CEL) is not done.
-import { deepCopy, isObject, type JsonObject } from './json.js'
+import { deepCopy, isObject, setOwn, type JsonObject } from './json.js'
 import type { KubeObject } from './objects.js'
 
 export interface CustomResourceSchema {
@@ -30,7 +30,7 @@ export function applySchema(obj: KubeObject, schema: JsonObject): void {
   const properties = Object.entries((schema.properties ?? {}) as Record<string, JsonObject>).filter(([key]) => !SERVER_FIELDS.includes(key))
   const shaped = structure(body, { ...schema, properties: Object.fromEntries(properties) }) as JsonObject
   for (const key of Object.keys(body)) delete obj[key]
-  Object.assign(obj, shaped)
+  for (const [key, value] of Object.entries(shaped)) setOwn(obj, key, value)
 }
 
 function structure(value: unknown, schema: JsonObject): unknown {
@@ -45,8 +45,8 @@ function structure(value: unknown, schema: JsonObject): unknown {
   for (const [key, item] of Object.entries(value)) {
     const itemSchema = properties[key] ?? (isObject(additional) ? additional : undefined)
     // null in a field that is not nullable is dropped (and may then be defaulted).
-    if (itemSchema !== undefined && !(item === null && itemSchema.nullable !== true)) result[key] = structure(item, itemSchema)
-    else if (itemSchema === undefined && keepUnknown) result[key] = item
+    if (itemSchema !== undefined && !(item === null && itemSchema.nullable !== true)) setOwn(result, key, structure(item, itemSchema))
+    else if (itemSchema === undefined && keepUnknown) setOwn(result, key, item)
   }
   for (const [key, itemSchema] of Object.entries(properties)) {
     if (result[key] === undefined && 'default' in itemSchema) result[key] = structure(deepCopy(itemSchema.default), itemSchema)

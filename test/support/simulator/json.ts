@@ -7,6 +7,14 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/**
+ * `object[key] = value` as JSON.parse and the API server do it: an own data property even for "__proto__", where an
+ * assignment would replace the object's prototype instead (and the key would vanish from what is stored and sent).
+ */
+export function setOwn(object: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
 export function deepCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T)
 }
@@ -19,7 +27,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   if (!isObject(a) || !isObject(b)) return false
   const keys = Object.keys(a)
-  return keys.length === Object.keys(b).length && keys.every((key) => key in b && deepEqual(a[key], b[key]))
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]))
 }
 
 /** A copy with object keys in sorted order, as Go's encoding/json writes maps (parents, children, related). */
@@ -27,7 +35,7 @@ export function sortKeys<T>(value: T): T {
   if (Array.isArray(value)) return value.map((item) => sortKeys(item) as unknown) as T
   if (!isObject(value)) return value
   const sorted: JsonObject = {}
-  for (const key of Object.keys(value).sort()) sorted[key] = sortKeys(value[key])
+  for (const key of Object.keys(value).sort()) setOwn(sorted, key, sortKeys(value[key]))
   return sorted as T
 }
 

@@ -1,7 +1,7 @@
 // Metacontroller's client-side apply (pkg/dynamic/apply, "dynamic-apply", its default): a three-way merge of the
 // observed object, the configuration last applied (kept in an annotation) and the hook's desired object. Fields the
 // hook never set (a Service's clusterIP and nodePorts, API server defaults) survive; fields it stopped setting go.
-import { deepCopy, isObject, sortKeys, type JsonObject } from './json.js'
+import { deepCopy, isObject, setOwn, sortKeys, type JsonObject } from './json.js'
 import type { KubeObject } from './objects.js'
 
 export const LAST_APPLIED = 'metacontroller.k8s.io/last-applied-configuration'
@@ -63,9 +63,9 @@ function expect<T>(path: string, side: string, value: unknown, hasShape: (v: unk
 }
 
 function mergeObject(path: string, destination: JsonObject, lastApplied: JsonObject = {}, desired: JsonObject = {}): JsonObject {
-  for (const key of Object.keys(lastApplied)) if (!(key in desired)) delete destination[key]
+  for (const key of Object.keys(lastApplied)) if (!Object.hasOwn(desired, key)) delete destination[key]
   for (const [key, value] of Object.entries(desired)) {
-    destination[key] = merge(`${path}[${key}]`, destination[key], lastApplied[key], value)
+    setOwn(destination, key, merge(`${path}[${key}]`, Object.hasOwn(destination, key) ? destination[key] : undefined, Object.hasOwn(lastApplied, key) ? lastApplied[key] : undefined, value))
   }
   return destination
 }
