@@ -27,7 +27,7 @@ export function quantityValue(quantity: string | number): number | undefined {
   const match = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(quantity)
   if (!match) return undefined
   const [, mantissa = '', exponent, suffix = ''] = match
-  const power = exponent !== undefined ? Number(exponent) : suffix in BINARY_SUFFIX ? undefined : (DECIMAL_SUFFIX[suffix] as number)
+  const power = exponent !== undefined ? Number(exponent) : Object.hasOwn(BINARY_SUFFIX, suffix) ? undefined : (DECIMAL_SUFFIX[suffix] as number)
   const value = power === undefined ? Number(mantissa) * 2 ** (BINARY_SUFFIX[suffix] as number) : Number(`${mantissa}e${power}`)
   return Number.isFinite(value) ? value : undefined
 }
