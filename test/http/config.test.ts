@@ -43,6 +43,7 @@ t.test('defaults', async (t) => {
     ownerBudget: 3,
     bodyLimit: 8 * 1024 * 1024,
     clusterCidrs: [],
+    allowedExtendedResources: [],
     maxResyncSeconds: 300,
     maxInFlight: 64,
     maxEventLoopDelayMs: 100,
@@ -80,6 +81,7 @@ t.test('every variable is read', async (t) => {
     OWNER_BUDGET: '5',
     BODY_LIMIT: '512KiB',
     CLUSTER_CIDRS: '10.42.0.0/16, 10.43.0.0/16,fd00:42::/56',
+    ALLOWED_EXTENDED_RESOURCES: 'nvidia.com/gpu, example.com/fpga',
     MAX_RESYNC_SECONDS: '60',
     MAX_IN_FLIGHT: '8',
     MAX_EVENT_LOOP_DELAY_MS: '0',
@@ -115,6 +117,7 @@ t.test('every variable is read', async (t) => {
     ownerBudget: 5,
     bodyLimit: 512 * 1024,
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56'],
+    allowedExtendedResources: ['nvidia.com/gpu', 'example.com/fpga'],
     maxResyncSeconds: 60,
     maxInFlight: 8,
     maxEventLoopDelayMs: 0,
@@ -196,6 +199,9 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     ['OPS_PORT', '8080', /must differ from PORT, got 8080 for both/],
     ['SHUTDOWN_TIMEOUT_MS', '4999', /must be at least SHUTDOWN_DRAIN_MS \(5000\), got 4999/],
     ['SHUTDOWN_TIMEOUT_MS', '120001', /must be between 0 and 120000/],
+    ['ALLOWED_EXTENDED_RESOURCES', 'gpu', /"gpu" is not an extended resource name such as nvidia\.com\/gpu/],
+    ['ALLOWED_EXTENDED_RESOURCES', 'nvidia.com/gpu,,', /"" is not an extended resource name/],
+    ['ALLOWED_EXTENDED_RESOURCES', `${'a'.repeat(250)}.com/gpu`, /is not an extended resource name/],
   ]
   for (const [variable, value, problem] of cases) {
     const error = configError(t, { [variable]: value })
@@ -219,7 +225,7 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET.slice(1) })
   t.match(short.message, /^FLAG_SECRET: must be at least 32 characters in production$/)
 
-  const config = loadConfig({ NODE_ENV: 'production', FLAG_SECRET: ` ${SECRET} ` })
+  const config = loadConfig({ NODE_ENV: 'production', FLAG_SECRET: ` ${SECRET} `, HOOK_TOKEN: SECRET })
   t.equal(config.production, true)
   t.equal(config.flagSecret, SECRET, 'trimmed')
   t.equal(config.flagSecretIsDevelopmentDefault, false)
