@@ -107,6 +107,8 @@ export function buildStatus(world: World, decision: Decision, children: readonly
     conditions: conditions(world, decision, at),
   }
   if (decision.endpoint) status.endpoint = decision.endpoint
+  const cost = decision.definition?.cost ?? world.previous.cost
+  if (cost !== undefined) status.cost = cost
   Object.assign(status, definedTimes(decision))
   if (children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)) {
     status.flagSecretRef = { name: world.names.flagSecret }
@@ -187,9 +189,9 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
 
 /**
  * What the sync needs besides its children, fetched by Metacontroller:
- * - the namespace's ChallengeDefinitions (this instance's, and its siblings' costs for the budget);
+ * - the instance's own ChallengeDefinition, by name;
  * - the instance's pods, by the instance label (readiness and error reasons);
- * - the owner's Challenges, by the owner label (the budget queue);
+ * - the owner's Challenges, by the owner label (the budget queue; each carries its cost in status.cost);
  * - static flag Secrets labelled with the definition's name (never our own flag Secrets).
  */
 export function customize(request: CustomizeRequest): CustomizeResponse {
@@ -198,7 +200,9 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
   const names = childNames(challenge.metadata.name, challenge.metadata.uid)
   return {
     relatedResources: [
-      { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace },
+      // Its own definition only: the sync request must not grow with the catalogue, and an edit of one
+      // definition must re-sync only its instances. Siblings' costs come from their status.cost.
+      { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace, names: [challenge.spec.definitionRef.name] },
       { apiVersion: 'v1', resource: 'pods', labelSelector: { matchLabels: { [Label.instance]: names.base } } },
       { apiVersion: API_VERSION, resource: 'challenges', labelSelector: { matchLabels: { [Label.owner]: challenge.spec.owner.id } } },
       {

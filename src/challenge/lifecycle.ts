@@ -401,7 +401,8 @@ interface Candidate {
   name: string
   admittedAt: number
   createdAt: number
-  cost: number
+  /** Its `status.cost`; undefined until its first sync writes it (or when an older release synced it last). */
+  cost: number | undefined
   /** Started: it holds its slot whatever the order says. */
   started: boolean
 }
@@ -415,7 +416,7 @@ function nested(object: unknown, key: string): unknown {
 }
 
 /** A sibling holds or waits for budget unless it is ending, stopped, finished or not yet released. */
-function siblingCandidate(sibling: KubeObject, world: World, definitions: Map<string, number>): Candidate | undefined {
+function siblingCandidate(sibling: KubeObject, world: World): Candidate | undefined {
   const siblingSpec = spec(sibling)
   const owner = siblingSpec.owner
   const ownerKey = world.ownerKey
@@ -429,12 +430,12 @@ function siblingCandidate(sibling: KubeObject, world: World, definitions: Map<st
   if (!relaunching && (phase === Phase.Error || phase === Phase.Deleted || phase === Phase.Terminating)) return undefined
   if (!relaunching && nested(status, 'reason') === Reason.NotYetAvailable) return undefined
   const admittedAt = relaunching ? undefined : parseTime(nested(status, 'admittedAt') as string | undefined)
-  const definitionName = nested(siblingSpec.definitionRef, 'name')
+  const cost = nested(status, 'cost')
   return {
     name: sibling.metadata.name,
     admittedAt: admittedAt ?? Infinity,
     createdAt: parseTime(sibling.metadata.creationTimestamp) ?? Infinity,
-    cost: definitions.get(String(definitionName)) ?? 1,
+    cost: typeof cost === 'number' && Number.isInteger(cost) && cost >= 0 ? cost : undefined,
     started: !relaunching && parseTime(nested(status, 'startedAt') as string | undefined) !== undefined,
   }
 }
@@ -443,13 +444,11 @@ function siblingCandidate(sibling: KubeObject, world: World, definitions: Map<st
  * Deterministic admission: every instance of the owner computes the same order (earliest admittedAt, then
  * creationTimestamp, then name). Started instances hold their slots; the others fill what is left first-fit
  * in that order, so two concurrent creates cannot both win and a big waiting instance does not block a small one.
+ * A sibling's cost is its own `status.cost` (the catalogue is not in the request). One whose cost is not written
+ * yet and that counts before this instance (started, or earlier in the order) makes it wait: its first sync
+ * writes the cost within moments and that write re-syncs this instance; guessing could admit both.
  */
 function admittedByBudget(world: World, definition: ResolvedDefinition, budget: number, admittedAt: number | undefined): boolean {
-  const costs = new Map<string, number>()
-  for (const object of objectsOfKind(world.related, 'ChallengeDefinition')) {
-    const cost = nested(object.spec, 'cost')
-    costs.set(object.metadata.name, typeof cost === 'number' ? cost : 1)
-  }
   const self: Candidate = {
     name: world.challenge.metadata.name,
     admittedAt: admittedAt ?? Infinity,
@@ -460,19 +459,24 @@ function admittedByBudget(world: World, definition: ResolvedDefinition, budget: 
   const candidates = [self]
   for (const sibling of objectsOfKind(world.related, 'Challenge')) {
     if (sibling.metadata.name === self.name) continue
-    const candidate = siblingCandidate(sibling, world, costs)
+    const candidate = siblingCandidate(sibling, world)
     if (candidate) candidates.push(candidate)
   }
   candidates.sort(
     // Names are unique among the owner's Challenges of one namespace, so the order is total.
     (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1),
   )
+  // A free challenge holds nothing, so it always fits.
+  if (self.cost === 0) return true
+  const before = candidates.slice(0, candidates.indexOf(self))
+  if ([...candidates.filter((candidate) => candidate.started), ...before].some((candidate) => candidate.cost === undefined)) return false
   let used = 0
-  for (const candidate of candidates) if (candidate.started) used += candidate.cost
-  for (const candidate of candidates.slice(0, candidates.indexOf(self))) {
-    if (!candidate.started && used + candidate.cost <= budget) used += candidate.cost
+  for (const candidate of candidates) if (candidate.started) used += candidate.cost as number
+  for (const candidate of before) {
+    const cost = candidate.cost as number
+    if (!candidate.started && used + cost <= budget) used += cost
   }
-  return used + self.cost <= budget
+  return used + (self.cost as number) <= budget
 }
 
 /**

@@ -33,6 +33,8 @@ export interface PreviousStatus {
   renewalsSeen: number
   renewalsApplied: number
   run: number
+  /** Carried forward by the syncs that do not read the definition (an ended instance), so the status stays still. */
+  cost: number | undefined
   conditions: Condition[]
 }
 
@@ -51,6 +53,8 @@ export interface ChallengeStatus {
   renewalsSeen: number
   renewalsApplied: number
   flagSecretRef?: { name: string }
+  /** The definition's cost, written at every sync that knows it: the owner's other instances read it for the budget. */
+  cost?: number
   conditions: Condition[]
 }
 
@@ -109,6 +113,7 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
     renewalsSeen: count(raw.renewalsSeen),
     renewalsApplied: count(raw.renewalsApplied),
     run: count(raw.run),
+    cost: typeof raw.cost === 'number' && Number.isInteger(raw.cost) && raw.cost >= 0 && raw.cost <= 100 ? raw.cost : undefined,
     conditions: Array.isArray(raw.conditions)
       ? raw.conditions.map(readCondition).filter((condition) => condition !== undefined)
       : [],

@@ -151,13 +151,13 @@ t.test('availableFrom holds the instance Pending/NotYetAvailable and wakes it on
   t.match(open.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:10:00Z' })
 })
 
-/** A sibling Challenge of alice as the customize hook returns it. */
+/** A sibling Challenge of alice as the customize hook returns it; its status carries its cost (1 unless given). */
 function sibling(name: string, status: Json | undefined, options: { createdAt?: string; spec?: Json; definition?: string; deleting?: boolean } = {}): KubeObject {
   return challenge({
     name,
     definition: options.definition ?? 'web-login',
     createdAt: options.createdAt ?? '2026-11-22T10:00:00Z',
-    ...(status ? { status } : {}),
+    ...(status ? { status: { cost: 1, ...status } } : {}),
     spec: options.spec ?? {},
     ...(options.deleting ? { deletionTimestamp: '2026-11-22T11:59:00Z' } : {}),
   })
@@ -186,19 +186,19 @@ t.test('owner budget: admission order is deterministic (admittedAt, creation, na
   const config = { ownerBudget: 1 }
   // Two new instances created at the same second: only the one with the smaller name wins, whichever asks.
   const mine = challenge({ name: 'web-login-u-alice', createdAt: '2026-11-22T11:59:00Z' })
-  const theirs = sibling('aaa-u-alice', undefined, { createdAt: '2026-11-22T11:59:00Z' })
+  const waiting = { phase: 'Pending', reason: 'Queued' }
+  const theirs = sibling('aaa-u-alice', waiting, { createdAt: '2026-11-22T11:59:00Z' })
   t.match(step(mine, { related: [webDefinition(), theirs], config }).status, { reason: 'Queued' })
-  const zzz = sibling('zzz-u-alice', undefined, { createdAt: '2026-11-22T11:59:00Z' })
+  const zzz = sibling('zzz-u-alice', waiting, { createdAt: '2026-11-22T11:59:00Z' })
   t.match(step(mine, { related: [webDefinition(), zzz], config }).status, { reason: 'Starting' })
-  const older = sibling('zzz-u-alice', undefined, { createdAt: '2026-11-22T11:58:00Z' })
+  const older = sibling('zzz-u-alice', waiting, { createdAt: '2026-11-22T11:58:00Z' })
   t.match(step(mine, { related: [webDefinition(), older], config }).status, { reason: 'Queued' }, 'earlier creation wins')
   const admittedLater = sibling('aaa-u-alice', { phase: 'Pending', admittedAt: '2026-11-22T11:59:00Z' }, { createdAt: '2026-11-22T12:00:00Z' })
   t.match(step(mine, { related: [webDefinition(), admittedLater], config }).status, { reason: 'Queued' }, 'an admitted instance keeps its slot')
 
   // First fit: a big waiting instance does not block a small one behind it.
-  const big = sibling('big-u-alice', undefined, { createdAt: '2026-11-22T10:00:00Z', definition: 'big' })
-  const bigDefinition = webDefinition({ cost: 3 }, 'big')
-  t.match(step(mine, { related: [webDefinition(), bigDefinition, big], config: { ownerBudget: 2 } }).status, { reason: 'Starting' })
+  const big = sibling('big-u-alice', { ...waiting, cost: 3 }, { createdAt: '2026-11-22T10:00:00Z', definition: 'big' })
+  t.match(step(mine, { related: [webDefinition(), big], config: { ownerBudget: 2 } }).status, { reason: 'Starting' })
 
   // Siblings that do not hold or wait for budget.
   const ignored = [
@@ -214,11 +214,33 @@ t.test('owner budget: admission order is deterministic (admittedAt, creation, na
   // A relaunching sibling competes as a newcomer (its old admission does not count).
   const relaunching = sibling('aaa-u-alice', { phase: 'Deleted', run: 0, admittedAt: '2026-11-22T10:00:00Z' }, { spec: { restarts: 1 }, createdAt: '2026-11-22T11:59:30Z' })
   t.match(step(mine, { related: [webDefinition(), relaunching], config }).status, { reason: 'Starting' })
-  // A sibling whose definition is unknown counts as 1 unit.
-  const unknown = sibling('aaa-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z' }, { definition: 'gone' })
-  t.match(step(mine, { related: [webDefinition(), unknown], config }).status, { reason: 'Queued' })
   const free = webDefinition({ cost: 0 })
-  t.match(step(mine, { related: [free, unknown], config }).status, { reason: 'Starting' }, 'a free challenge always fits')
+  const holder = sibling('aaa-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z', startedAt: '2026-11-22T11:01:00Z' })
+  t.match(step(mine, { related: [free, holder], config }).status, { reason: 'Starting' }, 'a free challenge always fits')
+})
+
+t.test('owner budget: a sibling\'s cost is its status.cost; one not written yet makes the instances after it wait', async (t) => {
+  const mine = challenge({ name: 'web-login-u-alice', createdAt: '2026-11-22T11:59:00Z' })
+  const definition = webDefinition({ cost: 2 })
+  const first = step(mine, { related: [definition], config: { ownerBudget: 3 } })
+  t.match(first.status, { phase: 'Pending', reason: 'Starting', cost: 2 }, 'every sync writes the definition\'s cost')
+  // The catalogue is not in the request: a sibling of a 2-unit definition is judged by the 2 in its status.
+  const costly = (cost: number) => sibling('aaa-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z', startedAt: '2026-11-22T11:01:00Z', cost })
+  t.match(step(mine, { related: [definition, costly(1)], config: { ownerBudget: 3 } }).status, { reason: 'Starting' }, '1 + 2 fit in 3')
+  t.match(step(mine, { related: [definition, costly(2)], config: { ownerBudget: 3 } }).status, { reason: 'Queued' }, '2 + 2 do not')
+  // Not written yet: a Challenge created earlier and not synced, or one last synced by an older release.
+  const unsynced = challenge({ name: 'aaa-u-alice', createdAt: '2026-11-22T11:58:00Z' })
+  t.match(step(mine, { related: [definition, unsynced], config: { ownerBudget: 10 } }).status, { reason: 'Queued' }, 'an earlier sibling of unknown cost: wait')
+  const legacy = challenge({ name: 'zzz-u-alice', createdAt: '2026-11-22T12:30:00Z', status: { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z', startedAt: '2026-11-22T11:01:00Z' } })
+  t.match(step(mine, { related: [definition, legacy], config: { ownerBudget: 10 } }).status, { reason: 'Queued' }, 'a started sibling of unknown cost: wait')
+  const later = challenge({ name: 'zzz-u-alice', createdAt: '2026-11-22T12:30:00Z' })
+  t.match(step(mine, { related: [definition, later], config: { ownerBudget: 3 } }).status, { reason: 'Starting' }, 'a later one of unknown cost does not matter')
+  for (const cost of [-1, 1.5, '2', null]) {
+    const odd = sibling('aaa-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z', cost })
+    t.match(step(mine, { related: [definition, odd], config: { ownerBudget: 10 } }).status, { reason: 'Queued' }, `a cost of ${JSON.stringify(cost)} is no cost`)
+  }
+  // Errors, when the definition cannot be read, write no cost (they hold nothing).
+  t.notOk('cost' in step(mine, { related: [] }).status, 'DefinitionNotFound: no cost')
 })
 
 t.test('owner budget: a challenge that costs more than the budget is an Error; a stale queue entry expires', async (t) => {

@@ -147,11 +147,11 @@ t.test('retained children carry their content but no system fields', async (t) =
   t.same(retain(onlyLastApplied).metadata, { name: 's' })
 })
 
-t.test('customize asks for the definitions, the pods, the owner\'s Challenges and labelled static flag Secrets', async (t) => {
+t.test('customize asks for its own definition (never the catalogue), the pods, the owner\'s Challenges and labelled static flag Secrets', async (t) => {
   const request = { controller: {}, parent: challenge() } as unknown as SyncRequest
   t.same(customize(request), {
     relatedResources: [
-      { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challengedefinitions', namespace: 'challenges' },
+      { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challengedefinitions', namespace: 'challenges', names: ['web-login'] },
       { apiVersion: 'v1', resource: 'pods', labelSelector: { matchLabels: { 'challenge-hooks.dev/instance': NAME } } },
       { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', labelSelector: { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } } },
       {

@@ -71,7 +71,7 @@ t.test('v1 and v2 hooks, with and without ETags, produce the same cluster state 
   sameJson(t, plain.snapshots, v1.snapshots, 'with and without ETags: the same objects at every checkpoint')
   // The requests did differ: v2 keys children by namespace/name.
   const child = (world: World) =>
-    world.sim.history.find((result) => Object.keys(result.request?.children['Secret.v1'] ?? {}).length > 0)?.request?.children['Secret.v1']
+    world.sim.history.find((result) => result.parent.name === 'web-login-u-alice' && Object.keys(result.request?.children['Secret.v1'] ?? {}).length > 0)?.request?.children['Secret.v1']
   t.same(Object.keys(child(v1.world) ?? {}), ['web-login-u-alice-flag'], 'v1: keyed by name')
   t.same(Object.keys(child(v2.world) ?? {}), [`${NS}/web-login-u-alice-flag`], 'v2: keyed by namespace/name')
   t.same(v1.snapshots.at(-1)?.map((object) => object.kind).sort(), ['ChallengeDefinition', 'ChallengeDefinition', 'CompositeController'], 'everything else is gone')

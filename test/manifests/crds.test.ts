@@ -174,7 +174,7 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
   const status = at(challengeSchema, 'status')
   t.notOk('x-kubernetes-preserve-unknown-fields' in status)
   t.same(Object.keys(status.properties as object).sort(), [
-    'admittedAt', 'conditions', 'endpoint', 'expiresAt', 'finishedAt', 'flagSecretRef', 'instanceId', 'lastRenewedAt',
+    'admittedAt', 'conditions', 'cost', 'endpoint', 'expiresAt', 'finishedAt', 'flagSecretRef', 'instanceId', 'lastRenewedAt',
     'message', 'observedGeneration', 'phase', 'reason', 'renewalsApplied', 'renewalsSeen', 'run', 'startedAt',
   ])
   t.match(at(status, 'phase'), { enum: ['Pending', 'Running', 'Error', 'Deleted', 'Terminating'] })
