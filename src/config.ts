@@ -44,6 +44,8 @@ export interface Config {
   bodyLimit: number
   /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
   clusterCidrs: string[]
+  /** Where instances may send DNS queries: the DNS pods (namespace and labels), node-local addresses, the port. */
+  dns: { namespace: string; podSelector: Record<string, string>; addresses: string[]; port: number }
   /** Extended resources (nvidia.com/gpu, ...) definitions may request; none by default: they are scarce and uncapped. */
   allowedExtendedResources: string[]
   /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
@@ -199,7 +201,7 @@ function resourceNames(env: Env, name: string): string[] {
 function secret(env: Env, name: string, production: boolean): string | undefined {
   const value = text(env, name)
   if (value === undefined || !production) return value
-  if (PLACEHOLDER.test(value)) throw new ConfigError(name, 'still holds the placeholder from manifests/secrets.env')
+  if (PLACEHOLDER.test(value)) throw new ConfigError(name, 'still holds the placeholder of manifests/secrets/secrets.env.example')
   if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
     throw new ConfigError(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
   }
@@ -279,6 +281,12 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: byteSize(env, 'BODY_LIMIT', 8 * 1024 * 1024),
     clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
     allowedExtendedResources: resourceNames(env, 'ALLOWED_EXTENDED_RESOURCES'),
+    dns: {
+      namespace: matching(env, 'DNS_NAMESPACE', DNS_LABEL, 'a namespace name') ?? 'kube-system',
+      podSelector: podSelector(env, 'DNS_POD_SELECTOR') ?? { 'k8s-app': 'kube-dns' },
+      addresses: cidrs(env, 'DNS_ADDRESSES'),
+      port: integer(env, 'DNS_PORT', 53, 1, 65535),
+    },
     maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
     maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 100, 0, 10000),

@@ -80,20 +80,30 @@ export function flagSecret(input: RenderInput): ISecret & DesiredChild {
   }
 }
 
-const DNS_PEER: INetworkPolicyPeer = {
-  namespaceSelector: {},
-  podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+/**
+ * Where DNS queries may go: the cluster DNS pods in their own namespace only (`k8s-app=kube-dns` in
+ * `kube-system` by default; a pod with that label in any other namespace, a player's included, is not DNS), and
+ * node-local addresses such as NodeLocal DNSCache's 169.254.20.10 when configured.
+ */
+function dnsRule(config: Config): NonNullable<NonNullable<INetworkPolicy['spec']>['egress']>[number] {
+  const { namespace, podSelector: labels, addresses, port } = config.dns
+  return {
+    to: [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } }, podSelector: { matchLabels: { ...labels } } },
+      ...addresses.map((cidr) => ({ ipBlock: { cidr } })),
+    ],
+    ports: [
+      { protocol: 'UDP', port },
+      { protocol: 'TCP', port },
+    ],
+  }
 }
-const DNS_PORTS = [
-  { protocol: 'UDP', port: 53 },
-  { protocol: 'TCP', port: 53 },
-] as const
 
 /** Default deny for the instance's pods, except traffic among themselves and DNS (unless egress is None). */
 export function isolatePolicy(input: RenderInput): INetworkPolicy & DesiredChild {
   const self: INetworkPolicyPeer = { podSelector: podSelector(input) }
   const egress: NonNullable<INetworkPolicy['spec']>['egress'] = [{ to: [self] }]
-  if (input.definition.egress !== 'None') egress.push({ to: [DNS_PEER], ports: [...DNS_PORTS] })
+  if (input.definition.egress !== 'None') egress.push(dnsRule(input.config))
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',

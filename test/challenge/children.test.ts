@@ -120,10 +120,19 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
     ingress: [{ from: [{ podSelector: selector }] }],
     egress: [{ to: [{ podSelector: selector }] }],
   })
+  // DNS: the kube-dns pods of kube-system only, never a pod labelled k8s-app=kube-dns in another namespace.
   t.same(isolatePolicy(input(web)).spec?.egress?.[1], {
-    to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+    to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
     ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
   })
+  const elsewhere = testConfig({ dns: { namespace: 'openshift-dns', podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' }, addresses: ['169.254.20.10/32'], port: 5353 } })
+  t.same(isolatePolicy(input(web, { config: elsewhere })).spec?.egress?.[1], {
+    to: [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } }, podSelector: { matchLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' } } },
+      { ipBlock: { cidr: '169.254.20.10/32' } },
+    ],
+    ports: [{ protocol: 'UDP', port: 5353 }, { protocol: 'TCP', port: 5353 }],
+  }, 'DNS elsewhere, on another port, and a node-local cache')
   const config = testConfig({ ingressNamespace: 'traefik' })
   t.same(exposePolicy(input(web, { config })).spec?.ingress, [
     { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },

@@ -44,6 +44,7 @@ t.test('defaults', async (t) => {
     bodyLimit: 8 * 1024 * 1024,
     clusterCidrs: [],
     allowedExtendedResources: [],
+    dns: { namespace: 'kube-system', podSelector: { 'k8s-app': 'kube-dns' }, addresses: [], port: 53 },
     maxResyncSeconds: 300,
     maxInFlight: 64,
     maxEventLoopDelayMs: 100,
@@ -82,6 +83,10 @@ t.test('every variable is read', async (t) => {
     BODY_LIMIT: '512KiB',
     CLUSTER_CIDRS: '10.42.0.0/16, 10.43.0.0/16,fd00:42::/56',
     ALLOWED_EXTENDED_RESOURCES: 'nvidia.com/gpu, example.com/fpga',
+    DNS_NAMESPACE: 'openshift-dns',
+    DNS_POD_SELECTOR: 'dns.operator.openshift.io/daemonset-dns=default',
+    DNS_ADDRESSES: '169.254.20.10/32',
+    DNS_PORT: '5353',
     MAX_RESYNC_SECONDS: '60',
     MAX_IN_FLIGHT: '8',
     MAX_EVENT_LOOP_DELAY_MS: '0',
@@ -118,6 +123,7 @@ t.test('every variable is read', async (t) => {
     bodyLimit: 512 * 1024,
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56'],
     allowedExtendedResources: ['nvidia.com/gpu', 'example.com/fpga'],
+    dns: { namespace: 'openshift-dns', podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' }, addresses: ['169.254.20.10/32'], port: 5353 },
     maxResyncSeconds: 60,
     maxInFlight: 8,
     maxEventLoopDelayMs: 0,
@@ -199,6 +205,10 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     ['OPS_PORT', '8080', /must differ from PORT, got 8080 for both/],
     ['SHUTDOWN_TIMEOUT_MS', '4999', /must be at least SHUTDOWN_DRAIN_MS \(5000\), got 4999/],
     ['SHUTDOWN_TIMEOUT_MS', '120001', /must be between 0 and 120000/],
+    ['DNS_NAMESPACE', 'Kube-System', /must be a namespace name/],
+    ['DNS_POD_SELECTOR', 'k8s-app', /"k8s-app" is not a label/],
+    ['DNS_ADDRESSES', '169.254.20.10', /"169.254.20.10" is not a CIDR/],
+    ['DNS_PORT', '0', /must be between 1 and 65535/],
     ['ALLOWED_EXTENDED_RESOURCES', 'gpu', /"gpu" is not an extended resource name such as nvidia\.com\/gpu/],
     ['ALLOWED_EXTENDED_RESOURCES', 'nvidia.com/gpu,,', /"" is not an extended resource name/],
     ['ALLOWED_EXTENDED_RESOURCES', `${'a'.repeat(250)}.com/gpu`, /is not an extended resource name/],
@@ -220,7 +230,7 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   for (const placeholder of ['CHANGE-ME', 'change-me-to-a-long-random-value-0123456789', 'CHANGEME-0123456789abcdef0123456789']) {
     const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: placeholder })
     t.equal(error.variable, 'FLAG_SECRET', placeholder)
-    t.match(error.message, /still holds the placeholder from manifests\/secrets.env/, placeholder)
+    t.match(error.message, /still holds the placeholder of manifests\/secrets\/secrets\.env\.example/, placeholder)
   }
   const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET.slice(1) })
   t.match(short.message, /^FLAG_SECRET: must be at least 32 characters in production$/)
