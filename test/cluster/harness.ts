@@ -10,8 +10,8 @@
  *   await s.create(s.challenge('web-login', 'alice'))
  *   await s.until('web-login-u-alice', (st) => st.phase === 'Running', 'Running')
  */
-import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash, randomBytes } from 'node:crypto'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -80,7 +80,26 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
     if (overlay !== undefined) rmSync(overlay, { recursive: true, force: true })
   })
   await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/challenges.challenge-hooks.dev', 'crd/challengedefinitions.challenge-hooks.dev'])
+  await installSecrets(env)
   return { stdout: applied.stdout, stderr: applied.stderr }
+}
+
+/**
+ * The Secret, once, as the README's install does it: a secrets.env of random values beside a copy of
+ * manifests/secrets/, then `kubectl apply -k`. Kept when it exists: a running Metacontroller holds its token.
+ */
+async function installSecrets(env: ClusterEnv): Promise<void> {
+  const existing = await env.kubectl(['get', 'secret', 'challenge-hooks-secrets', '-n', 'challenge-hooks', '-o', 'name'])
+  if (existing.stdout.trim() !== '') return
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-secrets-'))
+  try {
+    cpSync(join(repoRoot, 'manifests/secrets'), dir, { recursive: true })
+    const random = () => randomBytes(32).toString('hex')
+    writeFileSync(join(dir, 'secrets.env'), `FLAG_SECRET=${random()}\nHOOK_TOKEN=${random()}\n`)
+    await kubectlOk(env.kubectl, ['apply', '--server-side', '-k', dir])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 export interface HookRequest {

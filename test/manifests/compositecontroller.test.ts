@@ -88,13 +88,14 @@ t.test('hooks: v1, through the Service, 10 s, bearer token; ETag on sync', async
 })
 
 t.test("the token Secret Metacontroller reads is the hook server's, with a stable name", async (t) => {
-  const kustomization = readYamlDocuments(join(manifestsDir, 'kustomization.yaml'))[0] as {
+  const kustomization = readYamlDocuments(join(manifestsDir, 'secrets', 'kustomization.yaml'))[0] as {
     secretGenerator: { name: string; namespace: string; envs: string[]; options?: { disableNameSuffixHash?: boolean } }[]
   }
   const { secretRef } = controller.spec.hooks.sync.webhook.authorization
   const generator = kustomization.secretGenerator.find((g) => g.name === secretRef.name)
   t.match(generator, { namespace: secretRef.namespace, options: { disableNameSuffixHash: true } })
-  const env = readEnvFile(join(manifestsDir, generator?.envs[0] ?? 'missing'))
-  t.match(env.get(secretRef.key), /CHANGE-ME/, 'the committed token is a placeholder the server refuses')
+  t.same(generator?.envs, ['secrets.env'])
+  const env = readEnvFile(join(manifestsDir, 'secrets', 'secrets.env.example'))
+  t.match(env.get(secretRef.key), /CHANGE-ME/, 'the committed example token is a placeholder the server refuses')
   t.match(env.get('FLAG_SECRET'), /CHANGE-ME/, 'so is the flag secret')
 })

@@ -4,7 +4,7 @@
 // resolved: the base, and the base with every combination of routing components,
 // which must give what the in-repo component patching (helpers.ts) gives.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import t from 'tap'
@@ -44,7 +44,8 @@ const kustomizations = new Map(
 )
 const main = kustomizations.get('.') as Kustomization
 const examples = kustomizations.get('examples') as Kustomization
-const generators = [...(main.configMapGenerator ?? []), ...(main.secretGenerator ?? [])]
+const secretsKustomization = kustomizations.get('secrets') as Kustomization
+const generators = [...(main.configMapGenerator ?? []), ...(main.secretGenerator ?? []), ...(secretsKustomization.secretGenerator ?? [])]
 
 // The hook server's configuration variables (challenge-api.md, and CLUSTER_CIDRS from src/config.ts) and where
 // each comes from.
@@ -63,7 +64,7 @@ const COMPONENTS: Record<string, { apiVersion: string; resource: string; setting
 const componentNames = Object.keys(COMPONENTS)
 
 t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
-  t.same([...kustomizations.keys()].sort(), ['.', ...componentNames.map((name) => `components/${name}`), 'examples', 'examples/tls'])
+  t.same([...kustomizations.keys()].sort(), ['.', ...componentNames.map((name) => `components/${name}`), 'examples', 'examples/tls', 'secrets'])
   t.notOk(main.resources?.some((r) => r.startsWith('examples')), 'the install does not include the examples')
   t.equal(main.components, undefined, 'the base enables no component (Ingress routing, no route CRD needed)')
   t.equal(examples.namespace, 'challenges')
@@ -99,7 +100,9 @@ t.test('every file a kustomization names exists; every manifest file is named (n
     const files = [...(kustomization.resources ?? []), ...ownGenerators.flatMap((g) => g.envs ?? [])]
     for (const file of files) {
       const path = join(manifestsDir, dir, file)
-      t.ok(existsSync(path), `${dir}/kustomization.yaml names ${file}`)
+      // The real secrets file is the operator's, never in git: its example must be there instead.
+      const shipped = dir === 'secrets' && file === 'secrets.env' ? `${path}.example` : path
+      t.ok(existsSync(shipped), `${dir}/kustomization.yaml names ${file}`)
       t.notOk(named.has(path), `${file} is named once`)
       named.add(path)
     }
@@ -110,7 +113,11 @@ t.test('every file a kustomization names exists; every manifest file is named (n
   t.same(onDisk.filter((f) => !named.has(f)), [], 'no orphaned manifest')
 })
 
-t.test('generators: the ConfigMap and Secret the Deployment reads', async (t) => {
+t.test('generators: the ConfigMap and Secret the Deployment reads; the Secret apart from the install, its file out of git', async (t) => {
+  t.equal(main.secretGenerator, undefined, 'kubectl apply -k manifests/ never writes the Secret (no placeholder can overwrite it)')
+  t.same(secretsKustomization.resources, undefined, 'manifests/secrets/ makes the Secret and nothing else')
+  const ignored = spawnSync('git', ['check-ignore', '-q', 'manifests/secrets/secrets.env'], { cwd: join(manifestsDir, '..') })
+  t.equal(ignored.status, 0, 'manifests/secrets/secrets.env is git-ignored')
   t.same(
     generators.map((g) => [g.name, g.namespace, g.envs, g.options?.disableNameSuffixHash ?? false]),
     [
@@ -126,7 +133,7 @@ t.test('generators: the ConfigMap and Secret the Deployment reads', async (t) =>
     'optional ones stay unset',
   )
   t.ok([...config.values()].every((v) => v !== ''), 'no empty value (empty is not unset)')
-  const secrets = readEnvFile(join(manifestsDir, 'secrets.env'))
+  const secrets = readEnvFile(join(manifestsDir, 'secrets', 'secrets.env.example'))
   t.same([...secrets.keys()], fromSecret)
   for (const [key, value] of secrets) t.match(value, /^CHANGE-ME-/, `${key} is an obvious placeholder`)
 })
@@ -147,11 +154,9 @@ t.test('kubectl kustomize manifests/ resolves every reference', { skip: built.sk
   const objects = built.objects as ManifestObject[]
   const byKind = (kind: string) => objects.filter((o) => o.kind === kind)
   const configMap = byKind('ConfigMap')[0] as ManifestObject & { data: Record<string, string> }
-  const secret = byKind('Secret')[0] as ManifestObject & { data: Record<string, string> }
   t.match(configMap.metadata.name, /^challenge-hooks-config-[a-z0-9]{10}$/, 'the ConfigMap name carries a content hash')
   t.same(Object.keys(configMap.data).sort(), ['BASE_DOMAIN', 'INGRESS_NAMESPACE', 'OWNER_BUDGET', 'PUBLIC_HOST'])
-  t.same([secret.metadata.name, secret.metadata.namespace], ['challenge-hooks-secrets', 'challenge-hooks'])
-  t.same(Object.keys(secret.data).sort(), fromSecret)
+  t.same(byKind('Secret'), [], 'no Secret in the install')
   const deployment = byKind('Deployment')[0] as ManifestObject & {
     spec: { template: { spec: { containers: { image: string; envFrom: { configMapRef: { name: string } }[] }[] } } }
   }
@@ -162,6 +167,27 @@ t.test('kubectl kustomize manifests/ resolves every reference', { skip: built.sk
   t.same([...namespaces].sort(), ['challenge-hooks', 'challenges', 'metacontroller', undefined])
   t.ok(objects.every((o) => o.metadata.labels?.['app.kubernetes.io/part-of'] === 'challenge-hooks'), 'every object is labelled')
   t.same(byKind('Namespace').map((o) => o.metadata.name), ['challenge-hooks', 'challenges'])
+})
+
+/** kubectl kustomize manifests/secrets/ as an operator runs it: with a secrets.env written beside it. */
+function kustomizeSecrets(): { objects?: ManifestObject[]; skip?: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-secrets-'))
+  try {
+    cpSync(join(manifestsDir, 'secrets'), dir, { recursive: true })
+    writeFileSync(join(dir, 'secrets.env'), 'FLAG_SECRET=0123456789abcdef0123456789abcdef\nHOOK_TOKEN=fedcba9876543210fedcba9876543210\n')
+    return kustomize(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const builtSecrets = kustomizeSecrets()
+t.test('kubectl kustomize manifests/secrets/ makes the Secret the Deployment and Metacontroller read', { skip: builtSecrets.skip ?? false }, async (t) => {
+  const [secret, ...rest] = builtSecrets.objects as (ManifestObject & { data: Record<string, string> })[]
+  t.same(rest, [])
+  t.same([secret?.kind, secret?.metadata.name, secret?.metadata.namespace], ['Secret', 'challenge-hooks-secrets', 'challenge-hooks'])
+  t.same(Object.keys(secret?.data ?? {}).sort(), fromSecret)
+  t.equal(Buffer.from(secret?.data.HOOK_TOKEN ?? '', 'base64').toString(), 'fedcba9876543210fedcba9876543210')
 })
 
 const builtExamples = kustomize(join(manifestsDir, 'examples'))
