@@ -3,6 +3,7 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { loadManifests, manifestsDir, metacontrollerCrdsFile, readEnvFile, readYamlDocuments, validateAgainstCrd } from './helpers.js'
+import { toolMissing } from '../support/tools.js'
 
 interface Webhook {
   service: { name: string; namespace: string; port: number; protocol: string }
@@ -28,7 +29,7 @@ const crdsFile = metacontrollerCrdsFile()
 
 t.test(
   "valid against Metacontroller's CompositeController CRD",
-  { skip: crdsFile === undefined ? 'no ../shared/metacontroller-crds-v1.yaml here (set METACONTROLLER_CRDS to its path)' : false },
+  { skip: crdsFile === undefined ? toolMissing('no ../shared/metacontroller-crds-v1.yaml here (set METACONTROLLER_CRDS to its path)') : false },
   async (t) => {
     const file = crdsFile as string
     t.same(validateAgainstCrd('CompositeController', controller, { file }), [])

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import t from 'tap'
 import { loadConfig } from '../../src/config.js'
+import { controlPlaneBinaries } from '../support/kube/controlplane.js'
+import { toolMissing } from '../support/tools.js'
 import {
   componentsDir,
   componentSettings,
@@ -142,9 +144,21 @@ t.test('images: the hook server image can be overridden', async (t) => {
   t.same(main.images, [{ name: 'ghcr.io/challenge-hooks/challenge-hooks', newTag: '0.1.0' }])
 })
 
+/** The kubectl the cluster suite builds (controlplane/build.sh), else the one on PATH. */
+function kubectlBinary(): string {
+  try {
+    const built = join(controlPlaneBinaries({ build: false }), 'kubectl')
+    if (existsSync(built)) return built
+  } catch {
+    // Not built on this machine: PATH's, if any.
+  }
+  return 'kubectl'
+}
+const KUBECTL = kubectlBinary()
+
 function kustomize(dir: string): { objects?: ManifestObject[]; skip?: string } {
-  const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 })
-  if (result.error !== undefined) return { skip: `kubectl is not available (${result.error.message})` }
+  const result = spawnSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 })
+  if (result.error !== undefined) return { skip: toolMissing(`kubectl is not available (${result.error.message}); run npm run cluster:build`) }
   if (result.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${result.stderr}`)
   return { objects: parseYamlDocuments(result.stdout, `kubectl kustomize ${dir}`) as ManifestObject[] }
 }
