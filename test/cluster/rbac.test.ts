@@ -76,3 +76,56 @@ t.test('nothing but this project binds roles to the service account', async (t) 
     .map((binding) => binding.metadata.name)
   t.same(ours, ['challenge-hooks-metacontroller'], "only this project's ClusterRoleBinding (no upstream wildcard)")
 })
+
+// The other actors of manifests/roles.yaml, asked of the real authorizer by impersonation.
+const PLATFORM = ['--as=system:serviceaccount:challenges:ctf-platform']
+const AUTHOR = ['--as=alice-author', '--as-group=challenge-authors']
+
+async function canActorI(actor: string[], verb: string, resource: string, namespace: string): Promise<string> {
+  const result = await env.kubectl(['auth', 'can-i', verb, resource, '-n', namespace, ...actor])
+  return result.stdout.trim()
+}
+
+t.test('the CTF platform: Challenges and reading the catalogue in the challenges namespace, never a flag', async (t) => {
+  const allowed: [string, string][] = [
+    ...['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'].map((verb): [string, string] => [verb, 'challenges.challenge-hooks.dev']),
+    ...['get', 'list', 'watch'].map((verb): [string, string] => [verb, 'challengedefinitions.challenge-hooks.dev']),
+  ]
+  for (const [verb, resource] of allowed) t.equal(await canActorI(PLATFORM, verb, resource, 'challenges'), 'yes', `platform: ${verb} ${resource}`)
+  const refused: [string, string, string][] = [
+    ['get', 'secrets', 'challenges'],
+    ['list', 'secrets', 'challenges'],
+    ['update', 'challenges.challenge-hooks.dev/status', 'challenges'],
+    ['patch', 'challenges.challenge-hooks.dev/status', 'challenges'],
+    ['create', 'challengedefinitions.challenge-hooks.dev', 'challenges'],
+    ['get', 'pods', 'challenges'],
+    ['create', 'challenges.challenge-hooks.dev', 'kube-system'],
+    ['get', 'secrets', 'challenge-hooks'],
+  ]
+  for (const [verb, resource, namespace] of refused) t.equal(await canActorI(PLATFORM, verb, resource, namespace), 'no', `platform: no ${verb} ${resource} in ${namespace}`)
+})
+
+t.test('challenge authors: ChallengeDefinitions only', async (t) => {
+  for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete']) {
+    t.equal(await canActorI(AUTHOR, verb, 'challengedefinitions.challenge-hooks.dev', 'challenges'), 'yes', `author: ${verb} challengedefinitions`)
+  }
+  for (const [verb, resource] of [['get', 'secrets'], ['create', 'challenges.challenge-hooks.dev'], ['get', 'challenges.challenge-hooks.dev'], ['get', 'pods']] as const) {
+    t.equal(await canActorI(AUTHOR, verb, resource, 'challenges'), 'no', `author: no ${verb} ${resource}`)
+  }
+  t.equal(await canActorI(AUTHOR, 'create', 'challengedefinitions.challenge-hooks.dev', 'default'), 'no', 'author: only in the challenges namespace')
+})
+
+t.test('the platform creates a Challenge through the API server, and cannot read its flag', async (t) => {
+  const created = await env.kubectl(['create', '-n', 'challenges', '-f', '-', ...PLATFORM], {
+    input: JSON.stringify({
+      apiVersion: 'challenge-hooks.dev/v1alpha1',
+      kind: 'Challenge',
+      metadata: { name: 'rbac-platform-u-alice', labels: { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': 'web-login' } },
+      spec: { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' } },
+    }),
+  })
+  t.match(created.stdout, /challenge\.challenge-hooks\.dev\/rbac-platform-u-alice created/, 'created as the platform')
+  const read = await env.kubectl(['get', 'secrets', '-n', 'challenges', ...PLATFORM])
+  t.match(read.stderr, /Forbidden.*cannot list resource "secrets"/, 'the flag Secrets stay out of reach')
+  await env.kubectl(['delete', 'challenge', 'rbac-platform-u-alice', '-n', 'challenges', '--wait=false'])
+})

@@ -11,6 +11,7 @@ import { resolveDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
 import { loadConfig } from '../../src/config.js'
 import type { DesiredChild } from '../../src/protocol.js'
+import { toolMissing } from '../support/tools.js'
 
 /** Pinned in controlplane/route-crds.txt, which controlplane/build.sh downloads. */
 const PINNED = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../controlplane/route-crds.txt'), 'utf8')
@@ -39,7 +40,7 @@ CRD_FILES.TLSStore = CRD_FILES.IngressRoute as string
 /** Why the pinned CRDs cannot be used here (a tap skip reason), or false when they are all in the cache. */
 export function missingCrds(): string | false {
   const missing = [...new Set(Object.values(CRD_FILES))].filter((file) => !existsSync(file))
-  return missing.length > 0 ? `the pinned CRDs are not in the Go module cache (${missing.join(', ')}): go mod download ${GATEWAY_API_MODULE} ${TRAEFIK_MODULE}` : false
+  return missing.length > 0 ? toolMissing(`the pinned CRDs are not in the Go module cache (${missing.join(', ')}): go mod download ${GATEWAY_API_MODULE} ${TRAEFIK_MODULE}`) : false
 }
 
 /** Every route child, for every routing choice and with and without listener names. */
