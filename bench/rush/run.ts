@@ -61,7 +61,8 @@ async function main(s: RushSettings): Promise<void> {
   const loadAtStart = loadavg()[0] as number
   log(`${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`)
   const binDir = controlPlaneBinaries({ build: false })
-  const plane = await startControlPlane({ binDir, apiserverArgs: s.apiserverArgs })
+  // The suite's /24 of Service addresses holds 254 Services; a Service per instance needs more (the later flag wins).
+  const plane = await startControlPlane({ binDir, apiserverArgs: ['--service-cluster-ip-range=10.0.0.0/16', ...s.apiserverArgs] })
   cleanups.push(() => plane.stop())
   const env: ClusterEnv = { kubeconfig: plane.kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig), rest: Rest.fromFile(plane.kubeconfig), owned: true }
   await install(env)
@@ -343,9 +344,12 @@ async function startMetacontroller(plane: ControlPlane, env: ClusterEnv, s: Rush
     async profile(seconds) {
       const file = join(dir, 'cpu.pprof')
       try {
+        mkdirSync(OUT, { recursive: true })
         const response = await fetch(`http://127.0.0.1:${pprofPort}/debug/pprof/profile?seconds=${Math.round(seconds)}`, { signal: AbortSignal.timeout((seconds + 30) * 1000) })
         writeFileSync(file, Buffer.from(await response.arrayBuffer()))
-        const top = await run('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=60', s.metacontroller, file])
+        writeFileSync(join(OUT, `${s.label}-${s.challenges}.cpu.pprof`), readFileSync(file))
+        // Every function, none dropped for being small: the parent scan's share is read off this list.
+        const top = await run('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=100000', '-nodefraction=0', '-edgefraction=0', s.metacontroller, file])
         const shares: Record<string, number> = {}
         for (const name of PROFILED) {
           // -top lines: flat flat% sum% cum cum% function

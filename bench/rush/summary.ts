@@ -75,6 +75,10 @@ export function summarise(input: RushInput): Record<string, unknown> {
   const platformCreates = input.createdAt.size
   const restWrites = sum(writes(settled, rest))
 
+  const reads = delta(
+    sumBy(start.apiserver, 'apiserver_request_total', ['verb', 'resource', 'subresource'], (l) => l.verb === 'GET'),
+    sumBy(settled.apiserver, 'apiserver_request_total', ['verb', 'resource', 'subresource'], (l) => l.verb === 'GET'),
+  )
   const mcRequests = delta(sumBy(start.metacontroller, 'rest_client_requests_total', ['method']), sumBy(settled.metacontroller, 'rest_client_requests_total', ['method']))
   const qps = Number(s.metacontrollerArgs.find((arg) => arg.startsWith('--client-go-qps='))?.split('=')[1] ?? 5)
   const mcTotal = sum(mcRequests)
@@ -127,6 +131,8 @@ export function summarise(input: RushInput): Record<string, unknown> {
       controlLoopWritesPerChallenge: perChallenge(admittedWrites - platformCreates),
       refused: sum(rushWrites) - admittedWrites,
       byResource: record(byResource),
+      /** single-object GETs by resource (everyone's: the bench's watches are LIST + WATCH, not GET) */
+      gets: record(reads),
       metacontrollerRequests: record(mcRequests),
       metacontrollerRequestsPerChallenge: perChallenge(mcTotal),
       /** at --client-go-qps, the client's token bucket alone needs this long for those requests */
