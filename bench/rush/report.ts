@@ -54,8 +54,8 @@ function render(runs: Run[]): string {
   row('Metacontroller flags', (r) => (r.settings.metacontrollerArgs.length > 0 ? `\`${r.settings.metacontrollerArgs.join(' ')}\`` : 'defaults (5 workers, QPS 5, burst 10)'))
   row('load average at start', (r) => num(r.load.start))
   row('created (s to create all)', (r) => `${num(r.created.count, 0)} (${num(r.created.seconds)} s)${r.created.errors > 0 ? `, ${r.created.errors} errors` : ''}`)
-  row('admitted / Running', (r) => `${num(r.admitted, 0)} / ${num(r.running, 0)}${r.allAdmittedRunning ? '' : ' **(not all)**'}`)
-  row('**time until every admitted instance is Running** (from the first create)', (r) => `**${num(r.secondsUntilAllRunning)} s**${r.allAdmittedRunning ? '' : ' (timed out)'}`)
+  row('admitted / Running / in Error before Running', (r) => `${num(r.admitted, 0)} / ${num(r.running, 0)} / ${num(r.failedBeforeRunning ?? 0, 0)}`)
+  row('**time until every admitted instance is Running** (from the first create)', (r) => `**${num(r.secondsUntilAllRunning)} s**${r.allAdmittedRunning ? '' : ' (the last Running; not all were)'}`)
   row('create → Running p50 / p95 / p99 (s)', (r) => `${num(r.createToRunning.p50)} / ${num(r.createToRunning.p95)} / ${num(r.createToRunning.p99)}`)
   row('settled (hooks quiet 15 s), s', (r) => num(r.secondsUntilSettled))
   row('hook calls per Challenge (customize / sync / finalize)', (r) => `${num(r.hook.callsPerChallenge, 2)} (${num(r.hook.byHook.customize, 2)} / ${num(r.hook.byHook.sync, 2)} / ${num(r.hook.byHook.finalize, 2)})`)
@@ -73,6 +73,11 @@ function render(runs: Run[]): string {
     ['hook', 'metacontroller', 'apiserver', 'etcd', 'controllerManager', 'bench'].map((k) => num(r.cpuSecondsPerChallenge[k], 3)).join(' / '),
   )
   row('Metacontroller CPU in the parent scan (`findRelatedParents`, share of its profile)', (r) => (r.metacontroller.profile?.shares?.findRelatedParents !== undefined ? `${num(r.metacontroller.profile.shares.findRelatedParents)} %` : '–'))
+  row('… as CPU seconds in the profile (scan / all of Metacontroller)', (r) => {
+    const total = Number(/Total samples = ([\d.]+)s/.exec(r.metacontroller.profile?.top ?? '')?.[1])
+    const share = r.metacontroller.profile?.shares?.findRelatedParents
+    return Number.isFinite(total) && share !== undefined ? `${num((total * share) / 100)} / ${num(total)} (first ${r.metacontroller.profile.seconds} s)` : '–'
+  })
   row('… in syncing (`processNextWorkItem`)', (r) => (r.metacontroller.profile?.shares?.processNextWorkItem !== undefined ? `${num(r.metacontroller.profile.shares.processNextWorkItem)} %` : '–'))
   row('**at rest: syncs per minute**', (r) => `**${num(r.atRest.syncsPerMinute)}** (over ${num(r.atRest.minutes)} min)`)
   row('at rest: API writes per minute; CPU s per minute hook / Metacontroller', (r) => `${num(r.atRest.writesPerMinute)}; ${num(r.atRest.hookCpuSecondsPerMinute, 2)} / ${num(r.atRest.metacontrollerCpuSecondsPerMinute, 2)}`)

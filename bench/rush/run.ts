@@ -91,9 +91,12 @@ async function main(s: RushSettings): Promise<void> {
   const challenges = new Informer(env.rest, challengeType)
   const createdAt = new Map<string, number>()
   const runningAt = new Map<string, number>()
+  /** admitted instances that ended in Error (StartupTimeout on a starved machine) before they were ever Running */
+  const failedAt = new Map<string, number>()
   challenges.on(({ object }) => {
     const phase = (object.status as { phase?: string } | undefined)?.phase
     if (phase === 'Running' && !runningAt.has(object.metadata.name)) runningAt.set(object.metadata.name, Date.now())
+    if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name)) failedAt.set(object.metadata.name, Date.now())
   })
   await challenges.start()
   cleanups.push(() => challenges.stop())
@@ -148,9 +151,9 @@ async function main(s: RushSettings): Promise<void> {
   await waitFor(`${admitted} admitted instances Running`, async () => {
     if (Date.now() - lastReport > 15_000) {
       lastReport = Date.now()
-      log(`${runningAt.size}/${admitted} Running; load ${loadavg()[0]?.toFixed(1)}`)
+      log(`${runningAt.size}/${admitted} Running${failedAt.size > 0 ? `, ${failedAt.size} in Error` : ''}; load ${loadavg()[0]?.toFixed(1)}`)
     }
-    return runningAt.size >= admitted
+    return runningAt.size + failedAt.size >= admitted
   }, s.timeoutSeconds, 250).catch((error: Error) => log(`${error.message}: measuring what was reached`))
   const allRunning = await snapshot('running')
   log(`${runningAt.size}/${admitted} Running after ${((allRunning.time - t0) / 1000).toFixed(1)} s`)
@@ -195,6 +198,7 @@ async function main(s: RushSettings): Promise<void> {
     admitted,
     createdAt,
     runningAt,
+    failed: failedAt.size,
     phases,
     snapshots: [before, allRunning, settled, rest],
     sizes,

@@ -28,6 +28,8 @@ export interface RushInput {
   admitted: number
   createdAt: Map<string, number>
   runningAt: Map<string, number>
+  /** admitted instances in Error before ever Running */
+  failed: number
   phases: Map<string, number>
   snapshots: [Snapshot, Snapshot, Snapshot, Snapshot]
   sizes: Array<{ hook: string; bytes: number }>
@@ -108,6 +110,7 @@ export function summarise(input: RushInput): Record<string, unknown> {
     created: { count: n, seconds: round(input.createdIn, 1), errors: input.createErrors },
     admitted: input.admitted,
     running: input.runningAt.size,
+    failedBeforeRunning: input.failed,
     allAdmittedRunning: allRunning,
     secondsUntilAllRunning: input.runningAt.size > 0 ? round((lastRunning - input.t0) / 1000, 1) : null,
     createToRunning: { p50: round(percentile(latencies, 50), 1), p95: round(percentile(latencies, 95), 1), p99: round(percentile(latencies, 99), 1), max: round(Math.max(...latencies), 1) },

@@ -26,6 +26,8 @@ export type Behaviour = (typeof BEHAVIOURS)[number] | 'run'
 const INSTANCE_LABEL = 'challenge-hooks.dev/instance'
 const CRASH_INTERVAL_MS = 400
 const MAX_RESTARTS = 6
+/** tries of a status write while a pod starts up (startup option) */
+const STATUS_ATTEMPTS = 10
 
 export interface KubeletOptions {
   /** how long a deleted pod lingers before it is gone (default 300 ms) */
@@ -126,14 +128,18 @@ export class Kubelet {
       const current = this.#pods.get(String(pod.metadata.namespace), pod.metadata.name)
       return current !== undefined && current.metadata.uid === pod.metadata.uid && current.metadata.deletionTimestamp === undefined ? current : undefined
     }
-    this.#later(runningMs, () => {
+    // A kubelet syncs a pod's status until it is written: a write that fails (an API server too busy to answer
+    // in time) is tried again a second later.
+    const write = (probed: boolean, attempt = 1) => {
       const current = stillThere()
-      if (current !== undefined) void this.#writeStatus(current, 'run', 0, false).catch((error: Error) => this.#note(pod, error))
-    })
-    this.#later(Math.max(readyMs, runningMs + 1), () => {
-      const current = stillThere()
-      if (current !== undefined) void this.#writeStatus(current, 'run', 0).catch((error: Error) => this.#note(pod, error))
-    })
+      if (current === undefined) return
+      void this.#writeStatus(current, 'run', 0, probed).catch((error: Error) => {
+        if (attempt < STATUS_ATTEMPTS && (error as { reason?: string }).reason !== 'NotFound') this.#later(1000, () => write(probed, attempt + 1))
+        else this.#note(pod, error)
+      })
+    }
+    this.#later(runningMs, () => write(false))
+    this.#later(Math.max(readyMs, runningMs + 1), () => write(true))
   }
 
   async #writeStatus(pod: KubeObject, behaviour: Behaviour, restarts: number, probed = true): Promise<void> {
