@@ -340,7 +340,8 @@ async function startMetacontroller(plane: ControlPlane, env: ClusterEnv, s: Rush
   const args = [`--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${metricsPort}`, `--pprof-address=127.0.0.1:${pprofPort}`, '--health-probe-bind-address=0', ...s.metacontrollerArgs]
   const child = spawn(s.metacontroller, args, { stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')] })
   track(plane, child, 'metacontroller', logFile)
-  const version = await versionOf(s.metacontroller)
+  // A binary built from a source archive carries no version in its build info: METACONTROLLER_VERSION names it.
+  const version = process.env.METACONTROLLER_VERSION ?? (await versionOf(s.metacontroller))
   return {
     pid: child.pid as number,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
