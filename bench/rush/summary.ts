@@ -1,7 +1,7 @@
 // The figures of one rush run, from what bench/rush/run.ts recorded: watch times, scrapes of the three metrics
 // endpoints and /proc at four moments (start, every admitted instance Running, settled, after the rest window),
 // the size of every hook call, and Metacontroller's CPU profile.
-import type { ProfileSummary } from './run.js'
+import type { ProfileSummary } from './processes.js'
 import { delta, percentile, sumBy, type Sample } from './measure.js'
 import type { RushSettings } from './settings.js'
 
