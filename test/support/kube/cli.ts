@@ -141,7 +141,8 @@ async function writesChecked(kubeconfig: string): Promise<string> {
   for (const match of String(text ?? '').matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)/gm)) {
     const labels = Object.fromEntries([...(match[1] as string).matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]))
     const verb = labels.verb as string
-    if (!['CREATE', 'UPDATE', 'PATCH', 'APPLY', 'DELETE'].includes(verb)) continue
+    // The metric names verbs by HTTP method: a create is POST, an update PUT (there is no CREATE or UPDATE).
+    if (!['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION'].includes(verb)) continue
     const entry = counts.get(verb) ?? { admitted: 0, refused: 0 }
     const code = Number(labels.code)
     if (code >= 200 && code < 300) entry.admitted += Number(match[2])

@@ -32,6 +32,8 @@ export interface StartOptions {
   owner?: number
   /** let the components outlive this process (for the CLI); default false */
   detached?: boolean
+  /** flags added to kube-apiserver's (a benchmark trying the server's own limits) */
+  apiserverArgs?: string[]
 }
 
 /** Admission plugins on top of the defaults (PodSecurity, ValidatingAdmissionPolicy, ServiceAccount, ... are on). */
@@ -114,6 +116,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       '--authorization-mode=RBAC',
       `--enable-admission-plugins=${EXTRA_ADMISSION.join(',')}`,
+      ...(options.apiserverArgs ?? []),
     ])
     // The self-signed serving certificate (with its CA) appears in cert-dir once the server starts.
     const ca = join(dir, 'pki', 'apiserver.crt')

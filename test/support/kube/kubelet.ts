@@ -26,12 +26,20 @@ export type Behaviour = (typeof BEHAVIOURS)[number] | 'run'
 const INSTANCE_LABEL = 'challenge-hooks.dev/instance'
 const CRASH_INTERVAL_MS = 400
 const MAX_RESTARTS = 6
+/** tries of a status write while a pod starts up (startup option) */
+const STATUS_ATTEMPTS = 10
 
 export interface KubeletOptions {
   /** how long a deleted pod lingers before it is gone (default 300 ms) */
   lingerMs?: number
   /** LoadBalancer Services get an address (default true) */
   provisionLoadBalancers?: boolean
+  /**
+   * A pod that runs becomes Ready at once (default), or as a kubelet brings it up: bound, then Pending with
+   * ContainerCreating, Running (not ready) after `runningMs`, Ready after `readyMs` (its readiness probe passing);
+   * called once per pod, so a benchmark can draw realistic delays.
+   */
+  startup?: () => { runningMs: number; readyMs: number }
 }
 
 interface Container {
@@ -41,7 +49,7 @@ interface Container {
 
 export class Kubelet {
   readonly #rest: Rest
-  readonly #options: Required<KubeletOptions>
+  readonly #options: Required<Omit<KubeletOptions, 'startup'>> & Pick<KubeletOptions, 'startup'>
   readonly #pods: Informer
   readonly #services: Informer
   readonly #timers = new Set<NodeJS.Timeout>()
@@ -54,7 +62,7 @@ export class Kubelet {
 
   constructor(rest: Rest, options: KubeletOptions = {}) {
     this.#rest = rest
-    this.#options = { lingerMs: options.lingerMs ?? 300, provisionLoadBalancers: options.provisionLoadBalancers ?? true }
+    this.#options = { lingerMs: options.lingerMs ?? 300, provisionLoadBalancers: options.provisionLoadBalancers ?? true, startup: options.startup }
     this.#pods = new Informer(rest, { apiVersion: 'v1', resource: 'pods', kind: 'Pod', statusSubresource: true })
     this.#services = new Informer(rest, { apiVersion: 'v1', resource: 'services', kind: 'Service', statusSubresource: true })
   }
@@ -102,14 +110,43 @@ export class Kubelet {
     await this.#rest.call('POST', `${path}/binding`, {
       body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata.name }, target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME } },
     })
+    if (behaviour === 'run' && this.#options.startup !== undefined) return this.#startUp(pod, this.#options.startup())
     await this.#writeStatus(pod, behaviour, 0)
   }
 
-  async #writeStatus(pod: KubeObject, behaviour: Behaviour, restarts: number): Promise<void> {
+  /** The statuses a kubelet writes while it brings a pod up: ContainerCreating, Running not ready, Ready. */
+  async #startUp(pod: KubeObject, { runningMs, readyMs }: { runningMs: number; readyMs: number }): Promise<void> {
+    const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`
+    const waiting = containersOf(pod).map((c) => ({ name: c.name, image: c.image, imageID: '', restartCount: 0, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } }))
+    await this.#patchStatus(path, {
+      phase: 'Pending',
+      hostIP: '10.255.0.1',
+      conditions: [condition('PodScheduled', 'True'), condition('Initialized', 'True'), condition('ContainersReady', 'False', 'ContainersNotReady'), condition('Ready', 'False', 'ContainersNotReady')],
+      containerStatuses: waiting,
+    })
+    const stillThere = () => {
+      const current = this.#pods.get(String(pod.metadata.namespace), pod.metadata.name)
+      return current !== undefined && current.metadata.uid === pod.metadata.uid && current.metadata.deletionTimestamp === undefined ? current : undefined
+    }
+    // A kubelet syncs a pod's status until it is written: a write that fails (an API server too busy to answer
+    // in time) is tried again a second later.
+    const write = (probed: boolean, attempt = 1) => {
+      const current = stillThere()
+      if (current === undefined) return
+      void this.#writeStatus(current, 'run', 0, probed).catch((error: Error) => {
+        if (attempt < STATUS_ATTEMPTS && (error as { reason?: string }).reason !== 'NotFound') this.#later(1000, () => write(probed, attempt + 1))
+        else this.#note(pod, error)
+      })
+    }
+    this.#later(runningMs, () => write(false))
+    this.#later(Math.max(readyMs, runningMs + 1), () => write(true))
+  }
+
+  async #writeStatus(pod: KubeObject, behaviour: Behaviour, restarts: number, probed = true): Promise<void> {
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')
     const containers = containersOf(pod)
-    const ready = behaviour === 'run'
+    const ready = behaviour === 'run' && probed
     const readiness = ready ? 'True' : 'False'
     this.#podIps = (this.#podIps % 250) + 1
     const status: Json = {
@@ -123,7 +160,7 @@ export class Kubelet {
         condition('ContainersReady', readiness, ready ? undefined : 'ContainersNotReady'),
         condition('Ready', readiness, ready ? undefined : 'ContainersNotReady'),
       ],
-      containerStatuses: containers.map((container) => containerStatus(container, behaviour, restarts, now)),
+      containerStatuses: containers.map((container) => containerStatus(container, behaviour, restarts, now, ready)),
     }
     await this.#patchStatus(path, status)
     if (behaviour === 'crash-loop' && restarts < MAX_RESTARTS) {
@@ -196,13 +233,13 @@ function condition(type: string, status: string, reason?: string, message?: stri
   return { type, status, lastProbeTime: null, lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), ...(reason ? { reason } : {}), ...(message ? { message } : {}) }
 }
 
-function containerStatus(container: Container, behaviour: Behaviour, restarts: number, now: string): Json {
+function containerStatus(container: Container, behaviour: Behaviour, restarts: number, now: string, podReady: boolean): Json {
   const base = { name: container.name, image: container.image, imageID: '', restartCount: 0, ready: false, started: false }
   // Only the container whose image asks for trouble is in trouble; the others run.
   const own = behaviourOf([container])
   switch (own) {
     case 'run':
-      return { ...base, imageID: `${container.image}@sha256:${'0'.repeat(64)}`, ready: behaviour === 'run', started: true, state: { running: { startedAt: now } } }
+      return { ...base, imageID: `${container.image}@sha256:${'0'.repeat(64)}`, ready: podReady, started: true, state: { running: { startedAt: now } } }
     case 'crash-loop':
       return {
         ...base,

@@ -1,0 +1,175 @@
+// The processes of a rush run besides the control plane: the hook server and Metacontroller, each tracked so that
+// the control plane's reaper kills it should the benchmark die first; scraping, profiling, waiting.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { repoRoot, type ControlPlane } from '../../test/support/kube/controlplane.js'
+import { metacontrollerRest } from '../../test/cluster/controllers.js'
+import type { ClusterEnv } from '../../test/cluster/harness.js'
+import { freePort, parseMetrics, type Sample } from './measure.js'
+import type { RushSettings } from './settings.js'
+
+/** What the processes share with the run: its control plane, its cleanups (run in reverse at the end), its log. */
+export interface RunContext {
+  plane: ControlPlane
+  cleanups: Array<() => Promise<void> | void>
+  log(text: string): void
+  /** bench/out/rush */
+  out: string
+}
+
+export interface HookServer {
+  url: string
+  metricsUrl: string
+  pid: number
+  sizesFile: string
+}
+
+/** `node dist/server.js` as in production (NODE_ENV=production, LOG_LEVEL=warn, the installed HOOK_TOKEN). */
+export async function startHookServer({ plane, cleanups }: RunContext, token: string, budget: number): Promise<HookServer> {
+  const [port, opsPort] = [await freePort(), await freePort()]
+  const sizesFile = join(plane.dir, 'request-sizes.txt')
+  const logFile = join(plane.dir, 'hook-server.log')
+  const child = spawn(process.execPath, ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')], {
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', HOOK_TOKEN: token, FLAG_SECRET: randomBytes(32).toString('hex'), OWNER_BUDGET: String(budget), PORT: String(port), OPS_PORT: String(opsPort), RUSH_SIZES_FILE: sizesFile },
+    stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')],
+  })
+  track(plane, cleanups, child, 'hook server', logFile)
+  const server = { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${opsPort}/metrics`, pid: child.pid as number, sizesFile }
+  await waitFor('the hook server', async () => (await fetch(`http://127.0.0.1:${opsPort}/readyz`).catch(() => undefined))?.ok === true, 30)
+  return server
+}
+
+export interface Metacontroller {
+  pid: number
+  metricsUrl: string
+  version: string
+  /** a CPU profile over the next `seconds`, summarised with `go tool pprof` */
+  profile(seconds: number): Promise<ProfileSummary | undefined>
+}
+
+export interface ProfileSummary {
+  seconds: number
+  /** cumulative share of the samples under each function of interest */
+  shares: Record<string, number>
+  top: string
+}
+
+/** Functions whose cumulative share of Metacontroller's CPU the results report. */
+const PROFILED = ['findRelatedParents', 'matchesRelatedRule', 'LabelSelectorAsSelector', 'processNextWorkItem', 'syncParentObject', 'callSyncHook', 'Webhook).Call', 'ProcessDeltas', 'json.Unmarshal', 'runtime.gcBgMarkWorker']
+
+/** Metacontroller out of cluster as its service account (as the cluster suite runs it), metrics and pprof on loopback. */
+export async function startMetacontroller({ plane, cleanups, log, out }: RunContext, env: ClusterEnv, s: RushSettings): Promise<Metacontroller> {
+  const identity = await metacontrollerRest(env)
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
+  const kubeconfig = join(dir, 'kubeconfig')
+  writeFileSync(kubeconfig, JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
+    users: [{ name: 'metacontroller', user: { token: identity.token } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'metacontroller' } }],
+    'current-context': 'c',
+  }))
+  const [metricsPort, pprofPort] = [await freePort(), await freePort()]
+  const logFile = join(plane.dir, 'metacontroller.log')
+  const args = [`--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${metricsPort}`, `--pprof-address=127.0.0.1:${pprofPort}`, '--health-probe-bind-address=0', ...s.metacontrollerArgs]
+  const child = spawn(s.metacontroller, args, { stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')] })
+  track(plane, cleanups, child, 'metacontroller', logFile)
+  // A binary built from a source archive carries no version in its build info: METACONTROLLER_VERSION names it.
+  const version = process.env.METACONTROLLER_VERSION ?? (await versionOf(s.metacontroller))
+  return {
+    pid: child.pid as number,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    version,
+    async profile(seconds) {
+      const file = join(dir, 'cpu.pprof')
+      try {
+        mkdirSync(out, { recursive: true })
+        const response = await fetch(`http://127.0.0.1:${pprofPort}/debug/pprof/profile?seconds=${Math.round(seconds)}`, { signal: AbortSignal.timeout((seconds + 30) * 1000) })
+        writeFileSync(file, Buffer.from(await response.arrayBuffer()))
+        writeFileSync(join(out, `${s.label}-${s.challenges}.cpu.pprof`), readFileSync(file))
+        // Every function, none dropped for being small: the parent scan's share is read off this list.
+        const top = await run('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=100000', '-nodefraction=0', '-edgefraction=0', s.metacontroller, file])
+        const shares: Record<string, number> = {}
+        for (const name of PROFILED) {
+          // -top lines: flat flat% sum% cum cum% function
+          const fields = top.split('\n').find((l) => l.includes(name))?.trim().split(/\s+/)
+          if (fields !== undefined && fields.length >= 6) shares[name] = Number((fields[4] as string).replace('%', ''))
+        }
+        return { seconds, shares, top: top.split('\n').slice(0, 45).join('\n') }
+      } catch (error) {
+        log(`profile: ${(error as Error).message}`)
+        return undefined
+      }
+    },
+  }
+}
+
+/** A child the control plane's reaper also kills, should this process die before stopping it. */
+function track(plane: ControlPlane, cleanups: RunContext['cleanups'], child: ChildProcess, name: string, logFile: string): void {
+  appendFileSync(join(plane.dir, 'pids'), `${child.pid}\n`)
+  let stopping = false
+  child.once('exit', (code, signal) => {
+    const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-10).join('\n') : ''
+    if (!stopping) console.error(`rush: ${name} exited early (${code ?? signal}); its log ends:\n${tail}`)
+  })
+  cleanups.push(async () => {
+    stopping = true
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    await exited
+    clearTimeout(timer)
+  })
+}
+
+export async function scrape(url: string): Promise<Sample[]> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(30_000) })
+    return response.ok ? parseMetrics(await response.text()) : []
+  } catch {
+    return []
+  }
+}
+
+async function versionOf(binary: string): Promise<string> {
+  // Metacontroller prints no version flag; go version -m reads the module's build info.
+  const info = await run('go', ['version', '-m', binary]).catch(() => '')
+  const vcs = /vcs\.revision=(\S+)/.exec(info)?.[1]
+  const main = /\tmod\s+\S+\s+(\S+)/.exec(info)?.[1]
+  return [main, vcs?.slice(0, 12)].filter(Boolean).join(' ') || 'unknown'
+}
+
+export function gitCommit(): string {
+  return spawnSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim()
+}
+
+function run(command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.stderr.on('data', () => undefined)
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')}: exit ${code}`))))
+  })
+}
+
+export async function waitFor(what: string, ready: () => Promise<boolean>, timeoutSeconds: number, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutSeconds * 1000
+  for (;;) {
+    if (await ready().catch(() => false)) return
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${timeoutSeconds} s)`)
+    await sleep(everyMs)
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

@@ -1,0 +1,105 @@
+// The rush section of bench/RESULTS.md, rendered from every run in bench/out/rush/*.json. It sits below the
+// findings marker of bench/run.ts (kept when `npm run bench` rewrites the file), between its own two markers.
+//
+//   npx tsx bench/rush/report.ts     (re-render without running; run.ts calls it after each run)
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const BEGIN = '<!-- rush: begin (written by npm run bench:rush; the text between these markers is replaced) -->'
+const END = '<!-- rush: end -->'
+const FINDINGS = '<!-- findings: text below this line is kept when the file is rewritten -->'
+
+type Run = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export function writeReport(dir: string, resultsFile: string): void {
+  const runs: Run[] = readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Run)
+    .sort((a, b) => a.challenges - b.challenges || String(a.when).localeCompare(String(b.when)))
+  const section = render(runs)
+  const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : ''
+  let next: string
+  if (previous.includes(BEGIN) && previous.includes(END)) next = previous.slice(0, previous.indexOf(BEGIN)) + section + previous.slice(previous.indexOf(END) + END.length)
+  else if (previous.includes(FINDINGS)) next = `${previous.trimEnd()}\n\n${section}\n`
+  else next = `${previous.trimEnd()}\n\n${FINDINGS}\n\n${section}\n`
+  writeFileSync(resultsFile, next)
+}
+
+const num = (value: unknown, digits = 1) => (typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: digits }) : '–')
+
+function render(runs: Run[]): string {
+  const md: string[] = [BEGIN, '', '## The opening rush: real control plane, real Metacontroller', '']
+  md.push(
+    'Written by `npm run bench:rush` (bench/rush/run.ts) from every run in `bench/out/rush/`. Each run: the cluster suite\'s control plane',
+    '(etcd, kube-apiserver, kube-controller-manager), the project installed as an operator does, one namespace made like',
+    '`manifests/challenges-namespace.yaml` (quota scaled to the run), 20 ChallengeDefinitions (`web-login`, cost 1), the hook',
+    'server as in production (`node dist/server.js`, one replica, its own process), the kubelet stand-in of test/support',
+    '(each pod: bound, ContainerCreating, Running after 1–3 s, Ready after 3–8 s), and Metacontroller itself. The Challenges',
+    'are created evenly over the window (four per owner, in a seeded random order); with budget 3 each owner\'s fourth queues.',
+    '',
+  )
+  if (runs.length === 0) return [...md, 'No run yet.', '', END].join('\n')
+  const first = runs[0] as Run
+  md.push('|  |  |', '|---|---|')
+  md.push(`| machine | ${first.machine.cpu}, ${first.machine.cores} cores, ${num(first.machine.memoryGiB)} GiB; shared with other work (load average at each run's start below) |`)
+  md.push(`| versions | Node ${first.machine.node}; Kubernetes/etcd ${first.versions.kubernetes}; Metacontroller ${first.versions.metacontroller}; project commit ${[...new Set(runs.map((r) => r.versions.commit))].join(', ')} |`)
+  md.push('')
+  md.push('Commands:', '')
+  for (const run of runs) md.push(`- ${run.label}, ${run.challenges}: \`${run.command}\``)
+  md.push('')
+
+  const head = runs.map((run) => `${run.label}, ${num(run.challenges, 0)}`)
+  const row = (name: string, cell: (run: Run) => string) => md.push(`| ${name} | ${runs.map(cell).join(' | ')} |`)
+  md.push(`| figure | ${head.join(' | ')} |`, `|---|${runs.map(() => '---').join('|')}|`)
+  row('Metacontroller flags', (r) => (r.settings.metacontrollerArgs.length > 0 ? `\`${r.settings.metacontrollerArgs.join(' ')}\`` : 'defaults (5 workers, QPS 5, burst 10)'))
+  row('load average at start', (r) => num(r.load.start))
+  row('created (s to create all)', (r) => `${num(r.created.count, 0)} (${num(r.created.seconds)} s)${r.created.errors > 0 ? `, ${r.created.errors} errors` : ''}`)
+  row('admitted / Running / in Error before Running', (r) => `${num(r.admitted, 0)} / ${num(r.running, 0)} / ${num(r.failedBeforeRunning ?? 0, 0)}`)
+  row('**time until every admitted instance is Running** (from the first create)', (r) => `**${num(r.secondsUntilAllRunning)} s**${r.allAdmittedRunning ? '' : ' (the last Running; not all were)'}`)
+  row('create → Running p50 / p95 / p99 (s)', (r) => `${num(r.createToRunning.p50)} / ${num(r.createToRunning.p95)} / ${num(r.createToRunning.p99)}`)
+  row('settled (hooks quiet 15 s), s', (r) => num(r.secondsUntilSettled))
+  row('hook calls per Challenge (customize / sync / finalize)', (r) => `${num(r.hook.callsPerChallenge, 2)} (${num(r.hook.byHook.customize, 2)} / ${num(r.hook.byHook.sync, 2)} / ${num(r.hook.byHook.finalize, 2)})`)
+  row('hook answers 304 / refused (429)', (r) => `${num(r.hook.status304, 0)} / ${num(Object.values(r.hook.rejected as Record<string, number>).reduce((a, b) => a + b, 0), 0)}`)
+  row('hook CPU s per Challenge', (r) => num(r.hook.cpuSecondsPerChallenge, 4))
+  row('request size median / p99 / largest (KiB), all hooks', (r) => `${num(r.hook.requestSize.all.medianKiB)} / ${num(r.hook.requestSize.all.p99KiB)} / ${num(r.hook.requestSize.all.largestKiB)}`)
+  row('sync request median / largest (KiB)', (r) => `${num(r.hook.requestSize.sync.medianKiB)} / ${num(r.hook.requestSize.sync.largestKiB)}`)
+  row('**API writes per Challenge** (all admitted writes ÷ Challenges)', (r) => `**${num(r.api.writesPerChallenge, 2)}**`)
+  row('… without the platform\'s own create', (r) => num(r.api.controlLoopWritesPerChallenge, 2))
+  row('Metacontroller requests (by method)', (r) => Object.entries(r.api.metacontrollerRequests as Record<string, number>).map(([k, v]) => `${k} ${num(v, 0)}`).join(', ') || '–')
+  row('Metacontroller API requests per Challenge; the least time they take at its QPS (s)', (r) => `${num(r.api.metacontrollerRequestsPerChallenge, 2)}; ${num(r.api.metacontrollerSecondsAtQps)}`)
+  row('mean wait of a parent in Metacontroller\'s work queue (s)', (r) => num(r.api.metacontrollerQueueWaitMeanSeconds, 2))
+  row('API server: APF rejections', (r) => num(Object.values(r.api.apfRejected as Record<string, number>).reduce((a, b) => a + b, 0), 0))
+  row('CPU s per Challenge: hook / Metacontroller / kube-apiserver / etcd / kube-controller-manager / bench (kubelet stand-in, watches)', (r) =>
+    ['hook', 'metacontroller', 'apiserver', 'etcd', 'controllerManager', 'bench'].map((k) => num(r.cpuSecondsPerChallenge[k], 3)).join(' / '),
+  )
+  row('Metacontroller CPU in the parent scan (`findRelatedParents`, share of its profile)', (r) => (r.metacontroller.profile?.shares?.findRelatedParents !== undefined ? `${num(r.metacontroller.profile.shares.findRelatedParents)} %` : '–'))
+  row('… as CPU seconds in the profile (scan / all of Metacontroller)', (r) => {
+    const total = Number(/Total samples = ([\d.]+)s/.exec(r.metacontroller.profile?.top ?? '')?.[1])
+    const share = r.metacontroller.profile?.shares?.findRelatedParents
+    return Number.isFinite(total) && share !== undefined ? `${num((total * share) / 100)} / ${num(total)} (first ${r.metacontroller.profile.seconds} s)` : '–'
+  })
+  row('… in syncing (`processNextWorkItem`)', (r) => (r.metacontroller.profile?.shares?.processNextWorkItem !== undefined ? `${num(r.metacontroller.profile.shares.processNextWorkItem)} %` : '–'))
+  row('**at rest: syncs per minute**', (r) => `**${num(r.atRest.syncsPerMinute)}** (over ${num(r.atRest.minutes)} min)`)
+  row('at rest: API writes per minute; CPU s per minute hook / Metacontroller', (r) => `${num(r.atRest.writesPerMinute)}; ${num(r.atRest.hookCpuSecondsPerMinute, 2)} / ${num(r.atRest.metacontrollerCpuSecondsPerMinute, 2)}`)
+  row('phases at the end', (r) => Object.entries(r.phases as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(', '))
+  md.push('')
+
+  md.push('API writes during the rush (start → settled), by verb and resource, as the API server counted them (`apiserver_request_total`):', '')
+  const keys = [...new Set(runs.flatMap((r) => Object.keys(r.api.byResource as Record<string, number>)))]
+  md.push(`| write | ${head.join(' | ')} |`, `|---|${runs.map(() => '---').join('|')}|`)
+  for (const key of keys) md.push(`| ${key} | ${runs.map((r) => num((r.api.byResource as Record<string, number>)[key] ?? 0, 0)).join(' | ')} |`)
+  md.push('')
+
+  const profiled = [...runs].reverse().find((r) => r.metacontroller.profile?.top)
+  if (profiled !== undefined) {
+    md.push(`Metacontroller's CPU profile in the run ${profiled.label}, ${profiled.challenges} (the first ${profiled.metacontroller.profile.seconds} s from the first create; \`go tool pprof -top -cum\`, top lines):`, '')
+    md.push('```', profiled.metacontroller.profile.top.trim(), '```', '')
+  }
+  md.push(END)
+  return md.join('\n')
+}
+
+if (process.argv[1]?.endsWith('report.ts')) {
+  const root = new URL('../..', import.meta.url).pathname
+  writeReport(join(root, 'bench/out/rush'), join(root, 'bench/RESULTS.md'))
+}

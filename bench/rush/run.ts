@@ -1,0 +1,304 @@
+/**
+ * The opening rush of a CTF on a real control plane with the real Metacontroller (issue 12, part 3):
+ *
+ *   METACONTROLLER_BIN=/path/to/metacontroller npm run bench:rush -- --challenges=200 --label=defaults
+ *
+ * 1. Starts the cluster suite's control plane (etcd, kube-apiserver, kube-controller-manager; README "The cluster
+ *    suite"), installs the project as an operator does, and a namespace made like manifests/challenges-namespace.yaml
+ *    (its quota scaled to the run).
+ * 2. Runs the hook server as in production (`node dist/server.js`, a process of its own, so its CPU is its own;
+ *    bench/rush/request-sizes.mjs preloaded to record each call's size), the kubelet stand-in of test/support
+ *    bringing pods up with realistic delays, and Metacontroller (its metrics and pprof on loopback).
+ * 3. Creates the Challenges over the window (one per owner and definition pair, in a seeded random order), watches
+ *    every Challenge until each admitted one is Running, waits until the hooks are quiet, then watches the system at
+ *    rest for a resync period.
+ * 4. Writes bench/out/rush/<label>-<challenges>.json and rewrites the rush section of bench/RESULTS.md from every
+ *    result there (bench/rush/report.ts).
+ *
+ * Settings: bench/rush/settings.ts. Everything it starts is stopped at the end, and by the control plane's reaper
+ * should this process die first.
+ */
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, freemem, loadavg, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { controlPlaneBinaries, repoRoot, startControlPlane } from '../../test/support/kube/controlplane.js'
+import { Informer } from '../../test/support/kube/informer.js'
+import { Kubelet } from '../../test/support/kube/kubelet.js'
+import { kubectlFor, kubectlOk } from '../../test/support/kube/kubectl.js'
+import { Rest } from '../../test/support/kube/rest.js'
+import { resourceByName, type KubeObject } from '../../test/support/simulator/index.js'
+import { example } from '../../test/e2e/harness.js'
+import { applyControllerWithUrl } from '../../test/cluster/controllers.js'
+import { install, type ClusterEnv } from '../../test/cluster/harness.js'
+import { API, CHALLENGES, PLATFORM, AUTHOR } from '../../test/cluster/names.js'
+import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure.js'
+import { gitCommit, scrape, sleep, startHookServer, startMetacontroller, waitFor, type RunContext } from './processes.js'
+import { readSettings, type RushSettings } from './settings.js'
+import { summarise, type Snapshot } from './summary.js'
+import { writeReport } from './report.js'
+
+const NS = 'ctf-rush'
+const OUT = join(repoRoot, 'bench/out/rush')
+const QUIET_SECONDS = 15
+const QUIET_MAX_SECONDS = 180
+/** Creations in flight at once: the platform's backend, a handful of API calls at a time. */
+const CREATE_CONCURRENCY = 16
+
+const settings = readSettings(process.env, process.argv.slice(2))
+const log = (text: string) => console.log(`rush [${((Date.now() - started) / 1000).toFixed(1)} s] ${text}`)
+const started = Date.now()
+const cleanups: Array<() => Promise<void> | void> = []
+const cleanUp = async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch((error: Error) => console.error(`rush: cleanup: ${error.message}`))
+}
+process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
+process.once('SIGTERM', () => void cleanUp().finally(() => process.exit(143)))
+
+
+async function main(s: RushSettings): Promise<void> {
+  if (!existsSync(join(repoRoot, 'dist/server.js'))) throw new Error('bench:rush: dist/server.js is missing (npm run build)')
+  const loadAtStart = loadavg()[0] as number
+  log(`${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`)
+  const binDir = controlPlaneBinaries({ build: false })
+  // The suite's /24 of Service addresses holds 254 Services; a Service per instance needs more (the later flag wins).
+  const plane = await startControlPlane({ binDir, apiserverArgs: ['--service-cluster-ip-range=10.0.0.0/16', ...s.apiserverArgs] })
+  cleanups.push(() => plane.stop())
+  const env: ClusterEnv = { kubeconfig: plane.kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig), rest: Rest.fromFile(plane.kubeconfig), owned: true }
+  await install(env)
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(s.challenges) })
+  await waitFor('the default ServiceAccount of the namespace', async () => (await env.rest.find(`/api/v1/namespaces/${NS}/serviceaccounts/default`)) !== undefined, 60)
+  for (let d = 0; d < s.definitions; d++) {
+    await env.rest.call('POST', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`, { body: { ...example('web-login', {}, definitionName(d)), metadata: { name: definitionName(d), namespace: NS } }, query: { fieldManager: AUTHOR } })
+  }
+
+  // A real token, as an operator sets one (the server refuses secrets.env's placeholder in production); Metacontroller
+  // reads it from this Secret when it starts the controller.
+  const token = randomBytes(24).toString('hex')
+  await env.rest.call('PATCH', '/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets', {
+    body: { data: { HOOK_TOKEN: Buffer.from(token).toString('base64') } },
+    contentType: 'application/merge-patch+json',
+  })
+  const context: RunContext = { plane, cleanups, log, out: OUT }
+  const hook = await startHookServer(context, token, s.budget)
+  const kubelet = new Kubelet(env.rest, { startup: startupDelays(s) })
+  await kubelet.start()
+  cleanups.push(() => kubelet.stop())
+  await applyControllerWithUrl(env, hook.url)
+  const mc = await startMetacontroller(context, env, s)
+
+  const challengeType = resourceByName(API, 'challenges')
+  if (challengeType === undefined) throw new Error('no Challenge resource type')
+  const challenges = new Informer(env.rest, challengeType)
+  const createdAt = new Map<string, number>()
+  const runningAt = new Map<string, number>()
+  /** admitted instances that ended in Error (StartupTimeout on a starved machine) before they were ever Running */
+  const failedAt = new Map<string, number>()
+  challenges.on(({ object }) => {
+    const phase = (object.status as { phase?: string } | undefined)?.phase
+    if (phase === 'Running' && !runningAt.has(object.metadata.name)) runningAt.set(object.metadata.name, Date.now())
+    if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name)) failedAt.set(object.metadata.name, Date.now())
+  })
+  await challenges.start()
+  cleanups.push(() => challenges.stop())
+
+  const snapshot = async (at: string): Promise<Snapshot> => ({
+    at,
+    time: Date.now(),
+    apiserver: parseMetrics((await env.kubectl(['get', '--raw', '/metrics'])).stdout),
+    metacontroller: await scrape(mc.metricsUrl),
+    hook: await scrape(hook.metricsUrl),
+    cpu: { hook: cpuSeconds(hook.pid), metacontroller: cpuSeconds(mc.pid), apiserver: cpuSeconds(plane.pids[1] as number), etcd: cpuSeconds(plane.pids[0] as number), controllerManager: cpuSeconds(plane.pids[2] as number), bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 },
+    rss: { hook: rssMiB(hook.pid), metacontroller: rssMiB(mc.pid), apiserver: rssMiB(plane.pids[1] as number) },
+    sizeLines: readSizes(hook.sizesFile).length,
+    load: loadavg()[0] as number,
+  })
+
+  // Metacontroller is up once it answers on its metrics port; give discovery a moment to find the CRDs.
+  await waitFor('Metacontroller metrics', async () => (await scrape(mc.metricsUrl)).length > 0, 60)
+  await sleep(3000)
+  const before = await snapshot('start')
+  const profile = mc.profile(s.windowSeconds + 60)
+
+  // The rush: every owner x definition pair planned, in a seeded random order, created evenly over the window.
+  const plan = planRush(s)
+  log(`creating ${plan.length} Challenges`)
+  const t0 = Date.now()
+  let inFlight = 0
+  let createErrors = 0
+  const creations: Promise<void>[] = []
+  for (const [i, item] of plan.entries()) {
+    const due = t0 + (i * s.windowSeconds * 1000) / plan.length
+    if (due > Date.now()) await sleep(due - Date.now())
+    while (inFlight >= CREATE_CONCURRENCY) await sleep(5)
+    inFlight++
+    creations.push(
+      env.rest
+        .call('POST', `${CHALLENGES}/namespaces/${NS}/challenges`, { body: challengeObject(item.owner, item.definition), query: { fieldManager: PLATFORM } })
+        .then(() => void createdAt.set(challengeName(item.owner, item.definition), Date.now()))
+        .catch((error: Error) => {
+          createErrors++
+          console.error(`rush: create ${challengeName(item.owner, item.definition)}: ${error.message}`)
+        })
+        .finally(() => inFlight--),
+    )
+  }
+  await Promise.all(creations)
+  const createdIn = (Date.now() - t0) / 1000
+  log(`created ${createdAt.size} in ${createdIn.toFixed(1)} s (${createErrors} errors)`)
+
+  const admitted = expectedAdmitted(plan, s.budget)
+  let lastReport = 0
+  await waitFor(`${admitted} admitted instances Running`, async () => {
+    if (Date.now() - lastReport > 15_000) {
+      lastReport = Date.now()
+      log(`${runningAt.size}/${admitted} Running${failedAt.size > 0 ? `, ${failedAt.size} in Error` : ''}; load ${loadavg()[0]?.toFixed(1)}`)
+    }
+    return runningAt.size + failedAt.size >= admitted
+  }, s.timeoutSeconds, 250).catch((error: Error) => log(`${error.message}: measuring what was reached`))
+  const allRunning = await snapshot('running')
+  log(`${runningAt.size}/${admitted} Running after ${((allRunning.time - t0) / 1000).toFixed(1)} s`)
+
+  // Settled: no hook call for QUIET_SECONDS (the owners' Challenges stop nudging one another).
+  let calls = hookCalls(allRunning.hook)
+  let quietSince = Date.now()
+  await waitFor('the hooks to be quiet', async () => {
+    const now = hookCalls(await scrape(hook.metricsUrl))
+    if (now !== calls) {
+      calls = now
+      quietSince = Date.now()
+    }
+    return Date.now() - quietSince >= QUIET_SECONDS * 1000
+  }, QUIET_MAX_SECONDS, 1000).catch((error: Error) => log(`${error.message}: not quiet after ${QUIET_MAX_SECONDS} s`))
+  await sleep(1500)
+  const settled = await snapshot('settled')
+  const profiled = await profile
+  log(`settled; at rest for ${s.restSeconds} s`)
+  await sleep(s.restSeconds * 1000)
+  const rest = await snapshot('rest')
+
+  const phases = new Map<string, number>()
+  for (const challenge of challenges.list(NS)) {
+    const status = (challenge.status ?? {}) as { phase?: string; reason?: string }
+    const key = `${status.phase ?? 'none'}/${status.reason ?? 'none'}`
+    phases.set(key, (phases.get(key) ?? 0) + 1)
+  }
+  const sizes = readSizes(hook.sizesFile)
+  // The raw scrapes of the end of the run, for figures the summary does not show.
+  mkdirSync(OUT, { recursive: true })
+  for (const [name, url] of [['metacontroller', mc.metricsUrl], ['hook', hook.metricsUrl]] as const) {
+    writeFileSync(join(OUT, `${s.label}-${s.challenges}.${name}.prom`), await fetch(url).then((r) => r.text()).catch(() => ''))
+  }
+  const result = summarise({
+    settings: s,
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: totalmem() / 2 ** 30, freeGiB: freemem() / 2 ** 30, loadAtStart, node: process.version },
+    versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit: gitCommit() },
+    t0,
+    createdIn,
+    createErrors,
+    admitted,
+    createdAt,
+    runningAt,
+    failed: failedAt.size,
+    phases,
+    snapshots: [before, allRunning, settled, rest],
+    sizes,
+    profile: profiled,
+    kubeletErrors: kubelet.errors.length,
+  })
+  mkdirSync(OUT, { recursive: true })
+  const file = join(OUT, `${s.label}-${s.challenges}.json`)
+  writeFileSync(file, JSON.stringify(result, null, 2))
+  log(`wrote ${file}`)
+  writeReport(OUT, join(repoRoot, 'bench/RESULTS.md'))
+  log('rewrote the rush section of bench/RESULTS.md')
+}
+
+interface Planned {
+  owner: number
+  definition: number
+}
+
+/** Each owner takes challenges/owners definitions (spread over the catalogue), all pairs shuffled with the seed. */
+function planRush(s: RushSettings): Planned[] {
+  const plan: Planned[] = []
+  for (let i = 0; i < s.challenges; i++) {
+    const owner = i % s.owners
+    const k = Math.floor(i / s.owners)
+    plan.push({ owner, definition: (owner + k * 7) % s.definitions })
+  }
+  const random = seeded(s.seed)
+  for (let i = plan.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[plan[i], plan[j]] = [plan[j] as Planned, plan[i] as Planned]
+  }
+  return plan
+}
+
+/** Every definition costs 1: each owner holds at most `budget` admitted instances, the rest queue. */
+function expectedAdmitted(plan: Planned[], budget: number): number {
+  const perOwner = new Map<number, number>()
+  for (const { owner } of plan) perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1)
+  return [...perOwner.values()].reduce((sum, count) => sum + Math.min(count, budget), 0)
+}
+
+function definitionName(d: number): string {
+  return `chal-${String(d).padStart(2, '0')}`
+}
+
+function ownerName(o: number): string {
+  return `player-${String(o).padStart(4, '0')}`
+}
+
+function challengeName(o: number, d: number): string {
+  return `${definitionName(d)}-u-${ownerName(o)}`
+}
+
+function challengeObject(o: number, d: number): KubeObject {
+  return {
+    apiVersion: API,
+    kind: 'Challenge',
+    metadata: { name: challengeName(o, d), namespace: NS, labels: { 'challenge-hooks.dev/owner': ownerName(o), 'challenge-hooks.dev/definition': definitionName(d) } },
+    spec: { definitionRef: { name: definitionName(d) }, owner: { kind: 'User', id: ownerName(o) } },
+  }
+}
+
+function startupDelays(s: RushSettings): () => { runningMs: number; readyMs: number } {
+  const random = seeded(s.seed + 1)
+  const draw = ([low, high]: [number, number]) => low + random() * (high - low)
+  return () => {
+    const runningMs = draw(s.runningMs)
+    return { runningMs, readyMs: Math.max(draw(s.readyMs), runningMs + 500) }
+  }
+}
+
+/** The challenges namespace as manifests/challenges-namespace.yaml makes it, its quota scaled to the run. */
+function namespaceYaml(challenges: number): string {
+  const scale = Math.max(1, Math.ceil(challenges / 200))
+  return readFileSync(join(repoRoot, 'manifests/challenges-namespace.yaml'), 'utf8')
+    .replace(/^(\s*)(name|namespace): challenges$/gm, `$1$2: ${NS}`)
+    .replace(/^(\s+)(pods|requests\.cpu|limits\.cpu|services\.nodeports): "(\d+)"$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: "${Number(value) * scale}"`)
+    .replace(/^(\s+)((?:requests|limits)\.(?:memory|ephemeral-storage)): (\d+)Gi$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: ${Number(value) * scale}Gi`)
+}
+
+function hookCalls(samples: Sample[]): number {
+  return samples.filter((x) => x.name === 'challenge_hooks_hook_duration_seconds_count').reduce((sum, x) => sum + x.value, 0)
+}
+
+function readSizes(file: string): Array<{ hook: string; bytes: number }> {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [path, bytes] = line.split(' ')
+      return { hook: (path ?? '').replace(/^\//, ''), bytes: Number(bytes) }
+    })
+}
+
+// Last, so that every constant above is initialised before main runs.
+try {
+  await main(settings)
+} finally {
+  await cleanUp()
+}

@@ -1,0 +1,75 @@
+// The rush benchmark's settings: environment variables, or `--name=value` arguments of the same names in lower
+// case without the RUSH_ prefix (`npm run bench:rush -- --challenges=200 --label=defaults`).
+
+export interface RushSettings {
+  /** Challenges created in the rush (the issue's 2,000) */
+  challenges: number
+  /** distinct owners (the issue's 500: four Challenges each) */
+  owners: number
+  /** ChallengeDefinitions in the namespace (the issue's 20) */
+  definitions: number
+  /** seconds over which the Challenges are created (the issue's one minute) */
+  windowSeconds: number
+  /** OWNER_BUDGET of the hook server (the issue's 3: each owner's fourth Challenge queues) */
+  budget: number
+  /** the kubelet stand-in: a pod's container runs after runningMs, then is Ready after readyMs (ranges, ms) */
+  runningMs: [number, number]
+  readyMs: [number, number]
+  /** how long to watch the system at rest once settled, for syncs per minute (one resync period: 300 s) */
+  restSeconds: number
+  /** give up when the admitted instances are not all Running after this long */
+  timeoutSeconds: number
+  /** a name for this run in the results (e.g. defaults, recommended) */
+  label: string
+  /** the Metacontroller binary, and the flags added to the bench's own */
+  metacontroller: string
+  metacontrollerArgs: string[]
+  /** the kube-apiserver flags added to the suite's own (e.g. --max-requests-inflight) */
+  apiserverArgs: string[]
+  seed: number
+}
+
+export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettings {
+  const given: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) if (key.startsWith('RUSH_') && value !== undefined) given[key.slice(5).toLowerCase()] = value
+  for (const arg of argv) {
+    const match = /^--([a-z-]+)=(.*)$/.exec(arg)
+    if (match === null) throw new Error(`bench:rush: unknown argument ${arg} (expected --name=value)`)
+    given[(match[1] as string).replace(/-/g, '_')] = match[2] as string
+  }
+  const number = (name: string, fallback: number) => {
+    const value = given[name] === undefined ? fallback : Number(given[name])
+    if (!Number.isFinite(value) || value < 0) throw new Error(`bench:rush: ${name} must be a number >= 0, got ${given[name]}`)
+    return value
+  }
+  const range = (name: string, fallback: [number, number]): [number, number] => {
+    if (given[name] === undefined) return fallback
+    const parts = (given[name] as string).split('-').map(Number)
+    const low = parts[0] as number
+    const high = parts[1] ?? low
+    if (!Number.isFinite(low) || !Number.isFinite(high) || low > high) throw new Error(`bench:rush: ${name} must be a range like 1000-3000, got ${given[name]}`)
+    return [low, high]
+  }
+  const challenges = number('challenges', 2000)
+  const metacontroller = env.METACONTROLLER_BIN ?? ''
+  if (metacontroller === '') throw new Error('bench:rush: set METACONTROLLER_BIN to a Metacontroller binary (README, "The rush benchmark")')
+  return {
+    challenges,
+    // Four Challenges per owner, as 2,000 over 500.
+    owners: number('owners', Math.max(1, Math.round(challenges / 4))),
+    definitions: number('definitions', 20),
+    windowSeconds: number('window_seconds', 60),
+    budget: number('budget', 3),
+    // An image already on the node: the container starts in 1-3 s; the readiness probe (periodSeconds 5) passes
+    // at its first or second period.
+    runningMs: range('running_ms', [1000, 3000]),
+    readyMs: range('ready_ms', [3000, 8000]),
+    restSeconds: number('rest_seconds', 300),
+    timeoutSeconds: number('timeout_seconds', 1800),
+    label: given.label ?? 'defaults',
+    metacontroller,
+    metacontrollerArgs: (env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean),
+    apiserverArgs: (env.RUSH_APISERVER_ARGS ?? '').split(' ').filter(Boolean),
+    seed: number('seed', 12),
+  }
+}
