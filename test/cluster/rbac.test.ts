@@ -49,9 +49,19 @@ const REFUSED: Check[] = [
   ['*', '*', undefined, 'no wildcard'],
 ]
 
+/**
+ * `kubectl auth can-i` arguments for `<resource>[/<subresource>]`: kubectl reads `resource/x` as the object named
+ * x, so a subresource goes in --subresource (the real API server showed it: a role without `challenges/status`
+ * was asked about the Challenge named "status").
+ */
+function resourceArgs(resource: string): string[] {
+  const [name = '', subresource] = resource.split('/')
+  return subresource === undefined ? [name] : [name, `--subresource=${subresource}`]
+}
+
 async function canI(verb: string, resource: string, namespace: string | undefined): Promise<string> {
   const scope = namespace === undefined ? ['--all-namespaces'] : ['-n', namespace]
-  const result = await env.kubectl(['auth', 'can-i', verb, resource, ...scope, `--as=${METACONTROLLER_SA}`])
+  const result = await env.kubectl(['auth', 'can-i', verb, ...resourceArgs(resource), ...scope, `--as=${METACONTROLLER_SA}`])
   return result.stdout.trim()
 }
 
@@ -82,7 +92,7 @@ const PLATFORM = ['--as=system:serviceaccount:challenges:ctf-platform']
 const AUTHOR = ['--as=alice-author', '--as-group=challenge-authors']
 
 async function canActorI(actor: string[], verb: string, resource: string, namespace: string): Promise<string> {
-  const result = await env.kubectl(['auth', 'can-i', verb, resource, '-n', namespace, ...actor])
+  const result = await env.kubectl(['auth', 'can-i', verb, ...resourceArgs(resource), '-n', namespace, ...actor])
   return result.stdout.trim()
 }
 
