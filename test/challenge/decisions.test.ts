@@ -47,7 +47,7 @@ t.test('an image pull outranks an unschedulable pod', async (t) => {
 t.test('an invalid image name ends the run: fatal, with the container named', async (t) => {
   t.same(podProblem([waitingPod('a', 'InvalidImageName')]), {
     fatal: true,
-    reason: Reason.InvalidImage,
+    reason: 'InvalidImage',
     message: 'The image of container c0 is not a valid image name.',
   })
 })

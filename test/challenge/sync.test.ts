@@ -71,6 +71,15 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
     { type: 'Ready', status: 'True', lastTransitionTime: '2026-11-22T12:00:30Z' },
     { type: 'Expired', status: 'False' },
   ])
+  // The contract words of a running instance, one row per condition: a fixture regeneration cannot rename them.
+  const words = (running.status.conditions as Json[]).map(({ type, reason, message }) => ({ type, reason, message }))
+  t.same(words, [
+    { type: 'Admitted', reason: 'Admitted', message: "The instance holds a slot of its owner's budget." },
+    { type: 'WorkloadReady', reason: 'DeploymentAvailable', message: 'The workload has a ready replica.' },
+    { type: 'EndpointReady', reason: 'EndpointAllocated', message: `http://${id}.challenges.localhost/` },
+    { type: 'Ready', reason: 'Ready', message: 'The instance is running until 2026-11-22T12:30:30Z.' },
+    { type: 'Expired', reason: 'NotExpired', message: 'The instance has not reached its end.' },
+  ])
   t.equal(running.response.resyncAfterSeconds, 300)
   // Quiescence: the same world a minute later answers the same status.
   const again = step(running.parent, { related: [webDefinition()], children: ready, now: at(90) })
