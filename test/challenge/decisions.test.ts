@@ -2,13 +2,13 @@
 import t from 'tap'
 import { teardown } from '../../src/challenge/children.js'
 import { Label, Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
-import { childNames } from '../../src/challenge/names.js'
+import { childNames, podLabels } from '../../src/challenge/names.js'
 import { indexObjects } from '../../src/challenge/observed.js'
 import { currentPods, podProblem } from '../../src/challenge/workload.js'
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAMESPACE = 'ctf'
-const names = childNames('web-login-u-alice')
+const names = childNames('web-login-u-alice', '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10')
 
 function object(kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject {
   return { apiVersion: 'v1', kind, metadata: { name, namespace: NAMESPACE }, ...extra } as KubeObject
@@ -58,14 +58,14 @@ t.test('terminating pods of the current run are not current pods, so their probl
       metadata: {
         name,
         namespace: NAMESPACE,
-        labels: { [Label.instance]: names.base },
+        labels: podLabels(names),
         annotations: { [RUN_ANNOTATION]: '2' },
         ...(deleting ? { deletionTimestamp: '2099-01-01T00:00:00Z' } : {}),
       },
     })
   const related = indexObjects({ 'Pod.v1': { live: pod('live', false), dying: pod('dying', true) } }, NAMESPACE)
   t.same(
-    currentPods(related, names, 2).map((p) => p.metadata.name),
+    currentPods(related, podLabels(names), 2).map((p) => p.metadata.name),
     ['live'],
   )
 })
