@@ -51,6 +51,8 @@ export const Reason = {
   Unschedulable: 'Unschedulable',
   NotYetAvailable: 'NotYetAvailable',
   WaitingForEndpoint: 'WaitingForEndpoint',
+  /** Pending (a quota is full) or Error (admission refused the pod for good): Kubernetes would not create it. */
+  PodRefused: 'PodRefused',
   // Running
   Ready: 'Ready',
   // Error

@@ -18,7 +18,7 @@ import { routingProblem, type RouteProblem } from './routes.js'
 import { ownerMessage, flagSecretPart, type OwnerKey } from './secrets.js'
 import type { Endpoint, PreviousStatus } from './status.js'
 import { earliest, formatTime, parseTime } from './time.js'
-import { currentPods, observeEndpoint, podProblem, workloadReady } from './workload.js'
+import { currentPods, observeEndpoint, podProblem, podRefusal, workloadReady } from './workload.js'
 
 /** Errors that end the run: the workload is gone and stays gone until a restart. */
 const RUN_ENDING_ERRORS = new Set<string>([
@@ -294,7 +294,8 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   builder.deadlines.push(builder.expiresAt)
 
   const pods = currentPods(world.related, world.podLabels, state.run)
-  const problem = podProblem(pods)
+  // What the pods say first; without a pod, why Kubernetes would not create one.
+  const problem = podProblem(pods) ?? podRefusal(world.children, world.names, state.run)
   if (problem?.fatal) {
     builder.expiresAt = undefined
     return builder.finish({ phase: Phase.Error, reason: problem.reason, message: problem.message })

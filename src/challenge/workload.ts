@@ -16,8 +16,8 @@ import type { Endpoint } from './status.js'
 export const CRASH_LOOP_RESTARTS = 3
 
 export type PodProblem =
-  | { fatal: true; reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError; message: string }
-  | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable; message: string }
+  | { fatal: true; reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError | typeof Reason.PodRefused; message: string }
+  | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable | typeof Reason.PodRefused; message: string }
 
 type Loose = Record<string, unknown>
 
@@ -112,6 +112,30 @@ export function podProblem(pods: readonly KubeObject[]): PodProblem | undefined 
     }
   }
   return problems.find((problem) => problem.fatal) ?? problems.find((problem) => problem.reason === Reason.ImagePullBackOff) ?? problems[0]
+}
+
+/** Longest part of the API server's refusal a player is shown. */
+const REFUSAL_MESSAGE_LENGTH = 300
+
+/**
+ * Kubernetes would not create the pod of this run (Pod Security, a LimitRange, a full quota): the ReplicaSet's
+ * `FailedCreate`, which the Deployment reports as its `ReplicaFailure` condition. A full quota may empty (another
+ * instance ends), so it waits, Pending; any other refusal is the definition's for good: an Error at once, which
+ * frees the budget instead of holding it until a bare StartupTimeout.
+ */
+export function podRefusal(children: ObservedIndex, names: ChildNames, run: number): PodProblem | undefined {
+  const deployment = findObject(children, 'Deployment', names.base)
+  if (!deployment || runOf(deployment, 'template') !== String(run)) return undefined
+  const failure = list(field(field(deployment, 'status'), 'conditions')).find(
+    (condition) => field(condition, 'type') === 'ReplicaFailure' && field(condition, 'status') === 'True',
+  )
+  if (failure === undefined) return undefined
+  const said = String(field(failure, 'message') ?? field(failure, 'reason') ?? 'no reason given')
+  const detail = said.length > REFUSAL_MESSAGE_LENGTH ? `${said.slice(0, REFUSAL_MESSAGE_LENGTH - 1)}…` : said
+  if (/exceeded quota/i.test(said)) {
+    return { fatal: false, reason: Reason.PodRefused, message: `The namespace's quota is full; waiting for room (${detail}).` }
+  }
+  return { fatal: true, reason: Reason.PodRefused, message: `Kubernetes refused the instance's pod: ${detail}` }
 }
 
 function servicePort(service: KubeObject, port: number): unknown {

@@ -95,6 +95,14 @@ const RESTRICTED: Variant[] = [
   { what: 'no room in the cluster', definition: 'v-unschedulable', definitionSpec: crashing('registry.test/unschedulable:1'), settles: { phase: 'Pending', reason: 'Unschedulable' } },
   { what: 'an invalid image name', definition: 'v-invalid', definitionSpec: crashing('registry.test/invalid-image-name:1'), settles: { phase: 'Error', reason: 'InvalidImage' } },
   { what: 'a container that cannot be created', definition: 'v-config', definitionSpec: crashing('registry.test/config-error:1'), settles: { phase: 'Error', reason: 'ConfigError' } },
+  {
+    // Valid to the hook (request under limit), refused by the namespace's LimitRange (max memory 2Gi): the
+    // ReplicaSet cannot create the pod, and the Deployment's ReplicaFailure condition says why.
+    what: 'a pod the LimitRange refuses',
+    definition: 'v-limitrange',
+    definitionSpec: { pod: { containers: [{ name: 'app', image: 'registry.test/app:1', ports: [{ containerPort: 8080 }], resources: { limits: { memory: '3Gi' } } }] }, expose: { type: 'HTTP', port: 8080 } },
+    settles: { phase: 'Error', reason: 'PodRefused' },
+  },
 ]
 
 const BASELINE: Variant[] = [
