@@ -26,6 +26,7 @@ const RUN_ENDING_ERRORS = new Set<string>([
   Reason.CrashLoopBackOff,
   Reason.InvalidImage,
   Reason.ConfigError,
+  Reason.PodRefused,
 ])
 
 export interface World {

@@ -26,9 +26,10 @@ t.test('a pod refused for good (Pod Security, a LimitRange) ends the run at once
     message: `Kubernetes refused the instance's pod: ${LIMIT_RANGE}`,
     finishedAt: '2026-11-22T12:00:05Z',
   })
-  t.same(failed.response.children.filter((child) => child.kind === 'Deployment' || child.kind === 'Service' || child.kind === 'Ingress'), [], 'the workload and traffic path go: no budget held')
+  t.same(failed.response.children.filter((child) => child.kind === 'Service' || child.kind === 'Ingress'), [], 'the teardown starts: traffic path first')
   const later = step(failed.parent, { related: [webDefinition()], children: [], now: at(60) })
   t.match(later.status, { phase: 'Error', reason: 'PodRefused' }, 'sticky until a restart')
+  t.same(later.response.children, [], 'nothing is held once the teardown is over: no budget either')
 })
 
 t.test('a full quota waits: Pending / PodRefused, then a StartupTimeout that says why', async (t) => {
