@@ -19,6 +19,8 @@ export interface Config {
   /** True when FLAG_SECRET was not set and the development value is in use (logged as a warning). */
   flagSecretIsDevelopmentDefault: boolean
   hookToken: string | undefined
+  /** PEM files of the hook port's certificate and key (TLS_CERT_FILE, TLS_KEY_FILE): hook calls over HTTPS. */
+  hookTls: { certFile: string; keyFile: string } | undefined
   /** Also accepted while a token rotation is under way (Metacontroller still sends the old one). */
   hookTokenPrevious: string | undefined
   baseDomain: string
@@ -46,6 +48,8 @@ export interface Config {
   clusterCidrs: string[]
   /** Where instances may send DNS queries: the DNS pods (namespace and labels), node-local addresses, the port. */
   dns: { namespace: string; podSelector: Record<string, string>; addresses: string[]; port: number }
+  /** Where challenge pods run: a node pool of their own (node selector, tolerations) and a default RuntimeClass. */
+  instancePods: InstancePods
   /** Extended resources (nvidia.com/gpu, ...) definitions may request; none by default: they are scarce and uncapped. */
   allowedExtendedResources: string[]
   /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
@@ -62,10 +66,31 @@ export interface Config {
   shutdownTimeoutMs: number
 }
 
+/** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
+export const INTERNET_WITHOUT_CLUSTER_CIDRS =
+  'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
+  "(the kubelet's 10250, every NodePort, a public API server address). Set CLUSTER_CIDRS to the nodes' and the API server's addresses."
+
 const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
 export type HttpRouting = (typeof HTTP_ROUTINGS)[number]
 const TLS_ROUTINGS = ['GatewayAPI', 'Traefik'] as const
 export type TlsRouting = (typeof TLS_ROUTINGS)[number]
+
+export interface Toleration {
+  key: string
+  operator: 'Equal' | 'Exists'
+  value?: string
+  effect?: TaintEffect
+}
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const
+type TaintEffect = (typeof TAINT_EFFECTS)[number]
+
+export interface InstancePods {
+  nodeSelector: Record<string, string> | undefined
+  tolerations: Toleration[]
+  /** Used when a definition names no security.runtimeClassName. */
+  runtimeClassName: string | undefined
+}
 
 export interface GatewayRef {
   namespace: string
@@ -154,7 +179,7 @@ function gatewayRef(env: Env): GatewayRef | undefined {
   return { namespace, name }
 }
 
-/** INGRESS_POD_SELECTOR=key=value[,key=value]: labels every proxy pod carries. */
+/** key=value[,key=value]: INGRESS_POD_SELECTOR (labels every proxy pod carries), DNS_POD_SELECTOR, INSTANCE_NODE_SELECTOR. */
 function podSelector(env: Env, name: string): Record<string, string> | undefined {
   const raw = text(env, name)
   if (raw === undefined) return undefined
@@ -167,6 +192,29 @@ function podSelector(env: Env, name: string): Record<string, string> | undefined
     labels[key] = value
   }
   return labels
+}
+
+/** INSTANCE_TOLERATIONS=key[=value][:Effect][,...]: taints as `kubectl taint` writes them; no effect tolerates all. */
+function tolerations(env: Env, name: string): Toleration[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw.split(',').map((entry) => {
+    const [taint = '', effect, ...rest] = entry.trim().split(':')
+    const [key = '', value, ...more] = taint.split('=')
+    const valid =
+      rest.length === 0 &&
+      more.length === 0 &&
+      LABEL_KEY.test(key) &&
+      (value === undefined || LABEL_VALUE.test(value)) &&
+      (effect === undefined || (TAINT_EFFECTS as readonly string[]).includes(effect))
+    if (!valid) throw new ConfigError(name, `"${entry.trim()}" is not a taint to tolerate such as pool=challenges:NoSchedule`)
+    return {
+      key,
+      operator: value === undefined ? 'Exists' : 'Equal',
+      ...(value === undefined ? {} : { value }),
+      ...(effect === undefined ? {} : { effect: effect as TaintEffect }),
+    }
+  })
 }
 
 function cidrs(env: Env, name: string): string[] {
@@ -228,6 +276,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (hookTokenPrevious !== undefined && hookToken === undefined) {
     throw new ConfigError('HOOK_TOKEN_PREVIOUS', 'is only accepted beside HOOK_TOKEN (during a rotation)')
   }
+  const certFile = text(env, 'TLS_CERT_FILE')
+  const keyFile = text(env, 'TLS_KEY_FILE')
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError(certFile === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE', 'is required beside the other of TLS_CERT_FILE and TLS_KEY_FILE')
+  }
   const baseDomain = hostDomain(env, 'BASE_DOMAIN') ?? 'challenges.localhost'
   const httpRouting = oneOf(env, 'HTTP_ROUTING', HTTP_ROUTINGS) ?? 'Ingress'
   const tlsRoutingSet = oneOf(env, 'TLS_ROUTING', TLS_ROUTINGS)
@@ -261,6 +314,7 @@ export function loadConfig(env: Env = process.env): Config {
     flagSecretIsDevelopmentDefault: flagSecret === undefined,
     hookToken,
     hookTokenPrevious,
+    hookTls: certFile === undefined || keyFile === undefined ? undefined : { certFile, keyFile },
     baseDomain,
     ingressClassName: matching(env, 'INGRESS_CLASS_NAME', DNS_SUBDOMAIN, 'an IngressClass name'),
     ingressTlsSecret: matching(env, 'INGRESS_TLS_SECRET', DNS_SUBDOMAIN, 'a Secret name'),
@@ -281,6 +335,11 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: byteSize(env, 'BODY_LIMIT', 8 * 1024 * 1024),
     clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
     allowedExtendedResources: resourceNames(env, 'ALLOWED_EXTENDED_RESOURCES'),
+    instancePods: {
+      nodeSelector: podSelector(env, 'INSTANCE_NODE_SELECTOR'),
+      tolerations: tolerations(env, 'INSTANCE_TOLERATIONS'),
+      runtimeClassName: matching(env, 'INSTANCE_RUNTIME_CLASS', DNS_LABEL, 'a RuntimeClass name'),
+    },
     dns: {
       namespace: matching(env, 'DNS_NAMESPACE', DNS_LABEL, 'a namespace name') ?? 'kube-system',
       podSelector: podSelector(env, 'DNS_POD_SELECTOR') ?? { 'k8s-app': 'kube-dns' },

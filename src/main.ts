@@ -10,9 +10,11 @@
  * Everything the process touches (environment, stderr, exit, timers, signals) is passed in, so tests run the
  * whole sequence in-process; src/server.ts passes the real ones.
  */
+import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
+import { createSecureContext } from 'node:tls'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { loadConfig, type Config } from './config.js'
+import { ConfigError, INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, type Config } from './config.js'
 import { buildApp } from './http/app.js'
 
 /** sysexits.h EX_CONFIG: the configuration is wrong; restarting will not help. */
@@ -38,24 +40,49 @@ export interface ProcessPorts {
   logger?: FastifyServerOptions['logger']
 }
 
+/** The hook port's certificate and key, checked to be a usable pair; a problem is a ConfigError naming the variable. */
+function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
+  if (config.hookTls === undefined) return undefined
+  const read = (variable: string, file: string): Buffer => {
+    try {
+      return readFileSync(file)
+    } catch (error) {
+      throw new ConfigError(variable, `cannot read ${file}: ${(error as Error).message}`)
+    }
+  }
+  const pair = { cert: read('TLS_CERT_FILE', config.hookTls.certFile), key: read('TLS_KEY_FILE', config.hookTls.keyFile) }
+  try {
+    createSecureContext(pair)
+  } catch (error) {
+    throw new ConfigError('TLS_CERT_FILE', `with TLS_KEY_FILE is not a usable PEM certificate and key: ${(error as Error).message}`)
+  }
+  return pair
+}
+
 /** Starts the server; undefined when it could not (the exit code was given to `ports.exit`). */
 export async function start(ports: ProcessPorts): Promise<FastifyInstance | undefined> {
   let config: Config
+  let tls: { cert: Buffer; key: Buffer } | undefined
   try {
     config = loadConfig(ports.env)
+    tls = readTls(config)
   } catch (error) {
-    // loadConfig throws only ConfigError, whose message starts with the variable's name.
+    // Both throw only ConfigError, whose message starts with the variable's name.
     ports.stderr.write(`challenge-hooks: invalid configuration: ${(error as Error).message}\n`)
     ports.exit(EX_CONFIG)
     return undefined
   }
 
-  const app = await buildApp(config, { logger: ports.logger })
+  const app = await buildApp(config, { logger: ports.logger, tls })
   if (config.flagSecretIsDevelopmentDefault) {
     app.log.warn('FLAG_SECRET is not set: using the development secret; flags are guessable. Set FLAG_SECRET.')
   }
   if (config.hookToken === undefined) {
     app.log.warn('HOOK_TOKEN is not set: anyone who can reach the hook can call it.')
+  }
+  if (config.clusterCidrs.length === 0) {
+    // The server cannot know whether a definition uses Internet egress until it syncs one: said once, at start.
+    app.log.warn(`if a definition uses ${INTERNET_WITHOUT_CLUSTER_CIDRS}`)
   }
 
   ports.onShutdown(async ({ signal, err }) => {

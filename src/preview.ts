@@ -10,7 +10,7 @@ import { parseAllDocuments, stringify } from 'yaml'
 import { CHILD_GROUPS } from './challenge/api.js'
 import { sync } from './challenge/hooks.js'
 import { ROUTE_KINDS, routeGroup } from './challenge/routes.js'
-import { loadConfig, type Config } from './config.js'
+import { INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, type Config } from './config.js'
 import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './protocol.js'
 
 export interface PreviewOptions {
@@ -26,6 +26,8 @@ export interface Preview {
    * Gateway accepted the route.
    */
   running: SyncResponse
+  /** What the author or operator should know before running it (e.g. Internet egress without CLUSTER_CIDRS). */
+  warnings: string[]
 }
 
 type Json = Record<string, unknown>
@@ -99,7 +101,9 @@ export function preview(definition: Json, challenge: Json, options: PreviewOptio
   const first = sync(request([]), options.config, options.now)
   const observed = first.children.map((child) => asObservedReady(child, namespace))
   const running = sync(request(observed, first.status), options.config, options.now)
-  return { first, running }
+  const egress = ((definition.spec as Json | undefined)?.network as Json | undefined)?.egress
+  const warnings = egress === 'Internet' && options.config.clusterCidrs.length === 0 ? [INTERNET_WITHOUT_CLUSTER_CIDRS] : []
+  return { first, running, warnings }
 }
 
 /** Reads the one document of the given kind from a YAML file's text. */
@@ -152,6 +156,7 @@ export function runCli(argv: readonly string[], io: CliIo): number {
 export function formatPreview(result: Preview): string {
   const { first, running } = result
   const lines = [
+    ...result.warnings.map((warning) => `# Warning: ${warning}`),
     `# First sync: ${String(first.status.phase)} / ${String(first.status.reason)}: ${String(first.status.message)}`,
     `# ${first.children.length} children to create`,
     stringify({ status: first.status }),

@@ -41,6 +41,19 @@ t.test('render the netcat example as YAML', async (t) => {
   t.match(out(), /connection: nc ctf\.example\.org 30000/)
 })
 
+t.test('Internet egress without CLUSTER_CIDRS: the preview warns first; with CLUSTER_CIDRS it does not', async (t) => {
+  const definition = documentOfKind(readFileSync('manifests/examples/web-login.yaml', 'utf8'), 'ChallengeDefinition', 'web-login.yaml')
+  const internet = { ...definition, spec: { ...(definition.spec as object), network: { egress: 'Internet' } } }
+  const challenge = documentOfKind(readFileSync('manifests/examples/web-login.yaml', 'utf8'), 'Challenge', 'web-login.yaml')
+  const warned = preview(internet, challenge, { config: testConfig(), now: NOW })
+  t.match(warned.warnings, [/^network\.egress Internet with CLUSTER_CIDRS unset: .*Set CLUSTER_CIDRS/])
+  const { cli, out } = io({ 'internet.yaml': JSON.stringify(internet), 'challenge.yaml': JSON.stringify(challenge) })
+  t.equal(runCli(['render', 'internet.yaml', 'challenge.yaml'], cli), 0)
+  t.match(out(), /^# Warning: network\.egress Internet with CLUSTER_CIDRS unset/, 'the first line of the preview')
+  t.same(preview(internet, challenge, { config: testConfig({ clusterCidrs: ['203.0.113.0/24'] }), now: NOW }).warnings, [], 'CLUSTER_CIDRS set')
+  t.same(preview(definition, challenge, { config: testConfig(), now: NOW }).warnings, [], 'DNS egress')
+})
+
 t.test('render the TLS example: the TLSRoute to create, then Running with ncat --ssl once the Gateway accepted it', async (t) => {
   const tls = 'manifests/examples/tls/pwn-tls.yaml'
   const { cli, out, err } = io({}, { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' })

@@ -277,7 +277,7 @@ function namespaceYaml(challenges: number): string {
   const scale = Math.max(1, Math.ceil(challenges / 200))
   return readFileSync(join(repoRoot, 'manifests/challenges-namespace.yaml'), 'utf8')
     .replace(/^(\s*)(name|namespace): challenges$/gm, `$1$2: ${NS}`)
-    .replace(/^(\s+)(pods|requests\.cpu|limits\.cpu|services\.nodeports): "(\d+)"$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: "${Number(value) * scale}"`)
+    .replace(/^(\s+)(pods|requests\.cpu|limits\.cpu|services\.nodeports|count\/challenges\.challenge-hooks\.dev): "(\d+)"$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: "${Number(value) * scale}"`)
     .replace(/^(\s+)((?:requests|limits)\.(?:memory|ephemeral-storage)): (\d+)Gi$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: ${Number(value) * scale}Gi`)
 }
 

@@ -8,6 +8,7 @@ import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/Netw
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer'
 import type { IContainer } from 'kubernetes-models/v1/Container'
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar'
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec'
 import type { ISecret } from 'kubernetes-models/v1/Secret'
 import type { IService } from 'kubernetes-models/v1/Service'
 import type { Config } from '../config.js'
@@ -23,8 +24,6 @@ import { anyPodRemains } from './workload.js'
 export const FLAG_KEY = 'flag'
 export const FLAG_PATH = '/flag'
 const TMP_SIZE_LIMIT = '64Mi'
-
-/** Requests and limits for a container that sets none (or only some). */
 
 /**
  * Addresses the `-internet` policy never lets an instance reach: private, loopback, link-local (cloud metadata),
@@ -165,7 +164,6 @@ export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChil
   }
 }
 
-
 /** Definition env, then the Challenge's parameters (a parameter replaces a variable of the same name), then the flag. */
 function environment(container: DefinitionContainer, input: RenderInput): IEnvVar[] {
   const parameters = input.parameters
@@ -206,6 +204,20 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   return result
 }
 
+/**
+ * Where the pod runs: the operator's pool for player code (INSTANCE_NODE_SELECTOR, INSTANCE_TOLERATIONS), away
+ * from Metacontroller and the hook server, and the definition's RuntimeClass or else the operator's default.
+ */
+function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nodeSelector' | 'tolerations'> {
+  const pool = input.config.instancePods
+  const runtimeClassName = input.definition.runtimeClassName ?? pool.runtimeClassName
+  return {
+    ...(runtimeClassName === undefined ? {} : { runtimeClassName }),
+    ...(pool.nodeSelector === undefined ? {} : { nodeSelector: { ...pool.nodeSelector } }),
+    ...(pool.tolerations.length === 0 ? {} : { tolerations: pool.tolerations.map((toleration) => ({ ...toleration })) }),
+  }
+}
+
 /** One replica, Recreate (never two runs at once), the hardened pod of the definition's security profile. */
 export function deployment(input: RenderInput): IDeployment & DesiredChild {
   const { definition, names } = input
@@ -223,7 +235,7 @@ export function deployment(input: RenderInput): IDeployment & DesiredChild {
         spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          ...(definition.runtimeClassName === undefined ? {} : { runtimeClassName: definition.runtimeClassName }),
+          ...placement(input),
           securityContext: {
             ...(restricted ? { runAsNonRoot: true } : {}),
             seccompProfile: { type: 'RuntimeDefault' },

@@ -21,6 +21,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger']
   /** The clock the hooks see; tests inject one. */
   now?: () => Date
+  /** The hook port's certificate and key, read by main.ts from TLS_CERT_FILE and TLS_KEY_FILE. */
+  tls?: { cert: Buffer; key: Buffer }
 }
 
 /** Redacted at every level: the bearer token, and any flag-bearing field should one ever be logged. */
@@ -47,13 +49,15 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const state = { closing: false }
   const shedding = createShedding(config, { metrics, state, hookPaths: HOOK_PATHS })
   const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
+  // Only the hook port speaks TLS: the kubelet's probes and Prometheus stay on plain HTTP on the ops port.
+  const hookServers = options.tls === undefined ? servers : { ...servers, tls: options.tls }
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config),
     bodyLimit: config.bodyLimit,
     genReqId: () => randomUUID(),
     // One line per hook call is logged by the hook routes, with the parent and the phase decided.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: serverFactory(servers, shedding.gate),
+    serverFactory: serverFactory(hookServers, shedding.gate),
     clientErrorHandler: clientErrorHandler(() => metrics.rejected.inc({ cause: 'timeout' })),
     forceCloseConnections: 'idle',
     return503OnClosing: true,

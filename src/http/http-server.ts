@@ -13,6 +13,7 @@
  * one request at a time on a connection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { Socket } from 'node:net'
 
 export const MAX_PIPELINED = 16
@@ -21,6 +22,8 @@ export interface ServerSettings {
   requestTimeoutMs: number
   keepAliveTimeoutMs: number
   idleTimeoutMs: number
+  /** PEM certificate chain and key: the server speaks HTTPS (TLS_CERT_FILE, TLS_KEY_FILE). */
+  tls?: { cert: Buffer; key: Buffer }
 }
 
 export function timeoutCheckInterval(requestTimeoutMs: number): number {
@@ -39,26 +42,27 @@ export function serverFactory(
 ): (handler: Handler) => Server {
   return (handler) => {
     const waiting = new WeakMap<Socket, number>()
-    const server = createServer(
-      {
-        requestTimeout: settings.requestTimeoutMs,
-        headersTimeout: settings.requestTimeoutMs,
-        connectionsCheckingInterval: timeoutCheckInterval(settings.requestTimeoutMs),
-      },
-      (request, response) => {
-        const socket = request.socket
-        const count = (waiting.get(socket) ?? 0) + 1
-        if (count > MAX_PIPELINED || socket.destroyed) {
-          // The requests that follow in the same chunk still come here; each costs this check and nothing more.
-          socket.destroy()
-          return
-        }
-        waiting.set(socket, count)
-        response.once('finish', () => waiting.set(socket, (waiting.get(socket) as number) - 1))
-        if (gate?.(request, response)) return
-        handler(request, response)
-      },
-    )
+    const options = {
+      requestTimeout: settings.requestTimeoutMs,
+      headersTimeout: settings.requestTimeoutMs,
+      connectionsCheckingInterval: timeoutCheckInterval(settings.requestTimeoutMs),
+    }
+    const listener = (request: IncomingMessage, response: ServerResponse): void => {
+      const socket = request.socket
+      const count = (waiting.get(socket) ?? 0) + 1
+      if (count > MAX_PIPELINED || socket.destroyed) {
+        // The requests that follow in the same chunk still come here; each costs this check and nothing more.
+        socket.destroy()
+        return
+      }
+      waiting.set(socket, count)
+      response.once('finish', () => waiting.set(socket, (waiting.get(socket) as number) - 1))
+      if (gate?.(request, response)) return
+      handler(request, response)
+    }
+    // An https.Server is a tls.Server with the same request handling, timeouts and close methods as an http.Server.
+    const server =
+      settings.tls === undefined ? createServer(options, listener) : (createTlsServer({ ...options, ...settings.tls }, listener) as unknown as Server)
     server.keepAliveTimeout = settings.keepAliveTimeoutMs
     server.setTimeout(settings.idleTimeoutMs)
     return server

@@ -76,6 +76,26 @@ t.test('the Deployment of the Restricted profile, whole', async (t) => {
   })
 })
 
+t.test("the operator's pool for player pods: node selector, tolerations, a default RuntimeClass the definition may override", async (t) => {
+  const pool = testConfig({
+    instancePods: {
+      nodeSelector: { 'challenge-hooks.dev/pool': 'challenges' },
+      tolerations: [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }],
+      runtimeClassName: 'gvisor',
+    },
+  })
+  const spec = { pod: { containers: [{ name: 'app', image: 'app:1' }] }, expose: { port: 8080 } }
+  const podOf = (built: unknown) => (built as { spec: { template: { spec: Json } } }).spec.template.spec
+  const pooled = podOf(deployment(input(spec, { config: pool })))
+  t.same(pooled.nodeSelector, { 'challenge-hooks.dev/pool': 'challenges' })
+  t.same(pooled.tolerations, [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }])
+  t.equal(pooled.runtimeClassName, 'gvisor', "the operator's default RuntimeClass")
+  const kata = podOf(deployment(input({ ...spec, security: { runtimeClassName: 'kata' } }, { config: pool })))
+  t.equal(kata.runtimeClassName, 'kata', "the definition's RuntimeClass wins")
+  const plain = podOf(deployment(input(spec)))
+  for (const field of ['nodeSelector', 'tolerations', 'runtimeClassName']) t.notOk(field in plain, `no ${field} unless configured`)
+})
+
 t.test('Baseline, runtime class, author resources, probes, commands and several containers', async (t) => {
   const spec = {
     pod: {

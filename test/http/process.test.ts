@@ -79,7 +79,7 @@ t.test('start listens and serves; SIGTERM fails readiness, drains, closes and ex
   t.equal((await post(port, '/sync', JSON.stringify(newRequest()))).statusCode, 200)
 
   const warnings = fake.log.entries().filter((entry) => entry.level === 40).map((entry) => entry.msg)
-  t.match(warnings, [/FLAG_SECRET is not set/, /HOOK_TOKEN is not set/], 'development defaults are warned about')
+  t.match(warnings, [/FLAG_SECRET is not set/, /HOOK_TOKEN is not set/, /network\.egress Internet with CLUSTER_CIDRS unset/], 'development defaults are warned about')
   t.match(fake.log.entries().find((entry) => entry.opsPort !== undefined), { port, opsPort, msg: 'serving hook calls on port, probes and metrics on opsPort' })
 
   const stopping = fake.shutdown({ signal: 'SIGTERM' })
@@ -145,8 +145,8 @@ t.test('SIGTERM with calls in flight: they finish, or are cut at SHUTDOWN_TIMEOU
   t.ok(messages.indexOf('hook answered') < cutAt && cutAt < messages.indexOf('closed'), 'answered, then cut, then closed')
 })
 
-t.test('with FLAG_SECRET and HOOK_TOKEN set there is nothing to warn about', async (t) => {
-  const fake = fakeProcess({ FLAG_SECRET: SECRET, HOOK_TOKEN: 'a-token' })
+t.test('with FLAG_SECRET, HOOK_TOKEN and CLUSTER_CIDRS set there is nothing to warn about', async (t) => {
+  const fake = fakeProcess({ FLAG_SECRET: SECRET, HOOK_TOKEN: 'a-token', CLUSTER_CIDRS: '203.0.113.0/24' })
   const app = (await start(fake.ports)) as FastifyInstance
   t.teardown(() => app.close())
   t.same(fake.log.entries().filter((entry) => (entry.level as number) >= 40), [])
