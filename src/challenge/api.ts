@@ -105,14 +105,39 @@ export const Defaults = {
 
 const LABEL_VALUE = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
-export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]*$'
+export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]{0,127}$'
+/**
+ * Bounds of what an author or the platform may store, the same as the CRDs' (manifests/crds): every string and
+ * list, and the totals a pod's command lines, env and a Challenge's parameters may add up to. What binds them is
+ * Metacontroller: it keeps each child's last-applied configuration in an annotation, and a Kubernetes object's
+ * annotations hold at most 256 KiB. With these bounds the Deployment of the largest valid definition (8
+ * containers, every parameter in each) is about 150 KiB.
+ */
+export const Bounds = {
+  /** Characters of every container's command and args together, and of every container's env values together. */
+  podText: 16384,
+  /** Env variables of every container together. */
+  podEnvItems: 128,
+  /** Characters of a Challenge's parameter names and values together (every container gets every parameter). */
+  parametersText: 4096,
+  text: 4096,
+  commandItems: 64,
+  argsItems: 256,
+  envItems: 64,
+  ports: 16,
+  resourceNames: 16,
+  probeCommandItems: 16,
+  probeText: 256,
+  probeHeaders: 8,
+  path: 1024,
+} as const
 const DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$'
 
 export const MAX_COUNTER = 2147483647
 
 const Int = (min: number, max?: number) =>
   max === undefined ? Type.Integer({ minimum: min }) : Type.Integer({ minimum: min, maximum: max })
-const DateTime = () => Type.String({ pattern: DATE_TIME })
+const DateTime = () => Type.String({ pattern: DATE_TIME, maxLength: 64 })
 
 export const ChallengeSpecSchema = Type.Object(
   {
@@ -129,7 +154,7 @@ export const ChallengeSpecSchema = Type.Object(
     renewals: Type.Optional(Int(0, MAX_COUNTER)),
     restarts: Type.Optional(Int(0, MAX_COUNTER)),
     parameters: Type.Optional(
-      Type.Record(Type.RegExp(new RegExp(ENV_NAME)), Type.String({ maxLength: 4096 }), {
+      Type.Record(Type.RegExp(new RegExp(ENV_NAME)), Type.String({ maxLength: Bounds.text }), {
         maxProperties: 16,
         additionalProperties: false,
       }),
@@ -140,7 +165,7 @@ export const ChallengeSpecSchema = Type.Object(
 export type ChallengeSpec = Static<typeof ChallengeSpecSchema>
 
 const EnvVar = Type.Object(
-  { name: Type.String({ pattern: ENV_NAME }), value: Type.Optional(Type.String()) },
+  { name: Type.String({ pattern: ENV_NAME }), value: Type.Optional(Type.String({ maxLength: Bounds.text })) },
   // valueFrom could read any Secret of the namespace (another player's flag): refused, see definition.ts.
   { additionalProperties: false },
 )
@@ -154,8 +179,11 @@ const ContainerPort = Type.Object(
 )
 /** Kubernetes resource.Quantity: 500m, 1.5, 64Mi, 1e3, 2G. */
 const QUANTITY = '^[+]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+|[numkMGTPE]|[KMGTPE]i)?$'
-const Quantity = Type.Union([Type.String({ pattern: QUANTITY }), Type.Number({ minimum: 0 })])
-const ResourceList = Type.Record(Type.RegExp(/^[a-z0-9]([-a-z0-9.\/]*[a-z0-9])?$/), Quantity, { additionalProperties: false })
+const Quantity = Type.Union([Type.String({ pattern: QUANTITY, maxLength: 64 }), Type.Number({ minimum: 0 })])
+const ResourceList = Type.Record(Type.RegExp(/^(?=.{1,253}$)[a-z0-9]([-a-z0-9.\/]*[a-z0-9])?$/), Quantity, {
+  additionalProperties: false,
+  maxProperties: Bounds.resourceNames,
+})
 const Resources = Type.Object(
   { requests: Type.Optional(ResourceList), limits: Type.Optional(ResourceList) },
   { additionalProperties: false },
@@ -169,22 +197,35 @@ const Seconds = (min: number) => Type.Optional(Int(min, 3600))
  */
 const Probe = Type.Object(
   {
-    exec: Type.Optional(Type.Object({ command: Type.Array(Type.String(), { minItems: 1 }) }, { additionalProperties: false })),
+    exec: Type.Optional(
+      Type.Object(
+        { command: Type.Array(Type.String({ maxLength: Bounds.probeText }), { minItems: 1, maxItems: Bounds.probeCommandItems }) },
+        { additionalProperties: false },
+      ),
+    ),
     httpGet: Type.Optional(
       Type.Object(
         {
-          path: Type.Optional(Type.String()),
+          path: Type.Optional(Type.String({ maxLength: Bounds.path })),
           port: PortRef,
           scheme: Type.Optional(Type.Union([Type.Literal('HTTP'), Type.Literal('HTTPS')])),
           httpHeaders: Type.Optional(
-            Type.Array(Type.Object({ name: Type.String({ minLength: 1 }), value: Type.String() }, { additionalProperties: false })),
+            Type.Array(
+              Type.Object(
+                { name: Type.String({ minLength: 1, maxLength: 128 }), value: Type.String({ maxLength: Bounds.probeText }) },
+                { additionalProperties: false },
+              ),
+              { maxItems: Bounds.probeHeaders },
+            ),
           ),
         },
         { additionalProperties: false },
       ),
     ),
     tcpSocket: Type.Optional(Type.Object({ port: PortRef }, { additionalProperties: false })),
-    grpc: Type.Optional(Type.Object({ port: Int(1, 65535), service: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    grpc: Type.Optional(
+      Type.Object({ port: Int(1, 65535), service: Type.Optional(Type.String({ maxLength: 253 })) }, { additionalProperties: false }),
+    ),
     initialDelaySeconds: Seconds(0),
     periodSeconds: Seconds(1),
     timeoutSeconds: Seconds(1),
@@ -204,10 +245,10 @@ export const ContainerSchema = Type.Object(
   {
     name: Type.String({ pattern: DNS_LABEL }),
     image: Type.String({ minLength: 1, maxLength: 512 }),
-    command: Type.Optional(Type.Array(Type.String())),
-    args: Type.Optional(Type.Array(Type.String())),
-    env: Type.Optional(Type.Array(EnvVar)),
-    ports: Type.Optional(Type.Array(ContainerPort)),
+    command: Type.Optional(Type.Array(Type.String({ maxLength: Bounds.text }), { maxItems: Bounds.commandItems })),
+    args: Type.Optional(Type.Array(Type.String({ maxLength: Bounds.text }), { maxItems: Bounds.argsItems })),
+    env: Type.Optional(Type.Array(EnvVar, { maxItems: Bounds.envItems })),
+    ports: Type.Optional(Type.Array(ContainerPort, { maxItems: Bounds.ports })),
     resources: Type.Optional(Resources),
     readinessProbe: Type.Optional(Probe),
     securityContext: Type.Optional(ContainerSecurityContext),
@@ -234,7 +275,7 @@ export const DefinitionSpecSchema = Type.Object(
             Type.Literal('Internal'),
           ]),
         ),
-        container: Type.Optional(Type.String()),
+        container: Type.Optional(Type.String({ maxLength: 63 })),
         port: Int(1, 65535),
       },
       { additionalProperties: false },
@@ -268,7 +309,7 @@ export const DefinitionSpecSchema = Type.Object(
           suffix: Type.Optional(Type.String({ maxLength: 64 })),
           env: Type.Optional(Type.String({ pattern: ENV_NAME })),
           staticSecretRef: Type.Optional(
-            Type.Object({ name: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }),
+            Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }), key: Type.String({ minLength: 1, maxLength: 253 }) }),
           ),
         },
         { additionalProperties: false },

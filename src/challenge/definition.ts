@@ -5,6 +5,7 @@
  */
 import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
 import {
+  Bounds,
   Defaults,
   DefinitionSpecSchema,
   Reason,
@@ -168,8 +169,19 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
 
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const
 
-/** What the API server would refuse in the pod the definition renders to (resources, probes, ports). */
+/** What the API server would refuse in the pod the definition renders to (resources, probes, ports), and its size. */
 function podProblem(spec: DefinitionSpec, allowedExtendedResources: readonly string[]): string | undefined {
+  const containers = spec.pod.containers
+  const commandLines = characters(containers.flatMap((container) => [...(container.command ?? []), ...(container.args ?? [])]))
+  if (commandLines > Bounds.podText) {
+    return `spec.pod.containers: command and args of all containers together must be at most ${Bounds.podText} characters, got ${commandLines}`
+  }
+  const env = containers.flatMap((container) => container.env ?? [])
+  if (env.length > Bounds.podEnvItems) return `spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${env.length}`
+  const envText = characters(env.map((variable) => variable.value ?? ''))
+  if (envText > Bounds.podText) {
+    return `spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${envText}`
+  }
   for (const [index, container] of spec.pod.containers.entries()) {
     const at = `spec.pod.containers[${index}]`
     const problem = resourcesProblem(container, at, allowedExtendedResources)
@@ -186,4 +198,8 @@ function podProblem(spec: DefinitionSpec, allowedExtendedResources: readonly str
     if (duplicate !== undefined) return `${at}.ports: the name "${duplicate}" is used twice`
   }
   return undefined
+}
+
+export function characters(texts: readonly string[]): number {
+  return texts.reduce((sum, text) => sum + text.length, 0)
 }

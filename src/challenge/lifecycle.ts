@@ -10,8 +10,8 @@
  */
 import type { Config } from '../config.js'
 import type { ChallengeObject, KubeObject } from '../protocol.js'
-import { ConditionType, Label, Phase, Reason } from './api.js'
-import { lookupDefinition, type ResolvedDefinition } from './definition.js'
+import { Bounds, ConditionType, Label, Phase, Reason } from './api.js'
+import { characters, lookupDefinition, type ResolvedDefinition } from './definition.js'
 import type { ChildNames } from './names.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
 import { routingProblem, type RouteProblem } from './routes.js'
@@ -374,7 +374,11 @@ function parametersProblem(parameters: Record<string, string>, flagEnv: string):
   const names = Object.keys(parameters)
   const hostile = names.find((name) => PROTOTYPE_NAMES.includes(name))
   if (hostile !== undefined) return `spec.parameters: the name ${hostile} is refused (it names an object prototype).`
-  return names.includes(flagEnv) ? `spec.parameters: ${flagEnv} is reserved for the flag.` : undefined
+  if (names.includes(flagEnv)) return `spec.parameters: ${flagEnv} is reserved for the flag.`
+  const text = characters(Object.entries(parameters).flat())
+  return text > Bounds.parametersText
+    ? `spec.parameters: the names and values together must be at most ${Bounds.parametersText} characters, got ${text}.`
+    : undefined
 }
 
 function flagData(world: World, definition: ResolvedDefinition, config: Config): FlagResult {

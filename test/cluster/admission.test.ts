@@ -1,5 +1,6 @@
 // Admission for real: every CEL rule of the CRDs and the label ValidatingAdmissionPolicy, each with an object the
 // API server accepts and one it refuses, asserting the API server's own message. No controller runs here.
+import { largestDefinitionSpec, largestParameters } from '../support/largest.js'
 import t from 'tap'
 import { ApiError } from '../support/simulator/index.js'
 import { API, connect, createNamespace, install, type Json } from './harness.js'
@@ -86,6 +87,25 @@ t.test('immutable fields and only-growing counters of a Challenge', async (t) =>
   t.match(stored.spec, { renewals: 2, restarts: 2, definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' }, desiredState: 'Stopped' }, 'only the accepted changes are stored')
 })
 
+/** Parameters one character over their total (names and values). */
+function overTotal(): Record<string, string> {
+  const parameters = largestParameters()
+  const [first] = Object.keys(parameters)
+  parameters[first as string] += 'x'
+  return parameters
+}
+
+type Spec = { pod: { containers: Array<{ args: string[]; env: Array<{ value: string }> }> } }
+function withArg(spec: Json, extra: string): Json {
+  ;(spec as unknown as Spec).pod.containers[0]?.args.splice(0, 1, `${(spec as unknown as Spec).pod.containers[0]?.args[0]}${extra}`)
+  return spec
+}
+function withEnvValue(spec: Json, extra: string): Json {
+  const variable = (spec as unknown as Spec).pod.containers[0]?.env[0] as { value: string }
+  variable.value += extra
+  return spec
+}
+
 t.test('schema rules of a Challenge', async (t) => {
   const cases: Array<[string, Json, RegExp]> = [
     ['a parameter that is no env var name', { parameters: { 'not-a-name': 'x' } }, /spec\.parameters: Invalid value: parameter names must be environment variable names/],
@@ -96,6 +116,8 @@ t.test('schema rules of a Challenge', async (t) => {
     ['an unknown owner kind', { owner: { kind: 'Robot', id: 'alice' } }, /spec\.owner\.kind: Unsupported value: "Robot": supported values: "User", "Team"/],
     ['a lifetime below a minute', { lifetimeSeconds: 10 }, /spec\.lifetimeSeconds: Invalid value: 10: spec\.lifetimeSeconds in body should be greater than or equal to 60/],
     ['a deadline that is no date-time', { deadline: 'tomorrow' }, /spec\.deadline: Invalid value: "tomorrow": spec\.deadline in body must be of type date-time/],
+    ['parameters over their total', { parameters: overTotal() }, /spec\.parameters: Invalid value: "object": the parameter names and values together must be at most 4096 characters/],
+    ['a parameter name over 128 characters', { parameters: { [`P${'X'.repeat(128)}`]: 'x' } }, /spec\.parameters: Invalid value: "object": parameter names must be environment variable names .* of at most 128 characters/],
   ]
   for (const [what, spec, message] of cases) {
     const refusal = await attempt(create(challenges, challenge(`schema-${cases.findIndex((c) => c[0] === what)}`, LABELS, spec)))
@@ -112,6 +134,10 @@ t.test('the rules of a ChallengeDefinition', async (t) => {
     ['Static without a Secret', { flag: { mode: 'Static' } }, /spec\.flag: Invalid value: flag\.mode Static needs flag\.staticSecretRef/],
     ['no containers', { pod: { containers: [] } }, /spec\.pod\.containers: Invalid value: 0: spec\.pod\.containers in body should have at least 1 items/],
     ['an unknown exposure', { expose: { port: 8080, type: 'Carrier-Pigeon' } }, /spec\.expose\.type: Unsupported value: "Carrier-Pigeon"/],
+    ['the largest valid definition', largestDefinitionSpec(), undefined],
+    ['command and args over the pod total', withArg(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: "object": command and args of all containers together must be at most 16384 characters/],
+    ['env values over the pod total', withEnvValue(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: "object": the env values of all containers together must be at most 16384 characters/],
+    ['an env value over 4096 characters', { pod: { containers: [{ name: 'app', image: 'registry.test/app:1', env: [{ name: 'A', value: 'x'.repeat(4097) }] }] } }, /spec\.pod\.containers\[0\]\.env\[0\]\.value: Too long: may not be (longer than|more than) 4096/],
   ]
   for (const [index, [what, spec, message]] of cases.entries()) {
     const refusal = await attempt(create(definitions, definition(`rules-${index}`, spec)))

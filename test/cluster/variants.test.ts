@@ -3,6 +3,7 @@
 // are created as Metacontroller creates them (a controller reference to the Challenge with blockOwnerDeletion) in a
 // namespace that enforces Pod Security, the pods the ReplicaSet controller makes from them are admitted, and the
 // status is written through the status subresource and reads back exactly as the hook answered (nothing pruned).
+import { largestDefinitionSpec, largestParameters } from '../support/largest.js'
 import t, { type Test } from 'tap'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
@@ -102,6 +103,15 @@ const RESTRICTED: Variant[] = [
     definition: 'v-limitrange',
     definitionSpec: { pod: { containers: [{ name: 'app', image: 'registry.test/app:1', ports: [{ containerPort: 8080 }], resources: { limits: { memory: '3Gi' } } }] }, expose: { type: 'HTTP', port: 8080 } },
     settles: { phase: 'Error', reason: 'PodRefused' },
+  },
+  {
+    // Every string, list and total at its bound (test/support/largest.ts): the CRDs' CEL rules accept it, etcd
+    // stores it, Metacontroller's last-applied annotation of the Deployment fits its 256 KiB.
+    what: 'the largest valid definition and parameters',
+    definition: 'v-largest',
+    definitionSpec: largestDefinitionSpec(),
+    challengeSpec: { parameters: largestParameters() },
+    settles: { phase: 'Running', reason: 'Ready' },
   },
 ]
 

@@ -1,7 +1,7 @@
 // Every built-in object under manifests/ is valid for its kind (kubernetes-models),
 // and the hook server, the challenge namespace, Metacontroller's RBAC and the
 // admission policy say what they must.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { SHUTDOWN_BACKSTOP_MS } from '../../src/main.js'
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1'
@@ -175,6 +175,7 @@ t.test('challenges namespace baseline: default deny, quota, limits', async (t) =
   t.same(deny.spec, { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })
   const quota = new ResourceQuota(find('ResourceQuota', 'challenges', 'challenges'))
   t.same(Object.keys(quota.spec?.hard ?? {}).sort(), [
+    'count/challengedefinitions.challenge-hooks.dev', 'count/challenges.challenge-hooks.dev',
     'limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'pods', 'requests.cpu', 'requests.ephemeral-storage',
     'requests.memory', 'services.loadbalancers', 'services.nodeports',
   ])
@@ -186,10 +187,10 @@ t.test('challenges namespace baseline: default deny, quota, limits', async (t) =
   }
 })
 
-t.test("Metacontroller's RBAC is exactly what it needs for this controller", async (t) => {
-  const role = new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller'))
+/** `<group>/<resource>` to its verbs, sorted; a wildcard or a resource granted twice fails. */
+function grantsOf(t: Test, rules: readonly { apiGroups?: string[]; resources?: string[]; verbs: string[] }[]): Record<string, string> {
   const grants = new Map<string, string>()
-  for (const rule of role.rules ?? []) {
+  for (const rule of rules) {
     t.notOk(rule.apiGroups?.includes('*') || rule.resources?.includes('*') || rule.verbs.includes('*'), 'no wildcard')
     for (const group of rule.apiGroups ?? []) {
       for (const resource of rule.resources ?? []) {
@@ -199,30 +200,49 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller", asy
       }
     }
   }
+  return Object.fromEntries([...grants].sort())
+}
+
+t.test("Metacontroller's RBAC is exactly what it needs for this controller: reads everywhere, writes where bound", async (t) => {
   const read = 'get,list,watch'
-  const manage = 'create,delete,get,list,patch,update,watch'
-  t.same(Object.fromEntries([...grants].sort()), {
+  const write = 'create,delete,patch,update'
+  t.same(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller')).rules ?? []), {
     'apiextensions.k8s.io/customresourcedefinitions': read,
-    'apps/deployments': manage,
+    'apps/deployments': read,
     'challenge-hooks.dev/challengedefinitions': read,
-    'challenge-hooks.dev/challenges': 'get,list,patch,update,watch',
-    'challenge-hooks.dev/challenges/status': 'get,patch,update',
-    // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
-    'challenge-hooks.dev/challenges/finalizers': 'update',
+    'challenge-hooks.dev/challenges': read,
+    'challenge-hooks.dev/challenges/status': 'get',
     'core/events': 'create,patch',
     'core/namespaces': read,
     'core/pods': read,
-    'core/secrets': manage,
-    'core/services': manage,
+    'core/secrets': read,
+    'core/services': read,
     'metacontroller.k8s.io/compositecontrollers': read,
     'metacontroller.k8s.io/controllerrevisions': read,
     'metacontroller.k8s.io/decoratorcontrollers': read,
-    'networking.k8s.io/ingresses': manage,
-    'networking.k8s.io/networkpolicies': manage,
-  })
+    'networking.k8s.io/ingresses': read,
+    'networking.k8s.io/networkpolicies': read,
+  }, 'cluster-wide: reading (its informers watch every namespace), and events')
+  t.same(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []), {
+    'apps/deployments': write,
+    'challenge-hooks.dev/challenges': 'patch,update',
+    'challenge-hooks.dev/challenges/status': 'patch,update',
+    // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
+    'challenge-hooks.dev/challenges/finalizers': 'update',
+    'core/secrets': write,
+    'core/services': write,
+    'networking.k8s.io/ingresses': write,
+    'networking.k8s.io/networkpolicies': write,
+  }, 'the writes, granted only where bound')
   const subject = [{ kind: 'ServiceAccount', name: 'metacontroller', namespace: 'metacontroller' }]
   t.match(new ClusterRoleBinding(find('ClusterRoleBinding', 'challenge-hooks-metacontroller')), {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller' },
+    subjects: subject,
+  })
+  const writeBindings = manifests.filter((m) => m.object.metadata.name === 'challenge-hooks-metacontroller-write' && m.object.kind.endsWith('Binding')).map((m) => m.object)
+  t.same(writeBindings.map((b) => [b.kind, b.metadata.namespace]), [['RoleBinding', 'challenges']], 'the writes are bound in the challenges namespace only, never cluster-wide')
+  t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-write', 'challenges')), {
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller-write' },
     subjects: subject,
   })
   const leases = new Role(find('Role', 'challenge-hooks-metacontroller-leader-election', 'metacontroller'))

@@ -158,15 +158,25 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
   t.same(rules('owner'), ['self == oldSelf'])
   t.same(rules('renewals'), ['self >= oldSelf'])
   t.same(rules('restarts'), ['self >= oldSelf'])
-  t.same(rules('parameters'), ["self.all(k, k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))", "!self.exists(k, k in ['__proto__', 'constructor', 'prototype'])"])
+  t.same(rules('parameters'), [
+    "self.all(k, size(k) <= 128 && k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))",
+    "!self.exists(k, k in ['__proto__', 'constructor', 'prototype'])",
+    'self.map(k, size(k) + size(self[k])).sum() <= 4096',
+  ])
   const rulesAt = (path: string) =>
     (at(definitionSchema, path)['x-kubernetes-validations'] as { rule: string }[]).map((v) => v.rule)
   t.same(rulesAt('spec'), ['!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)'])
   t.same(rulesAt('spec.flag'), ["!has(self.mode) || self.mode != 'Static' || has(self.staticSecretRef)"])
+  // The pod's totals (Bounds in src/challenge/api.ts): the hook checks the same numbers.
+  t.same(rulesAt('spec.pod'), [
+    'self.containers.map(c, (has(c.command) ? c.command.map(w, size(w)).sum() : 0) + (has(c.args) ? c.args.map(w, size(w)).sum() : 0)).sum() <= 16384',
+    'self.containers.map(c, has(c.env) ? size(c.env) : 0).sum() <= 128',
+    'self.containers.map(c, has(c.env) ? c.env.map(e, has(e.value) ? size(e.value) : 0).sum() : 0).sum() <= 16384',
+  ])
   const everyRule = [definitionSchema, challengeSchema].flatMap((s) =>
     walk(s).flatMap(([, node]) => (node['x-kubernetes-validations'] as { message?: string }[] | undefined) ?? []),
   )
-  t.equal(everyRule.length, 8, 'no other CEL rule')
+  t.equal(everyRule.length, 12, 'no other CEL rule')
   t.ok(everyRule.every((rule) => typeof rule.message === 'string' && rule.message.length > 0), 'every rule has a message')
 })
 

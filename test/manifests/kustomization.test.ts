@@ -4,7 +4,7 @@
 // resolved: the base, and the base with every combination of routing components,
 // which must give what the in-repo component patching (helpers.ts) gives.
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import t from 'tap'
@@ -64,32 +64,47 @@ const COMPONENTS: Record<string, { apiVersion: string; resource: string; setting
   'traefik-tls': { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutetcps', settings: { TLS_ROUTING: 'Traefik', TRAEFIK_TLS_ENTRYPOINT: 'tcpsecure' } },
 }
 const componentNames = Object.keys(COMPONENTS)
+/** The components an operator may add beside routing: TLS to the hooks, and the hook server's NetworkPolicy openings. */
+const OTHER_COMPONENTS = ['hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'prometheus-scrape']
 
 t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
-  t.same([...kustomizations.keys()].sort(), ['.', ...componentNames.map((name) => `components/${name}`), 'examples', 'examples/tls', 'secrets'])
+  t.same([...kustomizations.keys()].sort(), [
+    '.',
+    ...[...componentNames, ...OTHER_COMPONENTS].sort().map((name) => `components/${name}`),
+    'examples',
+    'examples/tls',
+    'metacontroller',
+    'secrets',
+  ])
   t.notOk(main.resources?.some((r) => r.startsWith('examples')), 'the install does not include the examples')
   t.equal(main.components, undefined, 'the base enables no component (Ingress routing, no route CRD needed)')
   t.equal(examples.namespace, 'challenges')
   t.equal(kustomizations.get('examples/tls')?.namespace, 'challenges')
-  for (const name of componentNames) t.equal(kustomizations.get(`components/${name}`)?.kind, 'Component', name)
+  for (const name of [...componentNames, ...OTHER_COMPONENTS]) t.equal(kustomizations.get(`components/${name}`)?.kind, 'Component', name)
 })
 
 t.test('each component: one child rule, the rights Metacontroller needs on it, the hook server\'s routing settings', async (t) => {
   const base = loadManifests().map((m) => m.object)
   const controllerOf = (objects: ManifestObject[]) =>
     objects.find((o) => o.kind === 'CompositeController') as ManifestObject & { spec: { childResources: { apiVersion: string; resource: string; updateStrategy: { method: string } }[] } }
-  const roleOf = (objects: ManifestObject[]) =>
-    objects.find((o) => o.kind === 'ClusterRole') as ManifestObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }
+  const roleOf = (objects: ManifestObject[], name: string) =>
+    objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === name) as ManifestObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }
   for (const [name, expected] of Object.entries(COMPONENTS)) {
     const patched = withComponents(base, [name])
     t.same(controllerOf(patched).spec.childResources, [
       ...controllerOf(base).spec.childResources,
       { apiVersion: expected.apiVersion, resource: expected.resource, updateStrategy: { method: 'InPlace' } },
     ], `${name}: the child rule, InPlace like the others`)
-    t.same(roleOf(patched).rules, [
-      ...roleOf(base).rules,
-      { apiGroups: [expected.apiVersion.split('/')[0]], resources: [expected.resource], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
-    ], `${name}: the verbs of a child, on that resource only`)
+    const group = [expected.apiVersion.split('/')[0]]
+    t.same(roleOf(patched, 'challenge-hooks-metacontroller').rules, [
+      ...roleOf(base, 'challenge-hooks-metacontroller').rules,
+      { apiGroups: group, resources: [expected.resource], verbs: ['get', 'list', 'watch'] },
+    ], `${name}: read everywhere, on that resource only`)
+    t.same(roleOf(patched, 'challenge-hooks-metacontroller-write').rules, [
+      ...roleOf(base, 'challenge-hooks-metacontroller-write').rules,
+      { apiGroups: group, resources: [expected.resource], verbs: ['create', 'update', 'patch', 'delete'] },
+    ], `${name}: written where the write role is bound, on that resource only`)
+    for (const other of ['challenge-hooks-platform', 'challenge-hooks-author']) t.same(roleOf(patched, other), roleOf(base, other), `${name}: ${other} unchanged`)
     t.same(componentSettings([name]), expected.settings, `${name}: settings`)
     t.same(patched.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), base.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), `${name}: nothing else changes`)
   }
@@ -101,6 +116,8 @@ t.test('every file a kustomization names exists; every manifest file is named (n
     const ownGenerators = [...(kustomization.configMapGenerator ?? []), ...(kustomization.secretGenerator ?? [])]
     const files = [...(kustomization.resources ?? []), ...ownGenerators.flatMap((g) => g.envs ?? [])]
     for (const file of files) {
+      // Upstream's release, by URL: the Metacontroller overlay's base (checked below with a stand-in).
+      if (file.startsWith('https://')) continue
       const path = join(manifestsDir, dir, file)
       // The real secrets file is the operator's, never in git: its example must be there instead.
       const shipped = dir === 'secrets' && file === 'secrets.env' ? `${path}.example` : path
@@ -243,9 +260,9 @@ t.test('kubectl kustomize builds the install with every combination of routing c
     const label = components.join(' + ')
     const objects = kustomizeWith(components).objects as ManifestObject[]
     const expected = withComponents(base, components)
-    for (const kind of ['CompositeController', 'ClusterRole']) {
-      t.same(pick(objects, kind), pick(expected, kind), `${label}: ${kind} as the in-repo patching gives it`)
-    }
+    t.same(pick(objects, 'CompositeController'), pick(expected, 'CompositeController'), `${label}: CompositeController as the in-repo patching gives it`)
+    const roles = (from: ManifestObject[]) => from.filter((o) => o.kind === 'ClusterRole')
+    t.same(roles(objects), roles(expected), `${label}: the ClusterRoles as the in-repo patching gives them`)
     const configMap = pick(objects, 'ConfigMap') as ManifestObject & { data: Record<string, string> }
     t.same(configMap.data, { ...(pick(base, 'ConfigMap') as unknown as { data: Record<string, string> }).data, ...componentSettings(components) }, `${label}: settings merged`)
     const deployment = pick(objects, 'Deployment') as unknown as { spec: { template: { spec: { containers: { envFrom: { configMapRef: { name: string } }[] }[] } } } }
@@ -258,4 +275,127 @@ t.test('kubectl kustomize builds the install with every combination of routing c
     t.match(config, { httpRouting: components.includes('gateway-api-http') ? 'GatewayAPI' : components.includes('traefik-http') ? 'Traefik' : 'Ingress' }, `${label}: HTTP routing`)
     if (gatewayApi) t.throws(() => loadConfig(configMap.data), { name: 'ConfigError', message: /^GATEWAY: is required/ }, `${label}: without GATEWAY the server refuses to start`)
   }
+})
+
+// Kustomize output, read field by field.
+type Json = Record<string, any>
+
+t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPolicy for Prometheus or a hostNetwork Metacontroller', { skip: probe.skip ?? false }, async (t) => {
+  const base = (built.objects ?? []) as ManifestObject[]
+  const find = (objects: ManifestObject[], kind: string, name = 'challenge-hooks') => objects.find((o) => o.kind === kind && o.metadata.name === name) as unknown as Json
+  const unchanged = (objects: ManifestObject[], changed: string[], label: string) => {
+    const rest = (from: ManifestObject[]) => from.filter((o) => !changed.includes(o.kind))
+    t.same(rest(objects), rest(base), `${label}: nothing else changes`)
+  }
+
+  const tls = kustomizeWith(['hook-tls']).objects as ManifestObject[]
+  const hooks = find(tls, 'CompositeController').spec.hooks as Json
+  for (const hook of ['customize', 'sync', 'finalize']) {
+    t.match(hooks[hook].webhook, {
+      service: { name: 'challenge-hooks', namespace: 'challenge-hooks', port: 443, protocol: 'https' },
+      caBundle: { secretRef: { name: 'challenge-hooks-tls', namespace: 'challenge-hooks', key: 'ca.crt' } },
+      authorization: { type: 'Bearer' },
+    }, `hook-tls: ${hook} over https, verified with the CA of challenge-hooks-tls`)
+  }
+  t.same(find(tls, 'Service').spec.ports[0], { name: 'https', port: 443, targetPort: 'http', protocol: 'TCP' }, 'hook-tls: the Service port')
+  const pod = find(tls, 'Deployment').spec.template.spec
+  const container = pod.containers[0]
+  const env = Object.fromEntries((container.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]))
+  const mount = (container.volumeMounts as Json[]).find((m) => m.name === 'tls')
+  t.same(mount, { name: 'tls', mountPath: '/etc/challenge-hooks/tls', readOnly: true })
+  t.equal(env.TLS_CERT_FILE, `${mount?.mountPath}/tls.crt`, 'hook-tls: the server reads the mounted certificate')
+  t.equal(env.TLS_KEY_FILE, `${mount?.mountPath}/tls.key`)
+  t.match((pod.volumes as Json[]).find((v) => v.name === 'tls'), { secret: { secretName: 'challenge-hooks-tls' } })
+  // The server starts with the settings the component gives it (the files themselves are checked by test/http/tls.test.ts).
+  t.match(loadConfig({ TLS_CERT_FILE: env.TLS_CERT_FILE, TLS_KEY_FILE: env.TLS_KEY_FILE }).hookTls, { certFile: '/etc/challenge-hooks/tls/tls.crt' })
+  unchanged(tls, ['CompositeController', 'Service', 'Deployment'], 'hook-tls')
+
+  const baseIngress = find(base, 'NetworkPolicy').spec.ingress as Json[]
+  const scrape = kustomizeWith(['prometheus-scrape']).objects as ManifestObject[]
+  t.same(find(scrape, 'NetworkPolicy').spec.ingress, [
+    ...baseIngress,
+    { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 8081 }] },
+  ], 'prometheus-scrape: the ops port, from Prometheus\' namespace')
+  unchanged(scrape, ['NetworkPolicy'], 'prometheus-scrape')
+  const hostNetwork = kustomizeWith(['metacontroller-host-network']).objects as ManifestObject[]
+  t.same(find(hostNetwork, 'NetworkPolicy').spec.ingress, [
+    ...baseIngress,
+    { from: [{ ipBlock: { cidr: '10.0.0.0/16' } }], ports: [{ protocol: 'TCP', port: 8080 }] },
+  ], 'metacontroller-host-network: the hook port, from the nodes\' addresses')
+  unchanged(hostNetwork, ['NetworkPolicy'], 'metacontroller-host-network')
+
+  const helm = kustomizeWith(['metacontroller-helm']).objects as ManifestObject[]
+  const bound = (from: ManifestObject[]) =>
+    from
+      .filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding')
+      .map((o) => [o.metadata.name, (o as unknown as Json).subjects])
+  const helmAccount = [{ kind: 'ServiceAccount', name: 'metacontroller-metacontroller-helm', namespace: 'metacontroller' }]
+  const upstreamAccount = [{ kind: 'ServiceAccount', name: 'metacontroller', namespace: 'metacontroller' }]
+  const rebound = ['challenge-hooks-metacontroller', 'challenge-hooks-metacontroller-write', 'challenge-hooks-metacontroller-leader-election']
+  t.same(
+    bound(helm).filter(([name]) => rebound.includes(name)),
+    bound(base).filter(([name]) => rebound.includes(name)).map(([name, subjects]) => {
+      t.same(subjects, upstreamAccount, `${name}: the upstream account in the base`)
+      return [name, helmAccount]
+    }),
+    "metacontroller-helm: Metacontroller's three bindings name the chart's account",
+  )
+  t.same(bound(helm).filter(([name]) => !rebound.includes(name)), bound(base).filter(([name]) => !rebound.includes(name)), 'the other actors\' bindings unchanged')
+  unchanged(helm, ['ClusterRoleBinding', 'RoleBinding'], 'metacontroller-helm')
+})
+
+/** Upstream's manifests/production as of v4.17 (its RBAC file and StatefulSet, reduced to what the overlay touches). */
+const UPSTREAM_STANDIN = `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: metacontroller, namespace: metacontroller}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: metacontroller}
+rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: metacontroller}
+subjects: [{kind: ServiceAccount, name: metacontroller, namespace: metacontroller}]
+roleRef: {kind: ClusterRole, name: metacontroller, apiGroup: rbac.authorization.k8s.io}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: aggregate-metacontroller-view}
+rules: [{apiGroups: [metacontroller.k8s.io], resources: [compositecontrollers], verbs: [get]}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: metacontroller, namespace: metacontroller}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/name: metacontroller}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: metacontroller}}
+    spec:
+      serviceAccountName: metacontroller
+      containers:
+        - name: metacontroller
+          image: ghcr.io/metacontroller/metacontroller:v4.17.2
+          args: [--zap-log-level=4, --discovery-interval=20s]
+`
+
+t.test('manifests/metacontroller/: upstream\'s release without its wildcard RBAC, with the event\'s rate and workers', { skip: probe.skip ?? false }, async (t) => {
+  const overlay = kustomizations.get('metacontroller') as Kustomization
+  t.same(overlay.resources, ['https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'], 'upstream, pinned to a release')
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-metacontroller-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  // The same patches over a local stand-in of upstream's objects (the test runs offline).
+  const source = readFileSync(join(manifestsDir, 'metacontroller', 'kustomization.yaml'), 'utf8')
+  writeFileSync(join(dir, 'kustomization.yaml'), source.replace(/^  - https:\/\/github\.com\/.*$/m, '  - upstream.yaml'))
+  writeFileSync(join(dir, 'upstream.yaml'), UPSTREAM_STANDIN)
+  const objects = kustomize(dir).objects as (ManifestObject & Json)[]
+  t.same(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['ClusterRole/aggregate-metacontroller-view', 'ServiceAccount/metacontroller', 'StatefulSet/metacontroller'], 'the wildcard ClusterRole and its binding are gone')
+  const statefulSet = objects.find((o) => o.kind === 'StatefulSet') as Json
+  const pod = statefulSet.spec.template.spec
+  t.same(pod.containers[0].args, ['--zap-log-level=4', '--discovery-interval=20s', '--workers=20', '--client-go-qps=100', '--client-go-burst=200'])
+  t.same(pod.containers[0].resources, { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } })
+  t.same(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
+    { matchExpressions: [{ key: 'challenge-hooks.dev/pool', operator: 'NotIn', values: ['challenges'] }] },
+  ], 'never on the player pool')
 })
