@@ -1,9 +1,12 @@
 # syntax=docker/dockerfile:1
 # The hook server's image: docker build -t ghcr.io/challenge-hooks/challenge-hooks:0.1.0 .
-# For reproducible builds, pin the base images by digest (node:22-bookworm-slim@sha256:...).
+# The base image is pinned by digest (the tag's multi-arch index), the same in
+# every stage, so a rebuild gets the same Node and Debian unless this file
+# changes. Refresh it on purpose (security updates), in all three FROM lines:
+#   docker buildx imagetools inspect node:22-bookworm-slim   (or: crane digest)
 
 # --- build: compile TypeScript to dist/ ---
-FROM node:22-bookworm-slim AS build
+FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
@@ -13,7 +16,7 @@ COPY src ./src
 RUN npm run build
 
 # --- deps: production dependencies only ---
-FROM node:22-bookworm-slim AS deps
+FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
@@ -21,7 +24,7 @@ RUN --mount=type=cache,target=/root/.npm \
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # --- runtime: node, the compiled server and its production dependencies ---
-FROM node:22-bookworm-slim AS runtime
+FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -116,8 +116,8 @@ t.test('schema rules of a Challenge', async (t) => {
     ['an unknown owner kind', { owner: { kind: 'Robot', id: 'alice' } }, /spec\.owner\.kind: Unsupported value: "Robot": supported values: "User", "Team"/],
     ['a lifetime below a minute', { lifetimeSeconds: 10 }, /spec\.lifetimeSeconds: Invalid value: 10: spec\.lifetimeSeconds in body should be greater than or equal to 60/],
     ['a deadline that is no date-time', { deadline: 'tomorrow' }, /spec\.deadline: Invalid value: "tomorrow": spec\.deadline in body must be of type date-time/],
-    ['parameters over their total', { parameters: overTotal() }, /spec\.parameters: Invalid value: "object": the parameter names and values together must be at most 4096 characters/],
-    ['a parameter name over 128 characters', { parameters: { [`P${'X'.repeat(128)}`]: 'x' } }, /spec\.parameters: Invalid value: "object": parameter names must be environment variable names .* of at most 128 characters/],
+    ['parameters over their total', { parameters: overTotal() }, /spec\.parameters: Invalid value: the parameter names and values together must be at most 4096 characters/],
+    ['a parameter name over 128 characters', { parameters: { [`P${'X'.repeat(128)}`]: 'x' } }, /spec\.parameters: Invalid value: parameter names must be environment variable names .* of at most 128 characters/],
   ]
   for (const [what, spec, message] of cases) {
     const refusal = await attempt(create(challenges, challenge(`schema-${cases.findIndex((c) => c[0] === what)}`, LABELS, spec)))
@@ -135,8 +135,8 @@ t.test('the rules of a ChallengeDefinition', async (t) => {
     ['no containers', { pod: { containers: [] } }, /spec\.pod\.containers: Invalid value: 0: spec\.pod\.containers in body should have at least 1 items/],
     ['an unknown exposure', { expose: { port: 8080, type: 'Carrier-Pigeon' } }, /spec\.expose\.type: Unsupported value: "Carrier-Pigeon"/],
     ['the largest valid definition', largestDefinitionSpec(), undefined],
-    ['command and args over the pod total', withArg(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: "object": command and args of all containers together must be at most 16384 characters/],
-    ['env values over the pod total', withEnvValue(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: "object": the env values of all containers together must be at most 16384 characters/],
+    ['command and args over the pod total', withArg(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: command and args of all containers together must be at most 16384 characters/],
+    ['env values over the pod total', withEnvValue(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: the env values of all containers together must be at most 16384 characters/],
     ['an env value over 4096 characters', { pod: { containers: [{ name: 'app', image: 'registry.test/app:1', env: [{ name: 'A', value: 'x'.repeat(4097) }] }] } }, /spec\.pod\.containers\[0\]\.env\[0\]\.value: Too long: may not be (longer than|more than) 4096/],
   ]
   for (const [index, [what, spec, message]] of cases.entries()) {

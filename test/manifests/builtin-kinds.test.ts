@@ -210,8 +210,11 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
     'apiextensions.k8s.io/customresourcedefinitions': read,
     'apps/deployments': read,
     'challenge-hooks.dev/challengedefinitions': read,
-    'challenge-hooks.dev/challenges': read,
-    'challenge-hooks.dev/challenges/status': 'get',
+    // The parent's status and finalizer, also while its namespace (and the namespace's RoleBindings) is deleted.
+    'challenge-hooks.dev/challenges': 'get,list,patch,update,watch',
+    'challenge-hooks.dev/challenges/status': 'get,patch,update',
+    // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
+    'challenge-hooks.dev/challenges/finalizers': 'update',
     'core/events': 'create,patch',
     'core/namespaces': read,
     'core/pods': read,
@@ -222,18 +225,14 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
     'metacontroller.k8s.io/decoratorcontrollers': read,
     'networking.k8s.io/ingresses': read,
     'networking.k8s.io/networkpolicies': read,
-  }, 'cluster-wide: reading (its informers watch every namespace), and events')
+  }, 'cluster-wide: reading (its informers watch every namespace), events, and the parent')
   t.same(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []), {
     'apps/deployments': write,
-    'challenge-hooks.dev/challenges': 'patch,update',
-    'challenge-hooks.dev/challenges/status': 'patch,update',
-    // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
-    'challenge-hooks.dev/challenges/finalizers': 'update',
     'core/secrets': write,
     'core/services': write,
     'networking.k8s.io/ingresses': write,
     'networking.k8s.io/networkpolicies': write,
-  }, 'the writes, granted only where bound')
+  }, 'writing the children, granted only where bound')
   const subject = [{ kind: 'ServiceAccount', name: 'metacontroller', namespace: 'metacontroller' }]
   t.match(new ClusterRoleBinding(find('ClusterRoleBinding', 'challenge-hooks-metacontroller')), {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller' },

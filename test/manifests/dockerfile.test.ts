@@ -43,6 +43,9 @@ t.test('multi-stage, final stage on Node 22', async (t) => {
   t.ok(stages.length >= 2, 'at least two FROM')
   t.match(final.from, /^node:22([-.@]|$)/)
   t.ok(stages.every((s) => /^node:22/.test(s.from) || stages.some((o) => o.name === s.from)), 'every stage on Node 22')
+  const bases = stages.map((s) => s.from).filter((from) => !stages.some((o) => o.name === from))
+  for (const base of bases) t.match(base, /^node:22-bookworm-slim@sha256:[0-9a-f]{64}$/, `${base}: pinned by digest`)
+  t.equal(new Set(bases).size, 1, 'one base image for every stage')
 })
 
 t.test('build stage: npm ci and npm run build', async (t) => {
