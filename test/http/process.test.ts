@@ -104,6 +104,7 @@ t.test('start listens and serves; SIGTERM fails readiness, drains, closes and ex
   t.match(messages, [
     /FLAG_SECRET/,
     /HOOK_TOKEN/,
+    /CLUSTER_CIDRS/,
     /^Server listening at http:\/\/127\.0\.0\.1:/,
     /^Server listening at http:\/\/127\.0\.0\.1:/,
     /^serving hook calls/,
@@ -112,7 +113,7 @@ t.test('start listens and serves; SIGTERM fails readiness, drains, closes and ex
     /hook answered/,
     /closed/,
   ])
-  t.match(fake.log.entries().find((entry) => entry.msg === String(messages[6])), { signal: 'SIGTERM' })
+  t.match(fake.log.entries().find((entry) => entry.msg === String(messages[7])), { signal: 'SIGTERM' })
 })
 
 t.test('SIGTERM with calls in flight: they finish, or are cut at SHUTDOWN_TIMEOUT_MS, and the exit code is 0', async (t) => {
