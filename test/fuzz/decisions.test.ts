@@ -1,0 +1,177 @@
+/**
+ * Decision properties over plausible worlds (world-gen.ts): not only that an answer is well formed, but that the
+ * decision is right, by comparing the answers to two worlds that differ in one known way.
+ * - a terminating pod of the current run never changes the phase or reason;
+ * - a fatal pod problem always outranks a transient one;
+ * - a teardown answer never drops the NetworkPolicies or the flag Secret while a pod or the Deployment of the
+ *   instance is observed;
+ * - the same world later never moves the instance backwards in its lifecycle;
+ * - hook v1 and v2 keys (name, namespace/name) give the same bytes.
+ */
+import t from 'tap'
+import fc from 'fast-check'
+import type { FastifyInstance } from 'fastify'
+import type { KubeObject } from '../../src/protocol.js'
+import { buildTestApp, FIXED_NOW } from '../helpers/app.js'
+import { pod, type Json } from '../helpers/world.js'
+import { NAME, requestFor, runs, SEED, world, type World } from './world-gen.js'
+
+interface Answer {
+  statusCode: number
+  body: string
+  status?: { phase?: string; reason?: string; run?: number }
+  children?: KubeObject[]
+}
+
+async function ask(app: FastifyInstance, url: string, body: unknown): Promise<Answer> {
+  const response = await app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+  if (response.statusCode !== 200) return { statusCode: response.statusCode, body: response.body }
+  const parsed = JSON.parse(response.body) as { status: Answer['status']; children: KubeObject[] }
+  return { statusCode: 200, body: response.body, status: parsed.status, children: parsed.children }
+}
+
+type Request = { related: Record<string, Record<string, KubeObject>>; children: Record<string, Record<string, KubeObject>> }
+const PODS = 'Pod.v1'
+
+function withPod(body: Json, extra: KubeObject): Json {
+  const request = structuredClone(body) as unknown as Request
+  request.related[PODS] = { ...(request.related[PODS] ?? {}), [extra.metadata.name]: extra }
+  return request as unknown as Json
+}
+
+function waiting(reason: string, run: number, name: string, restartCount = 0): KubeObject {
+  return pod(NAME, run, { phase: 'Pending', containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }] }, name)
+}
+
+const live = world.filter((w: World) => !w.deleting)
+
+t.test('a terminating pod of the current run never changes the phase or the reason', async (t) => {
+  const app = await buildTestApp(t)
+  let compared = 0
+  await fc.assert(
+    fc.asyncProperty(live, fc.constantFrom('CrashLoopBackOff', 'InvalidImageName', 'ImagePullBackOff', 'CreateContainerConfigError'), async (w, reason) => {
+      const { url, body } = requestFor(w)
+      const before = await ask(app, url, body)
+      if (before.statusCode !== 200) return
+      const terminating = waiting(reason, Number(before.status?.run ?? 0), `${NAME}-dying-0`, 9)
+      terminating.metadata.deletionTimestamp = '2026-11-22T11:59:50Z'
+      const after = await ask(app, url, withPod(body, terminating))
+      compared += 1
+      if (after.status?.phase !== before.status?.phase || after.status?.reason !== before.status?.reason) {
+        throw new Error(`${before.status?.phase}/${before.status?.reason} became ${after.status?.phase}/${after.status?.reason} with a terminating ${reason} pod`)
+      }
+    }),
+    { seed: SEED, numRuns: runs(200) },
+  )
+  t.ok(compared > 100, `${compared} worlds compared`)
+})
+
+t.test('a fatal pod problem outranks a transient one', async (t) => {
+  const app = await buildTestApp(t)
+  let pulling = 0
+  await fc.assert(
+    fc.asyncProperty(live, async (w) => {
+      const { url, body } = requestFor(w)
+      const base = await ask(app, url, body)
+      if (base.statusCode !== 200) return
+      const run = Number(base.status?.run ?? 0)
+      const transient = withPod(body, waiting('ImagePullBackOff', run, `${NAME}-pull-0`))
+      const withTransient = await ask(app, url, transient)
+      // Only where the transient problem is what the player is told: the fatal one must then win.
+      if (withTransient.status?.reason !== 'ImagePullBackOff') return
+      pulling += 1
+      const both = await ask(app, url, withPod(transient, waiting('InvalidImageName', run, `${NAME}-bad-0`)))
+      if (both.status?.phase !== 'Error' || both.status.reason !== 'InvalidImage') {
+        throw new Error(`an invalid image beside an image pull back-off gave ${both.status?.phase}/${both.status?.reason}`)
+      }
+    }),
+    { seed: SEED, numRuns: runs(200) },
+  )
+  t.ok(pulling > 10, `${pulling} worlds where the transient problem showed`)
+})
+
+const GUARDED = ['Secret', 'NetworkPolicy']
+
+t.test('a teardown never drops the policies or the flag Secret while a pod or the Deployment is observed', async (t) => {
+  const app = await buildTestApp(t)
+  let guarded = 0
+  await fc.assert(
+    fc.asyncProperty(world, async (w) => {
+      const { url, body } = requestFor(w)
+      const answer = await ask(app, url, body)
+      if (answer.statusCode !== 200) return
+      const request = body as unknown as Request
+      const desired = answer.children ?? []
+      if (desired.some((child) => child.kind === 'Deployment')) return
+      const observed = Object.entries(request.children).flatMap(([group, objects]) => Object.values(objects).map((object) => ({ group, object })))
+      const deployment = observed.some(({ object }) => object.kind === 'Deployment')
+      const pods = Object.keys(request.related[PODS] ?? {}).length > 0
+      if (!deployment && !pods) return
+      guarded += 1
+      const kept = new Set(desired.map((child) => `${child.kind}/${child.metadata.name}`))
+      const dropped = observed
+        .filter(({ object }) => GUARDED.includes(String(object.kind)) && object.metadata.deletionTimestamp === undefined)
+        .map(({ object }) => `${object.kind}/${object.metadata.name}`)
+        .filter((name) => !kept.has(name))
+      if (dropped.length > 0) throw new Error(`${url} dropped ${dropped.join(', ')} while ${deployment ? 'the Deployment' : 'a pod'} is observed`)
+    }),
+    { seed: SEED, numRuns: runs(600) },
+  )
+  t.ok(guarded > 25, `${guarded} teardowns with a pod or the Deployment observed`)
+})
+
+/** Where an instance is in its lifecycle: later never comes before earlier. */
+const STAGE: Record<string, number> = { Pending: 0, Running: 1, Error: 2, Deleted: 2, Terminating: 3 }
+
+t.test('the same world later never moves the instance backwards in its lifecycle', async (t) => {
+  const clock = { now: FIXED_NOW }
+  const app = await buildTestApp(t, {}, () => clock.now)
+  let compared = 0
+  await fc.assert(
+    fc.asyncProperty(world, fc.integer({ min: 1, max: 3 * 86400 }), async (w, seconds) => {
+      const { url, body } = requestFor(w)
+      clock.now = FIXED_NOW
+      const now = await ask(app, url, body)
+      clock.now = new Date(FIXED_NOW.getTime() + seconds * 1000)
+      const later = await ask(app, url, body)
+      clock.now = FIXED_NOW
+      if (now.statusCode !== 200 || later.statusCode !== 200) return
+      compared += 1
+      const [a, b] = [now.status?.phase ?? '', later.status?.phase ?? '']
+      if ((STAGE[b] ?? -1) < (STAGE[a] ?? -1)) throw new Error(`${a}/${now.status?.reason} became ${b}/${later.status?.reason} ${seconds} s later`)
+    }),
+    { seed: SEED, numRuns: runs(300) },
+  )
+  t.ok(compared > 200, `${compared} worlds compared`)
+})
+
+/** The same request with hook v2's inner keys: `namespace/name` instead of `name`. */
+function asV2(body: Json): Json {
+  const request = structuredClone(body) as unknown as Request & { parent: KubeObject }
+  const rekey = (groups: Record<string, Record<string, KubeObject>>) =>
+    Object.fromEntries(
+      Object.entries(groups).map(([group, objects]) => [
+        group,
+        Object.fromEntries(Object.values(objects).map((object) => [`${object.metadata.namespace ?? request.parent.metadata.namespace}/${object.metadata.name}`, object])),
+      ]),
+    )
+  request.children = rekey(request.children)
+  request.related = rekey(request.related)
+  return request as unknown as Json
+}
+
+t.test('hook v1 and v2 keys give the same bytes', async (t) => {
+  const app = await buildTestApp(t)
+  let compared = 0
+  await fc.assert(
+    fc.asyncProperty(world, async (w) => {
+      const { url, body } = requestFor(w)
+      const v1 = await ask(app, url, body)
+      const v2 = await ask(app, url, asV2(body))
+      if (v1.statusCode !== v2.statusCode || v1.body !== v2.body) throw new Error(`v1 answered ${v1.statusCode}, v2 ${v2.statusCode}; the bodies differ`)
+      if (v1.statusCode === 200) compared += 1
+    }),
+    { seed: SEED, numRuns: runs(200) },
+  )
+  t.ok(compared > 100, `${compared} answers compared`)
+})
