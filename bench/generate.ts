@@ -340,14 +340,14 @@ export async function generate(root: string): Promise<Generated[]> {
   }
 
   const medium = await runningTarget(context, CATALOGUE, [])
-  out.push({ name: 'medium', what: `a Running HTTP instance (Secret, 2 NetworkPolicies, Deployment, Service, Ingress, its Pod); ${CATALOGUE} ChallengeDefinitions in the namespace`, body: request(medium.result), phase: medium.phase })
+  out.push({ name: 'medium', what: `a Running HTTP instance (Secret, 2 NetworkPolicies, Deployment, Service, Ingress, its Pod); ${CATALOGUE} ChallengeDefinitions in the namespace, only its own in the request`, body: request(medium.result), phase: medium.phase })
 
   const lives = await pendingLives
   const large = await runningTarget(context, CATALOGUE, lives.slice(0, CATALOGUE - 1))
   out.push({ name: 'large', what: `medium, after its owner went through the ${CATALOGUE - 1} other challenges: ${CATALOGUE} related Challenges with status and managedFields`, body: request(large.result), phase: large.phase })
 
   const xlarge = await runningTarget(context, XLARGE_CATALOGUE, lives)
-  out.push({ name: 'xlarge', what: `large, in a ${XLARGE_CATALOGUE}-challenge catalogue the owner went through: ${XLARGE_CATALOGUE} definitions and ${XLARGE_CATALOGUE} related Challenges`, body: request(xlarge.result), phase: xlarge.phase })
+  out.push({ name: 'xlarge', what: `large, in a ${XLARGE_CATALOGUE}-challenge catalogue the owner went through: ${XLARGE_CATALOGUE} related Challenges (the definitions stay out of the request)`, body: request(xlarge.result), phase: xlarge.phase })
 
   await context.app.close()
   return out

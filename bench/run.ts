@@ -410,7 +410,7 @@ const stage = (size: SizeName) => stages.get(size) as StageTimes
 /** In process: the work of a call beyond the I/O baseline's (decode + JSON.parse), µs. */
 const beyondUs = (size: SizeName) => {
   const t = stage(size)
-  return t.scans + t.validate + t.sync + t.stringify + t.etag
+  return t.validate + t.sync + t.stringify + t.etag
 }
 const small = bodyOf('small')
 
@@ -581,7 +581,7 @@ for (const t of missed) {
     const t0 = stage(size)
     t.cause =
       `In process, per call: the limit's own work (UTF-8 decode + JSON.parse) ${fmt(t0.decode + t0.jsonParse)} µs; beyond it ${fmt(beyondUs(size))} µs ` +
-      `(prototype-poisoning scans ${fmt(t0.scans)}, validation ${fmt(t0.validate)}, sync ${fmt(t0.sync)}, stringify + ETag ${fmt(t0.stringify + t0.etag)}), ` +
+      `(validation ${fmt(t0.validate)}, sync ${fmt(t0.sync)}, stringify + ETag ${fmt(t0.stringify + t0.etag)}), ` +
       `which alone would allow ${fmt((t0.decode + t0.jsonParse) / (t0.decode + t0.jsonParse + beyondUs(size)), 2)}; the rest is per-call cost of fastify and its hooks, which shows in the HTTP figures. ` +
       `The hook's own work: the sync baseline (the same JSON.parse, sync and JSON.stringify, no framework) runs at ${fmt(syncVsIo(size), 2)} of the I/O baseline's req/s ` +
       `(${fmt(summary(size, 'io').serverCpuUs / summary(size, 'sync').serverCpuUs, 2)} by CPU per request). The framework and checks around it: the real server runs at ${fmt(ratio(size, 'sync'), 2)} of the sync baseline.` +
@@ -689,7 +689,7 @@ md.push(
 )
 md.push('## The stages of a call, in process', '')
 md.push(
-  "Each stage timed alone on the same requests, without HTTP (bench/stages.ts): the scans secure-json-parse runs for fastify's JSON parser, fastify's validator compiler with the app's ajv options, `sync` from dist/, the route's stringify and ETag. µs per call, the fastest of 3 interleaved timings; validation and sync go round separately parsed copies.",
+  "Each stage timed alone on the same requests, without HTTP (bench/stages.ts): fastify's validator compiler with the app's ajv options, `sync` from dist/, the route's stringify and ETag. µs per call, the fastest of 3 interleaved timings; validation and sync go round separately parsed copies.",
   '',
 )
 md.push(
@@ -697,7 +697,7 @@ md.push(
     ['stage', ...sizes],
     [
       ...(Object.keys(STAGE_LABELS) as Array<keyof StageTimes>).map((key) => [STAGE_LABELS[key], ...sizes.map((size) => fmt(stage(size)[key]))]),
-      ['**beyond the I/O baseline** (scans, validation, sync, stringify, ETag)', ...sizes.map((size) => `**${fmt(beyondUs(size))}**`)],
+      ['**beyond the I/O baseline** (validation, sync, stringify, ETag)', ...sizes.map((size) => `**${fmt(beyondUs(size))}**`)],
       ['as a share of decode + JSON.parse', ...sizes.map((size) => pct(beyondUs(size) / (stage(size).decode + stage(size).jsonParse)))],
     ],
   ),

@@ -7,7 +7,6 @@
  * route's JSON.stringify + SHA-256 ETag. Modules fastify depends on are loaded from fastify's own location.
  */
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -16,7 +15,6 @@ export interface StageTimes {
   /** µs per call */
   decode: number
   jsonParse: number
-  scans: number
   validate: number
   sync: number
   stringify: number
@@ -26,7 +24,6 @@ export interface StageTimes {
 export const STAGE_LABELS: Record<keyof StageTimes, string> = {
   decode: 'UTF-8 decode of the body (Buffer → string)',
   jsonParse: 'JSON.parse',
-  scans: "prototype-poisoning scans: the two regular expressions secure-json-parse runs over the text after JSON.parse (fastify's default, onProtoPoisoning and onConstructorPoisoning 'error')",
   validate: 'ajv: SyncRequestSchema, compiled by fastify\'s compiler with the app\'s options',
   sync: 'sync (dist/challenge/hooks.js)',
   stringify: 'JSON.stringify of the answer',
@@ -49,14 +46,6 @@ function time(fn: Fn, budgetMs: number): number {
   return (elapsed * 1000) / calls
 }
 
-/** secure-json-parse's two scans, taken from its source (so they are the installed version's). */
-function poisoningScans(file: string): RegExp[] {
-  const source = readFileSync(file, 'utf8')
-  const scans = ['suspectProtoRx', 'suspectConstructorRx'].map((name) => new RegExp(`const ${name} = /(.*)/\n`).exec(source)?.[1])
-  if (scans.some((scan) => scan === undefined)) throw new Error(`stages: secure-json-parse changed; no scans found in ${file}`)
-  return scans.map((scan) => new RegExp(scan as string))
-}
-
 /** Each stage is timed `reps` times, interleaved with the others; the fastest is kept (noise only adds). */
 export async function timeStages(root: string, env: Record<string, string>, bodies: Map<string, Buffer>, budgetMs = 40, reps = 3): Promise<Map<string, StageTimes>> {
   const dist = (file: string) => pathToFileURL(join(root, 'dist', file)).href
@@ -64,7 +53,6 @@ export async function timeStages(root: string, env: Record<string, string>, bodi
   const { loadConfig } = (await import(dist('config.js'))) as { loadConfig(env: Record<string, string>): unknown }
   const { SyncRequestSchema } = (await import(dist('protocol.js'))) as { SyncRequestSchema: object }
   const fastifyRequire = createRequire(createRequire(join(root, 'package.json')).resolve('fastify'))
-  const [protoScan, constructorScan] = poisoningScans(fastifyRequire.resolve('secure-json-parse')) as [RegExp, RegExp]
   const AjvCompiler = fastifyRequire('@fastify/ajv-compiler') as () => (external: object, options: object) => (route: object) => (data: unknown) => boolean
   // src/http/app.ts: report, never repair.
   const customOptions = { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false }
@@ -86,7 +74,6 @@ export async function timeStages(root: string, env: Record<string, string>, bodi
     const fns: Record<keyof StageTimes, Fn> = {
       decode: () => body.toString('utf8'),
       jsonParse: () => JSON.parse(text),
-      scans: () => protoScan.test(text) || constructorScan.test(text),
       validate: () => validate(copy()),
       sync: () => sync(copy(), config, now),
       stringify: () => JSON.stringify(answer),

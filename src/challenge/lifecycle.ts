@@ -9,13 +9,15 @@
  * A run ends in Deleted or in a sticky Error; only `spec.restarts` starts a new run.
  */
 import type { Config } from '../config.js'
-import type { ChallengeObject, KubeObject } from '../protocol.js'
-import { Bounds, ConditionType, Label, Phase, Reason } from './api.js'
-import { characters, lookupDefinition, type ResolvedDefinition } from './definition.js'
+import type { ChallengeObject } from '../protocol.js'
+import { ConditionType, Label, Phase, Reason } from './api.js'
+import { admittedByBudget } from './budget.js'
+import { flagData, parametersProblem } from './flag.js'
+import { lookupDefinition, type ResolvedDefinition } from './definition.js'
 import type { ChildNames } from './names.js'
-import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { objectsOfKind, type ObservedIndex } from './observed.js'
 import { routingProblem, type RouteProblem } from './routes.js'
-import { ownerMessage, flagSecretPart, type OwnerKey } from './secrets.js'
+import type { OwnerKey } from './secrets.js'
 import type { Endpoint, PreviousStatus } from './status.js'
 import { earliest, formatTime, parseTime } from './time.js'
 import { currentPods, observeEndpoint, podProblem, podRefusal, workloadReady } from './workload.js'
@@ -225,7 +227,7 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   const unroutable = type === 'HTTP' || type === 'TLS' ? routingProblem(type, config, world.childGroups) : undefined
   if (unroutable) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: unroutable })
 
-  const flag = flagData(world, definition, config)
+  const flag = flagData({ ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related }, definition, config.flagSecret)
   if (!flag.ok) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
   builder.flagData = flag.data
 
@@ -258,7 +260,8 @@ function decidePhase(world: World, config: Config, now: number): Decision {
         message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
       })
     }
-    if (!admittedByBudget(world, definition, config.ownerBudget, parseTime(state.admittedAt))) {
+    const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: objectsOfKind(world.related, 'Challenge') }
+    if (!admittedByBudget(owner, definition.cost, config.ownerBudget, parseTime(state.admittedAt))) {
       const queuedSince = queueStart(world, state, now)
       if (now >= queuedSince + lifetimeMs) {
         return builder.finish({
@@ -360,130 +363,6 @@ function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
   return undefined
 }
 
-type FlagResult = { ok: true; data: string } | { ok: false; message: string }
-
-function base64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64')
-}
-
-/** The flag's bytes, base64 as a Secret's `data` holds them. The value itself never leaves this function's caller. */
-/** Names that would read an object's prototype wherever a parameter is looked up by name: refused, as the CRD does. */
-const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype']
-
-function parametersProblem(parameters: Record<string, string>, flagEnv: string): string | undefined {
-  const names = Object.keys(parameters)
-  const hostile = names.find((name) => PROTOTYPE_NAMES.includes(name))
-  if (hostile !== undefined) return `spec.parameters: the name ${hostile} is refused (it names an object prototype).`
-  if (names.includes(flagEnv)) return `spec.parameters: ${flagEnv} is reserved for the flag.`
-  const text = characters(Object.entries(parameters).flat())
-  return text > Bounds.parametersText
-    ? `spec.parameters: the names and values together must be at most ${Bounds.parametersText} characters, got ${text}.`
-    : undefined
-}
-
-function flagData(world: World, definition: ResolvedDefinition, config: Config): FlagResult {
-  const { prefix, suffix, mode, staticSecretRef } = definition.flag
-  switch (mode) {
-    case 'PerOwner':
-      return { ok: true, data: base64(prefix + flagSecretPart(config.flagSecret, ownerMessage(world.ownerKey)) + suffix) }
-    case 'PerInstance':
-      return { ok: true, data: base64(prefix + flagSecretPart(config.flagSecret, world.challenge.metadata.uid) + suffix) }
-    case 'Static': {
-      const ref = staticSecretRef as { name: string; key: string }
-      const secret = objectsOfKind(world.related, 'Secret').find((candidate) => candidate.metadata.name === ref.name)
-      const data = (secret?.data as Record<string, unknown> | undefined)?.[ref.key]
-      if (typeof data !== 'string' || data === '') {
-        return {
-          ok: false,
-          message: `The flag Secret "${ref.name}" (key "${ref.key}") was not found; it must carry the label ${Label.definition}=${definition.name}.`,
-        }
-      }
-      return { ok: true, data }
-    }
-  }
-}
-
-interface Candidate {
-  name: string
-  admittedAt: number
-  createdAt: number
-  /** Its `status.cost`; undefined until its first sync writes it (or when an older release synced it last). */
-  cost: number | undefined
-  /** Started: it holds its slot whatever the order says. */
-  started: boolean
-}
-
-function spec(object: KubeObject): Record<string, unknown> {
-  return (object.spec ?? {}) as Record<string, unknown>
-}
-
-function nested(object: unknown, key: string): unknown {
-  return typeof object === 'object' && object !== null ? (object as Record<string, unknown>)[key] : undefined
-}
-
-/** A sibling holds or waits for budget unless it is ending, stopped, finished or not yet released. */
-function siblingCandidate(sibling: KubeObject, world: World): Candidate | undefined {
-  const siblingSpec = spec(sibling)
-  const owner = siblingSpec.owner
-  const ownerKey = world.ownerKey
-  if (nested(owner, 'kind') !== ownerKey.ownerKind || nested(owner, 'id') !== ownerKey.ownerId) return undefined
-  if (isBeingDeleted(sibling) || siblingSpec.desiredState === 'Stopped') return undefined
-  const status = sibling.status
-  const phase = nested(status, 'phase')
-  const run = nested(status, 'run')
-  const restarts = siblingSpec.restarts
-  const relaunching = typeof restarts === 'number' && restarts > (typeof run === 'number' ? run : 0)
-  if (!relaunching && (phase === Phase.Error || phase === Phase.Deleted || phase === Phase.Terminating)) return undefined
-  if (!relaunching && nested(status, 'reason') === Reason.NotYetAvailable) return undefined
-  const admittedAt = relaunching ? undefined : parseTime(nested(status, 'admittedAt') as string | undefined)
-  const cost = nested(status, 'cost')
-  return {
-    name: sibling.metadata.name,
-    admittedAt: admittedAt ?? Infinity,
-    createdAt: parseTime(sibling.metadata.creationTimestamp) ?? Infinity,
-    cost: typeof cost === 'number' && Number.isInteger(cost) && cost >= 0 ? cost : undefined,
-    started: !relaunching && parseTime(nested(status, 'startedAt') as string | undefined) !== undefined,
-  }
-}
-
-/**
- * Deterministic admission: every instance of the owner computes the same order (earliest admittedAt, then
- * creationTimestamp, then name). Started instances hold their slots; the others fill what is left first-fit
- * in that order, so two concurrent creates cannot both win and a big waiting instance does not block a small one.
- * A sibling's cost is its own `status.cost` (the catalogue is not in the request). One whose cost is not written
- * yet and that counts before this instance (started, or earlier in the order) makes it wait: its first sync
- * writes the cost within moments and that write re-syncs this instance; guessing could admit both.
- */
-function admittedByBudget(world: World, definition: ResolvedDefinition, budget: number, admittedAt: number | undefined): boolean {
-  const self: Candidate = {
-    name: world.challenge.metadata.name,
-    admittedAt: admittedAt ?? Infinity,
-    createdAt: parseTime(world.challenge.metadata.creationTimestamp) ?? Infinity,
-    cost: definition.cost,
-    started: false,
-  }
-  const candidates = [self]
-  for (const sibling of objectsOfKind(world.related, 'Challenge')) {
-    if (sibling.metadata.name === self.name) continue
-    const candidate = siblingCandidate(sibling, world)
-    if (candidate) candidates.push(candidate)
-  }
-  candidates.sort(
-    // Names are unique among the owner's Challenges of one namespace, so the order is total.
-    (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1),
-  )
-  // A free challenge holds nothing, so it always fits.
-  if (self.cost === 0) return true
-  const before = candidates.slice(0, candidates.indexOf(self))
-  if ([...candidates.filter((candidate) => candidate.started), ...before].some((candidate) => candidate.cost === undefined)) return false
-  let used = 0
-  for (const candidate of candidates) if (candidate.started) used += candidate.cost as number
-  for (const candidate of before) {
-    const cost = candidate.cost as number
-    if (!candidate.started && used + cost <= budget) used += cost
-  }
-  return used + (self.cost as number) <= budget
-}
 
 /**
  * When the current run started waiting: its creation for the first run; for a relaunch, the moment the run
