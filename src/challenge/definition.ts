@@ -200,6 +200,10 @@ function podProblem(spec: DefinitionSpec, allowedExtendedResources: readonly str
   return undefined
 }
 
+/**
+ * Characters of all the texts together, as JavaScript counts them (UTF-16 units): the same as the CRDs' count
+ * except for text outside the Basic Multilingual Plane (emoji), which counts twice here.
+ */
 export function characters(texts: readonly string[]): number {
   return texts.reduce((sum, text) => sum + text.length, 0)
 }

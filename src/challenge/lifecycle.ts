@@ -12,8 +12,8 @@ import type { Config } from '../config.js'
 import type { ChallengeObject } from '../protocol.js'
 import { ConditionType, Label, Phase, Reason } from './api.js'
 import { admittedByBudget } from './budget.js'
-import { flagData, parametersProblem } from './flag.js'
 import { lookupDefinition, type ResolvedDefinition } from './definition.js'
+import { flagData, parametersProblem } from './flag.js'
 import type { ChildNames } from './names.js'
 import { objectsOfKind, type ObservedIndex } from './observed.js'
 import { routingProblem, type RouteProblem } from './routes.js'
@@ -362,7 +362,6 @@ function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
   }
   return undefined
 }
-
 
 /**
  * When the current run started waiting: its creation for the first run; for a relaunch, the moment the run
