@@ -278,6 +278,9 @@ const MINIMAL_METACONTROLLER_CRDS = ['compositecontrollers', 'decoratorcontrolle
 kind: CustomResourceDefinition
 metadata:
   name: ${plural}.metacontroller.k8s.io
+  # *.k8s.io is a protected group: the API server refuses its CRDs without this annotation.
+  annotations:
+    api-approved.kubernetes.io: unapproved, a test stand-in of Metacontroller's CRD
 spec:
   group: metacontroller.k8s.io
   scope: ${scope}
