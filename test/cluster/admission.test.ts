@@ -95,14 +95,10 @@ function overTotal(): Record<string, string> {
   return parameters
 }
 
-type Spec = { pod: { containers: Array<{ args: string[]; env: Array<{ value: string }> }> } }
-function withArg(spec: Json, extra: string): Json {
-  ;(spec as unknown as Spec).pod.containers[0]?.args.splice(0, 1, `${(spec as unknown as Spec).pod.containers[0]?.args[0]}${extra}`)
-  return spec
-}
-function withEnvValue(spec: Json, extra: string): Json {
-  const variable = (spec as unknown as Spec).pod.containers[0]?.env[0] as { value: string }
-  variable.value += extra
+type Container = { args: string[]; env: Array<{ value: string }> }
+/** The first container of `spec`, changed by `change`: one character over a pod-wide total. */
+function withFirstContainer(spec: Json, change: (container: Container) => void): Json {
+  change((spec as unknown as { pod: { containers: Container[] } }).pod.containers[0] as Container)
   return spec
 }
 
@@ -135,8 +131,8 @@ t.test('the rules of a ChallengeDefinition', async (t) => {
     ['no containers', { pod: { containers: [] } }, /spec\.pod\.containers: Invalid value: 0: spec\.pod\.containers in body should have at least 1 items/],
     ['an unknown exposure', { expose: { port: 8080, type: 'Carrier-Pigeon' } }, /spec\.expose\.type: Unsupported value: "Carrier-Pigeon"/],
     ['the largest valid definition', largestDefinitionSpec(), undefined],
-    ['command and args over the pod total', withArg(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: command and args of all containers together must be at most 16384 characters/],
-    ['env values over the pod total', withEnvValue(largestDefinitionSpec(), 'x'), /spec\.pod: Invalid value: the env values of all containers together must be at most 16384 characters/],
+    ['command and args over the pod total', withFirstContainer(largestDefinitionSpec(), (c) => (c.args[0] += 'x')), /spec\.pod: Invalid value: command and args of all containers together must be at most 16384 characters/],
+    ['env values over the pod total', withFirstContainer(largestDefinitionSpec(), (c) => ((c.env[0] as { value: string }).value += 'x')), /spec\.pod: Invalid value: the env values of all containers together must be at most 16384 characters/],
     ['an env value over 4096 characters', { pod: { containers: [{ name: 'app', image: 'registry.test/app:1', env: [{ name: 'A', value: 'x'.repeat(4097) }] }] } }, /spec\.pod\.containers\[0\]\.env\[0\]\.value: Too long: may not be (longer than|more than) 4096/],
   ]
   for (const [index, [what, spec, message]] of cases.entries()) {

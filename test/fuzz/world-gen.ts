@@ -154,8 +154,8 @@ function strip(record: Record<string, unknown>): Json {
   return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Json
 }
 
-/** The request Metacontroller would send for this world. */
-export function requestFor(w: World): { url: string; body: Json } {
+/** The request Metacontroller would send for this world, with hook v1's inner keys (name) or v2's (namespace/name). */
+export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string; body: Json } {
   const base = w.observed.kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
   const definition = { ...base, spec: { ...(base.spec as Json), ...(strip(w.tweaks) as Json) } } as KubeObject
   const desired = step(challenge(), { related: [base] }).response.children
@@ -207,7 +207,7 @@ export function requestFor(w: World): { url: string; body: Json } {
     ...(w.observed.labelMismatch ? { labels: { 'challenge-hooks.dev/owner': 'mallory' } } : {}),
     ...(w.deleting ? { deletionTimestamp: '2026-11-22T11:59:00Z' } : {}),
   })
-  const request = syncRequest(parent, { children, related, finalizing: w.deleting })
+  const request = syncRequest(parent, { children, related, finalizing: w.deleting, version })
   return { url: w.deleting ? '/finalize' : '/sync', body: request as unknown as Json }
 }
 

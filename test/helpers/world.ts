@@ -180,9 +180,11 @@ export function pod(instance: string, run: number, status: Json, name = `${insta
   }
 }
 
-export function waitingPod(instance: string, run: number, reason: string, restartCount = 0): KubeObject {
-  return pod(instance, run, {
-    phase: 'Pending',
-    containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }],
-  })
+export function waitingPod(instance: string, run: number, reason: string, restartCount = 0, name?: string): KubeObject {
+  return pod(
+    instance,
+    run,
+    { phase: 'Pending', containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }] },
+    name,
+  )
 }

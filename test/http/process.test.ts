@@ -3,39 +3,12 @@ import { createServer } from 'node:net'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { loggerOptions } from '../../src/http/app.js'
-import { testConfig } from '../helpers/app.js'
-import { EX_CONFIG, start, type ProcessPorts, type ShutdownCause } from '../../src/main.js'
+import { EX_CONFIG, start } from '../../src/main.js'
+import { fakeProcess } from './fake-process.js'
 import { get, post, postHalf } from './http-client.js'
-import { logCapture } from './log-capture.js'
 import { newRequest } from './worlds.js'
 
 const SECRET = 'f'.repeat(64)
-
-/** The process as the test sees it: what was written to stderr, exit codes, the drain and the shutdown trigger. */
-function fakeProcess(env: Record<string, string>) {
-  const log = logCapture()
-  const exits: number[] = []
-  let stderr = ''
-  const drains: { ms: number; release(): void }[] = []
-  let shutdown: ((cause: ShutdownCause) => Promise<void>) | undefined
-  const ports: ProcessPorts = {
-    env: { HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', ...env },
-    stderr: { write: (text: string) => void (stderr += text) },
-    exit: (code) => void exits.push(code),
-    wait: (ms) => new Promise<void>((release) => drains.push({ ms, release })),
-    onShutdown: (fn) => void (shutdown = fn),
-    logger: { ...loggerOptions(testConfig()), level: 'info', stream: log.stream },
-  }
-  return {
-    ports,
-    log,
-    exits,
-    drains,
-    stderr: () => stderr,
-    shutdown: (cause: ShutdownCause) => (shutdown as (cause: ShutdownCause) => Promise<void>)(cause),
-  }
-}
 
 function portOf(app: FastifyInstance): number {
   return (app.server.address() as AddressInfo).port

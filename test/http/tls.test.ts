@@ -9,12 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { loggerOptions } from '../../src/http/app.js'
-import { EX_CONFIG, start, type ProcessPorts } from '../../src/main.js'
-import { testConfig } from '../helpers/app.js'
+import { EX_CONFIG, start } from '../../src/main.js'
 import { toolMissing } from '../support/tools.js'
 import { get, post } from './http-client.js'
-import { logCapture } from './log-capture.js'
+import { fakeProcess } from './fake-process.js'
 import { newRequest } from './worlds.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-tls-'))
@@ -36,21 +34,6 @@ function selfSigned(certFile: string, keyFile: string): boolean {
   }
 }
 
-function ports(env: Record<string, string>) {
-  let stderr = ''
-  const exits: number[] = []
-  const log = logCapture()
-  const process: ProcessPorts = {
-    env: { HOST: '127.0.0.1', PORT: '0', OPS_PORT: '0', ...env },
-    stderr: { write: (text: string) => void (stderr += text) },
-    exit: (code) => void exits.push(code),
-    wait: () => Promise.resolve(),
-    onShutdown: () => undefined,
-    logger: { ...loggerOptions(testConfig()), level: 'info', stream: log.stream },
-  }
-  return { process, exits, stderr: () => stderr }
-}
-
 function httpsPost(port: number, path: string, body: string, ca: Buffer | undefined): Promise<{ statusCode: number; body: string }> {
   return new Promise((resolve, reject) => {
     const call = request(
@@ -70,8 +53,8 @@ const skip = selfSigned(cert, key) ? false : toolMissing('openssl is needed to m
 
 t.test('the hook port speaks HTTPS with the configured certificate; the ops port stays HTTP', { skip }, async (t) => {
   const { readFileSync } = await import('node:fs')
-  const fake = ports({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key })
-  const app = (await start(fake.process)) as FastifyInstance
+  const fake = fakeProcess({ TLS_CERT_FILE: cert, TLS_KEY_FILE: key })
+  const app = (await start(fake.ports)) as FastifyInstance
   t.ok(app, fake.stderr())
   t.teardown(() => app.close())
   const port = (app.server.address() as AddressInfo).port
@@ -98,8 +81,8 @@ t.test('a missing, unreadable or unusable pair stops the start with exit 78 nami
     [{ TLS_CERT_FILE: garbage, TLS_KEY_FILE: key }, /TLS_CERT_FILE: with TLS_KEY_FILE is not a usable/],
   ]
   for (const [env, message] of cases) {
-    const fake = ports(env)
-    t.equal(await start(fake.process), undefined, JSON.stringify(env))
+    const fake = fakeProcess(env)
+    t.equal(await start(fake.ports), undefined, JSON.stringify(env))
     t.same(fake.exits, [EX_CONFIG])
     t.match(fake.stderr(), message)
   }
