@@ -76,7 +76,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     done(null, payload)
   })
   registerErrorHandlers(app)
-  registerJsonBody(app)
+  registerJsonBody(app, shedding.beforeParse)
   registerHookRoutes(app, { config, metrics, shedding, now: options.now ?? (() => new Date()) })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {

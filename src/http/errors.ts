@@ -36,8 +36,26 @@ function validationMessage(errors: readonly FastifySchemaValidationError[], cont
   }
 }
 
+/**
+ * A hook call refused for load once its body is in (./load-shedding.ts): 429 with an integer Retry-After. The
+ * shedding has counted and logged it already (one line per burst), so the handler logs nothing more.
+ */
+export class RetryLaterError extends Error {
+  readonly statusCode = 429
+  constructor(
+    readonly body: ErrorBody,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(body.message)
+    this.name = 'RetryLaterError'
+  }
+}
+
 export function registerErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof RetryLaterError) {
+      return reply.code(429).header('retry-after', String(error.retryAfterSeconds)).send(error.body)
+    }
     if (error.validation) {
       return reply.code(400).send(errorBody(400, validationMessage(error.validation, String(error.validationContext))))
     }

@@ -7,7 +7,7 @@
  * (tooDeepError); no Kubernetes object comes near it. The body is not scanned up front: that would cost a
  * third of JSON.parse on every call.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 export const MAX_JSON_DEPTH = 512
 
@@ -56,11 +56,19 @@ export function tooDeepError(body: unknown): BodyError {
   return new BodyError('TOO_DEEP', `${where} nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels.`)
 }
 
-export function registerJsonBody(app: FastifyInstance): void {
+/**
+ * `beforeParse` sees each body once it is in, before it is parsed, and may refuse it (load shedding: returns the
+ * error to answer).
+ */
+export function registerJsonBody(app: FastifyInstance, beforeParse: (request: FastifyRequest) => Error | undefined = () => undefined): void {
   // 'ignore': keys such as "__proto__" stay plain own data properties, as JSON.parse makes them. Refusing them
   // would let one author's definition or one player's parameter refuse every request that carries it (every sync
   // and finalize of a namespace); the domain refuses such keys where they are written, and never merges them.
   const parseJson = app.getDefaultJsonParser('ignore', 'ignore')
   app.removeContentTypeParser(['application/json', 'text/plain'])
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJson)
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const refusal = beforeParse(request)
+    if (refusal === undefined) parseJson(request, body as string, done)
+    else done(refusal, undefined)
+  })
 }

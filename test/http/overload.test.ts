@@ -1,8 +1,11 @@
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { FastifyInstance } from 'fastify'
-import { delayRefusal, turnClock } from '../../src/http/load-shedding.js'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import { createShedding, delayRefusal, holdUntilNextTurn, turnClock } from '../../src/http/load-shedding.js'
+import { errorBody, registerErrorHandlers, RetryLaterError } from '../../src/http/errors.js'
+import { registerJsonBody } from '../../src/http/json-body.js'
+import { createMetrics } from '../../src/http/metrics.js'
 import { buildApp, loggerOptions } from '../../src/http/app.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
 import { logCapture } from './log-capture.js'
@@ -291,4 +294,87 @@ t.test('turnClock: time since the first call of this turn of the loop, from 0 ag
   t.equal(spent(), 0, 'a new turn')
   now = 1105
   t.equal(spent(), 5)
+})
+
+t.test('a body that arrives in a turn already past the limit is refused before it is parsed', async (t) => {
+  const metrics = createMetrics()
+  const shedding = createShedding(testConfig({ maxEventLoopDelayMs: 30 }), { metrics, state: { closing: false }, hookPaths: ['/sync'] })
+  const hooks = Fastify()
+  t.teardown(() => hooks.close())
+  await shedding.register(hooks, hooks.log)
+  await hooks.ready()
+  const request = (url: string) => ({ url }) as FastifyRequest
+  // A quiet moment, so that under-pressure's reading of the loop's delay is low.
+  await new Promise((quiet) => setTimeout(quiet, 300))
+  t.equal(shedding.beforeParse(request('/sync')), undefined, 'the first body of the turn is parsed')
+  const until = performance.now() + 40
+  while (performance.now() < until);
+  const refusal = shedding.beforeParse(request('/sync'))
+  t.ok(refusal instanceof RetryLaterError, 'the next one, 40 ms later in the same turn, is refused')
+  t.equal(refusal?.statusCode, 429)
+  t.equal(refusal?.retryAfterSeconds, 1)
+  t.match(refusal?.body, { error: 'Too Many Requests', message: /^This turn of the event loop has run \d+ ms; retry after 1 s\.$/ })
+  t.equal(shedding.beforeParse(request('/nope')), undefined, 'a path that is no hook is never refused')
+  t.match(await metrics.registry.metrics(), /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} 1/, 'counted as shed')
+})
+
+t.test('the JSON parser answers the refusal of beforeParse: 429 and Retry-After, and the body is never parsed', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  registerErrorHandlers(app)
+  let refuse = true
+  const refusal = () => (refuse ? new RetryLaterError(errorBody(429, 'Busy; retry after 2 s.'), 2) : undefined)
+  registerJsonBody(app, refusal)
+  app.post('/sync', async (request) => ({ got: request.body }))
+  // Not JSON: parsing it would be a 400, so a 429 proves the body was never parsed.
+  const refused = await app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload: '{not json' })
+  t.equal(refused.statusCode, 429)
+  t.equal(refused.headers['retry-after'], '2')
+  t.same(refused.json(), { error: 'Too Many Requests', message: 'Busy; retry after 2 s.' })
+  refuse = false
+  const parsed = await app.inject({ method: 'POST', url: '/sync', payload: { a: 1 } })
+  t.same(parsed.json(), { got: { a: 1 } }, 'without a refusal the body is parsed as before')
+})
+
+/** A connection as holdUntilNextTurn sees it: its handle's reading flag and calls, Node's own pause, destroyed. */
+function fakeConnection(handle: { reading?: boolean; readStop?: unknown } | null = { reading: true }) {
+  const calls: string[] = []
+  const withMethods =
+    handle === null ? null : { readStop: () => calls.push('readStop'), readStart: () => calls.push('readStart'), ...handle }
+  const socket = { _handle: withMethods, destroyed: false, _paused: false }
+  return { socket, calls, handle: withMethods, asSocket: socket as unknown as Socket }
+}
+
+t.test('holdUntilNextTurn stops reading a connection for the rest of the turn and reads it again in the next', async (t) => {
+  const held = fakeConnection()
+  holdUntilNextTurn(held.asSocket)
+  t.same(held.calls, ['readStop'], 'reading stopped at once')
+  t.equal(held.handle?.reading, false)
+  holdUntilNextTurn(held.asSocket)
+  t.same(held.calls, ['readStop'], 'a connection already held is left as it is')
+  await nextTurn()
+  t.same(held.calls, ['readStop', 'readStart'], 'read again in the next turn')
+  t.equal(held.handle?.reading, true)
+
+  for (const [what, change] of [
+    ['closed meanwhile', (c: ReturnType<typeof fakeConnection>) => (c.socket.destroyed = true)],
+    ['paused by Node meanwhile (an answer its client does not read)', (c: ReturnType<typeof fakeConnection>) => (c.socket._paused = true)],
+    ['read again by Node meanwhile', (c: ReturnType<typeof fakeConnection>) => c.handle !== null && (c.handle.reading = true)],
+  ] as const) {
+    const connection = fakeConnection()
+    holdUntilNextTurn(connection.asSocket)
+    change(connection)
+    await nextTurn()
+    t.same(connection.calls, ['readStop'], `not restarted when ${what}`)
+  }
+  for (const [what, handle] of [
+    ['no handle (closed)', null],
+    ['not reading', { reading: false }],
+    ['a handle that cannot stop reading', { reading: true, readStop: undefined }],
+  ] as const) {
+    const connection = fakeConnection(handle)
+    holdUntilNextTurn(connection.asSocket)
+    await nextTurn()
+    t.same(connection.calls, [], `left alone: ${what}`)
+  }
 })
