@@ -60,7 +60,7 @@ export function tooDeepError(body: unknown): BodyError {
  * `beforeParse` sees each body once it is in, before it is parsed, and may refuse it (load shedding: returns the
  * error to answer).
  */
-export function registerJsonBody(app: FastifyInstance, beforeParse: (request: FastifyRequest) => Error | undefined = () => undefined): void {
+export function registerJsonBody(app: FastifyInstance, beforeParse: (request: FastifyRequest) => Error | undefined): void {
   // 'ignore': keys such as "__proto__" stay plain own data properties, as JSON.parse makes them. Refusing them
   // would let one author's definition or one player's parameter refuse every request that carries it (every sync
   // and finalize of a namespace); the domain refuses such keys where they are written, and never merges them.
