@@ -15,19 +15,20 @@
  * others), BENCH_PROFILE (auto: only when a target is missed; 1: always; 0: never), BENCH_REAL_NODE_ARGS (node options
  * for the real server, to try V8 settings).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { request } from 'node:http'
-import { createServer } from 'node:net'
-import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
+import { loadavg } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
+import { fmt, kib, median, pairedRatio, pct, plain, sizeLabel, summarize, type Run } from './figures.js'
 import { generate, serverEnv, type Generated, type SizeName } from './generate.js'
-import { load, percentile, type LoadResult } from './load.js'
+import { load } from './load.js'
+import { superviseChildren, serverProcesses, type Running } from './processes.js'
+import { cpuSeconds, rssMb, rssSampler } from './proc.js'
 import { summarise, summariseStart, type ProfileSummary, type StartSummary } from './profile.js'
-import { STAGE_LABELS, timeStages, type StageTimes } from './stages.js'
+import { BIG, resultsMarkdown, SERVERS, type Recorded, type ServerName, type Target, type Variant } from './report.js'
+import { timeStages, type StageTimes } from './stages.js'
 
 const began = performance.now()
 const here = dirname(fileURLToPath(import.meta.url))
@@ -51,8 +52,6 @@ const REAL_NODE_ARGS = (process.env.BENCH_REAL_NODE_ARGS ?? '').split(' ').filte
 const COLD_STARTS = 5
 const PROFILE_MS = 3500
 const LOG_LEVEL = 'warn'
-/** Sizes the ratio and ETag figures are about: the brief's medium and large, and the ~2 MB one. */
-const BIG: SizeName[] = ['medium', 'large', 'xlarge']
 /** The real server's req/s over the I/O baseline's, per size (issue 12: small 0.6, medium 0.9, large and above 0.85). */
 const TARGET_RATIOS: Record<SizeName, number> = { small: 0.6, medium: 0.9, large: 0.85, xlarge: 0.85 }
 const TARGET_COLD_START_MS = 300
@@ -62,180 +61,12 @@ const TARGET_RSS_RATIO = 1.3
 const TARGET_EXPONENT = 1.1
 const HARD_STOP_MS = 6 * 60_000
 
-type Variant = 'real' | 'io' | 'sync' | 'etag'
-const SERVERS = ['real', 'io', 'sync'] as const
-type ServerName = (typeof SERVERS)[number]
 
 const env = serverEnv({ HOST: '127.0.0.1', LOG_LEVEL })
 const HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${env.HOOK_TOKEN}` }
 
-// ---- processes ----
-
-const children = new Set<ChildProcess>()
-const killAll = () => {
-  for (const child of children) child.kill('SIGKILL')
-}
-process.on('exit', killAll)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    killAll()
-    process.exit(130)
-  })
-}
-setTimeout(() => {
-  console.error(`bench: still running after ${HARD_STOP_MS / 1000} s; stopping`)
-  killAll()
-  process.exit(1)
-}, HARD_STOP_MS).unref()
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolvePort(port))
-    })
-  })
-}
-
-interface Running {
-  name: string
-  child: ChildProcess
-  pid: number
-  port: number
-  stderr: () => string
-}
-
-function spawnNode(name: string, args: string[], extraEnv: Record<string, string>, port: number): Running {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env, ...extraEnv, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  children.add(child)
-  child.once('exit', () => children.delete(child))
-  let stderr = ''
-  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)))
-  child.stdout?.resume()
-  return { name, child, pid: child.pid as number, port, stderr: () => stderr }
-}
-
-async function stop(server: Running): Promise<void> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return
-  const exited = new Promise<void>((done) => server.child.once('exit', () => done()))
-  server.child.kill('SIGTERM')
-  const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000)
-  await exited
-  clearTimeout(timer)
-}
-
-interface Answer {
-  status: number
-  headers: Record<string, string>
-  body: Buffer
-}
-
-function post(port: number, body: Buffer, headers: Record<string, string> = HEADERS): Promise<Answer> {
-  return new Promise((resolveAnswer, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: '/sync', method: 'POST', agent: false, headers: { ...headers, 'content-length': String(body.length) } },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (chunk: Buffer) => chunks.push(chunk))
-        res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string>, body: Buffer.concat(chunks) }))
-        res.on('error', reject)
-      },
-    )
-    req.setTimeout(10_000, () => req.destroy(new Error('timeout')))
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
-
-/** Spawns the real server and polls /sync with `probe` until it answers 200; returns the time that took. */
-async function startReal(probe: Buffer, nodeArgs: string[] = []): Promise<{ server: Running; firstOkMs: number }> {
-  const port = await freePort()
-  const t0 = performance.now()
-  const server = spawnNode('real', [...REAL_NODE_ARGS, ...nodeArgs, 'dist/server.js'], {}, port)
-  for (;;) {
-    if (server.child.exitCode !== null) throw new Error(`the real server exited with ${server.child.exitCode}: ${server.stderr()}`)
-    if (performance.now() - t0 > 15_000) throw new Error(`the real server did not answer 200 within 15 s: ${server.stderr()}`)
-    const answer = await post(port, probe).catch(() => undefined)
-    if (answer?.status === 200) return { server, firstOkMs: performance.now() - t0 }
-    if (answer !== undefined) throw new Error(`the real server answered ${answer.status}: ${answer.body.toString().slice(0, 300)}`)
-    await sleep(2)
-  }
-}
-
-async function startBaseline(name: 'io' | 'sync', extraEnv: Record<string, string>): Promise<Running> {
-  const port = await freePort()
-  const server = spawnNode(name, [join(here, name === 'io' ? 'baseline-io.js' : 'baseline-sync.js')], { ...extraEnv, BENCH_ROOT: ROOT }, port)
-  await new Promise<void>((ready, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} baseline not ready: ${server.stderr()}`)), 15_000)
-    server.child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) {
-        clearTimeout(timer)
-        ready()
-      }
-    })
-    server.child.once('exit', (code) => reject(new Error(`${name} baseline exited with ${code}: ${server.stderr()}`)))
-  })
-  return server
-}
-
-// ---- sampling a server: RSS and CPU from /proc ----
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-function rssMb(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return match ? Number(match[1]) / 1024 : Number.NaN
-  } catch {
-    return Number.NaN
-  }
-}
-
-function cpuSeconds(pid: number): number {
-  try {
-    // Fields after the command (in parentheses) start with the state, field 3; utime is field 14, stime 15.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
-  } catch {
-    return Number.NaN
-  }
-}
-
-/** Samples a process's RSS every 100 ms until stopped; returns the largest. */
-function rssSampler(pid: number): { stop(): number } {
-  let max = rssMb(pid)
-  const timer = setInterval(() => {
-    const now = rssMb(pid)
-    if (now > max) max = now
-  }, 100)
-  return {
-    stop() {
-      clearInterval(timer)
-      const now = rssMb(pid)
-      return now > max ? now : max
-    },
-  }
-}
-
-interface Run extends LoadResult {
-  /** the server's CPU seconds in the window */
-  serverCpuSeconds: number
-}
+superviseChildren(HARD_STOP_MS)
+const { post, startReal, startBaseline, stop } = serverProcesses({ root: ROOT, here, env, headers: HEADERS, realNodeArgs: REAL_NODE_ARGS })
 
 async function measure(server: Running, body: Buffer, headers: Record<string, string>, expectStatus: number, warmupMs: number, durationMs = DURATION_MS): Promise<Run> {
   let cpuStart = 0
@@ -255,63 +86,6 @@ async function measure(server: Running, body: Buffer, headers: Record<string, st
     },
   })
   return { ...result, serverCpuSeconds: cpuEnd - cpuStart }
-}
-
-/** Rounds of one server and size, pooled. */
-interface Summary {
-  /** median over rounds, and the spread */
-  rps: number
-  rpsMin: number
-  rpsMax: number
-  /** over every request of every round */
-  p50Ms: number
-  p99Ms: number
-  requests: number
-  unexpected: number
-  statuses: Record<string, number>
-  firstError?: string
-  /** server CPU per request (/proc), µs, and its CPU as a share of one core (median over rounds) */
-  serverCpuUs: number
-  serverCpu: number
-  clientCpu: number
-  sentPerRequest: number
-  receivedPerRequest: number
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
-}
-
-function summarize(runs: Run[]): Summary {
-  const all = Float64Array.from(runs.flatMap((run) => [...run.latencies])).sort()
-  const requests = runs.reduce((n, run) => n + run.requests, 0)
-  const statuses: Record<string, number> = {}
-  for (const run of runs) for (const [code, n] of Object.entries(run.statuses)) statuses[code] = (statuses[code] ?? 0) + n
-  const firstError = runs.find((run) => run.firstError !== undefined)?.firstError
-  return {
-    rps: median(runs.map((run) => run.rps)),
-    rpsMin: Math.min(...runs.map((run) => run.rps)),
-    rpsMax: Math.max(...runs.map((run) => run.rps)),
-    p50Ms: percentile(all, 50),
-    p99Ms: percentile(all, 99),
-    requests,
-    unexpected: runs.reduce((n, run) => n + run.unexpected, 0),
-    statuses,
-    ...(firstError === undefined ? {} : { firstError }),
-    serverCpuUs: requests ? (runs.reduce((s, run) => s + run.serverCpuSeconds, 0) * 1e6) / requests : Number.NaN,
-    serverCpu: median(runs.map((run) => run.serverCpuSeconds / run.seconds)),
-    clientCpu: median(runs.map((run) => run.clientCpu)),
-    sentPerRequest: runs[0]?.sentPerRequest ?? Number.NaN,
-    receivedPerRequest: requests ? runs.reduce((s, run) => s + run.receivedBytes, 0) / requests : Number.NaN,
-  }
-}
-
-/** A server's req/s as a share of another's, paired round by round (same moment of the machine): median, min, max. */
-function pairedRatio(a: Run[], b: Run[]): { median: number; min: number; max: number } {
-  const ratios = a.map((run, i) => run.rps / (b[i] as Run).rps)
-  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) }
 }
 
 // ---- profiles ----
@@ -352,33 +126,6 @@ function parsedHeapMb(body: Buffer): number {
   gc()
   const after = process.memoryUsage().heapUsed
   return parsed.length ? (after - before) / copies / 1024 / 1024 : 0
-}
-
-// ---- formatting ----
-
-const kib = (bytes: number) => bytes / 1024
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a')
-const pct = (share: number) => `${fmt(share * 100, 1)} %`
-const sizeLabel = (bytes: number) => (bytes >= 1024 * 1024 ? `${fmt(bytes / 1024 / 1024, 2)} MiB` : `${fmt(kib(bytes), 1)} KiB`)
-
-function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n')
-}
-
-function plain(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)))
-  const line = (cells: string[]) => cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
-}
-
-function gitDescription(): string {
-  try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT }).toString().trim() !== ''
-    return `${commit}${dirty ? ' (src/ has uncommitted changes)' : ''}`
-  } catch {
-    return 'unknown'
-  }
 }
 
 // ---- the run ----
@@ -425,13 +172,6 @@ const coldMedian = median(coldStarts)
 console.log(`  ${coldStarts.map((ms) => `${fmt(ms)} ms`).join(', ')}; median ${fmt(coldMedian)} ms`)
 
 // The real server's answers, recorded for the I/O baseline.
-interface Recorded {
-  size: SizeName
-  requestBytes: number
-  headers: Record<string, string>
-  body: string
-  phase: string
-}
 const recorded: Recorded[] = []
 {
   const { server } = await startReal(small)
@@ -524,12 +264,6 @@ const steps: Array<[SizeName, SizeName]> = [
   ['large', 'xlarge'],
 ]
 
-interface Target {
-  target: string
-  value: string
-  met: boolean
-  cause?: string
-}
 const targets: Target[] = [
   ...sizes.map((size) => ({
     target: `≥ ${TARGET_RATIOS[size]} of the I/O baseline's req/s, ${size}`,
@@ -646,153 +380,51 @@ console.log(`cold start median ${fmt(coldMedian)} ms; real server RSS max ${size
 for (const t of targets) console.log(`${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.value}`)
 
 // ---- RESULTS.md ----
-const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown'
-const md: string[] = []
-md.push('# Benchmark: the hook server against the limit', '')
-md.push(`Written by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString()}; every figure below is from that run. Re-run to refresh.`, '')
-md.push('## Machine and settings', '')
-md.push(
-  table(
-    ['', ''],
-    [
-      ['CPU', `${cpuModel}, ${availableParallelism()} cores`],
-      ['memory', `${fmt(totalmem() / 1024 ** 3, 1)} GiB`],
-      ['OS', `Linux ${release()}`],
-      ['Node', process.version],
-      ['commit', gitDescription()],
-      ['load average (1 min) at start / end', `${fmt(loadBefore[0] as number, 2)} / ${fmt(loadAfter[0] as number, 2)} (other work shares the ${availableParallelism()} cores; see the min–max spread)`],
-      ['load', `closed loop, concurrency ${CONCURRENCY} (Metacontroller's default --workers), keep-alive; per size, ${ROUNDS} rounds in which every server runs once, in rotated order; each run: warm-up (${FIRST_WARMUP_MS} ms before a server's very first run, ${SIZE_WARMUP_MS} ms before a size's first round, ${WARMUP_MS} ms otherwise), then ${DURATION_MS} ms measured. Servers stay up from the smallest size to the largest.`],
-      ['figures', 'req/s: median of the rounds (min–max beside it); latencies: percentiles over every request of every round; ratios: median of the round-by-round ratios'],
-      ['load generator', 'bench/load.ts: node:http keep-alive Agent, in the parent process; every server is its own child process'],
-      ['real server', `\`node ${[...REAL_NODE_ARGS, ''].join(' ')}dist/server.js\`; LOG_LEVEL=${LOG_LEVEL} (no per-call line: "hook answered" is info), NODE_ENV=production, HOOK_TOKEN set (every call carries the bearer token), MAX_EVENT_LOOP_DELAY_MS=0 (no shedding on loop delay: throughput, not self-defence, is measured; test/load/ measures shedding), defaults otherwise (BODY_LIMIT 8 MiB, MAX_IN_FLIGHT 64)`],
-      ['I/O baseline', "bench/baseline-io.ts: node:http; read the body, JSON.parse, answer the real server's recorded bytes (with its content-type and ETag): the limit"],
-      ['sync baseline', 'bench/baseline-sync.ts: node:http; read the body, JSON.parse, `sync` from dist/challenge/hooks.js, JSON.stringify'],
-      ['whole run', `${fmt(totalSeconds)} s, of which ${fmt(generateSeconds, 1)} s generating requests`],
-    ],
-  ),
-  '',
-)
-md.push('## Requests', '')
-md.push(
-  "Generated by bench/generate.ts: the project's hooks driven by the Metacontroller simulator (test/support/simulator); objects as an API server stores them (managedFields, kubectl's last-applied annotation, status written by the controllers). The brief's \"large\" (~50 related Challenges) comes out at ~0.4 MB with realistic objects, so a fourth, xlarge, request (~1.8 MB) covers the multi-MB case. Recorded to bench/out/requests/.",
-  '',
-)
-md.push(
-  table(
-    ['size', 'body', 'what', 'the real server answers', 'heap of the parsed body', 'sync baseline answers the same bytes'],
-    generated.map((g) => {
-      const r = recordedOf(g.name)
-      return [g.name, sizeLabel(g.body.length), g.what, `200 ${r.phase}, ${sizeLabel(Buffer.byteLength(r.body))}`, `${fmt((heapMb.get(g.name) as number) * 1024)} KiB`, sameAnswer.get(g.name) ? 'yes' : "no: the answer carries the call's own time"]
-    }),
-  ),
-  '',
-)
-md.push('## The stages of a call, in process', '')
-md.push(
-  "Each stage timed alone on the same requests, without HTTP (bench/stages.ts): fastify's validator compiler with the app's ajv options, `sync` from dist/, the route's stringify and ETag. µs per call, the fastest of 3 interleaved timings; validation and sync go round separately parsed copies.",
-  '',
-)
-md.push(
-  table(
-    ['stage', ...sizes],
-    [
-      ...(Object.keys(STAGE_LABELS) as Array<keyof StageTimes>).map((key) => [STAGE_LABELS[key], ...sizes.map((size) => fmt(stage(size)[key]))]),
-      ['**beyond the I/O baseline** (validation, sync, stringify, ETag)', ...sizes.map((size) => `**${fmt(beyondUs(size))}**`)],
-      ['as a share of decode + JSON.parse', ...sizes.map((size) => pct(beyondUs(size) / (stage(size).decode + stage(size).jsonParse)))],
-    ],
-  ),
-  '',
-)
-md.push('## Throughput and latency', '')
-md.push(
-  `µs/req = 1e6 ÷ req/s: the wall time per request of a saturated server (concurrency ${CONCURRENCY}, one event loop). CPU µs/req: the server's CPU per request from /proc/<pid>/stat (V8's helper threads included). non-200: answers other than 200 and transport errors.`,
-  '',
-)
-md.push(table(header, rows), '')
-md.push(
-  "real ÷ this: the real server's req/s over this server's, median of the round-by-round ratios (min–max of the rounds). The same ratio from CPU per request instead (this server's CPU µs/req ÷ the real server's), which other work on the machine disturbs less: " +
-    sizes.map((size) => `${size} I/O ${fmt(cpuRatio(size, 'io'), 2)}, sync ${fmt(cpuRatio(size, 'sync'), 2)}`).join('; ') +
-    '.',
-  '',
-)
-md.push(`Non-200 answers and errors over all ${ROUNDS * SERVERS.length * sizes.length} runs: **${nonOk}**.`, '')
-md.push(
-  `The load generator's own CPU (share of one core, median of rounds): ${sizes.map((size) => `${size} ${SERVERS.map((s) => `${s} ${pct(summary(size, s).clientCpu)}`).join(' / ')}`).join('; ')}. The servers' CPU (same): ${sizes.map((size) => `${size} ${SERVERS.map((s) => `${s} ${pct(summary(size, s).serverCpu)}`).join(' / ')}`).join('; ')}.`,
-  '',
-)
-md.push('### Time per request against size', '')
-md.push('k in time ∝ size^k between consecutive sizes (k ≤ 1: time grows no faster than size; from small to medium the fixed cost per call dominates).', '')
-const allSteps: Array<[SizeName, SizeName]> = [['small', 'medium'], ...steps]
-md.push(
-  table(
-    ['step', 'size ×', ...SERVERS.map((s) => `${s}: time ×`), ...SERVERS.map((s) => `${s}: k`)],
-    allSteps.map(([a, b]) => [
-      `${a} → ${b}`,
-      fmt(bytes(b) / bytes(a), 2),
-      ...SERVERS.map((s) => fmt(usPerRequest(b, s) / usPerRequest(a, s), 2)),
-      ...SERVERS.map((s) => fmt(exponent(a, b, s), 2)),
-    ]),
-  ),
-  '',
-)
-md.push('## Cold start', '')
-md.push(`Spawn of \`node dist/server.js\` to the first 200 on /sync (small request, polled every 2 ms), ${COLD_STARTS} times: ${coldStarts.map((ms) => `${fmt(ms)} ms`).join(', ')}. **Median ${fmt(coldMedian)} ms.**`, '')
-if (start) {
-  md.push(`Where a cold start goes (CPU profile, ${start.file}; ${fmt(start.summary.spanMs)} ms with the profiler on, which slows it):`, '')
-  md.push(table(['phase', 'ms'], start.summary.phases.map((p) => [p.phase, fmt(p.ms)])), '')
-}
-md.push('## Memory', '')
-md.push(
-  `RSS (VmRSS from /proc/<pid>/status every 100 ms), MB: right after start, then the largest while serving each size (sizes in this order, so also "up to this size").`,
-  '',
-)
-md.push(
-  table(
-    ['', ...SERVERS],
-    [
-      ['after start', ...SERVERS.map((s) => fmt(rssIdle[s], 1))],
-      ...sizes.map((size) => [size, ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt((rssMax.get(size) as Record<ServerName, number>)[s], 1)))]),
-    ],
-  ),
-  '',
-)
-md.push('## ETag and 304', '')
-md.push(
-  'The real server answers with a strong ETag (SHA-256 of the answer); the same request with `If-None-Match: <that ETag>` gets 304 and no body. The 304 runs were interleaved with the 200 runs of the same server. Bytes are wire bytes per request (status line, headers, body).',
-  '',
-)
-md.push(table(etagHeader, etagRows), '')
-md.push(
-  `Non-304 answers to a matching If-None-Match: **${nonNotModified}**. What the ETag saves: the answer's body on the wire (${BIG.map((size) => `${size} ${fmt(summary(size, 'real').receivedPerRequest - summary(size, 'etag').receivedPerRequest)} B`).join(', ')} per call) and Metacontroller's decoding of it. What it does not save: the request (${BIG.map((size) => sizeLabel(summary(size, 'etag').sentPerRequest)).join(', ')}) still travels and is still parsed, validated and synced, because the ETag is computed from the answer; the server's work per call is the same, so its req/s does not move beyond noise.`,
-  '',
-)
-md.push('## Targets', '')
-md.push(table(['target', 'value', '', 'cause'], targets.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**', t.cause ?? ''])), '')
-if (profiles.length > 0) {
-  md.push("### Where the real server's time goes", '')
-  md.push(
-    `CPU profiles of the real server under the same load (\`node --cpu-prof\`, 3.5 s, ${profiles.map((p) => p.file).join(', ')}): busy time only, each sample given to the innermost stage on its stack (bench/profile.ts). "shared": the I/O baseline does it too. µs/req is under the profiler, which slows everything.`,
-    '',
-  )
-  const stageNames = [...new Set(profiles.flatMap((p) => p.summary.stages.map((s) => s.stage)))]
-  const sharedOf = (stage: string) => profiles.some((p) => p.summary.stages.some((s) => s.stage === stage && s.shared))
-  md.push(
-    table(
-      ['stage', 'shared', ...profiles.flatMap((p) => [`${p.size} share`, `${p.size} µs/req`])],
-      stageNames.map((stage) => [
-        stage,
-        sharedOf(stage) ? 'yes' : '',
-        ...profiles.flatMap((p) => {
-          const share = p.summary.stages.find((s) => s.stage === stage)?.share ?? 0
-          return [pct(share), fmt((share * p.summary.busyMs * 1000) / p.requests)]
-        }),
-      ]),
-    ),
-    '',
-  )
-  for (const p of profiles) md.push(`Hottest functions by self time, ${p.size}: ${p.summary.functions.slice(0, 8).map((f) => `\`${f.name}\` ${pct(f.share)}`).join(', ')}.`, '')
-}
-md.push('<!-- findings: text below this line is kept when the file is rewritten -->', '')
+const md = resultsMarkdown({
+  root: ROOT,
+  settings: {
+    concurrency: CONCURRENCY,
+    rounds: ROUNDS,
+    durationMs: DURATION_MS,
+    firstWarmupMs: FIRST_WARMUP_MS,
+    sizeWarmupMs: SIZE_WARMUP_MS,
+    warmupMs: WARMUP_MS,
+    realNodeArgs: REAL_NODE_ARGS,
+    logLevel: LOG_LEVEL,
+    coldStarts: COLD_STARTS,
+  },
+  loadBefore,
+  loadAfter,
+  totalSeconds,
+  generateSeconds,
+  generated,
+  recordedOf,
+  heapMb,
+  sameAnswer,
+  sizes,
+  stage,
+  beyondUs,
+  header,
+  rows,
+  cpuRatio,
+  nonOk,
+  summary,
+  steps,
+  bytes,
+  usPerRequest,
+  exponent,
+  coldStarts,
+  coldMedian,
+  start,
+  rssIdle,
+  realRss,
+  rssMax,
+  etagHeader,
+  etagRows,
+  nonNotModified,
+  targets,
+  profiles,
+})
 const marker = '<!-- findings: text below this line is kept when the file is rewritten -->'
 const previous = (() => {
   try {
@@ -802,7 +434,7 @@ const previous = (() => {
   }
 })()
 const findings = previous.includes(marker) ? previous.slice(previous.indexOf(marker) + marker.length).trimStart() : ''
-writeFileSync(join(ROOT, 'bench/RESULTS.md'), `${md.join('\n')}${findings ? `\n${findings}` : ''}`)
+writeFileSync(join(ROOT, 'bench/RESULTS.md'), `${md}${findings ? `\n${findings}` : ''}`)
 const json = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === 'latencies' ? undefined : v), 2)
 writeFileSync(
   join(OUT, 'results.json'),
@@ -828,3 +460,4 @@ writeFileSync(
 )
 console.log(`\nbench: done in ${fmt(totalSeconds)} s; wrote bench/RESULTS.md and bench/out/results.json`)
 process.exit(0)
+
