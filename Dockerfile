@@ -5,13 +5,14 @@
 # changes. Refresh it on purpose (security updates), in all three FROM lines:
 #   docker buildx imagetools inspect node:22-bookworm-slim   (or: crane digest)
 
-# --- build: compile TypeScript to dist/ ---
+# --- build: compile TypeScript to dist/, and bundle the server into dist/server.js ---
 FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
 

@@ -57,17 +57,21 @@ function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 /**
- * Starts `node dist/server.js` and waits for its "serving" line; killed at the test's teardown. Its log goes to a
- * file, as a container runtime collects it: a pipe that the test process drained late would block the server's
+ * Starts `node dist/server.js` (or `where.entry`, in `where.cwd`) and waits for its "serving" line; killed at the
+ * test's teardown. Its log goes to a file, as a container runtime collects it: a pipe that the test process drained late would block the server's
  * synchronous log writes, and the figures would be the test's, not the server's.
  */
-export async function startServer(t: Teardown, extra: Record<string, string> = {}): Promise<Server> {
-  const entry = join(repoRoot, 'dist/server.js')
+export async function startServer(
+  t: Teardown,
+  extra: Record<string, string> = {},
+  where: { entry?: string; cwd?: string } = {},
+): Promise<Server> {
+  const entry = where.entry ?? join(repoRoot, 'dist/server.js')
   if (!existsSync(entry)) throw new Error('dist/server.js is missing: run the load suite with `npm run test:load` (it builds first)')
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-load-'))
   const logFile = join(dir, 'server.log')
   const out = openSync(logFile, 'w')
-  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env: serverEnv(extra), stdio: ['ignore', out, out] })
+  const child = spawn(process.execPath, [entry], { cwd: where.cwd ?? repoRoot, env: serverEnv(extra), stdio: ['ignore', out, out] })
   closeSync(out)
   const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
