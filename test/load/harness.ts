@@ -58,8 +58,8 @@ function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 /**
  * Starts `node dist/server.js` (or `where.entry`, in `where.cwd`) and waits for its "serving" line; killed at the
- * test's teardown. Its log goes to a file, as a container runtime collects it: a pipe that the test process drained late would block the server's
- * synchronous log writes, and the figures would be the test's, not the server's.
+ * test's teardown. Its log goes to a file, as a container runtime collects it: a pipe that the test process drained
+ * late would block the server's synchronous log writes, and the figures would be the test's, not the server's.
  */
 export async function startServer(
   t: Teardown,
