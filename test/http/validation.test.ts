@@ -1,7 +1,8 @@
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { CustomizeResponseSchema, SyncRequestSchema, SyncResponseSchema } from '../../src/protocol.js'
-import { sharedValidatorCompiler } from '../../src/http/validation.js'
+import { Ajv } from 'ajv'
+import { CustomizeRequestSchema, CustomizeResponseSchema, SyncRequestSchema, SyncResponseSchema } from '../../src/protocol.js'
+import { sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/app.js'
 import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
 
@@ -13,6 +14,19 @@ t.test('one compiled validator per schema: /sync and /finalize share theirs', as
   t.equal(first(newRequest()), true)
   t.equal(first({ parent: { metadata: { name: 'x' } } }), false, 'it validates')
   t.equal(first({ ...newRequest(), finalizing: 'yes' }), false, 'no coercion')
+})
+
+t.test('the request schemas are valid JSON Schema (the server skips that check to start faster)', async (t) => {
+  const checking = new Ajv({ ...VALIDATION_OPTIONS, validateSchema: true })
+  for (const [name, schema] of [
+    ['SyncRequestSchema', SyncRequestSchema],
+    ['CustomizeRequestSchema', CustomizeRequestSchema],
+  ] as const) {
+    t.equal(checking.validateSchema(schema), true, `${name} against the meta-schema ${JSON.stringify(checking.errors ?? [])}`)
+    const strict = new Ajv({ ...VALIDATION_OPTIONS, strict: true, allowUnionTypes: true })
+    t.doesNotThrow(() => strict.compile(schema), `${name} compiles in ajv's strict mode too`)
+  }
+  t.equal(checking.validateSchema({ type: 'object', properties: { a: { type: 'nonsense' } } }), false, 'the check can fail')
 })
 
 t.test('the answers match the protocol schemas: four top-level fields at most, every child typed', async (t) => {
