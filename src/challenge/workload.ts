@@ -33,16 +33,20 @@ function num(value: unknown): number {
   return typeof value === 'number' ? value : 0
 }
 
-function runOf(object: KubeObject | undefined, path: 'template' | 'self'): string | undefined {
-  const metadata = path === 'template' ? field(field(field(object, 'spec'), 'template'), 'metadata') : object?.metadata
-  const value = field(field(metadata, 'annotations'), RUN_ANNOTATION)
-  return typeof value === 'string' ? value : undefined
+/** The run annotation in `metadata`, as found (compared with `String(run)`, so anything but that string is another run). */
+function runIn(metadata: unknown): unknown {
+  return field(field(metadata, 'annotations'), RUN_ANNOTATION)
+}
+
+/** The run a Deployment's pod template is of: a restart rolls it. */
+function templateRun(deployment: KubeObject): unknown {
+  return runIn(field(field(field(deployment, 'spec'), 'template'), 'metadata'))
 }
 
 /** Ready: the Deployment of this run has rolled out and has an available replica (readiness probe passed). */
 export function workloadReady(children: ObservedIndex, names: ChildNames, run: number): boolean {
   const deployment = findObject(children, 'Deployment', names.base)
-  if (!deployment || isBeingDeleted(deployment) || runOf(deployment, 'template') !== String(run)) return false
+  if (!deployment || isBeingDeleted(deployment) || templateRun(deployment) !== String(run)) return false
   const status = field(deployment, 'status')
   const generation = deployment.metadata.generation ?? 0
   return num(field(status, 'observedGeneration')) >= generation && num(field(status, 'availableReplicas')) >= 1
@@ -53,7 +57,7 @@ export function currentPods(related: ObservedIndex, podLabels: Record<string, st
   const selected = Object.entries(podLabels)
   return objectsOfKind(related, 'Pod').filter(
     (pod) =>
-      selected.every(([key, value]) => pod.metadata.labels?.[key] === value) && runOf(pod, 'self') === String(run) && !isBeingDeleted(pod),
+      selected.every(([key, value]) => pod.metadata.labels?.[key] === value) && runIn(pod.metadata) === String(run) && !isBeingDeleted(pod),
   )
 }
 
@@ -125,7 +129,7 @@ const REFUSAL_MESSAGE_LENGTH = 300
  */
 export function podRefusal(children: ObservedIndex, names: ChildNames, run: number): PodProblem | undefined {
   const deployment = findObject(children, 'Deployment', names.base)
-  if (!deployment || runOf(deployment, 'template') !== String(run)) return undefined
+  if (!deployment || templateRun(deployment) !== String(run)) return undefined
   const failure = list(field(field(deployment, 'status'), 'conditions')).find(
     (condition) => field(condition, 'type') === 'ReplicaFailure' && field(condition, 'status') === 'True',
   )
