@@ -1,8 +1,8 @@
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { Ajv } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import { CustomizeRequestSchema, CustomizeResponseSchema, SyncRequestSchema, SyncResponseSchema } from '../../src/protocol.js'
-import { sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
+import { PRECOMPILABLE, sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/app.js'
 import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
 
@@ -14,6 +14,18 @@ t.test('one compiled validator per schema: /sync and /finalize share theirs', as
   t.equal(first(newRequest()), true)
   t.equal(first({ parent: { metadata: { name: 'x' } } }), false, 'it validates')
   t.equal(first({ ...newRequest(), finalizing: 'yes' }), false, 'no coercion')
+})
+
+t.test('validators compiled ahead of time (the bundle\'s) are used as they are; others are compiled at first use', async (t) => {
+  const ahead = Object.assign((data: unknown) => data === 'ahead', { errors: null }) as unknown as ValidateFunction
+  const compile = sharedValidatorCompiler({ sync: ahead })
+  const route = { method: 'POST', url: '/sync', httpPart: 'body' }
+  t.equal(compile({ schema: SyncRequestSchema, ...route }), ahead, 'the precompiled validator of the sync request')
+  const customize = compile({ schema: CustomizeRequestSchema, ...route, url: '/customize' })
+  t.not(customize, ahead)
+  t.equal(customize(customizeRequest()), true, 'the other compiled by ajv')
+  t.equal(compile({ schema: CustomizeRequestSchema, ...route, url: '/customize' }), customize, 'once')
+  t.same(Object.keys(PRECOMPILABLE), ['sync', 'customize'], 'the names the build compiles')
 })
 
 t.test('the request schemas are valid JSON Schema (the server skips that check to start faster)', async (t) => {

@@ -5,12 +5,14 @@ import t from 'tap'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { AUTH, repoRoot, send, startServer } from './harness.js'
+import { buildTestApp } from '../helpers/app.js'
+import { AUTH, repoRoot, send, startServer, SYNC_BODY, TOKEN } from './harness.js'
 
 const FIRST_SYNC = readFileSync(join(repoRoot, 'test/fixtures/sync-new.json'))
 const CUSTOMIZE = readFileSync(join(repoRoot, 'test/fixtures/customize.json'))
 
 t.test('dist/server.js alone, in an empty directory, serves the hooks and the probes', async (t) => {
+  t.match(readFileSync(join(repoRoot, 'dist/server.js'), 'utf8'), /PRECOMPILED=\{sync,customize\}/, 'the request validators were compiled by the build')
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-bundle-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   copyFileSync(join(repoRoot, 'dist/server.js'), join(dir, 'server.js'))
@@ -21,6 +23,30 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   t.equal(sync.statusCode, 200, '/sync')
   t.match(JSON.parse(sync.body), { status: { phase: 'Pending' }, children: Array })
   t.equal((await send(server.port, 'POST', '/customize', { body: CUSTOMIZE, headers: AUTH })).statusCode, 200, '/customize')
+  // The bundle validates with the validators the build compiled (scripts/bundle.mjs); the tests' app compiles them
+  // with ajv at first use. Bad bodies get the same answers from both.
+  const app = await buildTestApp(t, { hookToken: TOKEN })
+  const running = JSON.parse(SYNC_BODY.toString('utf8')) as { parent: { metadata: Record<string, unknown>; spec: Record<string, unknown> } }
+  const broken = (change: (body: typeof running) => void) => {
+    const body = structuredClone(running)
+    change(body)
+    return body
+  }
+  for (const [path, body] of [
+    ['/sync', {}],
+    ['/sync', broken((b) => Object.assign(b, { finalizing: 'yes' }))],
+    ['/sync', broken((b) => delete b.parent.metadata.namespace)],
+    ['/sync', broken((b) => Object.assign(b.parent.spec, { owner: { kind: 'Robot', id: 'x' } }))],
+    ['/finalize', broken((b) => Object.assign(b, { children: [] }))],
+    ['/customize', { parent: 'x' }],
+    ['/customize', { controller: {}, parent: { metadata: { name: 3 } } }],
+  ] as const) {
+    const payload = JSON.stringify(body)
+    const fromBundle = await send(server.port, 'POST', path, { body: Buffer.from(payload), headers: AUTH })
+    const fromApp = await app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': 'application/json', ...AUTH } })
+    t.equal(fromBundle.statusCode, 400, `${path} ${payload.slice(0, 60)}: 400`)
+    t.same(JSON.parse(fromBundle.body), fromApp.json(), `the same answer as ajv's: ${fromApp.json().message}`)
+  }
   t.equal((await send(server.opsPort, 'GET', '/readyz')).statusCode, 200, '/readyz')
   const metrics = await send(server.opsPort, 'GET', '/metrics')
   t.match(metrics.body, /challenge_hooks_hook_duration_seconds_count\{hook="sync",code="200"\} 1/, '/metrics counts the call')
