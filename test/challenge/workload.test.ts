@@ -49,6 +49,7 @@ t.test('workloadReady: rolled out to this generation with an available replica, 
   ]
   for (const [what, d, ready] of rows) t.equal(workloadReady(withDeployment(d), names, 1), ready, what)
   t.equal(workloadReady(withDeployment({ ...deployment({}), status: 'broken' } as unknown as KubeObject), names, 1), false, 'a status that is not an object')
+  t.equal(workloadReady(withDeployment({ ...deployment({}), status: null } as unknown as KubeObject), names, 1), false, 'a null status')
 })
 
 t.test('currentPods: every pod label, this run, not terminating', async (t) => {
@@ -91,6 +92,7 @@ t.test('podProblem: what a waiting container or an unschedulable pod says, and w
   const scheduled = (condition: Record<string, unknown>) => pod('p', {}, { conditions: [condition] })
   const rows: [string, KubeObject, Reason | undefined][] = [
     ['a container with no state', waiting({}), undefined],
+    ['a container whose state is null', waiting({ state: null }), undefined],
     ['a running container', waiting({ state: { running: {} } }), undefined],
     ['waiting for another reason', waiting({ state: { waiting: { reason: 'ContainerCreating' } } }), undefined],
     ['crash loop, 3 restarts', waiting({ restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } } }), Reason.CrashLoopBackOff],
