@@ -28,7 +28,8 @@ setTimeout(() => {
 }, hardStopMs).unref()
 }
 
-function freePort(): Promise<number> {
+/** A free port on 127.0.0.1 (bench/rush uses it too). */
+export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const probe = createServer()
     probe.once('error', reject)

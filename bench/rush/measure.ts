@@ -1,7 +1,6 @@
 // What the rush benchmark reads off the processes it runs: Prometheus text (the API server's, Metacontroller's,
 // the hook server's), CPU seconds from /proc, percentiles.
 import { readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 
 export interface Sample {
   name: string
@@ -77,16 +76,6 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 /** A deterministic pseudo-random generator (mulberry32): the same run plan for the same seed. */
 export function seeded(seed: number): () => number {

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { repoRoot, type ControlPlane } from '../../test/support/kube/controlplane.js'
 import { metacontrollerRest } from '../../test/cluster/controllers.js'
 import type { ClusterEnv } from '../../test/cluster/harness.js'
-import { freePort, parseMetrics, type Sample } from './measure.js'
+import { freePort } from '../processes.js'
+import { parseMetrics, type Sample } from './measure.js'
 import type { RushSettings } from './settings.js'
 
 /** What the processes share with the run: its control plane, its cleanups (run in reverse at the end), its log. */

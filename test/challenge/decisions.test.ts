@@ -2,17 +2,11 @@
 import t from 'tap'
 import { teardown } from '../../src/challenge/children.js'
 import { Label, Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
-import { childNames, podLabels } from '../../src/challenge/names.js'
+import { podLabels } from '../../src/challenge/names.js'
 import { indexObjects } from '../../src/challenge/observed.js'
 import { currentPods, podProblem } from '../../src/challenge/workload.js'
 import type { KubeObject } from '../../src/protocol.js'
-
-const NAMESPACE = 'ctf'
-const names = childNames('web-login-u-alice', '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10')
-
-function object(kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'v1', kind, metadata: { name, namespace: NAMESPACE }, ...extra } as KubeObject
-}
+import { NAMESPACE, names, object } from './objects.js'
 
 function waitingPod(name: string, ...reasons: string[]): KubeObject {
   return object('Pod', name, {

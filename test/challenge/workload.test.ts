@@ -3,20 +3,14 @@
 import t from 'tap'
 import { Label, Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
-import { childNames, podLabels } from '../../src/challenge/names.js'
+import { podLabels } from '../../src/challenge/names.js'
 import { indexObjects } from '../../src/challenge/observed.js'
 import { anyPodRemains, currentPods, observeEndpoint, podProblem, podRefusal, workloadReady } from '../../src/challenge/workload.js'
 import { loadConfig } from '../../src/config.js'
 import type { KubeObject } from '../../src/protocol.js'
+import { NAMESPACE, names, object, UID } from './objects.js'
 
-const NAMESPACE = 'ctf'
-const UID = '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10'
-const names = childNames('web-login-u-alice', UID)
 const labels = podLabels(names)
-
-function object(kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'v1', kind, metadata: { name, namespace: NAMESPACE }, ...extra } as KubeObject
-}
 
 function pods(...list: KubeObject[]) {
   return indexObjects({ 'Pod.v1': Object.fromEntries(list.map((pod) => [pod.metadata.name, pod])) }, NAMESPACE)

@@ -223,4 +223,10 @@ export function terminationGracePeriodSeconds(): number {
   return Number(/terminationGracePeriodSeconds: (\d+)/.exec(manifest)?.[1])
 }
 
+/** The shortest probe timeout of the hook server's Deployment (timeoutSeconds), in ms: what the kubelet waits. */
+export function probeTimeoutMs(): number {
+  const manifest = readFileSync(join(repoRoot, 'manifests/hook-server.yaml'), 'utf8')
+  return Math.min(...[...manifest.matchAll(/timeoutSeconds: (\d+)/g)].map((match) => Number(match[1]) * 1000))
+}
+
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))

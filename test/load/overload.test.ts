@@ -9,12 +9,11 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
-import { probe, repoRoot, sample, send, sleep, startServer, TOKEN } from './harness.js'
+import { probe, probeTimeoutMs, repoRoot, sample, send, sleep, startServer, TOKEN } from './harness.js'
 
 const CONNECTIONS = 400
 const FLOOD_MS = 30_000
-/** The probes' timeoutSeconds in manifests/hook-server.yaml. */
-const PROBE_TIMEOUT_MS = 5000
+const PROBE_TIMEOUT_MS = probeTimeoutMs()
 const PROBE_P99_MS = 1000
 
 interface FloodResult {
