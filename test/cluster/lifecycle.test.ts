@@ -32,7 +32,7 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   await s.create(s.challenge('web-login', 'alice'))
 
   let status = await running(s, NAME)
-  const transitions = suite.recorder.transitions(s.ns, NAME)
+  const transitions = await suite.recorder.transitionsThrough(s.ns, NAME, 'Running/Ready')
   // Pending / WaitingForEndpoint may come between, when the pod is ready before the Ingress reaches the cache.
   t.match(transitions.join(' '), /^Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `Pending while starting, then Running (${transitions.join(', ')})`)
   t.match(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
@@ -80,14 +80,14 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   const before = suite.recorder.deletions(s.ns).length
   await suite.kubectl(['delete', 'chal', NAME, '-n', s.ns, '--wait=false'])
   await s.until(NAME, (st) => st.phase === 'Terminating', 'Terminating').catch(() => undefined)
-  t.ok(suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'), 'Terminating / Deleting while the teardown runs')
   await waitGone(s, NAME)
-  const order = suite.recorder.deletions(s.ns).slice(before).map((entry) => entry.split('/')[0])
+  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before).map((entry) => entry.split('/')[0])
   const first = (kind: string) => order.indexOf(kind)
   const last = (kind: string) => order.lastIndexOf(kind)
   t.ok(last('Ingress') < first('Deployment') && last('Service') < first('Deployment'), `the traffic path goes first (${order.join(', ')})`)
   t.ok(last('Pod') < first('NetworkPolicy') && last('Pod') < first('Secret'), 'the policies and the flag go only once no pod is left')
   t.equal(order.at(-1), 'Challenge', 'the Challenge goes last, once its finalizer is removed')
+  t.ok(suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'), 'Terminating / Deleting while the teardown runs')
 })
 
 t.test('a budget queue that drains: the second instance waits until the first one ends', async (t) => {
@@ -107,7 +107,7 @@ t.test('a budget queue that drains: the second instance waits until the first on
   await s.patchSpec('heavy-a-u-bob', { desiredState: 'Stopped' })
   await s.until('heavy-a-u-bob', (st) => st.phase === 'Deleted', 'the first one stopped')
   await running(s, 'heavy-b-u-bob')
-  const transitions = suite.recorder.transitions(s.ns, 'heavy-b-u-bob')
+  const transitions = await suite.recorder.transitionsThrough(s.ns, 'heavy-b-u-bob', 'Running/Ready')
   t.match(transitions.join(' '), /^Pending\/Queued Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `queued, admitted when the first ended, running (${transitions.join(', ')})`)
 })
 

@@ -1,4 +1,5 @@
 // What happened on the cluster, from watches: every status transition of the Challenges and every deletion.
+import { eventually } from '../support/kube/eventually.js'
 import { Informer } from '../support/kube/informer.js'
 import type { Rest } from '../support/kube/rest.js'
 import type { WatchEvent } from '../support/simulator/index.js'
@@ -38,9 +39,24 @@ export class Recorder {
     return [...(this.#transitions.get(`${ns}/${name}`) ?? [])]
   }
 
+  /**
+   * The transitions once the watch has caught up with `last`, a status already read from the API server: the watch
+   * delivers it some milliseconds after a GET can see it. On timeout, what was seen, for the assertion to show.
+   */
+  async transitionsThrough(ns: string, name: string, last: string): Promise<string[]> {
+    const seen = () => this.transitions(ns, name)
+    return eventually(`the watch to see ${ns}/${name} ${last}`, () => seen().at(-1) === last && seen(), undefined, { timeoutMs: 10_000 }).catch(seen)
+  }
+
   /** `Kind/name` of every object gone from the namespace, in order */
   deletions(ns: string): string[] {
     return [...(this.#deletions.get(ns) ?? [])]
+  }
+
+  /** The deletions of the namespace once the watch has seen `last` (`Kind/name`) go; on timeout, what was seen */
+  async deletionsThrough(ns: string, last: string): Promise<string[]> {
+    const seen = () => this.deletions(ns)
+    return eventually(`the watch to see ${last} go from ${ns}`, () => seen().includes(last) && seen(), undefined, { timeoutMs: 10_000 }).catch(seen)
   }
 
   #record({ type, object }: WatchEvent): void {

@@ -42,7 +42,7 @@ async function admitRoute(suite: Suite, path: string, route: KubeObject, accepte
 async function deletedInOrder(t: Test, s: Scenario, name: string, routeKind: string): Promise<void> {
   const before = s.suite.recorder.deletions(s.ns).length
   await s.suite.kubectl(['delete', 'chal', name, '-n', s.ns, '--wait=true', '--timeout=60s'])
-  const order = s.suite.recorder.deletions(s.ns).slice(before).map((entry) => entry.split('/')[0])
+  const order = (await s.suite.recorder.deletionsThrough(s.ns, `Challenge/${name}`)).slice(before).map((entry) => entry.split('/')[0])
   t.ok(order.indexOf(routeKind) >= 0 && order.indexOf(routeKind) < order.indexOf('Deployment'), `the ${routeKind} leaves before the workload (${order.join(', ')})`)
 }
 
