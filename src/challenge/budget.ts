@@ -52,7 +52,7 @@ function siblingCandidate(sibling: KubeObject, ownerKey: OwnerKey): Candidate | 
     name: sibling.metadata.name,
     admittedAt: admittedAt ?? Infinity,
     createdAt: parseTime(sibling.metadata.creationTimestamp) ?? Infinity,
-    cost: typeof cost === 'number' && Number.isInteger(cost) && cost >= 0 ? cost : undefined,
+    cost: Number.isInteger(cost) && (cost as number) >= 0 ? (cost as number) : undefined,
     started: !relaunching && parseTime(nested(status, 'startedAt') as string | undefined) !== undefined,
   }
 }

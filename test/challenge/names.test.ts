@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import t from 'tap'
 import { childLabels, childNames, instanceBaseName, podLabels } from '../../src/challenge/names.js'
 
@@ -50,6 +51,20 @@ t.test('names that need shortening keep a readable prefix and differ by a hash o
   t.match(instanceBaseName('1337', UID_A), /^c1337--[0-9a-f]{12}$/, 'starts with a letter')
   t.equal(instanceBaseName('x'.repeat(54), UID_A), 'x'.repeat(54), 'the longest kept name')
   t.match(instanceBaseName('x'.repeat(55), UID_A), /^x{40}--[0-9a-f]{12}$/, 'one more character is shortened')
+})
+
+t.test('the shortened base, exactly: one row per rule of the prefix', async (t) => {
+  const hash = createHash('sha256').update(UID_A).digest('hex').slice(0, 12)
+  const a36 = 'a'.repeat(36)
+  const rows: [string, string, string][] = [
+    ['one letter is a label, kept', 'a', 'a'],
+    ['capitals lowered, other characters dashes', 'Web.Login_U@Alice', `web-login-u-alice--${hash}`],
+    ['every trailing dash of the cut prefix dropped', `A${'b'.repeat(37)}!!!c`, `a${'b'.repeat(37)}--${hash}`],
+    ['a leading digit gets a c, and the prefix stays 40 long', `9${'A'.repeat(60)}`, `c9${'a'.repeat(38)}--${hash}`],
+    ['trailing dashes dropped again after the c', `9${a36}--bzzz`, `c9${a36}--${hash}`],
+    ['a name that is all dashes and digits', '---', `c--${hash}`],
+  ]
+  for (const [what, name, base] of rows) t.equal(instanceBaseName(name, UID_A), base, what)
 })
 
 /**

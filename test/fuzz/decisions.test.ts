@@ -60,7 +60,7 @@ t.test('a terminating pod of the current run never changes the phase or the reas
     }),
     { seed: SEED, numRuns: runs(200) },
   )
-  t.ok(compared > 100, `${compared} worlds compared`)
+  t.ok(compared > runs(200) / 2, `${compared} worlds compared`)
 })
 
 t.test('a fatal pod problem outranks a transient one', async (t) => {
@@ -84,7 +84,7 @@ t.test('a fatal pod problem outranks a transient one', async (t) => {
     }),
     { seed: SEED, numRuns: runs(200) },
   )
-  t.ok(pulling > 10, `${pulling} worlds where the transient problem showed`)
+  t.ok(pulling > runs(200) / 20, `${pulling} worlds where the transient problem showed`)
 })
 
 const GUARDED = ['Secret', 'NetworkPolicy']
@@ -114,7 +114,7 @@ t.test('a teardown never drops the policies or the flag Secret while a pod or th
     }),
     { seed: SEED, numRuns: runs(600) },
   )
-  t.ok(guarded > 25, `${guarded} teardowns with a pod or the Deployment observed`)
+  t.ok(guarded >= runs(600) / 60, `${guarded} teardowns with a pod or the Deployment observed`)
 })
 
 /** Where an instance is in its lifecycle: later never comes before earlier. */
@@ -139,7 +139,7 @@ t.test('the same world later never moves the instance backwards in its lifecycle
     }),
     { seed: SEED, numRuns: runs(300) },
   )
-  t.ok(compared > 200, `${compared} worlds compared`)
+  t.ok(compared > runs(300) * 2 / 3, `${compared} worlds compared`)
 })
 
 t.test('hook v1 and v2 keys give the same bytes', async (t) => {
@@ -155,5 +155,5 @@ t.test('hook v1 and v2 keys give the same bytes', async (t) => {
     }),
     { seed: SEED, numRuns: runs(200) },
   )
-  t.ok(compared > 100, `${compared} answers compared`)
+  t.ok(compared > runs(200) / 2, `${compared} answers compared`)
 })
