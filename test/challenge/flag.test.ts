@@ -48,7 +48,7 @@ t.test('parametersProblem: prototype names, the flag variable and the size bound
 
 t.test('flagData: PerOwner and PerInstance are the contract HMAC, wrapped in the prefix and suffix', async (t) => {
   const perOwner = flagData(instance(), definition({ mode: 'PerOwner', prefix: 'CTF{', suffix: '}' }), SECRET)
-  t.same(perOwner, { ok: true, data: Buffer.from(`CTF{${hmac32('ctf/web-login/team/alice')}}`).toString('base64') }, 'PerOwner: over namespace/definition/kind/id')
+  t.strictSame(perOwner, { ok: true, data: Buffer.from(`CTF{${hmac32('ctf/web-login/team/alice')}}`).toString('base64') }, 'PerOwner: over namespace/definition/kind/id')
   const defaults = flagData(instance(), definition({}), SECRET)
   t.equal(defaults.ok && decode(defaults.data), `flag{${hmac32('ctf/web-login/team/alice')}}`, 'PerOwner with flag{ and } by default')
   const perInstance = flagData(instance(), definition({ mode: 'PerInstance', prefix: 'p-', suffix: '-s' }), SECRET)
@@ -76,5 +76,5 @@ t.test('flagData: a Static flag comes from its own Secret and key, and a missing
     ['the key not a string', [secret('web-login-flag', { flag: 42 })], missing],
     ['no data at all', [object('Secret', 'web-login-flag')], missing],
   ]
-  for (const [what, secrets, answer] of rows) t.same(flagData(instance(...secrets), definition(flag), SECRET), answer, what)
+  for (const [what, secrets, answer] of rows) t.strictSame(flagData(instance(...secrets), definition(flag), SECRET), answer, what)
 })

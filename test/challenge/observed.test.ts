@@ -22,11 +22,11 @@ t.test('indexObjects: the object kind first, the group key only as a fallback', 
     },
     NAMESPACE,
   )
-  t.same(names(objectsOfKind(index, 'Deployment')), ['web', 'kindless', 'empty-kind', 'number-kind'], 'the group key names a kindless, empty or non-string kind')
-  t.same(names(objectsOfKind(index, 'Service')), ['lying'], 'an object under another group key keeps its kind')
-  t.same(names(objectsOfKind(index, 'Secret')), ['flag'])
-  t.same(objectsOfKind(index, 'Pod'), [], 'a kind not observed: none')
-  t.same([...index.keys()].sort(), ['Deployment', 'Secret', 'Service'], 'no kind from a value that is not a kind')
+  t.strictSame(names(objectsOfKind(index, 'Deployment')), ['web', 'kindless', 'empty-kind', 'number-kind'], 'the group key names a kindless, empty or non-string kind')
+  t.strictSame(names(objectsOfKind(index, 'Service')), ['lying'], 'an object under another group key keeps its kind')
+  t.strictSame(names(objectsOfKind(index, 'Secret')), ['flag'])
+  t.strictSame(objectsOfKind(index, 'Pod'), [], 'a kind not observed: none')
+  t.strictSame([...index.keys()].sort(), ['Deployment', 'Secret', 'Service'], 'no kind from a value that is not a kind')
   t.equal(countObjects(index), 6, 'counted over every kind')
   t.equal(findObject(index, 'Service', 'lying')?.metadata.name, 'lying')
   t.equal(findObject(index, 'Deployment', 'lying'), undefined, 'found by its own kind only')
@@ -36,7 +36,7 @@ t.test('indexObjects: objects of another namespace are not the parent’s, objec
   const other = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'elsewhere', namespace: 'kube-system' } } as KubeObject
   const bare = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bare' } } as KubeObject
   const index = indexObjects({ 'Secret.v1': { 'kube-system/elsewhere': other, [`${NAMESPACE}/flag`]: object('Secret', 'flag'), bare } }, NAMESPACE)
-  t.same(names(objectsOfKind(index, 'Secret')), ['flag', 'bare'])
+  t.strictSame(names(objectsOfKind(index, 'Secret')), ['flag', 'bare'])
   t.equal(countObjects(index), 2)
   t.equal(countObjects(indexObjects(undefined, NAMESPACE)), 0, 'no groups: an empty index')
   t.equal(countObjects(indexObjects({ 'Secret.v1': {} }, NAMESPACE)), 0, 'an empty group counts nothing')

@@ -233,6 +233,8 @@ t.test('routeProblem: only Accepted and ResolvedRefs True, from our Gateway and 
     ['ResolvedRefs missing', tlsRoute([{ parentRef: PARENT, conditions: [condition('Accepted', 'True', 'Accepted', 2)] }]), listener, 'Pending: '],
     ['Unknown without a reason', tlsRoute([{ parentRef: PARENT, conditions: [{ type: 'Accepted', status: 'Unknown' }] }]), listener, 'Unknown: '],
     ['accepted for an older generation', tlsRoute([{ parentRef: PARENT, conditions: ACCEPTED }], 3), listener, 'Pending: '],
+    ['conditions that are not a list', tlsRoute([{ parentRef: PARENT, conditions: 'Accepted' }]), listener, 'Pending: '],
+    ['a status entry that is not an object, then ours', tlsRoute(['junk' as unknown as Json, { parentRef: PARENT, conditions: ACCEPTED }]), listener, undefined],
   ]
   for (const [name, object, cfg, expected] of cases) {
     const problem = routeProblem(object, 'TLSRoute', cfg)

@@ -1,0 +1,140 @@
+// How sync assembles its answer (src/challenge/hooks.ts), one row per rule: the selector of a Deployment made
+// before the uid label, the words of each condition a player or platform reads, the flag Secret's reference, and
+// the resync delay.
+import t from 'tap'
+import { retain } from '../../src/challenge/children.js'
+import { resyncAfter } from '../../src/challenge/hooks.js'
+import type { KubeObject } from '../../src/protocol.js'
+import { testConfig } from '../helpers/app.js'
+import { at, step } from '../helpers/drive.js'
+import { challenge, observedChildren, pod, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
+
+const NAME = 'web-login-u-alice'
+const INSTANCE = 'challenge-hooks.dev/instance'
+const UID_LABEL = 'challenge-hooks.dev/uid'
+
+type Condition = { type: string; status: string; reason: string; message: string }
+const conditionsOf = (status: Json) => Object.fromEntries((status.conditions as Condition[]).map((c) => [c.type, [c.status, c.reason, c.message]]))
+const deploymentOf = (children: readonly Json[]) => children.find((child) => child.kind === 'Deployment') as Json & { spec: Json }
+
+/** The first answer, and its children observed with the Deployment's selector replaced by `matchLabels`. */
+function observedWithSelector(matchLabels: Record<string, string> | undefined): { parent: KubeObject & { spec: Json }; children: KubeObject[] } {
+  const first = step(challenge(), { related: [webDefinition()] })
+  const children = observedChildren(first.response.children).map((child) => {
+    if (child.kind !== 'Deployment') return child
+    const spec = structuredClone(child.spec) as Json
+    spec.selector = matchLabels === undefined ? undefined : { matchLabels }
+    return { ...child, spec } as KubeObject
+  })
+  return { parent: first.parent, children }
+}
+
+t.test('a Deployment made before the uid label keeps its selector; any other gets the uid', async (t) => {
+  const rows: [string, Record<string, string> | undefined, Record<string, string>][] = [
+    ['instance label only: the old selector, kept (a selector cannot change)', { [INSTANCE]: NAME }, { [INSTANCE]: NAME }],
+    ['instance and uid labels', { [INSTANCE]: NAME, [UID_LABEL]: UID }, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
+    ['another instance in the selector', { [INSTANCE]: 'someone-else' }, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
+    ['no selector', undefined, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
+    ['an empty selector', {}, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
+  ]
+  for (const [what, matchLabels, expected] of rows) {
+    const { parent, children } = observedWithSelector(matchLabels)
+    const deployment = deploymentOf(step(parent, { related: [webDefinition()], children, now: at(10) }).response.children)
+    const spec = deployment.spec as { selector: { matchLabels: Json }; template: { metadata: { labels: Json } } }
+    t.strictSame(spec.selector.matchLabels, expected, `${what}: the selector`)
+    t.match(spec.template.metadata.labels, expected, `${what}: the pod labels`)
+  }
+  const first = step(challenge(), { related: [webDefinition()] })
+  const noSpec = observedChildren(first.response.children).map((child) => (child.kind === 'Deployment' ? ({ ...child, spec: undefined } as unknown as KubeObject) : child))
+  const answer = step(first.parent, { related: [webDefinition()], children: noSpec, now: at(10) })
+  t.strictSame((deploymentOf(answer.response.children).spec as { selector: Json }).selector, { matchLabels: { [INSTANCE]: NAME, [UID_LABEL]: UID } }, 'a Deployment without a spec')
+})
+
+t.test('the conditions of each situation, word for word', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  t.strictSame(conditionsOf(first.status), {
+    Admitted: ['True', 'Admitted', "The instance holds a slot of its owner's budget."],
+    WorkloadReady: ['False', 'Starting', 'The instance is starting.'],
+    EndpointReady: ['False', 'NoEndpoint', 'Traffic cannot reach the instance yet.'],
+    Ready: ['False', 'Starting', 'The instance is starting.'],
+    Expired: ['False', 'NotExpired', 'The instance has not reached its end.'],
+  }, 'starting')
+
+  const stopped = step(challenge({ spec: { desiredState: 'Stopped' } }), { related: [webDefinition()] })
+  t.strictSame(conditionsOf(stopped.status), {
+    Admitted: ['False', 'Stopped', 'The instance was stopped.'],
+    WorkloadReady: ['False', 'NoWorkload', 'The instance has no workload.'],
+    EndpointReady: ['False', 'NoEndpoint', 'Traffic cannot reach the instance yet.'],
+    Ready: ['False', 'Stopped', 'The instance was stopped.'],
+    Expired: ['False', 'NotExpired', 'The instance has not reached its end.'],
+  }, 'stopped: no workload, not expired')
+
+  const past = step(challenge({ spec: { deadline: '2026-11-22T11:00:00Z' } }), { related: [webDefinition()] })
+  t.match(past.status, { phase: 'Deleted', reason: 'PastDeadline' })
+  t.strictSame(conditionsOf(past.status).Expired, ['True', 'PastDeadline', 'The challenge is past its deadline.'], 'past the deadline counts as expired')
+
+  const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), now: at(30) })
+  const expired = step(running.parent, { related: [webDefinition()], children: readyWorld(first.response.children), now: at(30 + 1800) })
+  t.strictSame(conditionsOf(expired.status).Expired, ['True', 'Expired', 'The instance reached the end of its lifetime.'], 'the end of the lifetime')
+})
+
+t.test('flagSecretRef names the flag Secret only while one is in the answer', async (t) => {
+  const first = step(challenge(), { related: [webDefinition()] })
+  t.strictSame(first.status.flagSecretRef, { name: `${NAME}-flag` }, 'rendered')
+  // Stopped while a pod is still terminating: the policies stay; the Secret has already gone.
+  const observed = observedChildren(first.response.children).filter((child) => child.kind === 'NetworkPolicy')
+  const dying = { ...pod(NAME, 0, { phase: 'Running' }), metadata: { ...pod(NAME, 0, {}).metadata, deletionTimestamp: '2026-11-22T12:00:05Z' } } as KubeObject
+  const stopping = step({ ...first.parent, spec: { ...first.parent.spec, desiredState: 'Stopped' } }, { related: [webDefinition(), dying], children: observed, now: at(10) })
+  t.same(stopping.response.children.map((child) => child.kind), ['NetworkPolicy', 'NetworkPolicy'], 'only the policies are kept')
+  t.notOk('flagSecretRef' in stopping.status, 'no Secret in the answer: no reference')
+  const foreign = { ...observedChildren(first.response.children).find((child) => child.kind === 'Secret'), metadata: { name: 'not-the-flag', namespace: 'challenges' } } as KubeObject
+  const withForeign = step({ ...first.parent, spec: { ...first.parent.spec, desiredState: 'Stopped' } }, { related: [webDefinition(), dying], children: [...observed, foreign], now: at(10) })
+  t.ok(withForeign.response.children.some((child) => child.metadata.name === 'not-the-flag'), 'a Secret of another name kept by the teardown')
+  t.notOk('flagSecretRef' in withForeign.status, 'is not the flag')
+})
+
+t.test('resyncAfter: none without a deadline; otherwise rounded up, at least 1 s, at most the cap', async (t) => {
+  const config = testConfig({ maxResyncSeconds: 300 })
+  const now = at(0).getTime()
+  t.equal(resyncAfter(undefined, now, config), undefined)
+  t.equal(resyncAfter(now + 1500, now, config), 2, 'rounded up')
+  t.equal(resyncAfter(now - 5000, now, config), 1, 'a passed deadline: at once')
+  t.equal(resyncAfter(now + 3_600_000, now, config), 300, 'capped')
+})
+
+t.test('the flag Secret and the environment, as rendered', async (t) => {
+  const first = step(challenge({ spec: { parameters: { ZED: 'z', ALPHA: 'a' } } }), { related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'web:1', env: [{ name: 'MODE', value: 'ctf' }, { name: 'ZED', value: 'overridden' }] }] } })] })
+  const secret = first.response.children.find((child) => child.kind === 'Secret') as Json
+  t.equal(secret.type, 'Opaque')
+  t.strictSame(Object.keys(secret.data as Json), ['flag'])
+  const env = ((deploymentOf(first.response.children).spec as { template: { spec: { containers: { env: Json[] }[] } } }).template.spec.containers[0] as { env: Json[] }).env
+  t.strictSame(env.map((variable) => variable.name), ['MODE', 'ALPHA', 'ZED', 'FLAG'], "the definition's own, then the parameters in name order (a parameter replaces a variable of its name), then the flag")
+  t.equal(env.find((variable) => variable.name === 'ZED')?.value, 'z')
+})
+
+t.test('retain: an observed child kept as it is, without system fields or the last-applied annotation', async (t) => {
+  const observed = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: 'web-login-u-alice-flag',
+      namespace: 'challenges',
+      uid: 'u-1',
+      resourceVersion: '7',
+      labels: { a: 'b' },
+      annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', 'example.com/last-applied-configuration-note': 'kept' },
+    },
+    data: { flag: 'eA==' },
+    status: { any: 'thing' },
+  } as unknown as KubeObject
+  t.strictSame(retain(observed), {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    data: { flag: 'eA==' },
+    metadata: { name: 'web-login-u-alice-flag', namespace: 'challenges', labels: { a: 'b' }, annotations: { 'example.com/last-applied-configuration-note': 'kept' } },
+  })
+  const bare = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', annotations: { 'x/last-applied-configuration': '{}' } } } as unknown as KubeObject
+  t.strictSame(retain(bare).metadata, { name: 's' }, 'no annotation left: none at all')
+  const none = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } } as unknown as KubeObject
+  t.strictSame(retain(none).metadata, { name: 's' }, 'no annotations to begin with')
+})

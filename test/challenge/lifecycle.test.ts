@@ -1,0 +1,103 @@
+// Rules of the lifecycle (src/challenge/lifecycle.ts) that mutation testing found unchecked, one case each: the
+// renewals a restart carries, what a run that timed out while ready reports, when an Error asks to be woken, a
+// missing route rule, which Error reasons end a run, where a queue's wait starts, and the words of each refused
+// renewal.
+import t from 'tap'
+import type { KubeObject } from '../../src/protocol.js'
+import { at, step } from '../helpers/drive.js'
+import { CHILD_GROUPS, challenge, readyWorld, webDefinition, type Json } from '../helpers/world.js'
+
+type Condition = { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
+const conditionOf = (status: Json, type: string) => (status.conditions as Condition[]).find((c) => c.type === type)
+const T = (seconds: number) => at(seconds).toISOString().replace('.000Z', 'Z')
+
+/** A Running instance of web-login (definition `spec` merged), started at 30 s. */
+function runningInstance(definition: Json = {}, spec: Json = {}) {
+  const related = [webDefinition(definition)]
+  const first = step(challenge({ spec }), { related })
+  const children = readyWorld(first.response.children)
+  const running = step(first.parent, { related, children, now: at(30) })
+  return { related, children, running }
+}
+
+const renew = (running: ReturnType<typeof runningInstance>, renewals: number, seconds: number) =>
+  step({ ...running.running.parent, spec: { ...running.running.parent.spec, renewals } }, { related: running.related, children: running.children, now: at(seconds) })
+
+t.test('a restart: renewals asked before it belong to the old run, and the larger count is kept as seen', async (t) => {
+  const base = { phase: 'Running', reason: 'Ready', run: 0, admittedAt: T(0), startedAt: T(30) }
+  const rows: [string, Json, Json, Json][] = [
+    ['more seen before than asked now', { renewalsSeen: 2, renewalsApplied: 2 }, { renewals: 1 }, { run: 1, renewalsSeen: 2, renewalsApplied: 0 }],
+    ['asked with the restart', { renewalsSeen: 0, renewalsApplied: 0 }, { renewals: 3 }, { run: 1, renewalsSeen: 3, renewalsApplied: 0 }],
+  ]
+  for (const [what, status, spec, expected] of rows) {
+    const parent = challenge({ spec: { restarts: 1, ...spec }, status: { ...base, ...status } })
+    t.match(step(parent, { related: [webDefinition()], now: at(60) }).status, expected, what)
+  }
+})
+
+t.test('a run that times out while its workload is ready: no workload is reported ready any more', async (t) => {
+  const related = [webDefinition()]
+  const first = step(challenge(), { related })
+  const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
+  const timedOut = step(first.parent, { related, children: noIngress, now: at(301) })
+  t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })
+  t.match(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
+  t.same(timedOut.response.children.map((child) => child.kind).sort(), ['Deployment', 'NetworkPolicy', 'NetworkPolicy', 'Secret'], 'the teardown begins: the Service goes first')
+})
+
+t.test('an Error is not woken at a deadline', async (t) => {
+  const over = step(challenge({ spec: { deadline: T(3600) } }), { related: [webDefinition({ cost: 5 })], config: { ownerBudget: 3 } })
+  t.match(over.status, { phase: 'Error', reason: 'OwnerBudgetExceeded', message: 'This challenge costs 5 units, more than the 3 units one owner may hold.' })
+  t.equal(over.response.resyncAfterSeconds, undefined)
+})
+
+t.test('an HTTP challenge without the child rule of its route is a ConfigError that names the rule', async (t) => {
+  const groups = CHILD_GROUPS.filter((group) => !group.startsWith('Ingress.'))
+  const answer = step(challenge(), { related: [webDefinition()], groups })
+  t.match(answer.status, {
+    phase: 'Error',
+    reason: 'ConfigError',
+    message: 'This challenge cannot be exposed yet: the CompositeController has no child rule for Ingress.networking.k8s.io/v1 (the operator must install its routing component).',
+  })
+  t.same(answer.response.children, [])
+})
+
+t.test('only a run-ending Error ends the run: an Error of the world recovers, whatever else the status says', async (t) => {
+  const previous = { phase: 'Error', reason: 'DefinitionNotFound', message: 'was missing', run: 0, finishedAt: T(-60) }
+  const answer = step(challenge({ status: previous }), { related: [webDefinition()] })
+  t.match(answer.status, { phase: 'Pending', reason: 'Starting' })
+  const ended = step(challenge({ status: { ...previous, reason: 'StartupTimeout' } }), { related: [webDefinition()] })
+  t.match(ended.status, { phase: 'Error', reason: 'StartupTimeout' }, 'a run-ending reason stays')
+})
+
+t.test('a queued instance waits from its creation (first run) or from its Admitted condition (a relaunch)', async (t) => {
+  const config = { ownerBudget: 1 }
+  const holder = challenge({ name: 'other-u-alice', definition: 'other', status: { phase: 'Running', reason: 'Ready', run: 0, cost: 1, admittedAt: T(-100), startedAt: T(-90) } })
+  const related = (...extra: KubeObject[]) => [webDefinition(), holder, ...extra]
+  const since = (condition: Json[]) => ({ phase: 'Pending', reason: 'Queued', conditions: condition })
+  const old = { type: 'WorkloadReady', status: 'False', reason: 'NoWorkload', message: '', lastTransitionTime: T(-3600) }
+  const admittedRecently = { type: 'Admitted', status: 'False', reason: 'Queued', message: '', lastTransitionTime: T(-60) }
+  const rows: [string, ReturnType<typeof challenge>, string][] = [
+    ['a relaunch waits from its Admitted condition, not another', challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([old, admittedRecently]), run: 1 } }), 'Queued'],
+    ['a relaunch whose wait began a lifetime ago', challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([{ ...admittedRecently, lastTransitionTime: T(-1800) }]), run: 1 } }), 'Expired'],
+    ['a relaunch without an Admitted condition waits from now', challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([]), run: 1 } }), 'Queued'],
+    ['a first run waits from its creation, whatever its conditions say', challenge({ createdAt: T(-1800), status: { ...since([admittedRecently]), run: 0 } }), 'Expired'],
+    ['a first run created recently', challenge({ createdAt: T(-60), status: { ...since([]), run: 0 } }), 'Queued'],
+  ]
+  for (const [what, parent, reason] of rows) t.match(step(parent, { related: related(), config }).status, { reason }, what)
+})
+
+t.test('each refused renewal says why, word for word', async (t) => {
+  const pending = step(challenge({ spec: { renewals: 1 } }), { related: [webDefinition()] })
+  t.match(conditionOf(pending.status, 'RenewalAccepted'), { status: 'False', reason: 'NotRunning', message: 'Only a running instance can be renewed.' })
+
+  const none = runningInstance({ maxRenewals: 0 })
+  t.match(conditionOf(renew(none, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached', message: 'The instance was already renewed 0 times.' })
+
+  const capped = runningInstance({}, { deadline: T(30 + 1800) })
+  t.match(conditionOf(renew(capped, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'PastDeadline', message: 'The instance already runs until the challenge deadline.' })
+
+  const accepted = renew(runningInstance(), 1, 600)
+  t.match(conditionOf(accepted.status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' })
+  t.match(accepted.status, { expiresAt: T(600 + 1800), lastRenewedAt: T(600), renewalsApplied: 1, message: `The instance is running until ${T(600 + 1800)}.` })
+})
