@@ -13,7 +13,7 @@ const spec = (changes: Json) => ({ ...base, ...changes })
 const withContainer = (changes: Json) => spec({ pod: { containers: [{ ...web, ...changes }] } })
 const withProbe = (probe: Json) => withContainer({ readinessProbe: probe })
 const withResources = (requests: Json) => withContainer({ resources: { requests } })
-const many = (count: number, make: (i: number) => unknown) => Array.from({ length: count }, (_, i) => make(i))
+const many = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i))
 const x = (length: number) => 'x'.repeat(length)
 
 t.test('DefinitionSpecSchema: what a definition may say', async (t) => {
@@ -62,7 +62,7 @@ t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
     ['a resource name starting with a capital', withResources({ Xcpu: '1' })],
     ['a resource name ending with a dash', withResources({ 'cpu-': '1' })],
     ['a resource name of 254 characters', withResources({ [`a${x(253)}`]: '1' })],
-    ['one resource name too many', withResources(Object.fromEntries(many(Bounds.resourceNames + 1, (i) => [`r${i}`, '1'])))],
+    ['one resource name too many', withResources(Object.fromEntries(many(Bounds.resourceNames + 1, (i): [string, string] => [`r${i}`, '1'])))],
     ['resources beyond requests and limits', withContainer({ resources: { claims: [] } })],
     ['a probe port name with an underscore', withProbe({ tcpSocket: { port: 'http_1' } })],
     ['a probe port name of 16 characters', withProbe({ tcpSocket: { port: x(16) } })],
