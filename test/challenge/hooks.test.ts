@@ -3,15 +3,16 @@
 // the resync delay.
 import t from 'tap'
 import { retain } from '../../src/challenge/children.js'
-import { resyncAfter } from '../../src/challenge/hooks.js'
+import { resyncAfter, sync } from '../../src/challenge/hooks.js'
 import type { KubeObject } from '../../src/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import { at, step } from '../helpers/drive.js'
-import { challenge, observedChildren, pod, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
+import { challenge, observedChildren, pod, readyWorld, syncRequest, UID, webDefinition, type Json } from '../helpers/world.js'
 
 const NAME = 'web-login-u-alice'
 const INSTANCE = 'challenge-hooks.dev/instance'
 const UID_LABEL = 'challenge-hooks.dev/uid'
+const T_DELETE = '2026-11-22T11:59:30Z'
 
 type Condition = { type: string; status: string; reason: string; message: string }
 const conditionsOf = (status: Json) => Object.fromEntries((status.conditions as Condition[]).map((c) => [c.type, [c.status, c.reason, c.message]]))
@@ -45,6 +46,7 @@ t.test('a Deployment made before the uid label keeps its selector; any other get
     t.match(spec.template.metadata.labels, expected, `${what}: the pod labels`)
   }
   const first = step(challenge(), { related: [webDefinition()] })
+  t.strictSame((deploymentOf(first.response.children).spec as { selector: Json }).selector, { matchLabels: { [INSTANCE]: NAME, [UID_LABEL]: UID } }, 'a new instance (no Deployment observed): the uid in the selector')
   const noSpec = observedChildren(first.response.children).map((child) => (child.kind === 'Deployment' ? ({ ...child, spec: undefined } as unknown as KubeObject) : child))
   const answer = step(first.parent, { related: [webDefinition()], children: noSpec, now: at(10) })
   t.strictSame((deploymentOf(answer.response.children).spec as { selector: Json }).selector, { matchLabels: { [INSTANCE]: NAME, [UID_LABEL]: UID } }, 'a Deployment without a spec')
@@ -91,6 +93,13 @@ t.test('flagSecretRef names the flag Secret only while one is in the answer', as
   const withForeign = step({ ...first.parent, spec: { ...first.parent.spec, desiredState: 'Stopped' } }, { related: [webDefinition(), dying], children: [...observed, foreign], now: at(10) })
   t.ok(withForeign.response.children.some((child) => child.metadata.name === 'not-the-flag'), 'a Secret of another name kept by the teardown')
   t.notOk('flagSecretRef' in withForeign.status, 'is not the flag')
+})
+
+t.test('a finalizing call sent to /sync is a teardown, with or without a deletionTimestamp', async (t) => {
+  const config = testConfig()
+  t.match(sync(syncRequest(challenge(), { related: [webDefinition()], finalizing: true }), config, at(0)).status, { phase: 'Terminating' }, 'finalizing: true')
+  t.match(sync(syncRequest(challenge({ deletionTimestamp: T_DELETE }), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Terminating' }, 'a deletionTimestamp')
+  t.match(sync(syncRequest(challenge(), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Pending' }, 'neither')
 })
 
 t.test('resyncAfter: none without a deadline; otherwise rounded up, at least 1 s, at most the cap', async (t) => {

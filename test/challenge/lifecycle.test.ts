@@ -28,6 +28,7 @@ t.test('a restart: renewals asked before it belong to the old run, and the large
   const rows: [string, Json, Json, Json][] = [
     ['more seen before than asked now', { renewalsSeen: 2, renewalsApplied: 2 }, { renewals: 1 }, { run: 1, renewalsSeen: 2, renewalsApplied: 0 }],
     ['asked with the restart', { renewalsSeen: 0, renewalsApplied: 0 }, { renewals: 3 }, { run: 1, renewalsSeen: 3, renewalsApplied: 0 }],
+    ['no renewals in the spec', { renewalsSeen: 2, renewalsApplied: 1 }, { renewals: undefined }, { run: 1, renewalsSeen: 2, renewalsApplied: 0 }],
   ]
   for (const [what, status, spec, expected] of rows) {
     const parent = challenge({ spec: { restarts: 1, ...spec }, status: { ...base, ...status } })
