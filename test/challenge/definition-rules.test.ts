@@ -23,7 +23,7 @@ t.test('the pod totals: at the bound accepted, one past it refused with the coun
     ['command alone one past it', [container('web', { command: texts(pod + 1, 5) })], `spec.pod.containers: command and args of all containers together must be at most ${pod} characters, got ${pod + 1}`],
     ['args alone one past it', [container('web', { args: texts(pod + 1, 5) })], `spec.pod.containers: command and args of all containers together must be at most ${pod} characters, got ${pod + 1}`],
     ['spread over containers, one past it', [container('web', { command: texts(pod / 2, 4) }), container('side', { args: texts(pod / 2 + 1, 5) })], `spec.pod.containers: command and args of all containers together must be at most ${pod} characters, got ${pod + 1}`],
-    ['env variables at the bound', [container('web', { env: envs(64, 'A') }), container('side', { env: envs(64, 'B') })], undefined],
+    ['env variables at the bound (one container without any)', [container('web', { env: envs(64, 'A') }), container('side', { env: envs(64, 'B') }), container('third')], undefined],
     ['one env variable past it', [container('web', { env: envs(64, 'A') }), container('side', { env: envs(64, 'B') }), container('third', { env: envs(1, 'C') })], `spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${Bounds.podEnvItems + 1}`],
     ['env values at the bound (a variable without a value)', [container('web', { env: [...valued(pod - 4096, 'A'), { name: 'EMPTY' }] }), container('side', { env: valued(4096, 'B') })], undefined],
     ['env values one past it', [container('web', { env: valued(pod - 4096, 'A') }), container('side', { env: valued(4097, 'B') })], `spec.pod.containers: the env values of all containers together must be at most ${pod} characters, got ${pod + 1}`],
@@ -58,6 +58,7 @@ t.test('prototypeKeyPath: __proto__ anywhere, prototype under constructor, with 
     ['constructor.prototype', { a: { constructor: { prototype: {} } } }, 'spec.a.constructor.prototype'],
     ['prototype elsewhere', { prototype: { constructor: {} } }, undefined],
     ['constructor alone', { constructor: { name: 'x' } }, undefined],
+    ['null and other plain values on the way', { a: null, b: [null, 1, 'x'], c: { d: null } }, undefined],
     ['a list named constructor holding a key prototype', { constructor: [{ prototype: 1 }] }, undefined],
   ]
   for (const [what, value, expected] of rows) t.equal(prototypeKeyPath(value), expected, what)

@@ -63,6 +63,7 @@ t.test('the shortened base, exactly: one row per rule of the prefix', async (t) 
     ['a leading digit gets a c, and the prefix stays 40 long', `9${'A'.repeat(60)}`, `c9${'a'.repeat(38)}--${hash}`],
     ['trailing dashes dropped again after the c', `9${a36}--bzzz`, `c9${a36}--${hash}`],
     ['a name that is all dashes and digits', '---', `c--${hash}`],
+    ['dashes inside the prefix stay after the c', '-a-', `c-a--${hash}`],
   ]
   for (const [what, name, base] of rows) t.equal(instanceBaseName(name, UID_A), base, what)
 })

@@ -234,6 +234,8 @@ t.test('routeProblem: only Accepted and ResolvedRefs True, from our Gateway and 
     ['Unknown without a reason', tlsRoute([{ parentRef: PARENT, conditions: [{ type: 'Accepted', status: 'Unknown' }] }]), listener, 'Unknown: '],
     ['accepted for an older generation', tlsRoute([{ parentRef: PARENT, conditions: ACCEPTED }], 3), listener, 'Pending: '],
     ['conditions that are not a list', tlsRoute([{ parentRef: PARENT, conditions: 'Accepted' }]), listener, 'Pending: '],
+    ['a null status entry, then ours', tlsRoute([null as unknown as Json, { parentRef: PARENT, conditions: ACCEPTED }]), listener, undefined],
+    ['another namespace\'s Gateway of that name', tlsRoute([{ parentRef: { ...PARENT, namespace: 'elsewhere' }, conditions: ACCEPTED }]), listener, 'Pending: '],
     ['a status entry that is not an object, then ours', tlsRoute(['junk' as unknown as Json, { parentRef: PARENT, conditions: ACCEPTED }]), listener, undefined],
   ]
   for (const [name, object, cfg, expected] of cases) {
@@ -245,4 +247,8 @@ t.test('routeProblem: only Accepted and ResolvedRefs True, from our Gateway and 
     reason: 'Pending',
     message: 'Gateway gateway-system/challenges has not reported on the HTTPRoute yet.',
   }, 'HTTPRoutes are checked against GATEWAY_HTTP_LISTENER (here: none)')
+  t.same(routeProblem(tlsRoute(undefined), 'HTTPRoute', config({ GATEWAY_TLS_LISTENER: 'tls' })), {
+    reason: 'Pending',
+    message: 'Gateway gateway-system/challenges has not reported on the HTTPRoute yet.',
+  }, 'the TLS listener is not the HTTPRoute\'s')
 })
