@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { at, kinds, step } from '../helpers/drive.js'
-import { challenge, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
+import { challenge, observedChildren, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAME = 'pwn-tls-u-alice'
@@ -95,6 +95,8 @@ t.test('a route never accepted: StartupTimeout names the cause; a route gone wit
   })
   const notReady = step(first.parent, { related, children: [], config, now: at(300) })
   t.equal(notReady.status.message, 'The instance did not become ready within 300 seconds.')
+  const refusedNotReady = step(first.parent, { related, children: withVerdict(observedChildren(first.response.children), 'NotAllowedByListeners'), config, now: at(300) })
+  t.equal(refusedNotReady.status.message, 'The instance did not become ready within 300 seconds.', 'a refused route with a workload never ready: the route is not the cause named')
 })
 
 t.test('no Gateway for TLS, or no child rule for its route: Error / ConfigError, nothing rendered, recovers when fixed', async (t) => {
