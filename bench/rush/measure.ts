@@ -76,7 +76,6 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
 }
 
-
 /** A deterministic pseudo-random generator (mulberry32): the same run plan for the same seed. */
 export function seeded(seed: number): () => number {
   let a = seed >>> 0

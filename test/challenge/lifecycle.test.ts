@@ -3,13 +3,13 @@
 // missing route rule, which Error reasons end a run, where a queue's wait starts, and the words of each refused
 // renewal.
 import t from 'tap'
+import { formatTime } from '../../src/challenge/time.js'
 import type { KubeObject } from '../../src/protocol.js'
+import { conditionOf } from '../e2e/harness.js'
 import { at, step } from '../helpers/drive.js'
 import { CHILD_GROUPS, challenge, readyWorld, webDefinition, type Json } from '../helpers/world.js'
 
-type Condition = { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
-const conditionOf = (status: Json, type: string) => (status.conditions as Condition[]).find((c) => c.type === type)
-const T = (seconds: number) => at(seconds).toISOString().replace('.000Z', 'Z')
+const T = (seconds: number) => formatTime(at(seconds).getTime())
 
 /** A Running instance of web-login (definition `spec` merged), started at 30 s. */
 function runningInstance(definition: Json = {}, spec: Json = {}) {

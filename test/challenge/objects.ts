@@ -1,5 +1,5 @@
-// The instance the domain tests of single rules look at (decisions.test.ts, workload.test.ts), and a maker of
-// bare objects in its namespace.
+// The instance the domain tests of single rules look at (decisions, workload, flag, observed and budget tests),
+// and a maker of bare objects in its namespace.
 import { childNames } from '../../src/challenge/names.js'
 import type { KubeObject } from '../../src/protocol.js'
 

@@ -227,17 +227,15 @@ t.test('a Baseline definition in a restricted namespace: the pods are refused, a
   const status = await s.until('root-echo-u-dave', (st) => st.phase === 'Error', 'Error')
   t.match(status, { phase: 'Error', reason: 'PodRefused', message: /violates PodSecurity "restricted:latest"/ }, 'never Running: the pod is refused, and the status quotes why')
   // The Error ends the run, so the Deployment may be gone by now; its ReplicaSet's FailedCreate events remain.
-  const failure = await (async () => {
-    for (let i = 0; i < 50; i++) {
-      const events = await suite.kubectl([
-        'get', 'events', '-n', s.ns, '--field-selector', 'reason=FailedCreate',
-        '-o', 'jsonpath={range .items[*]}{.involvedObject.kind} {.message}{"\\n"}{end}',
-      ])
-      if (events.stdout.includes('violates PodSecurity')) return events.stdout
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    return ''
-  })()
+  const failedCreates = async () =>
+    (await suite.kubectl([
+      'get', 'events', '-n', s.ns, '--field-selector', 'reason=FailedCreate',
+      '-o', 'jsonpath={range .items[*]}{.involvedObject.kind} {.message}{"\\n"}{end}',
+    ])).stdout
+  const failure = await eventually('a FailedCreate event naming Pod Security', async () => {
+    const events = await failedCreates()
+    return events.includes('violates PodSecurity') && events
+  }, undefined, { timeoutMs: 15_000, intervalMs: 200 }).catch(failedCreates)
   t.match(failure, /^ReplicaSet .*violates PodSecurity "restricted:latest"/m, 'the Deployment\'s ReplicaSet was accepted, and Pod Security refused its pod, naming the level')
   if (suite.sim !== undefined) {
     const warned = suite.apiWarnings.filter((w) => w.path === `/apis/apps/v1/namespaces/${s.ns}/deployments`).map((w) => w.warning)

@@ -217,16 +217,16 @@ export function sample(metricsText: string, series: string): number {
   return line === undefined ? 0 : Number(line.slice(series.length + 1))
 }
 
+const hookServerManifest = () => readFileSync(join(repoRoot, 'manifests/hook-server.yaml'), 'utf8')
+
 /** The manifest's terminationGracePeriodSeconds: the time Kubernetes gives a pod between SIGTERM and SIGKILL. */
 export function terminationGracePeriodSeconds(): number {
-  const manifest = readFileSync(join(repoRoot, 'manifests/hook-server.yaml'), 'utf8')
-  return Number(/terminationGracePeriodSeconds: (\d+)/.exec(manifest)?.[1])
+  return Number(/terminationGracePeriodSeconds: (\d+)/.exec(hookServerManifest())?.[1])
 }
 
 /** The shortest probe timeout of the hook server's Deployment (timeoutSeconds), in ms: what the kubelet waits. */
 export function probeTimeoutMs(): number {
-  const manifest = readFileSync(join(repoRoot, 'manifests/hook-server.yaml'), 'utf8')
-  return Math.min(...[...manifest.matchAll(/timeoutSeconds: (\d+)/g)].map((match) => Number(match[1]) * 1000))
+  return Math.min(...[...hookServerManifest().matchAll(/timeoutSeconds: (\d+)/g)].map((match) => Number(match[1]) * 1000))
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
