@@ -120,17 +120,34 @@ export function resolveDefinition(name: string, spec: unknown, allowedExtendedRe
  * related objects may nest deeper than the stack allows.
  */
 export function prototypeKeyPath(value: unknown): string | undefined {
-  const pending: [unknown, string, string][] = [[value, 'spec', '']]
+  // A node's path is spelled only for the key found: building one per key cost a tenth of a sync.
+  const pending: KeyStep[] = [{ node: value, key: '', inArray: false, up: undefined }]
   while (pending.length > 0) {
-    const [node, path, parentKey] = pending.pop() as [unknown, string, string]
+    const step = pending.pop() as KeyStep
+    const node = step.node
     if (typeof node !== 'object' || node === null) continue
+    const inArray = Array.isArray(node)
     for (const key of Object.keys(node)) {
-      const childPath = Array.isArray(node) ? `${path}[${key}]` : `${path}.${key}`
-      if (key === '__proto__' || (key === 'prototype' && parentKey === 'constructor')) return childPath
-      pending.push([(node as Record<string, unknown>)[key], childPath, key])
+      const child: KeyStep = { node: (node as Record<string, unknown>)[key], key, inArray, up: step }
+      if (key === '__proto__' || (key === 'prototype' && step.key === 'constructor')) return keyPath(child)
+      pending.push(child)
     }
   }
   return undefined
+}
+
+/** A key met by prototypeKeyPath, with the step that led to it (undefined: the spec itself). */
+interface KeyStep {
+  node: unknown
+  key: string
+  inArray: boolean
+  up: KeyStep | undefined
+}
+
+function keyPath(step: KeyStep): string {
+  let path = ''
+  for (let at: KeyStep = step; at.up !== undefined; at = at.up) path = at.inArray ? `[${at.key}]${path}` : `.${at.key}${path}`
+  return `spec${path}`
 }
 
 /** The schema already refuses privileged, host namespaces, added capabilities; this is what it cannot say. */

@@ -147,7 +147,7 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
           config,
         })
       : teardown(world.children, world.related, world.names)
-  const response: SyncResponse = { status: { ...buildStatus(world, decision, children, at) }, children }
+  const response: SyncResponse = { status: buildStatus(world, decision, children, at), children }
   const resync = resyncAfter(decision.nextDeadline, at, config)
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response
@@ -180,7 +180,7 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
   const { admittedAt, startedAt, lastRenewedAt } = previous
   Object.assign(status, definedTimes({ admittedAt, startedAt, lastRenewedAt }), { finishedAt: previous.finishedAt ?? timestamp })
   const finalized = countObjects(world.children) === 0
-  const response: SyncResponse = { status: { ...status }, children }
+  const response: SyncResponse = { status, children }
   if (request.finalizing === true) response.finalized = finalized
   if (!finalized) response.resyncAfterSeconds = FINALIZE_RESYNC_SECONDS
   return response

@@ -162,8 +162,12 @@ class DecisionBuilder {
   build(outcome: Outcome): Decision {
     const state = this.state
     const future = this.deadlines.filter((instant): instant is number => instant !== undefined && instant > this.now)
+    // The outcome's fields are copied one by one: V8 builds `{ ...outcome, <20 more> }` in a slow path that
+    // cost half of a whole sync (bench/RESULTS.md).
     return {
-      ...outcome,
+      phase: outcome.phase,
+      reason: outcome.reason,
+      message: outcome.message,
       run: state.run,
       newRun: state.newRun,
       admitted: this.admitted && this.workload,

@@ -38,7 +38,8 @@ export interface PreviousStatus {
   conditions: Condition[]
 }
 
-export interface ChallengeStatus {
+/** A type, not an interface: it is then assignable to the answer's open `Record<string, unknown>` as it is. */
+export type ChallengeStatus = {
   phase: Phase
   reason: string
   message: string
