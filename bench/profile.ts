@@ -9,12 +9,16 @@
  *
  * Start: inclusive time of the phases of a cold start (module loading, schema compilation, ...).
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { SourceMap } from 'node:module'
+import { dirname, relative, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 interface CallFrame {
   functionName: string
   url: string
   lineNumber: number
+  columnNumber: number
 }
 
 interface ProfileNode {
@@ -54,8 +58,34 @@ const SHARED = new Set([
   'V8 / native (program)',
 ])
 
+/**
+ * `dist/server.js` is one bundle (scripts/bundle.mjs): each of its frames is named again by the file it came from,
+ * read from the bundle's source map, so that the stage rules see `dist/challenge/…`, `node_modules/fastify/…` as
+ * they would without the bundle (a source under src/ is named by its tsc output under dist/).
+ */
+function unbundle(frames: CallFrame[]): void {
+  const maps = new Map<string, SourceMap | undefined>()
+  for (const frame of frames) {
+    if (!frame.url.endsWith('/dist/server.js')) continue
+    if (!maps.has(frame.url)) {
+      const mapFile = `${fileURLToPath(frame.url)}.map`
+      maps.set(frame.url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')) as never) : undefined)
+    }
+    const map = maps.get(frame.url)
+    const entry = map?.findEntry(frame.lineNumber, frame.columnNumber)
+    if (entry === undefined || !('originalSource' in entry)) continue
+    const dist = dirname(fileURLToPath(frame.url))
+    const source = resolve(dist, entry.originalSource)
+    const src = resolve(dist, '../src')
+    const file = source.startsWith(`${src}/`) ? resolve(dist, relative(src, source)).replace(/\.ts$/, '.js') : source
+    frame.url = pathToFileURL(file).href
+    frame.lineNumber = entry.originalLine
+  }
+}
+
 function read(file: string): { profile: CpuProfile; nodes: Map<number, ProfileNode>; parent: Map<number, number> } {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile
+  unbundle(profile.nodes.map((node) => node.callFrame))
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map<number, number>()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
@@ -82,7 +112,7 @@ function stageOf(frames: CallFrame[]): string {
     }
     if (url.includes('/node_modules/secure-json-parse/')) return 'JSON.parse (secure-json-parse `_parse`)'
     if (isDist(frame, 'http/json-body.js') && functionName === 'tooDeep') return 'nesting-depth check (json-body.ts)'
-    if (url.includes('/node_modules/fastify/lib/validation.js') || (url === '' && /^validate\d*$/.test(functionName))) {
+    if (url.includes('/node_modules/fastify/lib/validation.js') || isDist(frame, 'http/precompiled.js') || (url === '' && /^validate\d*$/.test(functionName))) {
       return 'request schema validation (ajv)'
     }
     if (url.includes('/dist/challenge/')) return 'sync (the pure hook)'
