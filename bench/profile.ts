@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { SourceMap } from 'node:module'
-import { dirname, relative, resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 interface CallFrame {
@@ -60,8 +60,8 @@ const SHARED = new Set([
 
 /**
  * `dist/server.js` is one bundle (scripts/bundle.mjs): each of its frames is named again by the file it came from,
- * read from the bundle's source map, so that the stage rules see `dist/challenge/…`, `node_modules/fastify/…` as
- * they would without the bundle (a source under src/ is named by its tsc output under dist/).
+ * read from the bundle's source map, so that the stage rules see `src/challenge/…`, `node_modules/fastify/…` as
+ * they would without the bundle (a file of ours is then named by its source under src/).
  */
 function unbundle(frames: CallFrame[]): void {
   const maps = new Map<string, SourceMap | undefined>()
@@ -76,9 +76,7 @@ function unbundle(frames: CallFrame[]): void {
     if (entry === undefined || !('originalSource' in entry)) continue
     const dist = dirname(fileURLToPath(frame.url))
     const source = resolve(dist, entry.originalSource)
-    const src = resolve(dist, '../src')
-    const file = source.startsWith(`${src}/`) ? resolve(dist, relative(src, source)).replace(/\.ts$/, '.js') : source
-    frame.url = pathToFileURL(file).href
+    frame.url = pathToFileURL(source).href
     frame.lineNumber = entry.originalLine
   }
 }
@@ -98,7 +96,9 @@ function stack(id: number, nodes: Map<number, ProfileNode>, parent: Map<number, 
   return frames
 }
 
-const isDist = (frame: CallFrame, file: string) => frame.url.endsWith(`/dist/${file}`)
+/** A frame of the file tsc writes as dist/<file>: either that file, or its source in a bundle's source map. */
+const isDist = (frame: CallFrame, file: string) => frame.url.endsWith(`/dist/${file}`) || frame.url.endsWith(`/src/${file.replace(/\.js$/, '.ts')}`)
+const inOurs = (url: string, folder = '') => url.includes(`/dist/${folder}`) || url.includes(`/src/${folder}`)
 
 /** The stage of a sample whose stack is `frames` (leaf first). */
 function stageOf(frames: CallFrame[]): string {
@@ -115,9 +115,9 @@ function stageOf(frames: CallFrame[]): string {
     if (url.includes('/node_modules/fastify/lib/validation.js') || isDist(frame, 'http/precompiled.js') || (url === '' && /^validate\d*$/.test(functionName))) {
       return 'request schema validation (ajv)'
     }
-    if (url.includes('/dist/challenge/')) return 'sync (the pure hook)'
+    if (inOurs(url, 'challenge/')) return 'sync (the pure hook)'
     if (url.startsWith('node:internal/crypto/')) {
-      const owner = outer.find((f) => f.url.includes('/dist/'))
+      const owner = outer.find((f) => inOurs(f.url))
       if (owner && isDist(owner, 'http/auth.js')) return 'bearer token check (SHA-256)'
       if (owner && isDist(owner, 'http/routes/hooks.js')) return 'answer: SHA-256 ETag'
     }
@@ -131,13 +131,13 @@ function stageOf(frames: CallFrame[]): string {
     if (url.includes('/node_modules/pino') || url.includes('/node_modules/thread-stream/')) return 'logging (pino)'
     if (url.startsWith('node:')) return 'node: HTTP parsing, sockets, streams, buffers (request read, answer write)'
     if (url.includes('/node_modules/')) return 'fastify and its helpers (routing, hooks, reply, body collection)'
-    if (url.includes('/dist/')) return 'our HTTP shell (routes, in-flight set, error handling)'
+    if (inOurs(url)) return 'our HTTP shell (routes, in-flight set, error handling)'
   }
   return 'V8 / native (program)'
 }
 
 function label(frame: CallFrame): string {
-  const file = frame.url.replace(/^file:\/\/.*?\/(node_modules|dist)\//, '$1/')
+  const file = frame.url.replace(/^file:\/\/.*?\/(node_modules|dist|src)\//, '$1/')
   const name = frame.functionName.startsWith('RegExp:') ? 'RegExp (secure-json-parse)' : frame.functionName || '(anonymous)'
   return `${name}${file ? ` ${file}:${frame.lineNumber + 1}` : ''}`
 }
