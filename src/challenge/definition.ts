@@ -136,7 +136,7 @@ export function prototypeKeyPath(value: unknown): string | undefined {
   return undefined
 }
 
-/** A key met by prototypeKeyPath, with the step that led to it (undefined: the spec itself). */
+/** A value met by prototypeKeyPath under `key`; `up` is the step it was found in (undefined for the spec itself). */
 interface KeyStep {
   node: unknown
   key: string
