@@ -316,7 +316,7 @@ for (const t of missed) {
     t.cause =
       `In process, per call: the limit's own work (UTF-8 decode + JSON.parse) ${fmt(t0.decode + t0.jsonParse)} µs; beyond it ${fmt(beyondUs(size))} µs ` +
       `(validation ${fmt(t0.validate)}, sync ${fmt(t0.sync)}, stringify + ETag ${fmt(t0.stringify + t0.etag)}), ` +
-      `which alone would allow ${fmt((t0.decode + t0.jsonParse) / (t0.decode + t0.jsonParse + beyondUs(size)), 2)}; the rest is per-call cost of fastify and its hooks, which shows in the HTTP figures. ` +
+      `which alone would allow ${fmt((t0.decode + t0.jsonParse) / (t0.decode + t0.jsonParse + beyondUs(size)), 2)}; inside the server, under load, the same work costs more per call than in this loop (the HTTP figures and the profile say how much). ` +
       `The hook's own work: the sync baseline (the same JSON.parse, sync and JSON.stringify, no framework) runs at ${fmt(syncVsIo(size), 2)} of the I/O baseline's req/s ` +
       `(${fmt(summary(size, 'io').serverCpuUs / summary(size, 'sync').serverCpuUs, 2)} by CPU per request). The framework and checks around it: the real server runs at ${fmt(ratio(size, 'sync'), 2)} of the sync baseline.` +
       (profile
