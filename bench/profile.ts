@@ -10,7 +10,7 @@
  * Start: inclusive time of the phases of a cold start (module loading, schema compilation, ...).
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { SourceMap } from 'node:module'
+import { SourceMap, type SourceMapPayload } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -69,7 +69,7 @@ function unbundle(frames: CallFrame[]): void {
     if (!frame.url.endsWith('/dist/server.js')) continue
     if (!maps.has(frame.url)) {
       const mapFile = `${fileURLToPath(frame.url)}.map`
-      maps.set(frame.url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')) as never) : undefined)
+      maps.set(frame.url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')) as SourceMapPayload) : undefined)
     }
     const map = maps.get(frame.url)
     const entry = map?.findEntry(frame.lineNumber, frame.columnNumber)
