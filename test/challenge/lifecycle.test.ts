@@ -5,9 +5,8 @@
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
 import type { KubeObject } from '../../src/protocol.js'
-import { conditionOf } from '../e2e/harness.js'
 import { at, step } from '../helpers/drive.js'
-import { CHILD_GROUPS, challenge, readyWorld, webDefinition, type Json } from '../helpers/world.js'
+import { CHILD_GROUPS, challenge, conditionOf, readyWorld, webDefinition, type Json } from '../helpers/world.js'
 
 const T = (seconds: number) => formatTime(at(seconds).getTime())
 

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { at, kinds, step } from '../helpers/drive.js'
-import { challenge, observedChildren, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
+import { challenge, conditionOf, observedChildren, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAME = 'pwn-tls-u-alice'
@@ -29,10 +29,6 @@ function withVerdict(children: KubeObject[], accepted: string, resolved = 'True'
       ? { ...child, status: { parents: [{ parentRef: { namespace: 'gateway-system', name: 'challenges', sectionName: 'tls' }, controllerName: 'example.net/gw', conditions: [condition('Accepted', accepted), condition('ResolvedRefs', resolved)] }] } }
       : child,
   )
-}
-
-function conditionOf(status: Json, type: string): Json | undefined {
-  return (status.conditions as Json[]).find((condition) => condition.type === type)
 }
 
 t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, then Running with ncat --ssl', async (t) => {

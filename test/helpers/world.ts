@@ -32,6 +32,11 @@ const API_VERSION_OF: Record<string, string> = {
 
 export type Json = Record<string, unknown>
 
+/** The condition of a type in a status, or undefined. */
+export function conditionOf(status: Json, type: string): Json | undefined {
+  return ((status.conditions ?? []) as Json[]).find((condition) => condition.type === type)
+}
+
 export interface ChallengeOptions {
   name?: string
   uid?: string
