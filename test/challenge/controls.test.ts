@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { at, kinds, step, type Step } from '../helpers/drive.js'
-import { challenge, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
+import { challenge, conditionOf, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAME = 'web-login-u-alice'
@@ -50,7 +50,7 @@ t.test('renew: refused beyond maxRenewals, when not Running, and when the deadli
   t.equal(once.status.renewalsApplied, 1)
   const twice = step(withSpec(once.parent, { renewals: 2 }), { related, children: ready, now: at(120) })
   t.match(twice.status, { renewalsSeen: 2, renewalsApplied: 1, lastRenewedAt: '2026-11-22T12:01:00Z' })
-  const renewal = (twice.status.conditions as Json[]).find((condition) => condition.type === 'RenewalAccepted')
+  const renewal = conditionOf(twice.status, 'RenewalAccepted')
   t.match(renewal, { status: 'False', reason: 'MaxRenewalsReached', lastTransitionTime: '2026-11-22T12:02:00Z' })
 
   const pending = step(withSpec(challenge(), { renewals: 1 }), { related: [webDefinition()] })
@@ -114,7 +114,7 @@ t.test('stop: Deleted with Stopped or the stop reason; the record and its times 
 
   const solved = step(withSpec(running.parent, { desiredState: 'Stopped', stopReason: 'Solved' }), { related, children: ready, now: at(100) })
   t.match(solved.status, { phase: 'Deleted', reason: 'Solved', message: 'The instance was stopped: Solved.' })
-  t.match((solved.status.conditions as Json[]).find((condition) => condition.type === 'Expired'), { status: 'False' })
+  t.match(conditionOf(solved.status, 'Expired'), { status: 'False' })
 
   const resumedWithoutRestart = step(withSpec(stopped.parent, { desiredState: 'Running' }), { related, now: at(200) })
   t.match(resumedWithoutRestart.status, { phase: 'Deleted', reason: 'Stopped' }, 'a finished run needs spec.restarts to relaunch')
