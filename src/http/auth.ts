@@ -10,18 +10,31 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
 
-/** Hashing both sides first makes the comparison constant-time whatever the lengths. */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const presented = header !== undefined && /^Bearer /i.test(header) ? header.slice(7).trim() : ''
-  return timingSafeEqual(digest(presented), digest(token)) && presented !== ''
+/**
+ * A check of an Authorization header against any of the tokens. Hashing both sides first makes each comparison
+ * constant-time whatever the lengths; the tokens are hashed once here, so a call hashes only what it presents.
+ * Every token is compared, whichever matches.
+ */
+export function bearerMatcher(tokens: readonly string[]): (header: string | undefined) => boolean {
+  const expected = tokens.map(digest)
+  return (header) => {
+    const presented = header !== undefined && /^Bearer /i.test(header) ? header.slice(7).trim() : ''
+    const hashed = digest(presented)
+    let accepted = false
+    for (const token of expected) accepted = timingSafeEqual(hashed, token) || accepted
+    return accepted && presented !== ''
+  }
 }
 
-/** Any of the tokens (the current one, and the previous one during a rotation); every one is compared. */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  return bearerMatcher([token])(header)
+}
+
+/** Any of the tokens (the current one, and the previous one during a rotation). */
 export function requireBearer(tokens: readonly string[]) {
+  const matches = bearerMatcher(tokens)
   return async function checkBearer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    let accepted = false
-    for (const token of tokens) accepted = bearerMatches(request.headers.authorization, token) || accepted
-    if (accepted) return
+    if (matches(request.headers.authorization)) return
     request.log.warn({ hook: request.routeOptions.url }, 'hook call without a valid bearer token')
     await reply
       .code(401)
