@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { loadManifests, manifestsDir, metacontrollerCrdsFile, readEnvFile, readYamlDocuments, validateAgainstCrd } from './helpers.js'
 import { toolMissing } from '../support/tools.js'
+import { loadConfig } from '../../src/config.js'
 
 interface Webhook {
   service: { name: string; namespace: string; port: number; protocol: string }
@@ -49,7 +50,9 @@ t.test('parent, children and selector', async (t) => {
   t.equal(controller.metadata.name, 'challenge-hooks')
   t.same(controller.spec.parentResource, { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges' })
   t.equal(controller.spec.generateSelector, true)
-  t.equal(controller.spec.resyncPeriodSeconds, 300)
+  // A backstop no longer than the hook's own resync cap would be a second timer syncing every parent at rest.
+  t.equal(controller.spec.resyncPeriodSeconds, 1800)
+  t.ok(controller.spec.resyncPeriodSeconds >= 6 * loadConfig({}).maxResyncSeconds, 'the backstop is far longer than the hook resync cap')
   t.same(
     controller.spec.childResources.map((c) => `${c.apiVersion} ${c.resource} ${c.updateStrategy.method}`),
     [
