@@ -51,6 +51,8 @@ function render(runs: Run[]): string {
   const head = runs.map((run) => `${run.label}, ${num(run.challenges, 0)}`)
   const row = (name: string, cell: (run: Run) => string) => md.push(`| ${name} | ${runs.map(cell).join(' | ')} |`)
   md.push(`| figure | ${head.join(' | ')} |`, `|---|${runs.map(() => '---').join('|')}|`)
+  // Runs before the backstop was recorded installed manifests/compositecontroller.yaml at 300 s.
+  row('CompositeController `resyncPeriodSeconds` (the backstop)', (r) => `${num(r.controller?.resyncPeriodSeconds ?? 300)} s`)
   row('Metacontroller flags', (r) => (r.settings.metacontrollerArgs.length > 0 ? `\`${r.settings.metacontrollerArgs.join(' ')}\`` : 'defaults (5 workers, QPS 5, burst 10)'))
   row('load average at start', (r) => num(r.load.start))
   row('created (s to create all)', (r) => `${num(r.created.count, 0)} (${num(r.created.seconds)} s)${r.created.errors > 0 ? `, ${r.created.errors} errors` : ''}`)

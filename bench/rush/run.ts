@@ -31,7 +31,7 @@ import { resourceByName, type KubeObject } from '../../test/support/simulator/in
 import { example } from '../../test/e2e/harness.js'
 import { applyControllerWithUrl } from '../../test/cluster/controllers.js'
 import { install, type ClusterEnv } from '../../test/cluster/harness.js'
-import { API, CHALLENGES, PLATFORM, AUTHOR } from '../../test/cluster/names.js'
+import { API, CHALLENGES, COMPOSITE_CONTROLLER, PLATFORM, AUTHOR } from '../../test/cluster/names.js'
 import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure.js'
 import { gitCommit, scrape, sleep, startHookServer, startMetacontroller, waitFor, type RunContext } from './processes.js'
 import { readSettings, type RushSettings } from './settings.js'
@@ -85,6 +85,7 @@ async function main(s: RushSettings): Promise<void> {
   await kubelet.start()
   cleanups.push(() => kubelet.stop())
   await applyControllerWithUrl(env, hook.url)
+  const installed = await env.rest.get<{ spec: { resyncPeriodSeconds?: number } }>(COMPOSITE_CONTROLLER)
   const mc = await startMetacontroller(context, env, s)
 
   const challengeType = resourceByName(API, 'challenges')
@@ -193,6 +194,7 @@ async function main(s: RushSettings): Promise<void> {
     settings: s,
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: totalmem() / 2 ** 30, freeGiB: freemem() / 2 ** 30, loadAtStart, node: process.version },
     versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit: gitCommit() },
+    controller: { resyncPeriodSeconds: installed.spec.resyncPeriodSeconds },
     t0,
     createdIn,
     createErrors,

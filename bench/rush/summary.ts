@@ -22,6 +22,8 @@ export interface RushInput {
   settings: RushSettings
   machine: Record<string, string | number>
   versions: Record<string, string>
+  /** The CompositeController as the run installed it (from manifests/). */
+  controller: { resyncPeriodSeconds: number | undefined }
   t0: number
   createdIn: number
   createErrors: number
@@ -106,6 +108,7 @@ export function summarise(input: RushInput): Record<string, unknown> {
     command: commandLine(s),
     machine: input.machine,
     versions: input.versions,
+    controller: input.controller,
     when: new Date(input.t0).toISOString(),
     created: { count: n, seconds: round(input.createdIn, 1), errors: input.createErrors },
     admitted: input.admitted,
