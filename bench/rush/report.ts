@@ -44,15 +44,17 @@ function render(runs: Run[]): string {
   md.push(`| machine | ${first.machine.cpu}, ${first.machine.cores} cores, ${num(first.machine.memoryGiB)} GiB; shared with other work (load average at each run's start below) |`)
   md.push(`| versions | Node ${first.machine.node}; Kubernetes/etcd ${first.versions.kubernetes}; Metacontroller ${first.versions.metacontroller}; project commit ${[...new Set(runs.map((r) => r.versions.commit))].join(', ')} |`)
   md.push('')
+  // Two runs of one label and size differ by the controller they installed: the titles say which (runs from
+  // before the backstop was recorded installed manifests/compositecontroller.yaml at 300 s).
+  const backstop = (run: Run) => `${num(run.controller?.resyncPeriodSeconds ?? 300)} s`
+  const title = (run: Run) => `${run.label}, ${num(run.challenges, 0)}, backstop ${backstop(run)}`
   md.push('Commands:', '')
-  for (const run of runs) md.push(`- ${run.label}, ${run.challenges}: \`${run.command}\``)
+  for (const run of runs) md.push(`- ${title(run)}: \`${run.command}\``)
   md.push('')
 
-  const head = runs.map((run) => `${run.label}, ${num(run.challenges, 0)}`)
+  const head = runs.map(title)
   const row = (name: string, cell: (run: Run) => string) => md.push(`| ${name} | ${runs.map(cell).join(' | ')} |`)
   md.push(`| figure | ${head.join(' | ')} |`, `|---|${runs.map(() => '---').join('|')}|`)
-  // Runs before the backstop was recorded installed manifests/compositecontroller.yaml at 300 s.
-  row('CompositeController `resyncPeriodSeconds` (the backstop)', (r) => `${num(r.controller?.resyncPeriodSeconds ?? 300)} s`)
   row('Metacontroller flags', (r) => (r.settings.metacontrollerArgs.length > 0 ? `\`${r.settings.metacontrollerArgs.join(' ')}\`` : 'defaults (5 workers, QPS 5, burst 10)'))
   row('load average at start', (r) => num(r.load.start))
   row('created (s to create all)', (r) => `${num(r.created.count, 0)} (${num(r.created.seconds)} s)${r.created.errors > 0 ? `, ${r.created.errors} errors` : ''}`)
@@ -94,7 +96,7 @@ function render(runs: Run[]): string {
 
   const profiled = [...runs].reverse().find((r) => r.metacontroller.profile?.top)
   if (profiled !== undefined) {
-    md.push(`Metacontroller's CPU profile in the run ${profiled.label}, ${profiled.challenges} (the first ${profiled.metacontroller.profile.seconds} s from the first create; \`go tool pprof -top -cum\`, top lines):`, '')
+    md.push(`Metacontroller's CPU profile in the run ${title(profiled)} (the first ${profiled.metacontroller.profile.seconds} s from the first create; \`go tool pprof -top -cum\`, top lines):`, '')
     md.push('```', profiled.metacontroller.profile.top.trim(), '```', '')
   }
   md.push(END)
