@@ -26,10 +26,6 @@ export function bearerMatcher(tokens: readonly string[]): (header: string | unde
   }
 }
 
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  return bearerMatcher([token])(header)
-}
-
 /** Any of the tokens (the current one, and the previous one during a rotation). */
 export function requireBearer(tokens: readonly string[]) {
   const matches = bearerMatcher(tokens)
