@@ -61,7 +61,14 @@ function render(runs: Run[]): string {
   row('admitted / Running / in Error before Running', (r) => `${num(r.admitted, 0)} / ${num(r.running, 0)} / ${num(r.failedBeforeRunning ?? 0, 0)}`)
   row('**time until every admitted instance is Running** (from the first create)', (r) => `**${num(r.secondsUntilAllRunning)} s**${r.allAdmittedRunning ? '' : ' (the last Running; not all were)'}`)
   row('create → Running p50 / p95 / p99 (s)', (r) => `${num(r.createToRunning.p50)} / ${num(r.createToRunning.p95)} / ${num(r.createToRunning.p99)}`)
-  row('settled (hooks quiet 15 s), s', (r) => num(r.secondsUntilSettled))
+  // Runs without a drain series settled by the earlier rule: no hook call for 15 s, or 180 s after Running.
+  row('settled: hook calls down to 1.5× the instances\' own resyncs (from the first create), s', (r) => (r.drain === undefined ? `${num(r.secondsUntilSettled)} (earlier rule: quiet 15 s, at most 180 s after Running)` : num(r.secondsUntilSettled)))
+  row('… hook calls per minute from every admitted instance Running until settled (one figure a minute)', (r) => {
+    const drain = (r.drain ?? []) as Array<{ callsPerMinute: number }>
+    const step = Math.ceil(drain.length / 16)
+    const shown = drain.filter((_, i) => i % step === 0 || i === drain.length - 1)
+    return drain.length === 0 ? '–' : `${shown.map((x) => num(x.callsPerMinute, 0)).join(', ')}${step > 1 ? ` (every ${step}th minute)` : ''}`
+  })
   row('hook calls per Challenge (customize / sync / finalize)', (r) => `${num(r.hook.callsPerChallenge, 2)} (${num(r.hook.byHook.customize, 2)} / ${num(r.hook.byHook.sync, 2)} / ${num(r.hook.byHook.finalize, 2)})`)
   row('hook answers 304 / refused (429)', (r) => `${num(r.hook.status304, 0)} / ${num(Object.values(r.hook.rejected as Record<string, number>).reduce((a, b) => a + b, 0), 0)}`)
   row('hook CPU s per Challenge', (r) => num(r.hook.cpuSecondsPerChallenge, 4))

@@ -19,6 +19,8 @@ export interface RushSettings {
   restSeconds: number
   /** give up when the admitted instances are not all Running after this long */
   timeoutSeconds: number
+  /** once they are, how long to wait at most for the hook calls to fall to the instances' own resync rate */
+  settleMaxSeconds: number
   /** a name for this run in the results (e.g. defaults, recommended) */
   label: string
   /** the Metacontroller binary, and the flags added to the bench's own */
@@ -66,6 +68,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     readyMs: range('ready_ms', [3000, 8000]),
     restSeconds: number('rest_seconds', 300),
     timeoutSeconds: number('timeout_seconds', 1800),
+    settleMaxSeconds: number('settle_max_seconds', 3600),
     label: given.label ?? 'defaults',
     metacontroller,
     metacontrollerArgs: (env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean),

@@ -36,6 +36,8 @@ export interface RushInput {
   snapshots: [Snapshot, Snapshot, Snapshot, Snapshot]
   sizes: Array<{ hook: string; bytes: number }>
   profile: ProfileSummary | undefined
+  /** hook calls per minute, sampled each minute from every admitted instance Running until settled */
+  drain: Array<{ seconds: number; callsPerMinute: number }>
   kubeletErrors: number
 }
 
@@ -118,6 +120,8 @@ export function summarise(input: RushInput): Record<string, unknown> {
     secondsUntilAllRunning: input.runningAt.size > 0 ? round((lastRunning - input.t0) / 1000, 1) : null,
     createToRunning: { p50: round(percentile(latencies, 50), 1), p95: round(percentile(latencies, 95), 1), p99: round(percentile(latencies, 99), 1), max: round(Math.max(...latencies), 1) },
     secondsUntilSettled: round((settled.time - input.t0) / 1000, 1),
+    /** from every admitted instance Running until settled: hook calls per minute, each minute */
+    drain: input.drain,
     phases: record(input.phases),
     hook: {
       callsPerChallenge: perChallenge(sum(rushCalls)),

@@ -2,12 +2,13 @@
  * Bearer-token authentication of the hook routes (HOOK_TOKEN). Anyone who can POST to /sync can mint flags,
  * so the check runs in onRequest, before the body is read, and compares in constant time.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errorBody } from './errors.js'
 
+// crypto.hash: the one-shot digest, several times cheaper than createHash for a short input (Node >= 20.12).
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest()
+  return hash('sha256', value, 'buffer')
 }
 
 /**

@@ -2,7 +2,7 @@
  * POST /sync, /finalize, /customize. Each handler hands the validated request to a pure hook and sends its
  * answer; the surrounding hooks authenticate (before the body is read), shed load, time and log.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { customize, finalize, sync } from '../../challenge/hooks.js'
@@ -42,7 +42,7 @@ declare module 'fastify' {
 
 /** A strong validator over the exact bytes: the same answer always has the same ETag. */
 export function etagOf(body: string): string {
-  return `"${createHash('sha256').update(body).digest('base64url')}"`
+  return `"${hash('sha256', body, 'base64url')}"`
 }
 
 function ifNoneMatch(request: FastifyRequest): string[] {
