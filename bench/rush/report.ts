@@ -32,7 +32,7 @@ function render(runs: Run[]): string {
   md.push(
     'Written by `npm run bench:rush` (bench/rush/run.ts) from every run in `bench/out/rush/`. Each run: the cluster suite\'s control plane',
     '(etcd, kube-apiserver, kube-controller-manager), the project installed as an operator does, one namespace made like',
-    '`manifests/challenges-namespace.yaml` (quota scaled to the run), 20 ChallengeDefinitions (`web-login`, cost 1), the hook',
+    '`manifests/challenges-namespace.yaml` (quota scaled to the run), 20 ChallengeDefinitions (`web-login`, cost 1, lifetime 3 h), the hook',
     'server as in production (`node dist/server.js`, one replica, its own process), the kubelet stand-in of test/support',
     '(each pod: bound, ContainerCreating, Running after 1–3 s, Ready after 3–8 s), and Metacontroller itself. The Challenges',
     'are created evenly over the window (four per owner, in a seeded random order); with budget 3 each owner\'s fourth queues.',

@@ -44,6 +44,7 @@ const OUT = join(repoRoot, 'bench/out/rush')
 const RESYNC_SECONDS = 300
 const SETTLE_WINDOW_SECONDS = 120
 const SETTLED_RATE = 1.5
+const DEFINITION_LIFETIME_SECONDS = 3 * 3600
 /** Creations in flight at once: the platform's backend, a handful of API calls at a time. */
 const CREATE_CONCURRENCY = 16
 
@@ -71,7 +72,10 @@ async function main(s: RushSettings): Promise<void> {
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(s.challenges) })
   await waitFor('the default ServiceAccount of the namespace', async () => (await env.rest.find(`/api/v1/namespaces/${NS}/serviceaccounts/default`)) !== undefined, 60)
   for (let d = 0; d < s.definitions; d++) {
-    await env.rest.call('POST', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`, { body: { ...example('web-login', {}, definitionName(d)), metadata: { name: definitionName(d), namespace: NS } }, query: { fieldManager: AUTHOR } })
+    // Three hours of play: no instance expires (nor a queued one gives up) while a run lasts; at 2,000 the wait for
+    // Metacontroller to catch up alone took ~13 minutes, and the default 30-minute lifetime ended a queue inside it.
+    const body = { ...example('web-login', { lifetimeSeconds: DEFINITION_LIFETIME_SECONDS }, definitionName(d)), metadata: { name: definitionName(d), namespace: NS } }
+    await env.rest.call('POST', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`, { body, query: { fieldManager: AUTHOR } })
   }
 
   // A real token, as an operator sets one (the server refuses secrets.env's placeholder in production); Metacontroller
