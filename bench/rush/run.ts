@@ -176,8 +176,7 @@ async function main(s: RushSettings): Promise<void> {
   await waitFor(`hook calls at the resync rate (at most ${settleLimit} in ${SETTLE_WINDOW_SECONDS} s)`, async () => {
     const now = { time: Date.now(), calls: hookCalls(await scrape(hook.metricsUrl)) }
     callsSeen.push(now)
-    const last = drain.at(-1)
-    if (last === undefined || now.time - allRunning.time >= (last.seconds + 60) * 1000) {
+    if (now.time - allRunning.time >= ((drain.at(-1)?.seconds ?? 0) + 60) * 1000) {
       const minuteAgo = callsSeen.find((x) => x.time >= now.time - 60_000) ?? now
       const callsPerMinute = Math.round(((now.calls - minuteAgo.calls) * 60_000) / Math.max(1, now.time - minuteAgo.time))
       drain.push({ seconds: Math.round((now.time - allRunning.time) / 1000), callsPerMinute })
