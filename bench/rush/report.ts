@@ -32,7 +32,7 @@ function render(runs: Run[]): string {
   md.push(
     'Written by `npm run bench:rush` (bench/rush/run.ts) from every run in `bench/out/rush/`. Each run: the cluster suite\'s control plane',
     '(etcd, kube-apiserver, kube-controller-manager), the project installed as an operator does, one namespace made like',
-    '`manifests/challenges-namespace.yaml` (quota scaled to the run), 20 ChallengeDefinitions (`web-login`, cost 1, lifetime 3 h), the hook',
+    '`manifests/challenges-namespace.yaml` (quota scaled to the run), 20 ChallengeDefinitions (`web-login`, cost 1, lifetime 3 h; 30 min before the settle rule), the hook',
     'server as in production (`node dist/server.js`, one replica, its own process), the kubelet stand-in of test/support',
     '(each pod: bound, ContainerCreating, Running after 1–3 s, Ready after 3–8 s), and Metacontroller itself. The Challenges',
     'are created evenly over the window (four per owner, in a seeded random order); with budget 3 each owner\'s fourth queues.',
@@ -67,7 +67,7 @@ function render(runs: Run[]): string {
     const drain = (r.drain ?? []) as Array<{ callsPerMinute: number }>
     const step = Math.ceil(drain.length / 16)
     const shown = drain.filter((_, i) => i % step === 0 || i === drain.length - 1)
-    return drain.length === 0 ? '–' : `${shown.map((x) => num(x.callsPerMinute, 0)).join(', ')}${step > 1 ? ` (every ${step}th minute)` : ''}`
+    return drain.length === 0 ? '–' : `${shown.map((x) => num(x.callsPerMinute, 0)).join(', ')}${step > 1 ? ` (one minute in ${step})` : ''}`
   })
   row('hook calls per Challenge (customize / sync / finalize)', (r) => `${num(r.hook.callsPerChallenge, 2)} (${num(r.hook.byHook.customize, 2)} / ${num(r.hook.byHook.sync, 2)} / ${num(r.hook.byHook.finalize, 2)})`)
   row('hook answers 304 / refused (429)', (r) => `${num(r.hook.status304, 0)} / ${num(Object.values(r.hook.rejected as Record<string, number>).reduce((a, b) => a + b, 0), 0)}`)
