@@ -170,5 +170,5 @@ function commandLine(s: RushSettings): string {
   const env = [`METACONTROLLER_BIN=${s.metacontroller.replace(/^.*\//, '…/')}`]
   if (s.metacontrollerArgs.length > 0) env.push(`METACONTROLLER_ARGS='${s.metacontrollerArgs.join(' ')}'`)
   if (s.apiserverArgs.length > 0) env.push(`RUSH_APISERVER_ARGS='${s.apiserverArgs.join(' ')}'`)
-  return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds}${s.settleMaxSeconds === 3600 ? '' : ` --settle-max-seconds=${s.settleMaxSeconds}`} --label=${s.label}`
+  return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds} --settle-max-seconds=${s.settleMaxSeconds} --label=${s.label}`
 }
