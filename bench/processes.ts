@@ -13,19 +13,19 @@ const children = new Set<ChildProcess>()
 export function superviseChildren(hardStopMs: number): void {
   const killAll = () => {
     for (const child of children) child.kill('SIGKILL')
-}
-process.on('exit', killAll)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
+  }
+  process.on('exit', killAll)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      killAll()
+      process.exit(130)
+    })
+  }
+  setTimeout(() => {
+    console.error(`bench: still running after ${hardStopMs / 1000} s; stopping`)
     killAll()
-    process.exit(130)
-  })
-}
-setTimeout(() => {
-  console.error(`bench: still running after ${hardStopMs / 1000} s; stopping`)
-  killAll()
-  process.exit(1)
-}, hardStopMs).unref()
+    process.exit(1)
+  }, hardStopMs).unref()
 }
 
 /** A free port on 127.0.0.1 (bench/rush uses it too). */

@@ -10,7 +10,7 @@
  *    CPU profiles of the real server when a target is missed.
  * 4. Prints a table and writes bench/RESULTS.md (and bench/out/results.json).
  *
- * Settings (environment): BENCH_CONCURRENCY (5), BENCH_ROUNDS (5), BENCH_DURATION_MS (1000 per round),
+ * Settings (environment): BENCH_CONCURRENCY (20), BENCH_ROUNDS (5), BENCH_DURATION_MS (1000 per round),
  * BENCH_WARMUP_MS (2000 before a server's very first round; then 750 before a size's first round, 250 before the
  * others), BENCH_PROFILE (auto: only when a target is missed; 1: always; 0: never), BENCH_REAL_NODE_ARGS (node options
  * for the real server, to try V8 settings).
