@@ -61,8 +61,13 @@ function render(runs: Run[]): string {
   row('admitted / Running / in Error before Running', (r) => `${num(r.admitted, 0)} / ${num(r.running, 0)} / ${num(r.failedBeforeRunning ?? 0, 0)}`)
   row('**time until every admitted instance is Running** (from the first create)', (r) => `**${num(r.secondsUntilAllRunning)} s**${r.allAdmittedRunning ? '' : ' (the last Running; not all were)'}`)
   row('create → Running p50 / p95 / p99 (s)', (r) => `${num(r.createToRunning.p50)} / ${num(r.createToRunning.p95)} / ${num(r.createToRunning.p99)}`)
-  // Runs without a drain series settled by the earlier rule: no hook call for 15 s, or 180 s after Running.
-  row('settled: hook calls down to 1.5× the instances\' own resyncs (from the first create), s', (r) => (r.drain === undefined ? `${num(r.secondsUntilSettled)} (quiet rule)` : num(r.secondsUntilSettled)))
+  // Runs without a drain series settled by the first rule (no hook call for 15 s, or 180 s after Running); runs
+  // without a recorded rule, by 1.5x over 120 s.
+  row('settled: hook calls over a window down to a multiple of the instances\' own resyncs (from the first create), s', (r) => {
+    if (r.drain === undefined) return `${num(r.secondsUntilSettled)} (quiet rule)`
+    const rule = (r.settleRule ?? { rate: 1.5, windowSeconds: 120 }) as { rate: number; windowSeconds: number }
+    return `${num(r.secondsUntilSettled)} (${rule.rate}× over ${rule.windowSeconds} s)`
+  })
   row('… hook calls per minute from every admitted instance Running until settled (one figure a minute)', (r) => {
     const drain = (r.drain ?? []) as Array<{ callsPerMinute: number }>
     const step = Math.ceil(drain.length / 16)

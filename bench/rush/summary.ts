@@ -38,6 +38,8 @@ export interface RushInput {
   profile: ProfileSummary | undefined
   /** hook calls per minute, sampled each minute from every admitted instance Running until settled */
   drain: Array<{ seconds: number; callsPerMinute: number }>
+  /** settled once the hook calls over `windowSeconds` were at most `rate` x what the instances' resyncs ask for */
+  settleRule: { rate: number; windowSeconds: number }
   kubeletErrors: number
 }
 
@@ -122,6 +124,7 @@ export function summarise(input: RushInput): Record<string, unknown> {
     secondsUntilSettled: round((settled.time - input.t0) / 1000, 1),
     /** from every admitted instance Running until settled: hook calls per minute, each minute */
     drain: input.drain,
+    settleRule: input.settleRule,
     phases: record(input.phases),
     hook: {
       callsPerChallenge: perChallenge(sum(rushCalls)),
