@@ -6,6 +6,14 @@ import { isIP } from 'node:net'
 
 export const DEVELOPMENT_FLAG_SECRET = 'challenge-hooks-development-secret-do-not-use-in-production'
 const MIN_PRODUCTION_SECRET_LENGTH = 32
+/**
+ * A production secret must not be a word or a short pattern repeated to length: its estimated bits (length ×
+ * the Shannon entropy of its characters' frequencies) and its distinct characters have floors. `openssl rand -hex
+ * 16` (32 hex characters, 128 random bits) estimates at 99-125 bits with at least 9 distinct characters (2,000
+ * draws), `-hex 32` at 227 and more; `passwordpassword…` has 7 distinct characters, a 4-character pattern 64 bits.
+ */
+const MIN_SECRET_BITS = 80
+const MIN_SECRET_SYMBOLS = 8
 const PLACEHOLDER = /CHANGE-?ME/i
 
 export interface Config {
@@ -52,6 +60,8 @@ export interface Config {
   instancePods: InstancePods
   /** Extended resources (nvidia.com/gpu, ...) definitions may request; none by default: they are scarce and uncapped. */
   allowedExtendedResources: string[]
+  /** RuntimeClasses definitions may name (ALLOWED_RUNTIME_CLASSES, and INSTANCE_RUNTIME_CLASS); none by default. */
+  allowedRuntimeClasses: string[]
   /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
   maxResyncSeconds: number
   /** Concurrent hook requests per process before answering 429 with Retry-After. */
@@ -246,18 +256,48 @@ function resourceNames(env: Env, name: string): string[] {
   })
 }
 
+/** Estimated bits of a secret: its length times the Shannon entropy of its characters' frequencies. */
+export function estimatedBits(value: string): number {
+  const counts = new Map<string, number>()
+  for (const character of value) counts.set(character, (counts.get(character) ?? 0) + 1)
+  const length = [...value].length
+  let perCharacter = 0
+  for (const n of counts.values()) perCharacter -= (n / length) * Math.log2(n / length)
+  return length * perCharacter
+}
+
 function secret(env: Env, name: string, production: boolean): string | undefined {
   const value = text(env, name)
   if (value === undefined || !production) return value
   if (PLACEHOLDER.test(value)) throw new ConfigError(name, 'still holds the placeholder of manifests/secrets/secrets.env.example')
+  if (value === DEVELOPMENT_FLAG_SECRET) throw new ConfigError(name, 'is the public development value; generate one: openssl rand -hex 32')
   if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
     throw new ConfigError(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
+  }
+  if (new Set(value).size < MIN_SECRET_SYMBOLS || estimatedBits(value) < MIN_SECRET_BITS) {
+    throw new ConfigError(name, 'is too easy to guess (a word or a pattern repeated); generate one: openssl rand -hex 32')
   }
   return value
 }
 
+/** NODE_ENV says production in any case, with or without spaces around it: a spelling never turns the checks off. */
+export function isProduction(env: Env): boolean {
+  return env.NODE_ENV?.trim().toLowerCase() === 'production'
+}
+
+/** ALLOWED_RUNTIME_CLASSES=gvisor[,kata]: RuntimeClass names definitions may ask for. */
+function runtimeClasses(env: Env, name: string): string[] {
+  const raw = text(env, name)
+  if (raw === undefined) return []
+  return raw.split(',').map((entry) => {
+    const runtimeClass = entry.trim()
+    if (!DNS_LABEL.test(runtimeClass)) throw new ConfigError(name, `"${runtimeClass}" is not a RuntimeClass name such as gvisor`)
+    return runtimeClass
+  })
+}
+
 export function loadConfig(env: Env = process.env): Config {
-  const production = env.NODE_ENV === 'production'
+  const production = isProduction(env)
   const logLevel = text(env, 'LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
   const flagSecret = secret(env, 'FLAG_SECRET', production)
@@ -295,6 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535)
   const opsPort = integer(env, 'OPS_PORT', 8081, 0, 65535)
   if (opsPort === port && port !== 0) throw new ConfigError('OPS_PORT', `must differ from PORT, got ${opsPort} for both`)
+  const instanceRuntimeClass = matching(env, 'INSTANCE_RUNTIME_CLASS', DNS_LABEL, 'a RuntimeClass name')
   const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 5000, 1000, 60000)
   const shutdownDrainMs = integer(env, 'SHUTDOWN_DRAIN_MS', 5000, 0, 60000)
   // By default a call in flight when the port closes gets REQUEST_TIMEOUT_MS more: a body not in by then never
@@ -335,10 +376,11 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: byteSize(env, 'BODY_LIMIT', 8 * 1024 * 1024),
     clusterCidrs: cidrs(env, 'CLUSTER_CIDRS'),
     allowedExtendedResources: resourceNames(env, 'ALLOWED_EXTENDED_RESOURCES'),
+    allowedRuntimeClasses: [...new Set([...runtimeClasses(env, 'ALLOWED_RUNTIME_CLASSES'), ...(instanceRuntimeClass === undefined ? [] : [instanceRuntimeClass])])],
     instancePods: {
       nodeSelector: podSelector(env, 'INSTANCE_NODE_SELECTOR'),
       tolerations: tolerations(env, 'INSTANCE_TOLERATIONS'),
-      runtimeClassName: matching(env, 'INSTANCE_RUNTIME_CLASS', DNS_LABEL, 'a RuntimeClass name'),
+      runtimeClassName: instanceRuntimeClass,
     },
     dns: {
       namespace: matching(env, 'DNS_NAMESPACE', DNS_LABEL, 'a namespace name') ?? 'kube-system',

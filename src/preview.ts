@@ -1,7 +1,8 @@
 /**
  * Author preview: what a Challenge would get from a ChallengeDefinition, without a cluster. It runs the same
- * pure sync as the server, twice: once as the first sync (the children to create, Pending), and once as if the
- * cluster had made the workload ready (Running, with the endpoint players would see).
+ * pure sync as the server as Metacontroller would: the first sync, the one after its children were created (every
+ * child, the Deployment included: Pending), and one as if the cluster had made the workload ready (Running, with
+ * the endpoint players would see).
  *
  *   npm run render -- manifests/examples/web-login.yaml manifests/examples/web-login.yaml
  */
@@ -19,7 +20,10 @@ export interface PreviewOptions {
 }
 
 export interface Preview {
-  /** The first sync: the children Metacontroller would create, and the status (Pending, or an Error). */
+  /**
+   * The instance as created: every child Metacontroller would create (the Deployment comes at the second sync, once
+   * the flag Secret and the NetworkPolicies exist), and the status (Pending, or an Error).
+   */
   first: SyncResponse
   /**
    * The sync after the workload became ready, the Service got its address (NodePort 30000, LB 192.0.2.1) and a
@@ -46,10 +50,18 @@ function grouped(objects: readonly Json[], always: readonly string[]): Record<st
 /** A cluster with every routing component installed: the preview shows the route of whatever routing is configured. */
 const PREVIEW_CHILD_GROUPS = [...CHILD_GROUPS, ...ROUTE_KINDS.map(routeGroup)]
 
+/** A child as Metacontroller creates it: in the namespace, owned by the Challenge (the hook counts no other). */
+function asCreated(child: Json, parent: Json): Json & { metadata: Json; spec?: Json } {
+  const created = structuredClone(child) as Json & { metadata: Json; spec?: Json }
+  const { name, namespace, uid } = parent.metadata as { name: string; namespace: string; uid: string }
+  const owner = { apiVersion: parent.apiVersion, kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true }
+  created.metadata = { ...created.metadata, namespace, generation: 1, ownerReferences: [owner] }
+  return created
+}
+
 /** The cluster's side, roughly: rolled out Deployment, allocated ports and load-balancer address, accepted route. */
-function asObservedReady(child: Json, namespace: string): Json {
-  const observed = structuredClone(child) as Json & { metadata: Json; spec?: Json }
-  observed.metadata = { ...observed.metadata, namespace, generation: 1 }
+function asObservedReady(child: Json, parent: Json): Json {
+  const observed = asCreated(child, parent)
   if (child.kind === 'Deployment') observed.status = { observedGeneration: 1, replicas: 1, availableReplicas: 1, readyReplicas: 1 }
   if (child.kind === 'Service') {
     const spec = observed.spec as { type: string; ports: Json[] }
@@ -98,8 +110,10 @@ export function preview(definition: Json, challenge: Json, options: PreviewOptio
     related,
     finalizing: false,
   })
-  const first = sync(request([]), options.config, options.now)
-  const observed = first.children.map((child) => asObservedReady(child, namespace))
+  // The first sync asks for the flag Secret and the policies; the Deployment comes once they are the instance's own.
+  const created = sync(request([]), options.config, options.now)
+  const first = sync(request(created.children.map((child) => asCreated(child, parent)), created.status), options.config, options.now)
+  const observed = first.children.map((child) => asObservedReady(child, parent))
   const running = sync(request(observed, first.status), options.config, options.now)
   const egress = ((definition.spec as Json | undefined)?.network as Json | undefined)?.egress
   const warnings = egress === 'Internet' && options.config.clusterCidrs.length === 0 ? [INTERNET_WITHOUT_CLUSTER_CIDRS] : []

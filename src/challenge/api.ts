@@ -131,7 +131,14 @@ export const Bounds = {
   probeHeaders: 8,
   path: 1024,
 } as const
-const DATE_TIME = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$'
+/**
+ * What the API server stores as a `format: date-time` (time.ts, readTime): `t` and `z` in either case, any `±HH:MM`
+ * offset, a signed 3-digit year, any character before a fraction, anything after a second `t`. A request the API
+ * server accepted must never be refused here (a 400 on every hook would stop the Challenge's syncs and hang its
+ * deletion on the finalizer). What this pattern lets through and is still not a date (February 30) is refused where
+ * it is read, as the object's problem.
+ */
+export const DATE_TIME = '^(\\d{4}|[+-]\\d{3})-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d([^\\nTt]\\d+)?([Zz]|[+-]\\d{2}:\\d{2})([Tt][\\s\\S]*)?$'
 
 export const MAX_COUNTER = 2147483647
 

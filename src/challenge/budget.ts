@@ -5,8 +5,9 @@
 import type { KubeObject } from '../protocol.js'
 import { Phase, Reason } from './api.js'
 import { isBeingDeleted } from './observed.js'
+import { count, field } from './read.js'
 import type { OwnerKey } from './secrets.js'
-import { parseTime } from './time.js'
+import { readTime } from './time.js'
 
 /** The instance, who owns it, and the Challenges the customize hook related (the owner's, by label). */
 export interface OwnerWorld {
@@ -16,7 +17,8 @@ export interface OwnerWorld {
 }
 
 interface Candidate {
-  name: string
+  /** `<namespace>/<name>`: unique among the owner's Challenges, whichever namespaces they are in. */
+  key: string
   admittedAt: number
   createdAt: number
   /** Its `status.cost`; undefined until its first sync writes it (or when an older release synced it last). */
@@ -25,37 +27,34 @@ interface Candidate {
   started: boolean
 }
 
-function spec(object: KubeObject): Record<string, unknown> {
-  return (object.spec ?? {}) as Record<string, unknown>
-}
-
-function nested(object: unknown, key: string): unknown {
-  return typeof object === 'object' && object !== null ? (object as Record<string, unknown>)[key] : undefined
+/** An object sent without its namespace is in the instance's. */
+function keyOf(object: KubeObject, namespace: string): string {
+  return `${object.metadata.namespace ?? namespace}/${object.metadata.name}`
 }
 
 /** A sibling holds or waits for budget unless it is ending, stopped, finished or not yet released. */
 function siblingCandidate(sibling: KubeObject, ownerKey: OwnerKey): Candidate | undefined {
-  const siblingSpec = spec(sibling)
-  const owner = siblingSpec.owner
-  if (nested(owner, 'kind') !== ownerKey.ownerKind || nested(owner, 'id') !== ownerKey.ownerId) return undefined
-  if (isBeingDeleted(sibling) || siblingSpec.desiredState === 'Stopped') return undefined
+  const spec = sibling.spec
+  const owner = field(spec, 'owner')
+  if (field(owner, 'kind') !== ownerKey.ownerKind || field(owner, 'id') !== ownerKey.ownerId) return undefined
+  if (isBeingDeleted(sibling) || field(spec, 'desiredState') === 'Stopped') return undefined
   const status = sibling.status
-  const phase = nested(status, 'phase')
-  const run = nested(status, 'run')
-  const restarts = siblingSpec.restarts
-  const relaunching = typeof restarts === 'number' && restarts > (typeof run === 'number' ? run : 0)
+  const phase = field(status, 'phase')
+  const relaunching = (count(field(spec, 'restarts')) ?? 0) > (count(field(status, 'run')) ?? 0)
   if (!relaunching && (phase === Phase.Error || phase === Phase.Deleted || phase === Phase.Terminating)) return undefined
-  if (!relaunching && nested(status, 'reason') === Reason.NotYetAvailable) return undefined
-  const admittedAt = relaunching ? undefined : parseTime(nested(status, 'admittedAt') as string | undefined)
-  const cost = nested(status, 'cost')
+  if (!relaunching && field(status, 'reason') === Reason.NotYetAvailable) return undefined
+  const admittedAt = relaunching ? undefined : readTime(field(status, 'admittedAt'))
   return {
-    name: sibling.metadata.name,
+    key: keyOf(sibling, ownerKey.namespace),
     admittedAt: admittedAt ?? Infinity,
-    createdAt: parseTime(sibling.metadata.creationTimestamp) ?? Infinity,
-    cost: Number.isInteger(cost) && (cost as number) >= 0 ? (cost as number) : undefined,
-    started: !relaunching && parseTime(nested(status, 'startedAt') as string | undefined) !== undefined,
+    createdAt: readTime(sibling.metadata.creationTimestamp) ?? Infinity,
+    cost: count(field(status, 'cost')),
+    started: !relaunching && readTime(field(status, 'startedAt')) !== undefined,
   }
 }
+
+/** Whether the instance may hold its slot; when not, the units its owner's instances ahead of it hold (undefined while one of their costs is unknown). */
+export type BudgetCheck = { admitted: true } | { admitted: false; held: number | undefined }
 
 /**
  * Deterministic admission: every instance of the owner computes the same order (earliest admittedAt, then
@@ -65,33 +64,35 @@ function siblingCandidate(sibling: KubeObject, ownerKey: OwnerKey): Candidate | 
  * yet and that counts before this instance (started, or earlier in the order) makes it wait: its first sync
  * writes the cost within moments and that write re-syncs this instance; guessing could admit both.
  */
-export function admittedByBudget(owner: OwnerWorld, cost: number, budget: number, admittedAt: number | undefined): boolean {
+export function budgetCheck(owner: OwnerWorld, cost: number, budget: number, admittedAt: number | undefined): BudgetCheck {
   const self: Candidate = {
-    name: owner.challenge.metadata.name,
+    key: keyOf(owner.challenge, owner.ownerKey.namespace),
     admittedAt: admittedAt ?? Infinity,
-    createdAt: parseTime(owner.challenge.metadata.creationTimestamp) ?? Infinity,
+    createdAt: readTime(owner.challenge.metadata.creationTimestamp) ?? Infinity,
     cost,
     started: false,
   }
   const candidates = [self]
   for (const sibling of owner.siblings) {
-    if (sibling.metadata.name === self.name) continue
+    if (keyOf(sibling, owner.ownerKey.namespace) === self.key) continue
     const candidate = siblingCandidate(sibling, owner.ownerKey)
     if (candidate) candidates.push(candidate)
   }
   candidates.sort(
-    // Names are unique among the owner's Challenges of one namespace, so the order is total.
-    (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.name < b.name ? -1 : 1),
+    // Keys are unique among the owner's Challenges, so the order is total.
+    (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.key < b.key ? -1 : 1),
   )
   // A free challenge holds nothing, so it always fits.
-  if (self.cost === 0) return true
+  if (self.cost === 0) return { admitted: true }
   const before = candidates.slice(0, candidates.indexOf(self))
-  if ([...candidates.filter((candidate) => candidate.started), ...before].some((candidate) => candidate.cost === undefined)) return false
+  if ([...candidates.filter((candidate) => candidate.started), ...before].some((candidate) => candidate.cost === undefined)) {
+    return { admitted: false, held: undefined }
+  }
   let used = 0
   for (const candidate of candidates) if (candidate.started) used += candidate.cost as number
   for (const candidate of before) {
     const cost = candidate.cost as number
     if (!candidate.started && used + cost <= budget) used += cost
   }
-  return used + (self.cost as number) <= budget
+  return used + cost <= budget ? { admitted: true } : { admitted: false, held: used }
 }

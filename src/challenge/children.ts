@@ -27,8 +27,9 @@ const TMP_SIZE_LIMIT = '64Mi'
 
 /**
  * Addresses the `-internet` policy never lets an instance reach: private, loopback, link-local (cloud metadata),
- * CGNAT, multicast, reserved, and Azure's platform address (168.63.129.16: DNS, DHCP and the VM agent, reachable
- * from every VM).
+ * CGNAT, multicast, reserved, IETF protocol assignments (192.0.0.0/24), benchmarking (198.18.0.0/15), the old
+ * 6to4 relay anycast (192.88.99.0/24), and Azure's platform address (168.63.129.16: DNS, DHCP and the VM agent,
+ * reachable from every VM).
  */
 export const NON_PUBLIC_IPV4 = [
   '0.0.0.0/8',
@@ -38,17 +39,31 @@ export const NON_PUBLIC_IPV4 = [
   '168.63.129.16/32',
   '169.254.0.0/16',
   '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.88.99.0/24',
   '192.168.0.0/16',
+  '198.18.0.0/15',
   '224.0.0.0/4',
   '240.0.0.0/4',
 ]
 /**
- * Loopback, unique-local, link-local and multicast, and the NAT64 prefixes that lead back into IPv4 (well-known and
- * local-use, which reach the private IPv4 ranges through the cluster's translator). Not the IPv4-mapped prefix
- * `::ffff:0:0/96`: the API server refuses it in an ipBlock ("must not have an IPv4-mapped IPv6 address"), and it is
- * not needed, since a connection to `::ffff:a.b.c.d` leaves the pod as IPv4, which NON_PUBLIC_IPV4 governs.
+ * Loopback, unique-local, link-local and multicast; the discard prefix (100::/64); and every prefix that leads back
+ * into IPv4 through a translator or a relay: NAT64 (well-known and local-use), 6to4 (2002::/16, which embeds any
+ * IPv4 address, private ones included) and Teredo (2001::/32). Not the IPv4-mapped prefix `::ffff:0:0/96`: the API
+ * server refuses it in an ipBlock ("must not have an IPv4-mapped IPv6 address"), and it is not needed, since a
+ * connection to `::ffff:a.b.c.d` leaves the pod as IPv4, which NON_PUBLIC_IPV4 governs.
  */
-export const NON_PUBLIC_IPV6 = ['::1/128', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'ff00::/8']
+export const NON_PUBLIC_IPV6 = [
+  '::1/128',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '2001::/32',
+  '2002::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+]
 
 export interface RenderInput {
   namespace: string
@@ -61,6 +76,8 @@ export interface RenderInput {
   instanceId: string
   run: number
   config: Config
+  /** Answer the Deployment too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
+  withDeployment: boolean
 }
 
 const labels = childLabels
@@ -195,7 +212,9 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
     ...definitionContainer.securityContext,
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
-    ...(restricted ? { capabilities: { drop: ['ALL'] } } : {}),
+    // Baseline keeps the runtime's default capabilities but NET_RAW: raw sockets forge packets and play ARP games
+    // against the node's other pods.
+    capabilities: { drop: restricted ? ['ALL'] : ['NET_RAW'] },
   }
   result.volumeMounts = [
     { name: 'tmp', mountPath: '/tmp' },
@@ -267,11 +286,16 @@ export function service(input: RenderInput): IService & DesiredChild {
   }
 }
 
-/** Every child of a running instance, in a fixed order so the same request gives the same bytes. */
+/**
+ * Every child of a running instance, in a fixed order so the same request gives the same bytes. The Deployment
+ * comes once the flag Secret and the NetworkPolicies are the instance's own (lifecycle.ts): until then the pod
+ * would mount whatever Secret holds its flag Secret's name, and run before its isolation exists.
+ */
 export function renderChildren(input: RenderInput): DesiredChild[] {
   const children: DesiredChild[] = [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
   if (input.definition.egress === 'Internet') children.push(internetPolicy(input))
-  children.push(deployment(input), service(input))
+  if (input.withDeployment) children.push(deployment(input))
+  children.push(service(input))
   const { expose } = input.definition
   if (expose.type === 'HTTP' || expose.type === 'TLS') {
     const target = {

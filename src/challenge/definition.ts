@@ -13,9 +13,12 @@ import {
   type DefinitionSpec,
   type ExposeType,
 } from './api.js'
+import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'
+import { quote } from './read.js'
 import { resourcesProblem } from './resources.js'
-import { describeSchemaError } from './schema-errors.js'
+import { describeSchemaError, pathStep } from './schema-errors.js'
+import { readTime } from './time.js'
 
 export type Egress = 'None' | 'DNS' | 'Internet'
 export type SecurityProfile = 'Restricted' | 'Baseline'
@@ -51,8 +54,21 @@ const checkSpec = TypeCompiler.Compile(DefinitionSpecSchema)
 
 export const DEFINITION_KIND = 'ChallengeDefinition'
 
+/**
+ * What the operator lets definitions ask for beyond the profile: extended resources (GPUs: scarce, and uncapped by
+ * the defaults) and RuntimeClasses (a RuntimeClass picks the sandbox; an author who could name any would undo the
+ * operator's gVisor or Kata).
+ */
+export interface DefinitionPolicy {
+  extendedResources: readonly string[]
+  runtimeClasses: readonly string[]
+}
+
+/** Nothing beyond the profile: no extended resource, no RuntimeClass. */
+export const STRICT_POLICY: DefinitionPolicy = { extendedResources: [], runtimeClasses: [] }
+
 /** Lookup of the named definition among related objects (from the customize hook's rule). */
-export function lookupDefinition(related: ObservedIndex, name: string, allowedExtendedResources: readonly string[] = []): DefinitionLookup {
+export function lookupDefinition(related: ObservedIndex, name: string, policy: DefinitionPolicy = STRICT_POLICY): DefinitionLookup {
   const object = findObject(related, DEFINITION_KIND, name)
   if (!object) {
     return {
@@ -61,26 +77,25 @@ export function lookupDefinition(related: ObservedIndex, name: string, allowedEx
       message: `ChallengeDefinition "${name}" does not exist in this namespace.`,
     }
   }
-  return resolveDefinition(name, object.spec, allowedExtendedResources)
+  return resolveDefinition(name, object.spec, policy)
 }
 
 function invalid(name: string, problem: string): DefinitionLookup {
   return { found: false, reason: Reason.DefinitionInvalid, message: `ChallengeDefinition "${name}" is invalid: ${problem}.` }
 }
 
-/**
- * Checks a definition's spec and fills in the defaults; exported for the author preview command.
- * `allowedExtendedResources`: the extended resources (e.g. nvidia.com/gpu) the operator lets authors ask for.
- */
-export function resolveDefinition(name: string, spec: unknown, allowedExtendedResources: readonly string[] = []): DefinitionLookup {
+/** Checks a definition's spec and fills in the defaults; exported for the author preview command. */
+export function resolveDefinition(name: string, spec: unknown, policy: DefinitionPolicy = STRICT_POLICY): DefinitionLookup {
   const hostile = prototypeKeyPath(spec)
   if (hostile !== undefined) return invalid(name, `${hostile}: the key is refused (it names an object prototype)`)
   if (!checkSpec.Check(spec)) {
     // A failed Check always has a first error.
     return invalid(name, describeSchemaError('spec', checkSpec.Errors(spec).First() as ValueError))
   }
-  const problem = securityProblem(spec) ?? consistencyProblem(spec) ?? podProblem(spec, allowedExtendedResources)
+  const problem = securityProblem(spec, policy) ?? consistencyProblem(spec) ?? podProblem(spec, policy)
   if (problem) return invalid(name, problem)
+  // consistencyProblem has read both times.
+  const [availableFrom, availableUntil] = [readTime(spec.availableFrom), readTime(spec.availableUntil)]
   const profile = spec.security?.profile ?? Defaults.profile
   const containers = spec.pod.containers
   return {
@@ -97,8 +112,8 @@ export function resolveDefinition(name: string, spec: unknown, allowedExtendedRe
       startupTimeoutSeconds: spec.startupTimeoutSeconds ?? Defaults.startupTimeoutSeconds,
       maxRenewals: spec.maxRenewals ?? Defaults.maxRenewals,
       cost: spec.cost ?? Defaults.cost,
-      availableFrom: spec.availableFrom === undefined ? undefined : Date.parse(spec.availableFrom),
-      availableUntil: spec.availableUntil === undefined ? undefined : Date.parse(spec.availableUntil),
+      availableFrom,
+      availableUntil,
       egress: spec.network?.egress ?? Defaults.egress,
       profile,
       runtimeClassName: spec.security?.runtimeClassName,
@@ -146,12 +161,17 @@ interface KeyStep {
 
 function keyPath(step: KeyStep): string {
   let path = ''
-  for (let at: KeyStep = step; at.up !== undefined; at = at.up) path = at.inArray ? `[${at.key}]${path}` : `.${at.key}${path}`
+  for (let at: KeyStep = step; at.up !== undefined; at = at.up) path = `${pathStep(at.key, at.inArray)}${path}`
   return `spec${path}`
 }
 
 /** The schema already refuses privileged, host namespaces, added capabilities; this is what it cannot say. */
-function securityProblem(spec: DefinitionSpec): string | undefined {
+function securityProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
+  const runtimeClass = spec.security?.runtimeClassName
+  if (runtimeClass !== undefined && !policy.runtimeClasses.includes(runtimeClass)) {
+    const allowed = policy.runtimeClasses.length === 0 ? 'none is allowed' : `allowed: ${policy.runtimeClasses.join(', ')}`
+    return `spec.security.runtimeClassName: the RuntimeClass ${runtimeClass} is not one the operator allows (${allowed}; ALLOWED_RUNTIME_CLASSES)`
+  }
   if ((spec.security?.profile ?? Defaults.profile) !== 'Restricted') return undefined
   for (const [index, container] of spec.pod.containers.entries()) {
     if (container.securityContext?.runAsUser === 0) {
@@ -166,7 +186,7 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
   const duplicate = names.find((name, index) => names.indexOf(name) !== index)
   if (duplicate !== undefined) return `spec.pod.containers: the name "${duplicate}" is used twice`
   if (spec.expose.container !== undefined && !names.includes(spec.expose.container)) {
-    return `spec.expose.container: no container is named "${spec.expose.container}"`
+    return `spec.expose.container: no container is named ${quote(spec.expose.container)}`
   }
   const flagEnv = spec.flag?.env ?? Defaults.flagEnv
   for (const [index, container] of spec.pod.containers.entries()) {
@@ -174,12 +194,18 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
       return `spec.pod.containers[${index}].env: ${flagEnv} is reserved for the flag (flag.env)`
     }
   }
-  if ((spec.flag?.mode ?? Defaults.flagMode) === 'Static' && spec.flag?.staticSecretRef === undefined) {
-    return 'spec.flag.staticSecretRef: required when flag.mode is Static'
+  if ((spec.flag?.mode ?? Defaults.flagMode) === 'Static') {
+    const ref = spec.flag?.staticSecretRef
+    if (ref === undefined) return 'spec.flag.staticSecretRef: required when flag.mode is Static'
+    // Every instance's flag Secret is `<instance>-flag`: a Secret of the author's named so could be an instance's
+    // name, and an instance would then mount the author's Secret instead of its own.
+    if (ref.name.endsWith(FLAG_SECRET_SUFFIX)) {
+      return `spec.flag.staticSecretRef.name: a name ending in ${FLAG_SECRET_SUFFIX} is reserved for the instances' own flag Secrets; rename the Secret`
+    }
   }
   for (const field of ['availableFrom', 'availableUntil'] as const) {
     const value = spec[field]
-    if (value !== undefined && Number.isNaN(Date.parse(value))) return `spec.${field}: "${value}" is not a date-time`
+    if (value !== undefined && readTime(value) === undefined) return `spec.${field}: ${quote(value)} is not a date-time`
   }
   return undefined
 }
@@ -187,7 +213,7 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const
 
 /** What the API server would refuse in the pod the definition renders to (resources, probes, ports), and its size. */
-function podProblem(spec: DefinitionSpec, allowedExtendedResources: readonly string[]): string | undefined {
+function podProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
   const containers = spec.pod.containers
   const commandLines = characters(containers.flatMap((container) => [...(container.command ?? []), ...(container.args ?? [])]))
   if (commandLines > Bounds.podText) {
@@ -201,7 +227,7 @@ function podProblem(spec: DefinitionSpec, allowedExtendedResources: readonly str
   }
   for (const [index, container] of spec.pod.containers.entries()) {
     const at = `spec.pod.containers[${index}]`
-    const problem = resourcesProblem(container, at, allowedExtendedResources)
+    const problem = resourcesProblem(container, at, policy.extendedResources)
     if (problem) return problem
     const probe = container.readinessProbe
     if (probe !== undefined) {

@@ -18,7 +18,7 @@ import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from './
 import { renderChildren, teardown } from './children.js'
 import { decide, type Decision, type World } from './lifecycle.js'
 import { childNames, podLabels } from './names.js'
-import { countObjects, findObject, indexObjects, type ObservedIndex } from './observed.js'
+import { countObjects, findObject, indexObjects, ownChild, type ObservedIndex } from './observed.js'
 import { instanceId, type OwnerKey } from './secrets.js'
 import { condition, definedTimes, readPreviousStatus, type ChallengeStatus, type Condition } from './status.js'
 import { formatTime, toSeconds } from './time.js'
@@ -109,8 +109,10 @@ export function buildStatus(world: World, decision: Decision, children: readonly
   const cost = decision.definition?.cost ?? world.previous.cost
   if (cost !== undefined) status.cost = cost
   Object.assign(status, definedTimes(decision))
-  if (children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)) {
-    status.flagSecretRef = { name: world.names.flagSecret }
+  // Only the instance's own Secret, observed: never one that merely carries its name.
+  const flagSecret = world.names.flagSecret
+  if (children.some((child) => child.kind === 'Secret' && child.metadata.name === flagSecret) && ownChild(world.children, 'Secret', flagSecret, world.names.uid)) {
+    status.flagSecretRef = { name: flagSecret }
   }
   return status
 }
@@ -145,6 +147,7 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
           instanceId: world.instanceId,
           run: decision.run,
           config,
+          withDeployment: decision.deployment,
         })
       : teardown(world.children, world.related, world.names)
   const response: SyncResponse = { status: buildStatus(world, decision, children, at), children }

@@ -4,14 +4,18 @@
  * carries forward. Pure: no I/O, no clock but the `now` it is given.
  *
  * Order of the rules (first match wins):
- *   finished run (sticky Deleted / Error) → stopped → labels → definition → flag source → hard deadline →
- *   release gate → admission (budget queue) → expiry → pod failures → startup timeout → Running / Pending.
+ *   finished run (sticky Deleted / Error) → stopped → labels → definition → the Challenge's own fields → flag
+ *   source → hard deadline → release gate → admission (budget queue) → expiry → pod failures → startup timeout →
+ *   Running / Pending.
+ * The pod runs only once its flag Secret and its NetworkPolicies are observed as this Challenge's own children:
+ * the Deployment is answered only from then on, so the pod never mounts a Secret someone else made under its
+ * name, nor starts before its isolation exists.
  * A run ends in Deleted or in a sticky Error; only `spec.restarts` starts a new run.
  */
 import type { Config } from '../config.js'
 import type { ChallengeObject } from '../protocol.js'
 import { ConditionType, Label, Phase, Reason } from './api.js'
-import { admittedByBudget } from './budget.js'
+import { budgetCheck } from './budget.js'
 import { lookupDefinition, type ResolvedDefinition } from './definition.js'
 import { flagData, parametersProblem } from './flag.js'
 import type { ChildNames } from './names.js'
@@ -19,8 +23,9 @@ import { objectsOfKind, type ObservedIndex } from './observed.js'
 import { routingProblem, type RouteProblem } from './routes.js'
 import type { OwnerKey } from './secrets.js'
 import type { Endpoint, PreviousStatus } from './status.js'
-import { earliest, formatTime, parseTime } from './time.js'
-import { currentPods, observeEndpoint, podProblem, podRefusal, workloadReady } from './workload.js'
+import { quote } from './read.js'
+import { earliest, formatTime, readTime } from './time.js'
+import { currentPods, missingGuards, observeEndpoint, podProblem, podRefusal, workloadReady } from './workload.js'
 
 /** Errors that end the run: the workload is gone and stays gone until a restart. */
 const RUN_ENDING_ERRORS = new Set<string>([
@@ -60,8 +65,10 @@ export interface Decision {
   /** The run starts fresh: previous conditions no longer describe it. */
   newRun: boolean
   admitted: boolean
-  /** Render the workload (flag Secret, policies, Deployment, Service, Ingress); otherwise tear down. */
+  /** Render the workload (flag Secret, policies, Service, route, and the Deployment when `deployment`); otherwise tear down. */
   workload: boolean
+  /** The Deployment too: its flag Secret and NetworkPolicies are observed as this Challenge's own. */
+  deployment: boolean
   definition: ResolvedDefinition | undefined
   /** base64 of the flag, present exactly when `workload` is. */
   flagData: string | undefined
@@ -130,6 +137,7 @@ class DecisionBuilder {
   workload = false
   flagData: string | undefined
   ready = false
+  guarded = false
   endpoint: Endpoint | undefined
   routeProblem: RouteProblem | undefined
   expiresAt: number | undefined
@@ -172,9 +180,10 @@ class DecisionBuilder {
       newRun: state.newRun,
       admitted: this.admitted && this.workload,
       workload: this.workload,
+      deployment: this.workload && this.guarded,
       definition: this.definition,
       flagData: this.workload ? this.flagData : undefined,
-      workloadReady: this.ready && this.workload,
+      workloadReady: this.ready && this.workload && this.guarded,
       endpoint: this.workload && outcome.phase === Phase.Running ? this.endpoint : undefined,
       routeProblem: this.workload ? this.routeProblem : undefined,
       admittedAt: state.admittedAt,
@@ -213,20 +222,26 @@ function decidePhase(world: World, config: Config, now: number): Decision {
 
   if (spec.desiredState === 'Stopped') {
     const reason = spec.stopReason ?? Reason.Stopped
-    const message = spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${spec.stopReason}.`
+    const message = spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${quote(spec.stopReason)}.`
     return builder.finish({ phase: Phase.Deleted, reason, message })
   }
 
   const labelProblem = ownerLabelProblem(world.challenge)
   if (labelProblem) return builder.hold({ phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: labelProblem })
 
-  const lookup = lookupDefinition(world.related, spec.definitionRef.name, config.allowedExtendedResources)
+  const policy = { extendedResources: config.allowedExtendedResources, runtimeClasses: config.allowedRuntimeClasses }
+  const lookup = lookupDefinition(world.related, spec.definitionRef.name, policy)
   if (!lookup.found) return builder.hold({ phase: Phase.Error, reason: lookup.reason, message: lookup.message })
   const definition = lookup.definition
   builder.definition = definition
 
   const parameterProblem = parametersProblem(spec.parameters ?? {}, definition.flag.env)
   if (parameterProblem) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
+  // The schema lets through what the API server stores; a date it could not have stored has no meaning.
+  const deadline = readTime(spec.deadline)
+  if (spec.deadline !== undefined && deadline === undefined) {
+    return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: `spec.deadline: ${quote(spec.deadline)} is not a date-time.` })
+  }
   const { type } = definition.expose
   const unroutable = type === 'HTTP' || type === 'TLS' ? routingProblem(type, config, world.childGroups) : undefined
   if (unroutable) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: unroutable })
@@ -236,7 +251,7 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   builder.flagData = flag.data
 
   // Hard deadlines: the Challenge's own and the definition's availableUntil cap everything.
-  const hardEnd = earliest(parseTime(spec.deadline), definition.availableUntil)
+  const hardEnd = earliest(deadline, definition.availableUntil)
   if (hardEnd !== undefined && now >= hardEnd) {
     return builder.finish({ phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
   }
@@ -265,7 +280,8 @@ function decidePhase(world: World, config: Config, now: number): Decision {
       })
     }
     const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: objectsOfKind(world.related, 'Challenge') }
-    if (!admittedByBudget(owner, definition.cost, config.ownerBudget, parseTime(state.admittedAt))) {
+    const budget = budgetCheck(owner, definition.cost, config.ownerBudget, readTime(state.admittedAt))
+    if (!budget.admitted) {
       const queuedSince = queueStart(world, state, now)
       if (now >= queuedSince + lifetimeMs) {
         return builder.finish({
@@ -278,7 +294,10 @@ function decidePhase(world: World, config: Config, now: number): Decision {
       return builder.hold({
         phase: Phase.Pending,
         reason: Reason.Queued,
-        message: `Waiting for another of your instances to end: ${config.ownerBudget} units are in use.`,
+        message:
+          budget.held === undefined
+            ? 'Waiting for your other instances to report their cost.'
+            : `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`,
       })
     }
     state.admittedAt ??= formatTime(now)
@@ -287,9 +306,9 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   builder.workload = true
 
   // Expiry, once the instance has started.
-  const startedAt = parseTime(state.startedAt)
+  const startedAt = readTime(state.startedAt)
   if (startedAt !== undefined) {
-    const softEnd = Math.max(startedAt, parseTime(state.lastRenewedAt) ?? startedAt) + lifetimeMs
+    const softEnd = Math.max(startedAt, readTime(state.lastRenewedAt) ?? startedAt) + lifetimeMs
     builder.expiresAt = earliest(softEnd, hardEnd)
     // A passed hard deadline already ended the run above, so reaching expiresAt here is the lifetime's end.
     if (now >= (builder.expiresAt as number)) {
@@ -309,7 +328,9 @@ function decidePhase(world: World, config: Config, now: number): Decision {
     return builder.finish({ phase: Phase.Error, reason: problem.reason, message: problem.message })
   }
 
-  builder.ready = workloadReady(world.children, world.names, state.run)
+  const missing = missingGuards(world.children, world.names, definition.egress)
+  builder.guarded = missing.length === 0
+  builder.ready = builder.guarded && workloadReady(world.children, world.names, state.run)
   const observed = observeEndpoint(world.children, world.names, definition, world.namespace, world.instanceId, config)
   builder.endpoint = observed.endpoint
   builder.routeProblem = observed.routeProblem
@@ -317,11 +338,17 @@ function decidePhase(world: World, config: Config, now: number): Decision {
   const routeWait = observed.routeProblem && `the gateway has not accepted its route yet (${observed.routeProblem.reason})`
 
   if (startedAt === undefined) {
-    const startupDeadline = (parseTime(state.admittedAt) as number) + definition.startupTimeoutSeconds * 1000
+    const startupDeadline = (readTime(state.admittedAt) as number) + definition.startupTimeoutSeconds * 1000
     const running = builder.ready && builder.endpoint !== undefined
     if (!running && now >= startupDeadline) {
       builder.expiresAt = undefined
-      const cause = problem ? ` ${problem.message}` : builder.ready && routeWait ? ` The instance was ready, but ${routeWait}.` : ''
+      const cause = problem
+        ? ` ${problem.message}`
+        : !builder.guarded
+          ? ` ${neverCreated(missing)}`
+          : builder.ready && routeWait
+            ? ` The instance was ready, but ${routeWait}.`
+            : ''
       return builder.finish({
         phase: Phase.Error,
         reason: Reason.StartupTimeout,
@@ -345,11 +372,25 @@ function decidePhase(world: World, config: Config, now: number): Decision {
     })
   }
   if (problem) return builder.build({ phase: Phase.Pending, reason: problem.reason, message: problem.message })
+  if (!builder.guarded) {
+    return builder.build({ phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting: its flag and network policies are being set up.' })
+  }
   if (builder.ready) {
     const message = routeWait ? `The instance is ready; ${routeWait}.` : 'The instance is ready; waiting for its address.'
     return builder.build({ phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message })
   }
   return builder.build({ phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' })
+}
+
+function units(count: number): string {
+  return count === 1 ? '1 unit' : `${count} units`
+}
+
+/** Why a run never got its pod: the guard children that were never observed as its own. */
+function neverCreated(missing: readonly string[]): string {
+  return missing.length === 1
+    ? `Its ${missing[0]} never appeared as its own: the API server refused it, or an object of that name that this Challenge does not own is in the way.`
+    : `Its ${missing.join(', ')} never appeared as its own: the API server refused them, or objects of those names that this Challenge does not own are in the way.`
 }
 
 function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
@@ -360,8 +401,8 @@ function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
   ]
   for (const [label, value, field] of expected) {
     if (labels[label] !== value) {
-      const actual = labels[label] === undefined ? 'missing' : `"${labels[label]}"`
-      return `Label ${label} is ${actual} but ${field} is "${value}".`
+      const actual = labels[label] === undefined ? 'missing' : quote(labels[label])
+      return `Label ${label} is ${actual} but ${field} is ${quote(value)}.`
     }
   }
   return undefined
@@ -375,7 +416,7 @@ function queueStart(world: World, state: RunState, now: number): number {
   if (state.newRun) return now
   const admitted = world.previous.conditions.find((condition) => condition.type === ConditionType.Admitted)
   const since = state.run > 0 ? admitted?.lastTransitionTime : world.challenge.metadata.creationTimestamp
-  return parseTime(since) ?? now
+  return readTime(since) ?? now
 }
 
 /**
@@ -394,9 +435,9 @@ function applyRenewal(world: World, decision: Decision, now: number): Decision {
   if (decision.renewalsApplied >= definition.maxRenewals) {
     return reject('MaxRenewalsReached', `The instance was already renewed ${definition.maxRenewals} times.`)
   }
-  const hardEnd = earliest(parseTime(world.challenge.spec.deadline), definition.availableUntil)
+  const hardEnd = earliest(readTime(world.challenge.spec.deadline), definition.availableUntil)
   const lifetimeMs = (world.challenge.spec.lifetimeSeconds ?? definition.lifetimeSeconds) * 1000
-  const expiresAt = parseTime(decision.expiresAt) as number
+  const expiresAt = readTime(decision.expiresAt) as number
   if (hardEnd !== undefined && expiresAt >= hardEnd) {
     return reject('PastDeadline', 'The instance already runs until the challenge deadline.')
   }

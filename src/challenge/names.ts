@@ -22,6 +22,9 @@ const SEPARATOR = '--'
 const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/
 const SHORTENED = new RegExp(`${SEPARATOR}[0-9a-f]{${HASH_LENGTH}}$`)
 
+/** Every instance's flag Secret is `<base>-flag`; a Static flag's own Secret may not end so (definition.ts). */
+export const FLAG_SECRET_SUFFIX = '-flag'
+
 export interface ChildNames {
   /** The shortened base: the Deployment, Service and route name, and the `instance` label value. */
   base: string
@@ -56,7 +59,7 @@ export function childNames(challengeName: string, uid: string): ChildNames {
   return {
     base,
     uid,
-    flagSecret: `${base}-flag`,
+    flagSecret: `${base}${FLAG_SECRET_SUFFIX}`,
     isolatePolicy: `${base}-isolate`,
     exposePolicy: `${base}-expose`,
     internetPolicy: `${base}-internet`,

@@ -4,6 +4,7 @@
  * names, so both hook versions get the same answer.
  */
 import type { KubeObject, ObjectGroups } from '../protocol.js'
+import { field, list } from './read.js'
 
 export type ObservedIndex = Map<string, Map<string, KubeObject>>
 
@@ -43,4 +44,19 @@ export function countObjects(index: ObservedIndex): number {
 
 export function isBeingDeleted(object: KubeObject): boolean {
   return typeof object.metadata.deletionTimestamp === 'string'
+}
+
+/**
+ * A child Metacontroller made for this parent: its controller owner reference names the parent's uid. An object
+ * that only carries the child's name (made by someone else before the instance, which Metacontroller then fails to
+ * create and never claims) never is.
+ */
+export function isOwnedBy(object: KubeObject, parentUid: string): boolean {
+  return list((object.metadata as Record<string, unknown>).ownerReferences).some((reference) => field(reference, 'controller') === true && field(reference, 'uid') === parentUid)
+}
+
+/** The named child of this parent, when it is observed, is its own and is not being deleted. */
+export function ownChild(index: ObservedIndex, kind: string, name: string, parentUid: string): KubeObject | undefined {
+  const object = findObject(index, kind, name)
+  return object !== undefined && isOwnedBy(object, parentUid) && !isBeingDeleted(object) ? object : undefined
 }

@@ -19,6 +19,7 @@ import type { IIngressRouteTCP } from '@kubernetes-models/traefik/traefik.io/v1a
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress'
 import type { Config, GatewayRef } from '../config.js'
 import type { DesiredChild, KubeObject } from '../protocol.js'
+import { list as anyList, record as anyRecord, text, type Loose } from './read.js'
 
 export const GATEWAY_API_VERSION = 'gateway.networking.k8s.io/v1'
 export const TRAEFIK_API_VERSION = 'traefik.io/v1alpha1'
@@ -187,14 +188,12 @@ export interface RouteProblem {
   message: string
 }
 
-type Loose = Record<string, unknown>
-
 function record(value: unknown): Loose {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Loose) : {}
+  return anyRecord(value) ?? {}
 }
 
 function list(value: unknown): Loose[] {
-  return Array.isArray(value) ? value.map(record) : []
+  return anyList(value).map(record)
 }
 
 /** A status entry for our parent: group and kind default as in the spec, the namespace to the route's. */
@@ -217,7 +216,7 @@ function notTrue(conditions: Loose[], generation: number): { type: string; reaso
     const found = conditions.find((each) => each.type === type)
     const observed = typeof found?.observedGeneration === 'number' ? found.observedGeneration : generation
     if (found?.status !== 'True' || observed < generation) {
-      const reason = found === undefined || observed < generation ? 'Pending' : String(found.reason ?? 'Unknown')
+      const reason = found === undefined || observed < generation ? 'Pending' : (text(found.reason) ?? 'Unknown')
       return { type, reason }
     }
   }

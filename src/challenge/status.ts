@@ -4,6 +4,8 @@
  * `lastTransitionTime` unless their status flips, so an unchanged world yields a byte-identical status.
  */
 import type { ConditionType, Phase } from './api.js'
+import { count, record, text } from './read.js'
+import { readTime } from './time.js'
 
 export interface Condition {
   type: ConditionType
@@ -62,29 +64,13 @@ export type ChallengeStatus = {
 const PHASES = new Set(['Pending', 'Running', 'Error', 'Deleted', 'Terminating'])
 const CONDITION_STATUSES = new Set(['True', 'False', 'Unknown'])
 
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined
-}
-
-/** RFC 3339 as the CRD's `format: date-time` accepts it; a 4-digit year keeps every sum of times in range. */
-const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
-
 /** A timestamp we wrote; anything else is treated as absent rather than trusted (and never copied on). */
 function time(value: unknown): string | undefined {
-  const candidate = text(value)
-  return candidate !== undefined && RFC_3339.test(candidate) && !Number.isNaN(Date.parse(candidate)) ? candidate : undefined
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : 0
+  return readTime(value) === undefined ? undefined : (value as string)
 }
 
 function readCondition(value: unknown): Condition | undefined {
-  const raw = record(value)
+  const raw = record(value) ?? {}
   const type = text(raw.type)
   const status = text(raw.status)
   const lastTransitionTime = time(raw.lastTransitionTime)
@@ -101,7 +87,7 @@ function readCondition(value: unknown): Condition | undefined {
 }
 
 export function readPreviousStatus(value: unknown): PreviousStatus {
-  const raw = record(value)
+  const raw = record(value) ?? {}
   const phase = text(raw.phase)
   return {
     phase: phase !== undefined && PHASES.has(phase) ? (phase as Phase) : undefined,
@@ -111,9 +97,9 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
     startedAt: time(raw.startedAt),
     lastRenewedAt: time(raw.lastRenewedAt),
     finishedAt: time(raw.finishedAt),
-    renewalsSeen: count(raw.renewalsSeen),
-    renewalsApplied: count(raw.renewalsApplied),
-    run: count(raw.run),
+    renewalsSeen: count(raw.renewalsSeen) ?? 0,
+    renewalsApplied: count(raw.renewalsApplied) ?? 0,
+    run: count(raw.run) ?? 0,
     cost: typeof raw.cost === 'number' && Number.isInteger(raw.cost) && raw.cost >= 0 && raw.cost <= 100 ? raw.cost : undefined,
     conditions: Array.isArray(raw.conditions)
       ? raw.conditions.map(readCondition).filter((condition) => condition !== undefined)

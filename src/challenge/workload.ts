@@ -1,14 +1,17 @@
 /**
- * What the observed children and pods say about the current run: is the workload ready, can traffic reach it
- * (the endpoint), and is something wrong with its pods. Only objects of the current run count: a restart
- * rolls the pod template annotation, and until the Deployment shows it, the old pods' state is not ours.
+ * What the observed children and pods say about the current run: is its isolation in place, is the workload
+ * ready, can traffic reach it (the endpoint), and is something wrong with its pods. Only objects of the current
+ * run count: a restart rolls the pod template annotation, and until the Deployment shows it, the old pods' state
+ * is not ours. Only children this Challenge owns count: an object that merely carries a child's name (made by
+ * someone else, so Metacontroller never created or claimed it) is never the instance's flag, policy or address.
  */
 import type { Config } from '../config.js'
 import type { KubeObject } from '../protocol.js'
 import { Label, Reason, RUN_ANNOTATION } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
 import type { ChildNames } from './names.js'
-import { findObject, isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
+import { isBeingDeleted, objectsOfKind, ownChild, type ObservedIndex } from './observed.js'
+import { field, list, num, plain, text } from './read.js'
 import { instanceHost, routeKind, routeProblem, type RouteProblem } from './routes.js'
 import type { Endpoint } from './status.js'
 
@@ -18,20 +21,6 @@ export const CRASH_LOOP_RESTARTS = 3
 export type PodProblem =
   | { fatal: true; reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError | typeof Reason.PodRefused; message: string }
   | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable | typeof Reason.PodRefused; message: string }
-
-type Loose = Record<string, unknown>
-
-function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Loose)[key] : undefined
-}
-
-function list(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : []
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' ? value : 0
-}
 
 /** The run annotation in `metadata`, as found (compared with `String(run)`, so anything but that string is another run). */
 function runIn(metadata: unknown): unknown {
@@ -43,10 +32,31 @@ function templateRun(deployment: KubeObject): unknown {
   return runIn(field(field(field(deployment, 'spec'), 'template'), 'metadata'))
 }
 
+/**
+ * The children the pod must never run without, as [kind, name]: the flag Secret it mounts, and the
+ * NetworkPolicies that isolate it (the `-internet` one only with egress Internet).
+ */
+export function guardChildren(names: ChildNames, egress: ResolvedDefinition['egress']): [kind: string, name: string][] {
+  const guards: [string, string][] = [
+    ['Secret', names.flagSecret],
+    ['NetworkPolicy', names.isolatePolicy],
+    ['NetworkPolicy', names.exposePolicy],
+  ]
+  if (egress === 'Internet') guards.push(['NetworkPolicy', names.internetPolicy])
+  return guards
+}
+
+/** The names of the guard children not observed as this Challenge's own (empty once the pod may run). */
+export function missingGuards(children: ObservedIndex, names: ChildNames, egress: ResolvedDefinition['egress']): string[] {
+  return guardChildren(names, egress)
+    .filter(([kind, name]) => ownChild(children, kind, name, names.uid) === undefined)
+    .map(([kind, name]) => `${kind} ${name}`)
+}
+
 /** Ready: the Deployment of this run has rolled out and has an available replica (readiness probe passed). */
 export function workloadReady(children: ObservedIndex, names: ChildNames, run: number): boolean {
-  const deployment = findObject(children, 'Deployment', names.base)
-  if (!deployment || isBeingDeleted(deployment) || templateRun(deployment) !== String(run)) return false
+  const deployment = ownChild(children, 'Deployment', names.base, names.uid)
+  if (!deployment || templateRun(deployment) !== String(run)) return false
   const status = field(deployment, 'status')
   const generation = deployment.metadata.generation ?? 0
   return num(field(status, 'observedGeneration')) >= generation && num(field(status, 'availableReplicas')) >= 1
@@ -74,9 +84,8 @@ export function anyPodRemains(related: ObservedIndex, names: ChildNames): boolea
 }
 
 function waitingProblem(status: unknown): PodProblem | undefined {
-  const container = String(field(status, 'name') ?? 'unknown')
-  const waiting = field(field(status, 'state'), 'waiting')
-  const reason = field(waiting, 'reason')
+  const container = text(field(status, 'name')) ?? 'unknown'
+  const reason = text(field(field(field(status, 'state'), 'waiting'), 'reason'))
   switch (reason) {
     case 'InvalidImageName':
       return { fatal: true, reason: Reason.InvalidImage, message: `The image of container ${container} is not a valid image name.` }
@@ -128,14 +137,15 @@ const REFUSAL_MESSAGE_LENGTH = 300
  * frees the budget instead of holding it until a bare StartupTimeout.
  */
 export function podRefusal(children: ObservedIndex, names: ChildNames, run: number): PodProblem | undefined {
-  const deployment = findObject(children, 'Deployment', names.base)
+  const deployment = ownChild(children, 'Deployment', names.base, names.uid)
   if (!deployment || templateRun(deployment) !== String(run)) return undefined
   const failure = list(field(field(deployment, 'status'), 'conditions')).find(
     (condition) => field(condition, 'type') === 'ReplicaFailure' && field(condition, 'status') === 'True',
   )
   if (failure === undefined) return undefined
-  const said = String(field(failure, 'message') ?? field(failure, 'reason') ?? 'no reason given')
-  const detail = said.length > REFUSAL_MESSAGE_LENGTH ? `${said.slice(0, REFUSAL_MESSAGE_LENGTH - 1)}…` : said
+  const said = text(field(failure, 'message')) ?? text(field(failure, 'reason')) ?? 'no reason given'
+  // The API server's words quote the pod, and so the author's image and names.
+  const detail = plain(said, REFUSAL_MESSAGE_LENGTH)
   if (/exceeded quota/i.test(said)) {
     return { fatal: false, reason: Reason.PodRefused, message: `The namespace's quota is full; waiting for room (${detail}).` }
   }
@@ -158,8 +168,8 @@ const NO_ENDPOINT: EndpointObservation = { endpoint: undefined, routeProblem: un
 /** The endpoint of an HTTP or TLS instance: once its route is in place and, for Gateway API, accepted. */
 function routedEndpoint(children: ObservedIndex, names: ChildNames, type: 'HTTP' | 'TLS', instanceId: string, config: Config): EndpointObservation {
   const kind = routeKind(type, config)
-  const route = findObject(children, kind, names.base)
-  if (!route || isBeingDeleted(route)) return NO_ENDPOINT
+  const route = ownChild(children, kind, names.base, names.uid)
+  if (!route) return NO_ENDPOINT
   if (kind === 'HTTPRoute' || kind === 'TLSRoute') {
     const problem = routeProblem(route, kind, config)
     if (problem) return { endpoint: undefined, routeProblem: problem }
@@ -184,8 +194,8 @@ export function observeEndpoint(
   instanceId: string,
   config: Config,
 ): EndpointObservation {
-  const service = findObject(children, 'Service', names.base)
-  if (!service || isBeingDeleted(service)) return NO_ENDPOINT
+  const service = ownChild(children, 'Service', names.base, names.uid)
+  if (!service) return NO_ENDPOINT
   const port = definition.expose.port
   const found = (endpoint: Endpoint | undefined): EndpointObservation => ({ endpoint, routeProblem: undefined })
   switch (definition.expose.type) {

@@ -1,7 +1,7 @@
 // The owner budget (src/challenge/budget.ts) decided directly, one row per rule: which siblings hold or wait for
 // budget, in what order, and what an unknown or odd cost does. Each row is a world where the rule changes the answer.
 import t from 'tap'
-import { admittedByBudget, type OwnerWorld } from '../../src/challenge/budget.js'
+import { budgetCheck, type OwnerWorld } from '../../src/challenge/budget.js'
 import type { KubeObject } from '../../src/protocol.js'
 import { NAMESPACE } from './objects.js'
 
@@ -25,13 +25,13 @@ function challenge(name: string, spec: Record<string, unknown> = {}, status: Rec
 function admitted(siblings: KubeObject[], options: { cost?: number; budget?: number; admittedAt?: number; self?: KubeObject } = {}): boolean {
   const self = options.self ?? challenge('self', {}, {}, { creationTimestamp: LATE })
   const world: OwnerWorld = { challenge: self, ownerKey, siblings }
-  return admittedByBudget(world, options.cost ?? 1, options.budget ?? 1, options.admittedAt)
+  return budgetCheck(world, options.cost ?? 1, options.budget ?? 1, options.admittedAt).admitted
 }
 
 const running = { phase: 'Running', reason: 'Ready', run: 0, cost: 1, admittedAt: ADMITTED, startedAt: ADMITTED }
 const waiting = { phase: 'Pending', reason: 'Starting', run: 0, cost: 1 }
 
-t.test('admittedByBudget: which siblings count', async (t) => {
+t.test('budgetCheck: which siblings count', async (t) => {
   const rows: [string, KubeObject[], boolean][] = [
     ['alone', [], true],
     ['a running sibling holds the slot', [challenge('other', {}, running)], false],
@@ -52,11 +52,23 @@ t.test('admittedByBudget: which siblings count', async (t) => {
     ['a sibling not yet available, relaunched', [challenge('other', { restarts: 1 }, { ...waiting, reason: 'NotYetAvailable' })], false],
     ['a sibling with a null status and no cost yet: wait for its first sync', [challenge('other', {}, null)], false],
     ['the request’s own Challenge among the siblings', [challenge('self', {}, running)], true],
+    ['the request’s own Challenge, sent without its namespace', [challenge('self', {}, running, { namespace: undefined })], true],
+    // A sibling of the same name in another namespace is another Challenge.
+    ['a namesake in another namespace, running', [challenge('self', {}, running, { namespace: 'other-namespace' })], false],
   ]
   for (const [what, siblings, answer] of rows) t.equal(admitted(siblings), answer, what)
 })
 
-t.test('admittedByBudget: costs, known and unknown', async (t) => {
+t.test('budgetCheck: when not admitted, the units held ahead of it (or none known while a cost is unknown)', async (t) => {
+  const self = challenge('self', {}, {}, { creationTimestamp: LATE })
+  const check = (siblings: KubeObject[], cost: number, budget: number) => budgetCheck({ challenge: self, ownerKey, siblings }, cost, budget, undefined)
+  t.strictSame(check([challenge('a', {}, { ...running, cost: 2 })], 2, 3), { admitted: false, held: 2 })
+  t.strictSame(check([challenge('a', {}, { ...running, cost: 2 }), challenge('b', {}, { ...waiting, cost: 1 })], 1, 3), { admitted: false, held: 3 })
+  t.strictSame(check([challenge('a', {}, { ...running, cost: 2 })], 1, 3), { admitted: true })
+  t.strictSame(check([challenge('a', {}, null)], 1, 3), { admitted: false, held: undefined })
+})
+
+t.test('budgetCheck: costs, known and unknown', async (t) => {
   const rows: [string, KubeObject[], { cost?: number; budget?: number }, boolean][] = [
     ['a started sibling of cost 0 holds nothing', [challenge('other', {}, { ...running, cost: 0 })], {}, true],
     ['a started sibling whose cost is not written yet: wait', [challenge('other', {}, { ...running, cost: undefined })], {}, false],
@@ -71,7 +83,7 @@ t.test('admittedByBudget: costs, known and unknown', async (t) => {
   for (const [what, siblings, options, answer] of rows) t.equal(admitted(siblings, options), answer, what)
 })
 
-t.test('admittedByBudget: the order is admittedAt, then creation, then name; the waiting fill first-fit', async (t) => {
+t.test('budgetCheck: the order is admittedAt, then creation, then name; the waiting fill first-fit', async (t) => {
   const admittedAt = Date.parse(ADMITTED)
   const laterAdmitted = { ...waiting, admittedAt: LATE }
   t.equal(admitted([challenge('other', {}, laterAdmitted)], { admittedAt }), true, 'admitted earlier than a waiting sibling: first')

@@ -8,8 +8,9 @@ import { testConfig } from '../helpers/app.js'
 import { validateChildren } from '../helpers/validate.js'
 import type { Json } from '../helpers/world.js'
 
+/** The operator of these tests allows the two RuntimeClasses the rows name. */
 function definitionOf(spec: Json): ResolvedDefinition {
-  const result = resolveDefinition('web', spec)
+  const result = resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['gvisor', 'kata'] })
   if (!result.found) throw new Error(result.message)
   return result.definition
 }
@@ -25,6 +26,7 @@ function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
     instanceId: '0123456789abcdef',
     run: 2,
     config: testConfig(),
+    withDeployment: true,
     ...overrides,
   }
 }
@@ -120,7 +122,11 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   t.equal(pod.runtimeClassName, 'gvisor')
   t.same(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' } }, 'Baseline may run as root')
   const [db, app] = pod.containers
-  t.same(db?.securityContext, { runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true }, 'default capabilities kept')
+  t.strictSame(
+    db?.securityContext,
+    { runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['NET_RAW'] } },
+    "the runtime's default capabilities but NET_RAW (no forged packets)",
+  )
   t.same(db?.resources, {
     requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
     limits: { cpu: '500m', memory: '1Gi', 'ephemeral-storage': '256Mi' },
@@ -174,14 +180,14 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
               cidr: '0.0.0.0/0',
               except: [
                 '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '168.63.129.16/32', '169.254.0.0/16', '172.16.0.0/12',
-                '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4', '203.0.113.0/24',
+                '192.0.0.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4', '203.0.113.0/24',
               ],
             },
           },
           {
             ipBlock: {
               cidr: '::/0',
-              except: ['::1/128', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32'],
+              except: ['::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32'],
             },
           },
         ],

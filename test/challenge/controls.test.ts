@@ -3,7 +3,7 @@
  * Each test injects `now` and feeds every answer's status back as the next request's parent status.
  */
 import t from 'tap'
-import { at, kinds, step, type Step } from '../helpers/drive.js'
+import { at, kinds, prepared, step, type Step } from '../helpers/drive.js'
 import { challenge, conditionOf, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
@@ -12,7 +12,7 @@ const NAME = 'web-login-u-alice'
 /** A Challenge that went Running at t=0 (admitted at t=0, ready at once). */
 function runningAt0(spec: Json = {}, definition: Json = {}): { running: Step; related: KubeObject[]; ready: KubeObject[] } {
   const related = [webDefinition(definition)]
-  const first = step(challenge({ spec }), { related })
+  const first = prepared(challenge({ spec }), { related })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related, children: ready })
   return { running, related, ready }
@@ -95,7 +95,7 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   t.equal(expired.status.phase, 'Deleted')
   const relaunched = step(withSpec(expired.parent, { restarts: 1 }), { related, children: [], now: at(2000) })
   t.match(relaunched.status, { phase: 'Pending', reason: 'Starting', run: 1 })
-  t.equal(relaunched.response.children.length, 6)
+  t.equal(relaunched.response.children.length, 5, 'every child but the Deployment, which waits for the new flag Secret and policies')
 
   const crashed = step(running.parent, {
     related: [...related, { ...ready[0] as KubeObject, kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': UID }, annotations: { 'challenge-hooks.dev/run': '0' } }, status: { containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] } }],
@@ -113,7 +113,7 @@ t.test('stop: Deleted with Stopped or the stop reason; the record and its times 
   t.notOk(stopped.response.children.some((child) => child.kind === 'Service' || child.kind === 'Ingress'))
 
   const solved = step(withSpec(running.parent, { desiredState: 'Stopped', stopReason: 'Solved' }), { related, children: ready, now: at(100) })
-  t.match(solved.status, { phase: 'Deleted', reason: 'Solved', message: 'The instance was stopped: Solved.' })
+  t.match(solved.status, { phase: 'Deleted', reason: 'Solved', message: 'The instance was stopped: "Solved".' })
   t.match(conditionOf(solved.status, 'Expired'), { status: 'False' })
 
   const resumedWithoutRestart = step(withSpec(stopped.parent, { desiredState: 'Running' }), { related, now: at(200) })
@@ -171,7 +171,16 @@ t.test('owner budget: over budget means Pending/Queued with no children, admitte
   ]
   const related = [webDefinition(), ...holding]
   const queued = step(challenge(), { related, config })
-  t.match(queued.status, { phase: 'Pending', reason: 'Queued', message: /2 units are in use/ })
+  t.match(queued.status, {
+    phase: 'Pending',
+    reason: 'Queued',
+    message: 'Waiting for another of your instances to end: 2 of your 2 units are in use, and this challenge needs 1.',
+  })
+  // What is held, not the budget: with a budget of 3, the two siblings hold 2 and this one (cost 2) does not fit.
+  const costly = step(challenge(), { related: [webDefinition({ cost: 2 }), ...holding], config: { ownerBudget: 3 } })
+  t.equal(costly.status.message, 'Waiting for another of your instances to end: 2 of your 3 units are in use, and this challenge needs 2.')
+  const unknown = step(challenge(), { related: [webDefinition(), sibling('a', undefined)], config: { ownerBudget: 1 } })
+  t.match(unknown.status, { reason: 'Queued', message: "Waiting for your other instances to report their cost." }, 'a sibling ahead whose cost is not known yet')
   t.same(queued.response.children, [])
   t.notOk('admittedAt' in queued.status)
   t.equal(queued.response.resyncAfterSeconds, 300)
@@ -222,7 +231,7 @@ t.test('owner budget: admission order is deterministic (admittedAt, creation, na
 t.test('owner budget: a sibling\'s cost is its status.cost; one not written yet makes the instances after it wait', async (t) => {
   const mine = challenge({ name: 'web-login-u-alice', createdAt: '2026-11-22T11:59:00Z' })
   const definition = webDefinition({ cost: 2 })
-  const first = step(mine, { related: [definition], config: { ownerBudget: 3 } })
+  const first = prepared(mine, { related: [definition], config: { ownerBudget: 3 } })
   t.match(first.status, { phase: 'Pending', reason: 'Starting', cost: 2 }, 'every sync writes the definition\'s cost')
   // The catalogue is not in the request: a sibling of a 2-unit definition is judged by the 2 in its status.
   const costly = (cost: number) => sibling('aaa-u-alice', { phase: 'Running', admittedAt: '2026-11-22T11:00:00Z', startedAt: '2026-11-22T11:01:00Z', cost })
@@ -272,20 +281,20 @@ t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, p
   t.not(flagOf(perInstance), flagOf(otherUid))
   t.not(flagOf(perInstance), flagOf(step(challenge({ uid: 'uid-1' }), { related: [webDefinition()] })))
 
-  const staticDefinition = webDefinition({ flag: { mode: 'Static', staticSecretRef: { name: 'web-flag', key: 'value' } } })
+  const staticDefinition = webDefinition({ flag: { mode: 'Static', staticSecretRef: { name: 'web-static', key: 'value' } } })
   const staticSecret: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'web-flag', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+    metadata: { name: 'web-static', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
     data: { value: Buffer.from('flag{static}').toString('base64') },
   }
   const copied = step(challenge(), { related: [staticDefinition, staticSecret] })
   t.equal(Buffer.from(flagOf(copied), 'base64').toString(), 'flag{static}')
   const missing = step(challenge(), { related: [staticDefinition] })
-  t.match(missing.status, { phase: 'Error', reason: 'ConfigError', message: /flag Secret "web-flag" \(key "value"\) was not found; it must carry the label challenge-hooks.dev\/definition=web-login/ })
+  t.match(missing.status, { phase: 'Error', reason: 'ConfigError', message: /flag Secret "web-static" \(key "value"\) was not found; it must carry the label challenge-hooks.dev\/definition=web-login/ })
   t.same(missing.response.children, [])
 
-  const parameters = step(challenge({ spec: { parameters: { LEVEL: 'hard', MODE: 'x' } } }), {
+  const parameters = prepared(challenge({ spec: { parameters: { LEVEL: 'hard', MODE: 'x' } } }), {
     related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', env: [{ name: 'MODE', value: 'easy' }, { name: 'KEEP', value: '1' }, { name: 'EMPTY' }] }] } })],
   })
   const deployment = parameters.response.children.find((child) => child.kind === 'Deployment') as unknown as Json & {
@@ -304,7 +313,7 @@ t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, p
 
 t.test('no status field changes between two syncs of an unchanged world, at every stage', async (t) => {
   const related = [webDefinition()]
-  const first = step(challenge(), { related })
+  const first = prepared(challenge(), { related })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related, children: ready, now: at(10) })
   const expired = step(running.parent, { related, children: [], now: at(5000) })
@@ -321,7 +330,7 @@ t.test('no status field changes between two syncs of an unchanged world, at ever
 })
 
 t.test('a ConfigError of the world recovers once fixed; a run-ending one does not', async (t) => {
-  const staticDefinition = webDefinition({ flag: { mode: 'Static', staticSecretRef: { name: 'web-flag', key: 'value' } } })
+  const staticDefinition = webDefinition({ flag: { mode: 'Static', staticSecretRef: { name: 'web-static', key: 'value' } } })
   const missing = step(challenge(), { related: [staticDefinition] })
   t.match(missing.status, { phase: 'Error', reason: 'ConfigError' })
   t.notOk('finishedAt' in missing.status, 'a world problem does not end the run')
@@ -330,12 +339,12 @@ t.test('a ConfigError of the world recovers once fixed; a run-ending one does no
   const secret: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'web-flag', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+    metadata: { name: 'web-static', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
     data: { value: 'eA==' },
   }
   t.match(step(missing.parent, { related: [staticDefinition, secret], now: at(20) }).status, { phase: 'Pending', reason: 'Starting' })
 
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const broken = step(first.parent, {
     related: [webDefinition(), { ...waitingPodFor('CreateContainerConfigError') }],
     children: observedChildren(first.response.children),

@@ -41,7 +41,7 @@ t.test('explicit values are kept', async (t) => {
     network: { egress: 'Internet' },
     security: { profile: 'Baseline', runtimeClassName: 'gvisor' },
     flag: { mode: 'Static', prefix: 'CTF{', suffix: '}', env: 'SECRET_FLAG', staticSecretRef: { name: 'flag', key: 'value' } },
-  })
+  }, { extendedResources: [], runtimeClasses: ['gvisor'] })
   t.ok(result.found)
   if (!result.found) return
   t.match(result.definition, {
@@ -77,7 +77,7 @@ const refused: [string, unknown, RegExp][] = [
   ['exposing a missing container', { ...minimal, expose: { container: 'api', port: 1 } }, /spec\.expose\.container: no container is named "api"/],
   ['the flag variable set by the author', withContainer({ env: [{ name: 'FLAG', value: 'x' }] }), /FLAG is reserved for the flag/],
   ['Static without a Secret', { ...minimal, flag: { mode: 'Static' } }, /spec\.flag\.staticSecretRef: required when flag\.mode is Static/],
-  ['a date that is no date', { ...minimal, availableFrom: '2026-13-45T99:99:99Z' }, /spec\.availableFrom: "2026-13-45T99:99:99Z" is not a date-time/],
+  ['a date that is no date', { ...minimal, availableFrom: '2026-13-45T09:09:09Z' }, /spec\.availableFrom: "2026-13-45T09:09:09Z" is not a date-time/],
   ['no spec', undefined, /is invalid: spec: Expected object/],
   ['a quantity that is none', withContainer({ resources: { limits: { cpu: 'lots' } } }), /resources\.limits\.cpu/],
   ['a negative quantity', withContainer({ resources: { requests: { memory: -1 } } }), /resources\.requests\.memory/],
@@ -102,6 +102,29 @@ const refused: [string, unknown, RegExp][] = [
   ['a constructor.prototype key', { ...minimal, notes: [{ constructor: { prototype: { polluted: true } } }] }, /spec\.notes\[0\]\.constructor\.prototype: the key is refused/],
   ['a lifecycle handler (with a host)', withContainer({ lifecycle: { postStart: { httpGet: { port: 80, host: '10.96.0.1' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
   ['a preStop handler', withContainer({ lifecycle: { preStop: { tcpSocket: { port: 80, host: 'node.local' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
+  // Every instance's flag Secret is <instance>-flag: a Static Secret named so could be an instance's own name.
+  [
+    'a Static flag Secret named like an instance flag Secret',
+    { ...minimal, flag: { mode: 'Static', staticSecretRef: { name: 'web-login-flag', key: 'flag' } } },
+    /^ChallengeDefinition "web" is invalid: spec\.flag\.staticSecretRef\.name: a name ending in -flag is reserved for the instances' own flag Secrets; rename the Secret\.$/,
+  ],
+  [
+    'a RuntimeClass the operator did not allow',
+    { ...minimal, security: { runtimeClassName: 'runc-unsandboxed' } },
+    /^ChallengeDefinition "web" is invalid: spec\.security\.runtimeClassName: the RuntimeClass runc-unsandboxed is not one the operator allows \(none is allowed; ALLOWED_RUNTIME_CLASSES\)\.$/,
+  ],
+  // Author text in a message a player may read is quoted, never markup.
+  [
+    'a field name that is markup',
+    { ...minimal, pod: { containers: [container], '<img src=x onerror=alert(1)>': true } },
+    /^ChallengeDefinition "web" is invalid: spec\.pod\["\\u003cimg src=x onerror=alert\(1\)\\u003e"\]: is not allowed\.$/,
+  ],
+  [
+    'an exposed container name that is markup',
+    { ...minimal, expose: { container: '<b>x</b>', port: 1 } },
+    /^ChallengeDefinition "web" is invalid: spec\.expose\.container: no container is named "\\u003cb\\u003ex\\u003c\/b\\u003e"\.$/,
+  ],
+  ['a date-time the schema refuses, in words', { ...minimal, availableUntil: 'tomorrow' }, /spec\.availableUntil: is not a date-time \(RFC 3339, such as 2026-11-27T18:00:00Z\)\.$/],
 ]
 
 t.test('a definition asking for what the profile forbids is refused, naming the field', async (t) => {
@@ -121,13 +144,13 @@ t.test('valid quantities and probes pass', async (t) => {
     readinessProbe: { httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] }, periodSeconds: 5, successThreshold: 2 },
     ports: [{ containerPort: 8080, name: 'http' }],
   })
-  t.equal(resolveDefinition('web', spec, ['nvidia.com/gpu']).found, true, 'an extended resource the operator allows')
+  t.equal(resolveDefinition('web', spec, { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] }).found, true, 'an extended resource the operator allows')
   t.equal(resolveDefinition('web', spec).found, false, 'the same, not allowed')
   const equalWrittenApart = withContainer({ resources: { requests: { cpu: '0.5', memory: '1Gi' }, limits: { cpu: '500m', memory: '1024Mi' } } })
   t.equal(resolveDefinition('web', equalWrittenApart).found, true, 'a request equal to its limit, written another way')
   const guaranteed = withContainer({ resources: { requests: { cpu: '1', memory: '1G' }, limits: { cpu: 1, memory: '1e9' } } })
   t.equal(resolveDefinition('web', guaranteed).found, true, 'requests equal to limits')
-  const gpu = (resources: Json) => resolveDefinition('web', withContainer({ resources }), ['nvidia.com/gpu'])
+  const gpu = (resources: Json) => resolveDefinition('web', withContainer({ resources }), { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 1 } }), { found: false, message: /resources\.limits\.nvidia\.com\/gpu: required beside requests\.nvidia\.com\/gpu/ })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 1 }, limits: { 'nvidia.com/gpu': 2 } }), { found: false, message: /resources\.requests\.nvidia\.com\/gpu: must equal its limit \(2\)/ })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
@@ -141,6 +164,15 @@ t.test('Baseline allows running as root, nothing more', async (t) => {
   t.equal(resolveDefinition('web', spec).found, true)
   const privileged = { ...withContainer({ securityContext: { privileged: true } }), security: { profile: 'Baseline' } }
   t.equal(resolveDefinition('web', privileged).found, false)
+})
+
+t.test('RuntimeClasses: only those the operator names', async (t) => {
+  const spec = { ...minimal, security: { runtimeClassName: 'gvisor' } }
+  t.equal(resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['gvisor', 'kata'] }).found, true, 'allowed')
+  t.match(resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['kata'] }), {
+    found: false,
+    message: /the RuntimeClass gvisor is not one the operator allows \(allowed: kata; ALLOWED_RUNTIME_CLASSES\)/,
+  })
 })
 
 t.test('lookup by name among related objects', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { customize, finalize, sync } from '../../src/challenge/hooks.js'
 import { retain } from '../../src/challenge/children.js'
-import { at, kinds, step } from '../helpers/drive.js'
+import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { testConfig } from '../helpers/app.js'
 import { challenge, pod, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject, SyncRequest } from '../../src/protocol.js'
@@ -10,7 +10,7 @@ const NAME = 'web-login-u-alice'
 
 function runningWorld() {
   const related = [webDefinition()]
-  const first = step(challenge(), { related })
+  const first = prepared(challenge(), { related })
   const children = readyWorld(first.response.children)
   const running = step(first.parent, { related, children, now: at(10) })
   const deleting = { ...running.parent, metadata: { ...running.parent.metadata, deletionTimestamp: '2026-11-22T12:05:00Z' } }

@@ -60,21 +60,21 @@ t.test('flagData: PerOwner and PerInstance are the contract HMAC, wrapped in the
 })
 
 t.test('flagData: a Static flag comes from its own Secret and key, and a missing one is named', async (t) => {
-  const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-flag', key: 'flag' } }
+  const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-static', key: 'flag' } }
   const stored = Buffer.from('flag{static}').toString('base64')
   const missing = {
     ok: false,
-    message: `The flag Secret "web-login-flag" (key "flag") was not found; it must carry the label ${Label.definition}=web-login.`,
+    message: `The flag Secret "web-login-static" (key "flag") was not found; it must carry the label ${Label.definition}=web-login.`,
   }
   const rows: [string, KubeObject[], object][] = [
-    ['its Secret and key', [secret('web-login-flag', { flag: stored })], { ok: true, data: stored }],
-    ['another Secret listed first', [secret('another', { flag: 'b3RoZXI=' }), secret('web-login-flag', { flag: stored })], { ok: true, data: stored }],
+    ['its Secret and key', [secret('web-login-static', { flag: stored })], { ok: true, data: stored }],
+    ['another Secret listed first', [secret('another', { flag: 'b3RoZXI=' }), secret('web-login-static', { flag: stored })], { ok: true, data: stored }],
     ['only another Secret', [secret('another', { flag: stored })], missing],
     ['no Secret', [], missing],
-    ['the key missing', [secret('web-login-flag', { other: stored })], missing],
-    ['the key empty', [secret('web-login-flag', { flag: '' })], missing],
-    ['the key not a string', [secret('web-login-flag', { flag: 42 })], missing],
-    ['no data at all', [object('Secret', 'web-login-flag')], missing],
+    ['the key missing', [secret('web-login-static', { other: stored })], missing],
+    ['the key empty', [secret('web-login-static', { flag: '' })], missing],
+    ['the key not a string', [secret('web-login-static', { flag: 42 })], missing],
+    ['no data at all', [object('Secret', 'web-login-static')], missing],
   ]
   for (const [what, secrets, answer] of rows) t.strictSame(flagData(instance(...secrets), definition(flag), SECRET), answer, what)
 })

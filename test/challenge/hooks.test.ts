@@ -6,7 +6,7 @@ import { retain } from '../../src/challenge/children.js'
 import { resyncAfter, sync } from '../../src/challenge/hooks.js'
 import type { KubeObject } from '../../src/protocol.js'
 import { testConfig } from '../helpers/app.js'
-import { at, step } from '../helpers/drive.js'
+import { at, prepared, step } from '../helpers/drive.js'
 import { challenge, observedChildren, pod, readyWorld, syncRequest, UID, webDefinition, type Json } from '../helpers/world.js'
 
 const NAME = 'web-login-u-alice'
@@ -20,7 +20,7 @@ const deploymentOf = (children: readonly Json[]) => children.find((child) => chi
 
 /** The first answer, and its children observed with the Deployment's selector replaced by `matchLabels`. */
 function observedWithSelector(matchLabels: Record<string, string> | undefined): { parent: KubeObject & { spec: Json }; children: KubeObject[] } {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const children = observedChildren(first.response.children).map((child) => {
     if (child.kind !== 'Deployment') return child
     const spec = structuredClone(child.spec) as Json
@@ -45,7 +45,7 @@ t.test('a Deployment made before the uid label keeps its selector; any other get
     t.strictSame(spec.selector.matchLabels, expected, `${what}: the selector`)
     t.match(spec.template.metadata.labels, expected, `${what}: the pod labels`)
   }
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   t.strictSame((deploymentOf(first.response.children).spec as { selector: Json }).selector, { matchLabels: { [INSTANCE]: NAME, [UID_LABEL]: UID } }, 'a new instance (no Deployment observed): the uid in the selector')
   const noSpec = observedChildren(first.response.children).map((child) => (child.kind === 'Deployment' ? ({ ...child, spec: undefined } as unknown as KubeObject) : child))
   const answer = step(first.parent, { related: [webDefinition()], children: noSpec, now: at(10) })
@@ -53,7 +53,7 @@ t.test('a Deployment made before the uid label keeps its selector; any other get
 })
 
 t.test('the conditions of each situation, word for word', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   t.strictSame(conditionsOf(first.status), {
     Admitted: ['True', 'Admitted', "The instance holds a slot of its owner's budget."],
     WorkloadReady: ['False', 'Starting', 'The instance is starting.'],
@@ -81,7 +81,7 @@ t.test('the conditions of each situation, word for word', async (t) => {
 })
 
 t.test('flagSecretRef names the flag Secret only while one is in the answer', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   t.strictSame(first.status.flagSecretRef, { name: `${NAME}-flag` }, 'rendered')
   // Stopped while a pod is still terminating: the policies stay; the Secret has already gone.
   const observed = observedChildren(first.response.children).filter((child) => child.kind === 'NetworkPolicy')
@@ -112,7 +112,7 @@ t.test('resyncAfter: none without a deadline; otherwise rounded up, at least 1 s
 })
 
 t.test('the flag Secret and the environment, as rendered', async (t) => {
-  const first = step(challenge({ spec: { parameters: { ZED: 'z', ALPHA: 'a' } } }), { related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'web:1', env: [{ name: 'MODE', value: 'ctf' }, { name: 'ZED', value: 'overridden' }] }] } })] })
+  const first = prepared(challenge({ spec: { parameters: { ZED: 'z', ALPHA: 'a' } } }), { related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'web:1', env: [{ name: 'MODE', value: 'ctf' }, { name: 'ZED', value: 'overridden' }] }] } })] })
   const secret = first.response.children.find((child) => child.kind === 'Secret') as Json
   t.equal(secret.type, 'Opaque')
   t.strictSame(Object.keys(secret.data as Json), ['flag'])

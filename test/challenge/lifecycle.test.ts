@@ -5,7 +5,7 @@
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
 import type { KubeObject } from '../../src/protocol.js'
-import { at, step } from '../helpers/drive.js'
+import { at, prepared, step } from '../helpers/drive.js'
 import { CHILD_GROUPS, challenge, conditionOf, readyWorld, webDefinition, type Json } from '../helpers/world.js'
 
 const T = (seconds: number) => formatTime(at(seconds).getTime())
@@ -13,7 +13,7 @@ const T = (seconds: number) => formatTime(at(seconds).getTime())
 /** A Running instance of web-login (definition `spec` merged), started at 30 s. */
 function runningInstance(definition: Json = {}, spec: Json = {}) {
   const related = [webDefinition(definition)]
-  const first = step(challenge({ spec }), { related })
+  const first = prepared(challenge({ spec }), { related })
   const children = readyWorld(first.response.children)
   const running = step(first.parent, { related, children, now: at(30) })
   return { related, children, running }
@@ -37,7 +37,7 @@ t.test('a restart: renewals asked before it belong to the old run, and the large
 
 t.test('a run that times out while its workload is ready: no workload is reported ready any more', async (t) => {
   const related = [webDefinition()]
-  const first = step(challenge(), { related })
+  const first = prepared(challenge(), { related })
   const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
   const timedOut = step(first.parent, { related, children: noIngress, now: at(301) })
   t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })

@@ -1,6 +1,6 @@
 // Pods Kubernetes will not create (admission, LimitRange, a full quota), as the Deployment reports them.
 import t from 'tap'
-import { at, step } from '../helpers/drive.js'
+import { at, prepared, step } from '../helpers/drive.js'
 import { challenge, observedChildren, waitingPod, webDefinition, type Json } from '../helpers/world.js'
 
 const NAME = 'web-login-u-alice'
@@ -18,7 +18,7 @@ function refused(children: readonly Json[], message: string, run = 0, status = '
 }
 
 t.test('a pod refused for good (Pod Security, a LimitRange) ends the run at once: Error / PodRefused with the reason', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const failed = step(first.parent, { related: [webDefinition()], children: refused(first.response.children, LIMIT_RANGE), now: at(5) })
   t.match(failed.status, {
     phase: 'Error',
@@ -33,7 +33,7 @@ t.test('a pod refused for good (Pod Security, a LimitRange) ends the run at once
 })
 
 t.test('a full quota waits: Pending / PodRefused, then a StartupTimeout that says why', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const waiting = step(first.parent, { related: [webDefinition()], children: refused(first.response.children, QUOTA), now: at(5) })
   t.match(waiting.status, { phase: 'Pending', reason: 'PodRefused', message: `The namespace's quota is full; waiting for room (${QUOTA}).` })
   t.equal(waiting.response.children.length, 6, 'keeps every child: the ReplicaSet retries')
@@ -42,7 +42,7 @@ t.test('a full quota waits: Pending / PodRefused, then a StartupTimeout that say
 })
 
 t.test('what does not count as a refusal of this run', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const cases: [string, ReturnType<typeof refused>][] = [
     ['a cleared condition', refused(first.response.children, LIMIT_RANGE, 0, 'False')],
     ['the Deployment of another run', refused(first.response.children, LIMIT_RANGE, 7)],

@@ -32,6 +32,7 @@ function input(type: string, env: Record<string, string> = {}): RenderInput {
     instanceId: ID,
     run: 0,
     config: config(env),
+    withDeployment: true,
   }
 }
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { sync } from '../../src/challenge/hooks.js'
 import { testConfig } from '../helpers/app.js'
-import { at, kinds, step, T0 } from '../helpers/drive.js'
+import { at, kinds, prepared, step, T0 } from '../helpers/drive.js'
 import { validateChildren } from '../helpers/validate.js'
 import {
   challenge,
@@ -24,28 +24,34 @@ const ALL_WEB_CHILDREN = [
   `Ingress/${NAME}`,
 ]
 
-t.test('new: admitted, Pending/Starting, every child rendered and valid', async (t) => {
-  const { response, status } = step(challenge(), { related: [webDefinition()] })
-  t.same(kinds(response), ALL_WEB_CHILDREN)
+t.test('new: admitted, Pending/Starting; the pod comes once its flag Secret and policies are its own', async (t) => {
+  const { response, status, parent } = step(challenge(), { related: [webDefinition()] })
+  t.strictSame(kinds(response), ALL_WEB_CHILDREN.filter((child) => !child.startsWith('Deployment/')), 'no Deployment yet')
   validateChildren(response.children)
   t.match(status, {
     phase: 'Pending',
     reason: 'Starting',
+    message: 'The instance is starting: its flag and network policies are being set up.',
     run: 0,
     admittedAt: '2026-11-22T12:00:00Z',
-    flagSecretRef: { name: `${NAME}-flag` },
     renewalsSeen: 0,
     renewalsApplied: 0,
   })
+  t.notOk('flagSecretRef' in status, 'no flag Secret is referenced before the instance owns one')
   t.match(status.instanceId, /^[0-9a-f]{16}$/)
   t.notOk('endpoint' in status, 'no endpoint before traffic can reach the instance')
   t.notOk('startedAt' in status)
   t.equal(response.resyncAfterSeconds, 300, 'woken at the startup deadline (capped)')
-  t.same(Object.keys(response).sort(), ['children', 'resyncAfterSeconds', 'status'])
+  t.strictSame(Object.keys(response).sort(), ['children', 'resyncAfterSeconds', 'status'])
+
+  const next = step(parent, { related: [webDefinition()], children: observedChildren(response.children), now: at(1) })
+  t.strictSame(kinds(next.response), ALL_WEB_CHILDREN, 'every child, the Deployment included')
+  validateChildren(next.response.children)
+  t.match(next.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.', flagSecretRef: { name: `${NAME}-flag` } })
 })
 
 t.test('starting: children observed but not ready stays Pending, status unchanged', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const observed = observedChildren(first.response.children)
   const second = step(first.parent, { related: [webDefinition()], children: observed, now: at(20) })
   t.same(second.status, first.status, 'nothing changes by itself')
@@ -53,7 +59,7 @@ t.test('starting: children observed but not ready stays Pending, status unchange
 })
 
 t.test('running (HTTP): ready workload and Ingress give Running with the endpoint', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
   const id = running.status.instanceId as string
@@ -89,7 +95,7 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
 
 t.test('TLS and ingress class from the configuration', async (t) => {
   const config = { ingressTlsSecret: 'wildcard-tls', ingressClassName: 'nginx', baseDomain: 'ctf.example.org' }
-  const first = step(challenge(), { related: [webDefinition()], config })
+  const first = prepared(challenge(), { related: [webDefinition()], config })
   const ingress = first.response.children.find((child) => child.kind === 'Ingress') as Json
   const id = first.status.instanceId as string
   t.match(ingress.spec, { ingressClassName: 'nginx', tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }] })
@@ -100,7 +106,7 @@ t.test('TLS and ingress class from the configuration', async (t) => {
 t.test('running (NodePort): the endpoint waits for the allocated node port', async (t) => {
   const parent = challenge({ definition: 'pwn-echo' })
   const related = [netcatDefinition()]
-  const first = step(parent, { related })
+  const first = prepared(parent, { related })
   t.same(kinds(first.response), [
     'Secret/pwn-echo-u-alice-flag',
     'NetworkPolicy/pwn-echo-u-alice-isolate',
@@ -126,7 +132,7 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
 t.test('running (LoadBalancer and Internal)', async (t) => {
   const lb = [netcatDefinition({ expose: { type: 'LoadBalancer', port: 1337 } })]
   const parent = challenge({ definition: 'pwn-echo' })
-  const first = step(parent, { related: lb })
+  const first = prepared(parent, { related: lb })
   const service = first.response.children.find((child) => child.kind === 'Service') as Json
   t.match(service.spec, { type: 'LoadBalancer' })
   const pending = step(first.parent, { related: lb, children: readyWorld(first.response.children), now: at(5) })
@@ -140,7 +146,7 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
   t.match(step(first.parent, { related: lb, children: hostnameLb, now: at(5) }).status.endpoint, { host: 'lb.example.org' })
 
   const internal = [netcatDefinition({ expose: { type: 'Internal', port: 1337 } })]
-  const firstInternal = step(parent, { related: internal })
+  const firstInternal = prepared(parent, { related: internal })
   const svc = firstInternal.response.children.find((child) => child.kind === 'Service') as Json
   t.match(svc.spec, { type: 'ClusterIP' })
   const runningInternal = step(firstInternal.parent, { related: internal, children: readyWorld(firstInternal.response.children), now: at(5) })
@@ -153,7 +159,7 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
 })
 
 t.test('a workload of another run or still rolling out is not ready', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const oldRun = readyWorld(first.response.children).map((child) => {
     if (child.kind !== 'Deployment') return child
     const copy = structuredClone(child)
@@ -185,7 +191,7 @@ t.test('a workload of another run or still rolling out is not ready', async (t) 
 })
 
 t.test('image pull failing: Pending inside the startup window, then Error/StartupTimeout', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const children = observedChildren(first.response.children)
   const related = [webDefinition(), waitingPod(NAME, 0, 'ImagePullBackOff')]
   const pulling = step(first.parent, { related, children, now: at(60) })
@@ -213,7 +219,7 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
 })
 
 t.test('slow start without a pod problem times out with a plain message', async (t) => {
-  const first = step(challenge(), { related: [webDefinition({ startupTimeoutSeconds: 30 })] })
+  const first = prepared(challenge(), { related: [webDefinition({ startupTimeoutSeconds: 30 })] })
   const timedOut = step(first.parent, { related: [webDefinition({ startupTimeoutSeconds: 30 })], now: at(31) })
   t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 30 seconds.' })
 })
@@ -226,7 +232,7 @@ t.test('pod failures that end the run', async (t) => {
     ['CreateContainerError', 0, 'ConfigError', /CreateContainerError/],
     ['RunContainerError', 0, 'ConfigError', /RunContainerError/],
   ]
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   for (const [waiting, restarts, reason, message] of cases) {
     const failed = step(first.parent, {
       related: [webDefinition(), waitingPod(NAME, 0, waiting, restarts)],
@@ -263,7 +269,7 @@ t.test('pod failures that end the run', async (t) => {
 })
 
 t.test('unschedulable stays Pending with its reason', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const pod = waitingPod(NAME, 0, 'x')
   pod.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
   const result = step(first.parent, { related: [webDefinition(), pod], children: observedChildren(first.response.children), now: at(10) })
@@ -294,7 +300,7 @@ t.test('definition missing or invalid, owner labels wrong: Error with the reason
 })
 
 t.test('a running instance whose definition disappears loses its workload and comes back with its times', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(10) })
   const orphaned = step(running.parent, { related: [], children: ready, now: at(20) })
@@ -305,7 +311,7 @@ t.test('a running instance whose definition disappears loses its workload and co
 })
 
 t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
-  const first = step(challenge(), { related: [webDefinition()] })
+  const first = prepared(challenge(), { related: [webDefinition()] })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(0) })
   t.equal(running.status.expiresAt, '2026-11-22T12:30:00Z')
@@ -333,7 +339,7 @@ t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
 t.test('deterministic: the same request gives the same bytes; v1 and v2 keys give the same answer', async (t) => {
   const config = testConfig()
   const parent = challenge()
-  const first = step(parent, { related: [webDefinition()] })
+  const first = prepared(parent, { related: [webDefinition()] })
   const children = readyWorld(first.response.children)
   const v1 = syncRequest(first.parent, { related: [webDefinition()], children })
   const v2 = syncRequest(first.parent, { related: [webDefinition()], children, version: 'v2' })
@@ -400,7 +406,7 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   const result = step(challenge(), { related: [webDefinition(), noSpec as never, noCreation], config: { ownerBudget: 1 } })
   t.match(result.status, { reason: 'Starting' }, 'a sibling without times queues behind')
   // A pod still creating its container is just starting; a condition without a reason is read as empty.
-  const first = step(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), {
+  const first = prepared(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), {
     related: [webDefinition(), waitingPod(NAME, 0, 'ContainerCreating')],
   })
   t.match(first.status, { phase: 'Pending', reason: 'Starting' })
@@ -413,7 +419,7 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   const unannotated = waitingPod(NAME, 0, 'InvalidImageName')
   delete unannotated.metadata.annotations
   t.match(step(challenge(), { related: [webDefinition(), unannotated] }).status, { reason: 'Starting' }, 'not of this run')
-  const desired = step(challenge(), { related: [webDefinition()] }).response.children
+  const desired = prepared(challenge(), { related: [webDefinition()] }).response.children
   const generationless = readyWorld(desired).map((child) => {
     if (child.kind !== 'Deployment') return child
     const { generation: _generation, ...metadata } = child.metadata
@@ -423,6 +429,10 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   const nameless = waitingPod(NAME, 0, 'InvalidImageName')
   nameless.status = { containerStatuses: [{ state: { waiting: { reason: 'InvalidImageName' } } }] }
   t.match(step(challenge(), { related: [webDefinition(), nameless] }).status, { message: 'The image of container unknown is not a valid image name.' })
-  // A date-time that passes the pattern but is no date counts as absent.
-  t.match(step(challenge({ spec: { deadline: '2026-02-31T99:00:00Z' } }), { related: [webDefinition()] }).status, { phase: 'Pending' })
+  // A deadline that is no date (February 31st) makes the Challenge invalid, with a reason: never absent.
+  t.match(step(challenge({ spec: { deadline: '2026-02-31T09:00:00Z' } }), { related: [webDefinition()] }).status, {
+    phase: 'Error',
+    reason: 'ConfigError',
+    message: 'spec.deadline: "2026-02-31T09:00:00Z" is not a date-time.',
+  })
 })

@@ -4,7 +4,7 @@
  * configuration errors, and a teardown that takes the route out with the Service.
  */
 import t from 'tap'
-import { at, kinds, step } from '../helpers/drive.js'
+import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { challenge, conditionOf, observedChildren, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
@@ -32,7 +32,7 @@ function withVerdict(children: KubeObject[], accepted: string, resolved = 'True'
 }
 
 t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, then Running with ncat --ssl', async (t) => {
-  const first = step(parent(), { related, config })
+  const first = prepared(parent(), { related, config })
   t.same(kinds(first.response), [
     `Secret/${NAME}-flag`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Deployment/${NAME}`, `Service/${NAME}`, `TLSRoute/${NAME}`,
   ])
@@ -68,7 +68,7 @@ t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, 
 
 t.test('Traefik: Running as soon as the IngressRouteTCP is observed and the workload ready', async (t) => {
   const traefik = { ...config, tlsRouting: 'Traefik' as const, gateway: undefined }
-  const first = step(parent(), { related, config: traefik })
+  const first = prepared(parent(), { related, config: traefik })
   t.equal(first.response.children.at(-1)?.kind, 'IngressRouteTCP')
   const withoutRoute = readyWorld(first.response.children.slice(0, -1))
   t.match(step(first.parent, { related, children: withoutRoute, config: traefik, now: at(5) }).status, {
@@ -81,7 +81,7 @@ t.test('Traefik: Running as soon as the IngressRouteTCP is observed and the work
 })
 
 t.test('a route never accepted: StartupTimeout names the cause; a route gone with the pod not ready says nothing of it', async (t) => {
-  const first = step(parent(), { related, config })
+  const first = prepared(parent(), { related, config })
   const ready = withVerdict(readyWorld(first.response.children), 'True', 'BackendNotFound')
   const timedOut = step(first.parent, { related, children: ready, config, now: at(300) })
   t.match(timedOut.status, {
@@ -89,7 +89,8 @@ t.test('a route never accepted: StartupTimeout names the cause; a route gone wit
     reason: 'StartupTimeout',
     message: 'The instance did not become ready within 300 seconds. The instance was ready, but the gateway has not accepted its route yet (BackendNotFound).',
   })
-  const notReady = step(first.parent, { related, children: [], config, now: at(300) })
+  const routeGone = observedChildren(first.response.children).filter((child) => child.kind !== 'TLSRoute')
+  const notReady = step(first.parent, { related, children: routeGone, config, now: at(300) })
   t.equal(notReady.status.message, 'The instance did not become ready within 300 seconds.')
   const refusedNotReady = step(first.parent, { related, children: withVerdict(observedChildren(first.response.children), 'NotAllowedByListeners'), config, now: at(300) })
   t.equal(refusedNotReady.status.message, 'The instance did not become ready within 300 seconds.', 'a refused route with a workload never ready: the route is not the cause named')
@@ -111,7 +112,7 @@ t.test('no Gateway for TLS, or no child rule for its route: Error / ConfigError,
 })
 
 t.test('teardown: the route leaves with the Service, the Deployment once both are gone', async (t) => {
-  const first = step(parent(), { related, config })
+  const first = prepared(parent(), { related, config })
   const ready = withVerdict(readyWorld(first.response.children), 'True')
   const running = step(first.parent, { related, children: ready, config, now: at(10) })
   const stopped = { ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }

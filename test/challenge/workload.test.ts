@@ -8,7 +8,7 @@ import { indexObjects } from '../../src/challenge/observed.js'
 import { anyPodRemains, currentPods, observeEndpoint, podProblem, podRefusal, workloadReady } from '../../src/challenge/workload.js'
 import { loadConfig } from '../../src/config.js'
 import type { KubeObject } from '../../src/protocol.js'
-import { NAMESPACE, names, object, UID } from './objects.js'
+import { child, NAMESPACE, names, object, OWNED_BY_UID, UID } from './objects.js'
 
 const labels = podLabels(names)
 
@@ -23,7 +23,7 @@ function pod(name: string, metadata: Record<string, unknown>, status: Record<str
 function deployment(status: Record<string, unknown>, run = '1', generation = 2): KubeObject {
   return object('Deployment', names.base, {
     apiVersion: 'apps/v1',
-    metadata: { name: names.base, namespace: NAMESPACE, generation },
+    metadata: { name: names.base, namespace: NAMESPACE, generation, ownerReferences: OWNED_BY_UID },
     spec: { template: { metadata: { annotations: { [RUN_ANNOTATION]: run } } } },
     status,
   })
@@ -136,7 +136,7 @@ function definition(type: string, port = 1337): ResolvedDefinition {
 const ID = '0123456789abcdef'
 
 function observed(service: Record<string, unknown>, route?: KubeObject) {
-  const children: Record<string, Record<string, KubeObject>> = { 'Service.v1': { [names.base]: object('Service', names.base, service) } }
+  const children: Record<string, Record<string, KubeObject>> = { 'Service.v1': { [names.base]: child('Service', names.base, service) } }
   if (route !== undefined) children[`${route.kind}.${route.apiVersion}`] = { [names.base]: route }
   return indexObjects(children, NAMESPACE)
 }
@@ -171,7 +171,7 @@ t.test('observeEndpoint: a Gateway API route counts only once accepted; its endp
     ['TLS', 'TLSRoute'],
   ] as const) {
     const route = (status?: unknown) =>
-      ({ apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { name: names.base, namespace: NAMESPACE }, ...(status ? { status } : {}) }) as KubeObject
+      ({ apiVersion: 'gateway.networking.k8s.io/v1', kind, metadata: { name: names.base, namespace: NAMESPACE, ownerReferences: OWNED_BY_UID }, ...(status ? { status } : {}) }) as KubeObject
     const waiting = observeEndpoint(observed({}, route()), names, definition(type), NAMESPACE, ID, config)
     t.equal(waiting.endpoint, undefined, `${kind}: no endpoint before the Gateway reports`)
     t.equal(waiting.routeProblem?.reason, 'Pending', `${kind}: the route waits`)
@@ -182,7 +182,7 @@ t.test('observeEndpoint: a Gateway API route counts only once accepted; its endp
 })
 
 t.test('observeEndpoint: an Ingress is plain http unless INGRESS_TLS_SECRET is set', async (t) => {
-  const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: names.base, namespace: NAMESPACE } } as KubeObject
+  const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: names.base, namespace: NAMESPACE, ownerReferences: OWNED_BY_UID } } as KubeObject
   const endpoint = (env: Record<string, string>) =>
     observeEndpoint(observed({}, ingress), names, definition('HTTP'), NAMESPACE, ID, loadConfig({ BASE_DOMAIN: 'ctf.example.org', ...env })).endpoint
   t.match(endpoint({}), { url: `http://${ID}.ctf.example.org/`, port: 80 })

@@ -161,3 +161,75 @@ function refusal(result: { message: string } | undefined): string {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
+
+t.test('authors own their definitions: only the author named at create, or an operator, may change or delete one', async (t) => {
+  // Two authors of the authors' group (roles.yaml binds it in the challenges namespace; here, in this one).
+  await env.rest.call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    body: {
+      metadata: { name: 'authors' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-author' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'challenge-authors' }],
+    },
+  })
+  await env.rest.call('POST', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, {
+    body: {
+      metadata: { name: 'operators' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-operator' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'olivia' }],
+    },
+  })
+  const alice = { user: 'alice@example.org', groups: ['challenge-authors'] }
+  const bob = { user: 'bob@example.org', groups: ['challenge-authors'] }
+  const olivia = { user: 'olivia' }
+  const POLICY_DENIED = "ValidatingAdmissionPolicy 'challenge-hooks-definition-authors' with binding 'challenge-hooks-definition-authors' denied request"
+  const authored = (name: string, author: string | undefined): Json => {
+    const body = definition(name, {})
+    if (author !== undefined) (body.metadata as Json).annotations = { 'challenge-hooks.dev/author': author }
+    return body
+  }
+  const as = (who: { user: string; groups?: string[] }) => ({
+    create: (body: Json) => () => env.rest.call('POST', definitions, { body, as: who }),
+    patch: (name: string, body: Json) => () => env.rest.call('PATCH', `${definitions}/${name}`, { body, contentType: 'application/merge-patch+json', as: who }),
+    remove: (name: string) => () => env.rest.call('DELETE', `${definitions}/${name}`, { as: who }),
+  })
+  const refusedBecause = async (what: string, write: () => Promise<unknown>, message: string) => {
+    const result = await attempt(write)
+    t.equal(result?.status, 403, `${what}: refused (403)`)
+    // The API server's words: `challengedefinitions.challenge-hooks.dev "<name>" is forbidden: <policy>: <message>`.
+    t.match(result?.message, /^challengedefinitions\.challenge-hooks\.dev "[a-z-]+" is forbidden: /, `${what}: forbidden`)
+    t.equal(result?.message.replace(/^[^:]*: /, ''), `${POLICY_DENIED}: ${message}`, `${what}: the policy's words`)
+  }
+
+  // Create: the author named must be the creator.
+  t.equal(await attempt(as(alice).create(authored('alices', 'alice@example.org'))), undefined, 'alice creates a definition naming herself')
+  await refusedBecause('alice creates one naming nobody', as(alice).create(authored('unnamed', undefined)), 'a new ChallengeDefinition names its author: set metadata.annotations["challenge-hooks.dev/author"] to your user name, "alice@example.org"')
+  await refusedBecause('alice creates one naming bob', as(alice).create(authored('forged', 'bob@example.org')), 'a new ChallengeDefinition names its author: set metadata.annotations["challenge-hooks.dev/author"] to your user name, "alice@example.org"')
+
+  // Update and delete: bob can do neither to alice's definition, whatever he changes.
+  const past = { spec: { availableUntil: '2000-01-01T00:00:00Z' } }
+  const exfiltrate = { spec: { network: { egress: 'Internet' }, pod: { containers: [{ name: 'app', image: 'registry.test/exfiltrate' }] } } }
+  const notBob = 'only its author, "alice@example.org", or an operator may change this ChallengeDefinition; you are "bob@example.org"'
+  await refusedBecause("bob ends alice's challenge for everyone (availableUntil in the past)", as(bob).patch('alices', past), notBob)
+  await refusedBecause("bob swaps alice's image and opens egress to the Internet", as(bob).patch('alices', exfiltrate), notBob)
+  await refusedBecause("bob makes himself the author", as(bob).patch('alices', { metadata: { annotations: { 'challenge-hooks.dev/author': 'bob@example.org' } } }), notBob)
+  await refusedBecause("bob deletes alice's definition", as(bob).remove('alices'), 'only its author, "alice@example.org", or an operator may delete this ChallengeDefinition; you are "bob@example.org"')
+  const unchanged = await env.rest.get<Json>(`${definitions}/alices`)
+  t.equal((unchanged.spec as Json).availableUntil, undefined, "alice's definition is as she left it")
+
+  // The author herself may change her definition, but not hand it over.
+  t.equal(await attempt(as(alice).patch('alices', { spec: { displayName: 'Alice\'s web challenge' } })), undefined, 'alice edits her own')
+  await refusedBecause('alice renames its author', as(alice).patch('alices', { metadata: { annotations: { 'challenge-hooks.dev/author': 'bob@example.org' } } }), 'the annotation challenge-hooks.dev/author is immutable (an operator may hand a definition to another author)')
+
+  // A definition an operator made without an author: no author may touch it.
+  t.equal(await attempt(create(definitions, definition('operators', {}))), undefined, 'the admin (an operator: cluster-admin) creates one naming no author')
+  await refusedBecause('alice edits a definition that names no author', as(alice).patch('operators', past), 'only its author (it names none) or an operator may change this ChallengeDefinition; you are "alice@example.org"')
+
+  // Operators may do anything: hand a definition over, edit, delete.
+  t.equal(await attempt(as(olivia).patch('alices', { metadata: { annotations: { 'challenge-hooks.dev/author': 'bob@example.org' } } })), undefined, 'olivia (challenge-hooks-operator) hands it to bob')
+  t.equal(await attempt(as(bob).patch('alices', { spec: { displayName: 'Now bob\'s' } })), undefined, 'bob edits it now')
+  await refusedBecause('alice no longer may', as(alice).patch('alices', past), 'only its author, "bob@example.org", or an operator may change this ChallengeDefinition; you are "alice@example.org"')
+  t.equal(await attempt(as(olivia).patch('operators', past)), undefined, 'olivia edits the one that names no author')
+  t.equal(await attempt(as(olivia).remove('operators')), undefined, 'olivia deletes it')
+  t.equal(await attempt(as(bob).remove('alices')), undefined, 'bob, its author now, deletes it')
+  t.equal(await env.rest.find(`${definitions}/alices`), undefined, 'gone')
+})

@@ -24,7 +24,7 @@ async function oneRunningOneQueued(t: Test): Promise<World> {
   world.cluster.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
   const queued = world.status(PWN)
-  t.match(queued, { phase: 'Pending', reason: 'Queued', message: 'Waiting for another of your instances to end: 1 units are in use.' })
+  t.match(queued, { phase: 'Pending', reason: 'Queued', message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.' })
   t.notOk('admittedAt' in queued)
   t.same(world.children(PWN), [], 'a queued instance has no children')
   t.match(world.status(WEB), { phase: 'Running' }, 'the first one is untouched')

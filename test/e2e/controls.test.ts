@@ -122,7 +122,7 @@ t.test('stop with stopReason Solved: Deleted/Solved, the workload torn down, the
   t.match(status, {
     phase: 'Deleted',
     reason: 'Solved',
-    message: 'The instance was stopped: Solved.',
+    message: 'The instance was stopped: "Solved".',
     startedAt: '2025-01-01T00:00:00Z',
     finishedAt: '2025-01-01T00:07:00Z',
   })

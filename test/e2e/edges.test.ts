@@ -180,12 +180,12 @@ t.test('the definition deleted under a running instance: Error/DefinitionNotFoun
 t.test('Static flag: Error/ConfigError until the labelled flag Secret exists, then Running with its value', async (t) => {
   const world = await startWorld(t)
   const { cluster } = world
-  const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-flag', key: 'flag' } }
+  const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-static', key: 'flag' } }
   cluster.create(world.definition('web-login', { flag }))
   cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   t.match(world.status(WEB), { phase: 'Error', reason: 'ConfigError' })
-  t.match(world.status(WEB).message, /web-login-flag/)
+  t.match(world.status(WEB).message, /"web-login-static"/)
   t.same(world.children(WEB), [])
   await world.assertQuiet(t)
 
@@ -193,7 +193,7 @@ t.test('Static flag: Error/ConfigError until the labelled flag Secret exists, th
   cluster.create({
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'web-login-flag', namespace: NS, labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+    metadata: { name: 'web-login-static', namespace: NS, labels: { 'challenge-hooks.dev/definition': 'web-login' } },
     data: { flag: value },
   })
   await world.run(t)

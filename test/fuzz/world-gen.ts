@@ -6,7 +6,7 @@
 import fc from 'fast-check'
 import type { KubeObject } from '../../src/protocol.js'
 import { FIXED_NOW } from '../helpers/app.js'
-import { step } from '../helpers/drive.js'
+import { prepared } from '../helpers/drive.js'
 import {
   challenge,
   netcatDefinition,
@@ -90,7 +90,7 @@ const definitionTweaks = fc.record({
       {
         mode: fc.constantFrom('PerOwner', 'PerInstance', 'Static'),
         prefix: fc.constantFrom('CTF{', '', 'é{'),
-        staticSecretRef: fc.constant({ name: 'web-login-flag', key: 'flag' }),
+        staticSecretRef: fc.constant({ name: 'web-login-static', key: 'flag' }),
       },
       { requiredKeys: [] },
     ),
@@ -122,6 +122,8 @@ const observedChanges = fc.record({
   kind: fc.constantFrom('web', 'netcat'),
   drop: rare(fc.array(fc.nat({ max: 6 }), { maxLength: 3 }), 3).map((each) => each ?? []),
   deleting: rare(fc.array(fc.nat({ max: 6 }), { maxLength: 2 })).map((each) => each ?? []),
+  // Children someone else made under the instance's names: observed, but without the controller reference.
+  foreign: rare(fc.array(fc.nat({ max: 6 }), { maxLength: 2 }), 4).map((each) => each ?? []),
   unavailable: seldom(4),
   otherRunAnnotation: seldom(6),
   lbAddress: fc.boolean(),
@@ -158,12 +160,16 @@ function strip(record: Record<string, unknown>): Json {
 export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string; body: Json } {
   const base = w.observed.kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
   const definition = { ...base, spec: { ...(base.spec as Json), ...(strip(w.tweaks) as Json) } } as KubeObject
-  const desired = step(challenge(), { related: [base] }).response.children
+  const desired = prepared(challenge(), { related: [base] }).response.children
   let children = readyWorld(desired, w.observed.lbAddress ? { lbAddress: '203.0.113.7' } : {})
   children = children.filter((_, index) => !w.observed.drop.includes(index))
   for (const index of w.observed.deleting) {
     const child = children[index]
     if (child) child.metadata.deletionTimestamp = '2026-11-22T11:59:00Z'
+  }
+  for (const index of w.observed.foreign) {
+    const child = children[index]
+    if (child) (child.metadata as Json).ownerReferences = []
   }
   for (const child of children) {
     if (child.kind !== 'Deployment') continue
@@ -197,7 +203,7 @@ export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string
     related.push({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'web-login-flag', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+      metadata: { name: 'web-login-static', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
       data: { flag: Buffer.from('CTF{static}').toString('base64') },
     } as KubeObject)
   }

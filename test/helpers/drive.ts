@@ -3,7 +3,7 @@ import { finalize, sync } from '../../src/challenge/hooks.js'
 import type { Config } from '../../src/config.js'
 import type { KubeObject, SyncResponse } from '../../src/protocol.js'
 import { testConfig } from './app.js'
-import { challenge, syncRequest, type ChallengeOptions, type Json, type RequestOptions } from './world.js'
+import { challenge, observedChildren, syncRequest, type ChallengeOptions, type Json, type RequestOptions } from './world.js'
 
 export const T0 = Date.parse('2026-11-22T12:00:00Z')
 export const at = (seconds: number): Date => new Date(T0 + seconds * 1000)
@@ -24,6 +24,16 @@ export function step(
   const run = options.finalizing ? finalize : sync
   const response = run(request, config, options.now ?? at(0))
   return { response, status: response.status, parent: { ...parent, status: response.status } }
+}
+
+/**
+ * The first sync of a new instance, then the next one once Metacontroller has created what the first answered:
+ * its flag Secret and NetworkPolicies are observed as its own, so this answer holds every child, the Deployment
+ * included (the first holds no Deployment).
+ */
+export function prepared(parent: KubeObject & { spec: Json }, options: RequestOptions & { now?: Date; config?: Partial<Config> } = {}): Step {
+  const first = step(parent, options)
+  return step(first.parent, { ...options, children: observedChildren(first.response.children) })
 }
 
 export function newChallenge(options: ChallengeOptions = {}): KubeObject & { spec: Json } {

@@ -143,11 +143,29 @@ export function syncRequest(parent: KubeObject, options: RequestOptions = {}): S
   }
 }
 
-/** Observed copies of desired children, as the API server would return them after creation. */
+/**
+ * The controller reference Metacontroller puts on every child it creates for the Challenge of `uid` (the hook
+ * counts only children that carry it as the instance's own).
+ */
+export function controllerRef(uid: string, name = 'web-login-u-alice'): Json {
+  return { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true }
+}
+
+/**
+ * Observed copies of desired children, as the API server would return them after Metacontroller created them:
+ * owned by the Challenge whose uid their `challenge-hooks.dev/uid` label names.
+ */
 export function observedChildren(desired: readonly Json[], extra: (child: Json) => Json = () => ({})): KubeObject[] {
   return desired.map((child) => {
     const copy = structuredClone(child) as KubeObject
-    copy.metadata = { ...copy.metadata, namespace: NAMESPACE, uid: `uid-${copy.metadata.name}`, generation: 1 }
+    const owner = copy.metadata.labels?.['challenge-hooks.dev/uid'] ?? UID
+    copy.metadata = {
+      ...copy.metadata,
+      namespace: NAMESPACE,
+      uid: `uid-${copy.metadata.name}`,
+      generation: 1,
+      ownerReferences: [controllerRef(owner)],
+    } as KubeObject['metadata']
     return { ...copy, ...extra(copy) }
   })
 }

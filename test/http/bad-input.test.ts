@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
-import { MAX_JSON_DEPTH, tooDeep } from '../../src/http/json-body.js'
+import { MAX_JSON_DEPTH, tooDeep, tooDeepAt } from '../../src/http/json-body.js'
 import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
 
 type Loose = Record<string, any>
@@ -166,15 +166,16 @@ t.test('__proto__ and constructor.prototype keys are plain data: answered on the
 t.test('keys holding line breaks are validated like any other key: 400 naming the object, never a 5xx (regression)', async (t) => {
   // Type.Record(Type.String()) compiled to ^(.*)$, which no key with a line break matches: the value went unchecked.
   const app = await buildTestApp(t)
-  const breakers: [string, string][] = [['\n', 'LF'], ['\r', 'CR'], ['\u2028', 'U+2028'], ['\u2029', 'U+2029']]
-  for (const [breaker, name] of breakers) {
+  // The key is quoted in the message as a JSON string: a line break there is written as its escape.
+  const breakers: [string, string, string][] = [['\n', 'LF', '\\n'], ['\r', 'CR', '\\r'], ['\u2028', 'U+2028', '\u2028'], ['\u2029', 'U+2029', '\u2029']]
+  for (const [breaker, name, written] of breakers) {
     const key = `a${breaker}b`
     for (const field of ['children', 'related'] as const) {
       const inner = runningRequest() as Loose
       inner[field] = { ...inner[field], 'Secret.v1': { [key]: {} } }
       const response = await app.inject({ method: 'POST', url: '/sync', payload: inner })
       t.equal(response.statusCode, 400, `${field} inner key with ${name}`)
-      t.match(response.json().message, new RegExp(`^body\\.${field}\\.Secret\\.v1\\.a${breaker}b\\.metadata is required$`), `${field} inner key with ${name}`)
+      t.equal(response.json().message, `body.${field}.Secret.v1["a${written}b"].metadata is required`, `${field} inner key with ${name}`)
       const outer = runningRequest() as Loose
       outer[field] = { [`Secret.v1${breaker}`]: { x: 1 } }
       t.equal((await app.inject({ method: 'POST', url: '/sync', payload: outer })).statusCode, 400, `${field} group key with ${name}`)
@@ -183,7 +184,7 @@ t.test('keys holding line breaks are validated like any other key: 400 naming th
     labels.parent.metadata.labels = { ...labels.parent.metadata.labels, [key]: 7 }
     const response = await app.inject({ method: 'POST', url: '/sync', payload: labels })
     t.equal(response.statusCode, 400, `label key with ${name}`)
-    t.match(response.json().message, new RegExp(`^body\\.parent\\.metadata\\.labels\\.a${breaker}b must be string$`), `label key with ${name}: named`)
+    t.equal(response.json().message, `body.parent.metadata.labels["a${written}b"] must be string`, `label key with ${name}: named`)
   }
   // Well-formed objects under such keys are accepted: the hook indexes objects by their own metadata.
   const accepted = runningRequest() as Loose
@@ -197,22 +198,38 @@ t.test('bodies nesting too deeply to be echoed are 400, not a stack overflow (re
   // Found by nesting a child's content 5000 levels deep: finalize echoes observed children and JSON.stringify
   // overflowed the stack, a 500.
   const app = await buildTestApp(t)
-  for (const depth of [5000, 200_000]) {
-    const deep = (request: Loose) => {
-      request.children['Secret.v1']['web-login-u-alice-flag'].data = '@DEEP@'
-      return JSON.stringify(request).replace('"@DEEP@"', '{"a":'.repeat(depth) + '1' + '}'.repeat(depth))
-    }
-    assertRefused(
-      t,
-      await postRaw(app, '/finalize', deep(finalizingRequest() as Loose), 'application/json'),
-      400,
-      new RegExp(`^body\\.children\\.Secret\\.v1\\.web-login-u-alice-flag\\.data\\.a nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels\\.$`),
-      `/finalize depth ${depth}`,
-    )
-    // A running instance's children are rendered afresh, so the deep observed copy is never serialised.
-    const response = await postRaw(app, '/sync', deep(runningRequest() as Loose), 'application/json')
-    t.equal(response.statusCode, 200, `/sync depth ${depth}`)
+  const deep = (request: Loose, depth: number) => {
+    request.children['Secret.v1']['web-login-u-alice-flag'].data = '@DEEP@'
+    return JSON.stringify(request).replace('"@DEEP@"', '{"a":'.repeat(depth) + '1' + '}'.repeat(depth))
   }
+  // A small body is parsed (in milliseconds, whatever its shape) and refused only where its answer would echo it.
+  assertRefused(
+    t,
+    await postRaw(app, '/finalize', deep(finalizingRequest() as Loose, 5000), 'application/json'),
+    400,
+    new RegExp(`^body\\.children\\.Secret\\.v1\\.web-login-u-alice-flag\\.data\\.a nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels\\.$`),
+    '/finalize depth 5000',
+  )
+  // A running instance's children are rendered afresh, so the deep observed copy is never serialised.
+  t.equal((await postRaw(app, '/sync', deep(runningRequest() as Loose, 5000), 'application/json')).statusCode, 200, '/sync depth 5000')
+  // A large one is refused before it is parsed, at the first level past the limit, on every hook.
+  for (const [url, request] of [['/finalize', finalizingRequest()], ['/sync', runningRequest()]] as const) {
+    const payload = deep(request as unknown as Loose, 200_000)
+    const response = await postRaw(app, url, payload, 'application/json')
+    assertRefused(t, response, 400, new RegExp(`^The body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels \\(at character \\d+\\)\\.$`), `${url} depth 200000`)
+    const at = Number(/at character (\d+)/.exec(response.json().message)?.[1])
+    const from = payload.indexOf('{"a":')
+    t.ok(at > from && at < from + 5 * MAX_JSON_DEPTH, `${url}: the offset is inside the deep part (${at})`)
+  }
+  // 4 MiB of nested arrays: refused after reading 513 characters of it, instead of holding the event loop for seconds.
+  const fourMiB = '['.repeat(2 * 1024 * 1024) + ']'.repeat(2 * 1024 * 1024)
+  const refused = await postRaw(app, '/sync', fourMiB, 'application/json')
+  assertRefused(t, refused, 400, /^The body nests objects or arrays deeper than 512 levels \(at character 512\)\.$/, '4 MiB of arrays')
+  t.equal(tooDeepAt(`{"a":"${'['.repeat(600)}","b":[1]}`, 2), -1, 'brackets inside strings do not count')
+  t.equal(tooDeepAt(`{"a":"${'['.repeat(600)}","b":[[1]]}`, 2), 613, 'the level after them does: the second "[" after "b" (6 + 600 + 7 characters in)')
+  t.equal(tooDeepAt('{"a":"\\"[[[[[[[[[[[[[[[[[[[[[["}', 2), -1, 'nor after an escaped quote')
+  t.equal(tooDeepAt('[[[]]]', 2), 2, 'the offset of the first bracket past the limit')
+  t.equal(tooDeepAt('[[]][[]]', 2), -1, 'depth, not count')
   const arrays = '['.repeat(100_000) + ']'.repeat(100_000)
   assertRefused(t, await postRaw(app, '/customize', arrays, 'application/json'), 400, /^body must be object$/, 'nested arrays')
 
@@ -250,4 +267,53 @@ t.test('tooDeep', async (t) => {
   t.equal(tooDeep({ a: 1, b: null, c: [1, 2, { d: {} }] }, 4), undefined)
   t.equal(tooDeep({ a: 1, b: null, c: [1, 2, { d: {} }] }, 3), 'body.c.2.d')
   t.equal(tooDeep({ a: 1, b: null, c: [1, 2, { d: {} }] }, 2), 'body.c.2')
+})
+
+t.test('objects where observed strings belong (whose toString cannot be called) are read as absent, never a 500', async (t) => {
+  // String({toString: 1}) throws "Cannot convert object to primitive value": each of these once made a 500.
+  const hostile = { toString: 1, valueOf: 1 }
+  const podNamed = newRequest() as Loose
+  podNamed.related['Pod.v1'] = {
+    p: {
+      metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': 'web-login-u-alice', 'challenge-hooks.dev/uid': podNamed.parent.metadata.uid }, annotations: { 'challenge-hooks.dev/run': '0' } },
+      status: { containerStatuses: [{ name: hostile, state: { waiting: { reason: 'InvalidImageName' } } }] },
+    },
+  }
+  const refusedWithObject = runningRequest() as Loose
+  const deployment = refusedWithObject.children['Deployment.apps/v1']['web-login-u-alice']
+  deployment.status.conditions = [{ type: 'ReplicaFailure', status: 'True', reason: hostile, message: hostile }]
+  const sibling = newRequest() as Loose
+  sibling.related['Challenge.challenge-hooks.dev/v1alpha1'] = {
+    other: {
+      metadata: { name: 'other', namespace: 'challenges', creationTimestamp: '2026-11-22T11:00:00Z' },
+      spec: { owner: { kind: 'User', id: 'alice' }, restarts: hostile },
+      status: { phase: 'Running', admittedAt: hostile, startedAt: hostile, cost: hostile, run: hostile },
+    },
+  }
+  const cases: [string, Loose, Loose][] = [
+    ['a pod container status name', podNamed, { phase: 'Error', reason: 'InvalidImage', message: 'The image of container unknown is not a valid image name.' }],
+    ['a Deployment condition reason and message', refusedWithObject, { phase: 'Error', reason: 'PodRefused', message: "Kubernetes refused the instance's pod: no reason given" }],
+    ['a sibling\'s times, cost and counters', sibling, { phase: 'Pending' }],
+  ]
+  const app = await buildTestApp(t)
+  for (const [what, request, status] of cases) {
+    const response = await app.inject({ method: 'POST', url: '/sync', payload: request })
+    t.equal(response.statusCode, 200, what)
+    t.match(response.json().status, status, what)
+  }
+  // A Gateway API route whose condition reason is an object.
+  const gatewayApp = await buildTestApp(t, { httpRouting: 'GatewayAPI', gateway: { namespace: 'gateway-system', name: 'challenges' } })
+  const routed = runningRequest() as Loose
+  const ingress = routed.children['Ingress.networking.k8s.io/v1']['web-login-u-alice']
+  routed.children['HTTPRoute.gateway.networking.k8s.io/v1'] = {
+    'web-login-u-alice': {
+      ...ingress,
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      status: { parents: [{ parentRef: { namespace: 'gateway-system', name: 'challenges' }, conditions: [{ type: 'Accepted', status: 'False', reason: hostile }] }] },
+    },
+  }
+  const response = await gatewayApp.inject({ method: 'POST', url: '/sync', payload: routed })
+  t.equal(response.statusCode, 200, 'a route condition reason')
+  t.match(response.json().status, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; the gateway has not accepted its route yet (Unknown).' })
 })

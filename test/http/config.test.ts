@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ConfigError, DEVELOPMENT_FLAG_SECRET, loadConfig } from '../../src/config.js'
+import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig } from '../../src/config.js'
 
 const SECRET = '0123456789abcdef0123456789abcdef' // 32 characters
 
@@ -45,6 +45,7 @@ t.test('defaults', async (t) => {
     bodyLimit: 8 * 1024 * 1024,
     clusterCidrs: [],
     allowedExtendedResources: [],
+    allowedRuntimeClasses: [],
     dns: { namespace: 'kube-system', podSelector: { 'k8s-app': 'kube-dns' }, addresses: [], port: 53 },
     instancePods: { nodeSelector: undefined, tolerations: [], runtimeClassName: undefined },
     maxResyncSeconds: 300,
@@ -94,6 +95,7 @@ t.test('every variable is read', async (t) => {
     INSTANCE_NODE_SELECTOR: 'challenge-hooks.dev/pool=challenges',
     INSTANCE_TOLERATIONS: 'challenge-hooks.dev/pool=challenges:NoSchedule, gvisor:NoExecute,dedicated',
     INSTANCE_RUNTIME_CLASS: 'gvisor',
+    ALLOWED_RUNTIME_CLASSES: ' kata, gvisor',
     MAX_RESYNC_SECONDS: '60',
     MAX_IN_FLIGHT: '8',
     MAX_EVENT_LOOP_DELAY_MS: '0',
@@ -131,6 +133,7 @@ t.test('every variable is read', async (t) => {
     bodyLimit: 512 * 1024,
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56'],
     allowedExtendedResources: ['nvidia.com/gpu', 'example.com/fpga'],
+    allowedRuntimeClasses: ['kata', 'gvisor'],
     dns: { namespace: 'openshift-dns', podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' }, addresses: ['169.254.20.10/32'], port: 5353 },
     instancePods: {
       nodeSelector: { 'challenge-hooks.dev/pool': 'challenges' },
@@ -290,12 +293,50 @@ t.test('production checks HOOK_TOKEN the same way as FLAG_SECRET', async (t) => 
 })
 
 t.test('HOOK_TOKEN_PREVIOUS: accepted beside HOOK_TOKEN during a rotation, checked like it', async (t) => {
-  const OTHER = 'b'.repeat(40)
+  const OTHER = '5e2c9a71d04b8f36e1a7c2094bd5f8e3'
   t.equal(loadConfig({ HOOK_TOKEN: 'new', HOOK_TOKEN_PREVIOUS: 'old' }).hookTokenPrevious, 'old')
   t.equal(configError(t, { HOOK_TOKEN_PREVIOUS: 'old' }).variable, 'HOOK_TOKEN_PREVIOUS', 'not alone')
   const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: 'short' })
   t.equal(short.variable, 'HOOK_TOKEN_PREVIOUS')
   t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: OTHER }).hookTokenPrevious, OTHER)
+})
+
+t.test('NODE_ENV means production in any case and with spaces around it: a spelling never turns the checks off', async (t) => {
+  for (const spelling of ['production', 'Production', 'PRODUCTION', ' production ', 'production\n', '\tProDuction']) {
+    t.equal(configError(t, { NODE_ENV: spelling }).variable, 'FLAG_SECRET', `${JSON.stringify(spelling)}: a secret is required`)
+    t.equal(loadConfig({ NODE_ENV: spelling, FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET }).production, true, JSON.stringify(spelling))
+  }
+  for (const other of ['development', 'prod', 'productions', 'test', '']) {
+    t.equal(loadConfig({ NODE_ENV: other }).production, false, JSON.stringify(other))
+  }
+})
+
+t.test('production refuses the public development secret and secrets that are easy to guess', async (t) => {
+  const development = configError(t, { NODE_ENV: 'production', FLAG_SECRET: DEVELOPMENT_FLAG_SECRET, HOOK_TOKEN: SECRET })
+  t.equal(development.variable, 'FLAG_SECRET')
+  t.match(development.message, /^FLAG_SECRET: is the public development value/)
+  const weak = ['a'.repeat(40), 'passwordpasswordpasswordpassword', 'abcd'.repeat(8), '01'.repeat(20), 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab']
+  for (const value of weak) {
+    const flag = configError(t, { NODE_ENV: 'production', FLAG_SECRET: value, HOOK_TOKEN: SECRET })
+    t.equal(flag.variable, 'FLAG_SECRET', value)
+    t.match(flag.message, /^FLAG_SECRET: is too easy to guess/, value)
+    t.equal(configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: value }).variable, 'HOOK_TOKEN', `HOOK_TOKEN ${value}`)
+  }
+  // What the install tells operators to generate passes: openssl rand -hex 16 and -hex 32, base64 of 24 bytes.
+  for (const value of ['8f14e45fceea167a5a36dedd4bea2543', 'c4ca4238a0b923820dcc509a6f75849bc81e728d9d4c2f636f067f89cc14862c', 'kq2Nd8Z3xR0pWm5tYv7LbHc1Je9Gf4Ua']) {
+    t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: value, HOOK_TOKEN: SECRET }).flagSecret, value, value)
+  }
+  t.equal(Math.round(estimatedBits('abcd'.repeat(8))), 64, 'a 4-character pattern carries 2 bits a character')
+  t.equal(estimatedBits('a'.repeat(40)), 0)
+})
+
+t.test('ALLOWED_RUNTIME_CLASSES: names, and INSTANCE_RUNTIME_CLASS is always allowed', async (t) => {
+  t.strictSame(loadConfig({ ALLOWED_RUNTIME_CLASSES: 'gvisor,kata' }).allowedRuntimeClasses, ['gvisor', 'kata'])
+  t.strictSame(loadConfig({ INSTANCE_RUNTIME_CLASS: 'gvisor' }).allowedRuntimeClasses, ['gvisor'])
+  t.strictSame(loadConfig({ ALLOWED_RUNTIME_CLASSES: 'gvisor', INSTANCE_RUNTIME_CLASS: 'gvisor' }).allowedRuntimeClasses, ['gvisor'], 'once')
+  const bad = configError(t, { ALLOWED_RUNTIME_CLASSES: 'gvisor,Kata_Containers' })
+  t.equal(bad.variable, 'ALLOWED_RUNTIME_CLASSES')
+  t.match(bad.message, /"Kata_Containers" is not a RuntimeClass name/)
 })
 
 t.test('outside production, short secrets and placeholders are accepted', async (t) => {

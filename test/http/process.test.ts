@@ -33,7 +33,7 @@ t.test('a bad configuration stops the start: exit 78 and a message naming the va
   t.same(production.exits, [EX_CONFIG])
   t.match(production.stderr(), /FLAG_SECRET: is required when NODE_ENV=production/)
   // The review's case: a blank token in production used to start with a warning and answer unauthenticated calls.
-  const blankToken = fakeProcess({ NODE_ENV: 'production', FLAG_SECRET: 'f'.repeat(40), HOOK_TOKEN: ' ' })
+  const blankToken = fakeProcess({ NODE_ENV: 'production', FLAG_SECRET: 'c4ca4238a0b923820dcc509a6f75849b', HOOK_TOKEN: ' ' })
   t.equal(await start(blankToken.ports), undefined, 'a blank HOOK_TOKEN in production: not started')
   t.same(blankToken.exits, [EX_CONFIG])
   t.match(blankToken.stderr(), /^challenge-hooks: invalid configuration: HOOK_TOKEN: is required \(non-blank\) when NODE_ENV=production/)

@@ -4,7 +4,7 @@
  * children observed, the same one being deleted, and a customize call.
  */
 import type { CustomizeRequest, SyncRequest } from '../../src/protocol.js'
-import { step } from '../helpers/drive.js'
+import { prepared, step } from '../helpers/drive.js'
 import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition } from '../helpers/world.js'
 
 export type Version = 'v1' | 'v2'
@@ -18,7 +18,7 @@ export function newRequest(version: Version = 'v1'): SyncRequest {
 /** Two syncs on: admitted, children created and observed ready, status Running. */
 export function runningRequest(version: Version = 'v1', kind: 'web' | 'netcat' = 'web'): SyncRequest {
   const definition = kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
-  const first = step(challenge(), { related: [definition] })
+  const first = prepared(challenge(), { related: [definition] })
   const observed = readyWorld(first.response.children)
   const second = step(first.parent, { children: observed, related: [definition] })
   return syncRequest(second.parent, { children: observed, related: [definition], version })

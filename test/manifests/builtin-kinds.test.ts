@@ -5,7 +5,12 @@ import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { SHUTDOWN_BACKSTOP_MS } from '../../src/main.js'
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1'
-import { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1'
+import {
+  MutatingAdmissionPolicy,
+  MutatingAdmissionPolicyBinding,
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1'
 import { Deployment } from 'kubernetes-models/apps/v1'
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2'
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
@@ -16,6 +21,8 @@ import { loadManifests, type ManifestObject } from './helpers.js'
 
 const models: Record<string, new (data: never) => { validate(): void }> = {
   'apiextensions.k8s.io/v1/CustomResourceDefinition': CustomResourceDefinition,
+  'admissionregistration.k8s.io/v1/MutatingAdmissionPolicy': MutatingAdmissionPolicy,
+  'admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding': MutatingAdmissionPolicyBinding,
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': ValidatingAdmissionPolicy,
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': ValidatingAdmissionPolicyBinding,
   'apps/v1/Deployment': Deployment,
@@ -149,7 +156,7 @@ t.test('Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, N
   })
 
   const policy = new NetworkPolicy(find('NetworkPolicy', 'challenge-hooks', 'challenge-hooks'))
-  t.match(podLabels, policy.spec?.podSelector.matchLabels ?? { missing: true }, 'NetworkPolicy selects the hook pods')
+  t.match(podLabels, policy.spec?.podSelector?.matchLabels ?? { missing: true }, 'NetworkPolicy selects the hook pods')
   t.same(policy.spec?.policyTypes, ['Ingress', 'Egress'])
   t.same(policy.spec?.ingress, [
     {

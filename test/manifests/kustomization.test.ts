@@ -64,8 +64,8 @@ const COMPONENTS: Record<string, { apiVersion: string; resource: string; setting
   'traefik-tls': { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutetcps', settings: { TLS_ROUTING: 'Traefik', TRAEFIK_TLS_ENTRYPOINT: 'tcpsecure' } },
 }
 const componentNames = Object.keys(COMPONENTS)
-/** The components an operator may add beside routing: TLS to the hooks, and the hook server's NetworkPolicy openings. */
-const OTHER_COMPONENTS = ['hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'prometheus-scrape']
+/** The components an operator may add beside routing: TLS to the hooks, the hook server's NetworkPolicy openings, the author annotation. */
+const OTHER_COMPONENTS = ['definition-author', 'hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'prometheus-scrape']
 
 t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
   t.same([...kustomizations.keys()].sort(), [

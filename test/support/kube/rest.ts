@@ -16,6 +16,8 @@ export interface RequestOptionsJson {
   contentType?: string
   query?: Record<string, string | number | boolean | undefined>
   timeoutMs?: number
+  /** Impersonate this user (and groups), as `kubectl --as --as-group` does: the admin may. */
+  as?: { user: string; groups?: string[] }
 }
 
 /** client-go's maxRetries for answers with Retry-After */
@@ -78,6 +80,7 @@ export class Rest {
         accept: 'application/json',
         // An explicit length: Node sends no chunked body for DELETE, so without it DeleteOptions would be dropped.
         ...(body === undefined ? {} : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) }),
+        ...(options.as === undefined ? {} : { 'impersonate-user': options.as.user, 'impersonate-group': options.as.groups ?? [] }),
       },
     }
     await this.kubeconfig.applyToHTTPSOptions(requestOptions)

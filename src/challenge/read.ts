@@ -1,0 +1,71 @@
+/**
+ * Reading JSON the hook did not write and cannot trust to have the expected shape: observed children and pods,
+ * siblings, the previous status. Every reader checks the type before it uses a value, so an object where a string
+ * belongs (even one whose `toString` is not callable) reads as absent instead of throwing: a malformed object
+ * never turns a request into a 500.
+ */
+
+export type Loose = Record<string, unknown>
+
+/** An object (not an array), or undefined. */
+export function record(value: unknown): Loose | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Loose) : undefined
+}
+
+/** `value[key]` when value is an object, else undefined. */
+export function field(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Loose)[key] : undefined
+}
+
+/** An array as it is; anything else is an empty list. */
+export function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
+/** A non-empty string, or undefined. */
+export function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** A number, or 0 when it is anything else. */
+export function num(value: unknown): number {
+  return typeof value === 'number' ? value : 0
+}
+
+/** A whole number from 0 up to the largest exact one, or undefined. */
+export function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined
+}
+
+/** Longest piece of someone else's text a message quotes. */
+const QUOTED_LENGTH = 128
+
+/**
+ * Text an author, the platform or another component wrote, inside a message a player may read: in double
+ * quotes, cut to a readable length, with control characters, quotes and what could start markup (`<`, `>`, `&`)
+ * escaped as JSON escapes them, so a platform that shows the message as HTML shows the text, never runs it.
+ */
+export function quote(value: string, length = QUOTED_LENGTH): string {
+  return JSON.stringify(cut(value, length)).replace(MARKUP, escape)
+}
+
+/**
+ * Prose another component wrote (the API server's refusal, which quotes the author's pod), inside a message a
+ * player may read: as it is, but cut to `length` and with control characters and what could start markup
+ * escaped as JSON escapes them.
+ */
+export function plain(value: string, length: number): string {
+  return cut(value, length).replace(CONTROL_OR_MARKUP, escape)
+}
+
+const MARKUP = /[<>&]/g
+// eslint-disable-next-line no-control-regex -- control characters are what this pattern is for
+const CONTROL_OR_MARKUP = /[\u0000-\u001f\u007f<>&]/g
+
+function cut(value: string, length: number): string {
+  return value.length > length ? `${value.slice(0, length - 1)}…` : value
+}
+
+function escape(character: string): string {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`
+}
