@@ -162,7 +162,11 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const clock = new OffsetClock()
   const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
   const token = Buffer.from(secret.data.HOOK_TOKEN as string, 'base64').toString('utf8')
-  const app = await buildApp(loadConfig({ HOOK_TOKEN: token, ...options.hookEnv }), { logger: false, now: () => clock.now() })
+  const runtimeClass = env.owned ? undefined : STANDIN_RUNTIME_CLASS
+  // The operator allows the RuntimeClass every definition is pinned to on an existing cluster, and gvisor, which
+  // the variants name (on the suite's own control plane no pod runs, so any class will do).
+  const allowed = ['gvisor', ...(runtimeClass === undefined ? [] : [runtimeClass])].join(',')
+  const app = await buildApp(loadConfig({ HOOK_TOKEN: token, ALLOWED_RUNTIME_CLASSES: allowed, ...options.hookEnv }), { logger: false, now: () => clock.now() })
   const requests: HookRequest[] = []
   app.addHook('preHandler', async (request) => {
     if (request.method === 'POST') requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })
@@ -179,7 +183,6 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const hookUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const kubelet = new Kubelet(env.rest, options.kubelet)
   await kubelet.start()
-  const runtimeClass = env.owned ? undefined : STANDIN_RUNTIME_CLASS
   if (runtimeClass !== undefined) await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: runtimeClassYaml(runtimeClass) })
   const installed = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
   const childResources = (installed.spec.childResources ?? []).map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)

@@ -16,7 +16,7 @@ import { repoRoot } from '../support/kube/controlplane.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { ApiError } from '../support/simulator/index.js'
 import { resourceByKind, routeParentStatus, type KubeObject } from '../support/simulator/index.js'
-import { challenge, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
+import { challenge, controllerRef, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
 import { componentsDir, manifestsDir } from '../manifests/helpers.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../manifests/route-crds.js'
 import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
@@ -94,7 +94,9 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
   await t.test('a route status written as a gateway controller would: the hook reads Running or WaitingForEndpoint from it', async (t) => {
     const config = loadConfig({ GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls' })
     const parent = challenge({ name: 'pwn-tls-u-alice', definition: 'pwn-tls' })
-    const first = sync(syncRequest(parent, { related: [tlsDefinition()] }), config, new Date())
+    // The second sync: the flag Secret and the policies are the instance's own, so the answer holds every child.
+    const created = sync(syncRequest(parent, { related: [tlsDefinition()] }), config, new Date())
+    const first = sync(syncRequest({ ...parent, status: created.status }, { related: [tlsDefinition()], children: observedChildren(created.children) }), config, new Date())
     const route = first.children.at(-1) as DesiredChild & { spec: { parentRefs: { name: string }[] } }
     t.equal(route.kind, 'TLSRoute')
     await create(route)
@@ -107,7 +109,9 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
       await rest.call('PUT', `${path(route, route.metadata.name)}/status`, { body: { ...current, status } })
       const stored = (await rest.get(path(route, route.metadata.name))) as KubeObject
       t.match((stored.status as Json).parents, status.parents, 'the API server keeps the status as written (the parentRef defaulted)')
-      const observed = readyWorld(first.children).map((child) => (child.kind === 'TLSRoute' ? { ...stored, metadata: { ...stored.metadata, namespace: 'challenges' } } : child))
+      // As Metacontroller would have made it: owned by the Challenge (this test created it as the admin).
+      const owned = { ...stored, metadata: { ...stored.metadata, namespace: 'challenges', ownerReferences: [controllerRef(parent.metadata.uid as string)] } }
+      const observed = readyWorld(first.children).map((child) => (child.kind === 'TLSRoute' ? owned : child))
       const answer = sync(syncRequest({ ...parent, status: first.status }, { related: [tlsDefinition()], children: observed }), config, new Date())
       t.match(answer.status, expected, `${JSON.stringify(verdict)}: ${JSON.stringify(expected)}`)
     }
