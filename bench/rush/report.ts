@@ -61,6 +61,19 @@ function render(runs: Run[]): string {
   row('admitted / Running / in Error before Running', (r) => `${num(r.admitted, 0)} / ${num(r.running, 0)} / ${num(r.failedBeforeRunning ?? 0, 0)}`)
   row('**time until every admitted instance is Running** (from the first create)', (r) => `**${num(r.secondsUntilAllRunning)} s**${r.allAdmittedRunning ? '' : ' (the last Running; not all were)'}`)
   row('create → Running p50 / p95 / p99 (s)', (r) => `${num(r.createToRunning.p50)} / ${num(r.createToRunning.p95)} / ${num(r.createToRunning.p99)}`)
+  // Where the start goes (bench/rush/phases.ts): each phase at p50 / p95 / p99, seconds.
+  for (const [phase, words] of [
+    ['queue', 'created → admitted (queue wait)'],
+    ['admittedToScheduled', 'admitted → pod scheduled'],
+    ['scheduledToStarted', 'scheduled → container started'],
+    ['startedToReady', 'started → ready'],
+    ['readyToEndpoint', 'ready → Running (endpoint)'],
+  ] as const) {
+    row(`… ${words}, p50 / p95 / p99 (s)`, (r) => {
+      const b = r.breakdown?.[phase] as { p50: number; p95: number; p99: number } | undefined
+      return b === undefined ? '–' : `${num(b.p50)} / ${num(b.p95)} / ${num(b.p99)}`
+    })
+  }
   // Runs without a drain series settled by the first rule (no hook call for 15 s, or 180 s after Running); runs
   // without a recorded rule, by 1.5x over 120 s.
   row('settled: hook calls over a window down to a multiple of the instances\' own resyncs (from the first create), s', (r) => {

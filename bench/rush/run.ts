@@ -35,6 +35,7 @@ import { install, type ClusterEnv } from '../../test/cluster/harness.js'
 import { API, CHALLENGES, COMPOSITE_CONTROLLER, PLATFORM, AUTHOR } from '../../test/cluster/names.js'
 import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure.js'
 import { gitCommit, scrape, sleep, startHookServer, startMetacontroller, waitFor, type RunContext } from './processes.js'
+import { Steps } from './phases.js'
 import { readSettings, type RushSettings } from './settings.js'
 import { summarise, type Snapshot } from './summary.js'
 import { writeReport } from './report.js'
@@ -100,15 +101,22 @@ async function main(s: RushSettings): Promise<void> {
   const challenges = new Informer(env.rest, challengeType)
   const createdAt = new Map<string, number>()
   const runningAt = new Map<string, number>()
+  /** when the bench first saw each step of an instance's start (its phase breakdown; bench/rush/phases.ts) */
+  const steps = new Steps()
   /** admitted instances that ended in Error (StartupTimeout on a starved machine) before they were ever Running */
   const failedAt = new Map<string, number>()
   challenges.on(({ object }) => {
+    steps.challenge(object)
     const phase = (object.status as { phase?: string } | undefined)?.phase
     if (phase === 'Running' && !runningAt.has(object.metadata.name)) runningAt.set(object.metadata.name, Date.now())
     if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name)) failedAt.set(object.metadata.name, Date.now())
   })
   await challenges.start()
   cleanups.push(() => challenges.stop())
+  const pods = new Informer(env.rest, { apiVersion: 'v1', resource: 'pods', kind: 'Pod', statusSubresource: true })
+  pods.on(({ object }) => steps.pod(object))
+  await pods.start()
+  cleanups.push(() => pods.stop())
 
   const snapshot = async (at: string): Promise<Snapshot> => ({
     at,
@@ -225,6 +233,7 @@ async function main(s: RushSettings): Promise<void> {
     drain,
     settleRule: { rate: SETTLED_RATE, windowSeconds: SETTLE_WINDOW_SECONDS },
     kubeletErrors: kubelet.errors.length,
+    breakdown: steps.breakdown(createdAt),
   })
   mkdirSync(OUT, { recursive: true })
   const file = join(OUT, `${s.label}-${s.challenges}.json`)

@@ -41,6 +41,8 @@ export interface RushInput {
   /** settled once the hook calls over `windowSeconds` were at most `rate` x what the instances' resyncs ask for */
   settleRule: { rate: number; windowSeconds: number }
   kubeletErrors: number
+  /** per phase of an instance's start, seconds at p50 / p95 / p99 (bench/rush/phases.ts) */
+  breakdown: Record<string, unknown>
 }
 
 // apiserver_request_total names verbs by HTTP method (POST, PUT), not by the API's create and update.
@@ -120,6 +122,7 @@ export function summarise(input: RushInput): Record<string, unknown> {
     failedBeforeRunning: input.failed,
     allAdmittedRunning: allRunning,
     secondsUntilAllRunning: input.runningAt.size > 0 ? round((lastRunning - input.t0) / 1000, 1) : null,
+    breakdown: input.breakdown,
     createToRunning: { p50: round(percentile(latencies, 50), 1), p95: round(percentile(latencies, 95), 1), p99: round(percentile(latencies, 99), 1), max: round(Math.max(...latencies), 1) },
     secondsUntilSettled: round((settled.time - input.t0) / 1000, 1),
     /** from every admitted instance Running until settled: hook calls per minute, each minute */
