@@ -64,6 +64,11 @@ export interface Config {
   allowedRuntimeClasses: string[]
   /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
   maxResyncSeconds: number
+  /**
+   * How long after its pod became ready, and its Service and route were in place, an instance becomes Running:
+   * kube-proxy and the proxies program a new path only after that (ENDPOINT_SETTLE_MS).
+   */
+  endpointSettleMs: number
   /** Concurrent hook requests per process before answering 429 with Retry-After. */
   maxInFlight: number
   /** Hook calls are shed (429 with Retry-After) while the event loop's measured delay is above this; 0: never. */
@@ -389,6 +394,7 @@ export function loadConfig(env: Env = process.env): Config {
       port: integer(env, 'DNS_PORT', 53, 1, 65535),
     },
     maxResyncSeconds: integer(env, 'MAX_RESYNC_SECONDS', 300, 1, 3600),
+    endpointSettleMs: integer(env, 'ENDPOINT_SETTLE_MS', 2500, 0, 60000),
     maxInFlight: integer(env, 'MAX_IN_FLIGHT', 64, 1, 100000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 100, 0, 10000),
     requestTimeoutMs,

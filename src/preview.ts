@@ -1,8 +1,8 @@
 /**
  * Author preview: what a Challenge would get from a ChallengeDefinition, without a cluster. It runs the same
  * pure sync as the server as Metacontroller would: the first sync, the one after its children were created (every
- * child, the Deployment included: Pending), and one as if the cluster had made the workload ready (Running, with
- * the endpoint players would see).
+ * child, the Pod included: Pending), and one as if the cluster had made the pod ready long enough ago for its
+ * endpoint to have settled (Running, with the endpoint players would see).
  *
  *   npm run render -- manifests/examples/web-login.yaml manifests/examples/web-login.yaml
  */
@@ -21,13 +21,13 @@ export interface PreviewOptions {
 
 export interface Preview {
   /**
-   * The instance as created: every child Metacontroller would create (the Deployment comes at the second sync, once
-   * the flag Secret and the NetworkPolicies exist), and the status (Pending, or an Error).
+   * The instance as created: every child Metacontroller would create (the Pod comes at the second sync, once the
+   * flag Secret and the NetworkPolicies exist), and the status (Pending, or an Error).
    */
   first: SyncResponse
   /**
-   * The sync after the workload became ready, the Service got its address (NodePort 30000, LB 192.0.2.1) and a
-   * Gateway accepted the route.
+   * The sync after the pod became ready (ENDPOINT_SETTLE_MS ago), the Service got its address (NodePort 30000, LB
+   * 192.0.2.1) and a Gateway accepted the route.
    */
   running: SyncResponse
   /** What the author or operator should know before running it (e.g. Internet egress without CLUSTER_CIDRS). */
@@ -59,10 +59,26 @@ function asCreated(child: Json, parent: Json): Json & { metadata: Json; spec?: J
   return created
 }
 
-/** The cluster's side, roughly: rolled out Deployment, allocated ports and load-balancer address, accepted route. */
-function asObservedReady(child: Json, parent: Json): Json {
+/** A pod's status once its containers run and its readiness probe passes, since `since`. */
+function readyPodStatus(pod: Json, since: string): Json {
+  const containers = (pod.spec as { containers: { name: string }[] }).containers.map(({ name }) => ({
+    name,
+    ready: true,
+    started: true,
+    restartCount: 0,
+    state: { running: { startedAt: since } },
+  }))
+  const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: since }))
+  return { phase: 'Running', conditions, containerStatuses: containers }
+}
+
+/**
+ * The cluster's side, roughly: the pod ready since `readySince`, ports and load-balancer address allocated, the
+ * route accepted.
+ */
+function asObservedReady(child: Json, parent: Json, readySince: string): Json {
   const observed = asCreated(child, parent)
-  if (child.kind === 'Deployment') observed.status = { observedGeneration: 1, replicas: 1, availableReplicas: 1, readyReplicas: 1 }
+  if (child.kind === 'Pod') observed.status = readyPodStatus(observed, readySince)
   if (child.kind === 'Service') {
     const spec = observed.spec as { type: string; ports: Json[] }
     if (spec.type !== 'ClusterIP') spec.ports = spec.ports.map((port) => ({ ...port, nodePort: 30000 }))
@@ -110,10 +126,11 @@ export function preview(definition: Json, challenge: Json, options: PreviewOptio
     related,
     finalizing: false,
   })
-  // The first sync asks for the flag Secret and the policies; the Deployment comes once they are the instance's own.
+  // The first sync asks for the flag Secret and the policies; the Pod comes once they are the instance's own.
   const created = sync(request([]), options.config, options.now)
   const first = sync(request(created.children.map((child) => asCreated(child, parent)), created.status), options.config, options.now)
-  const observed = first.children.map((child) => asObservedReady(child, parent))
+  const readySince = new Date(options.now.getTime() - options.config.endpointSettleMs).toISOString()
+  const observed = first.children.map((child) => asObservedReady(child, parent, readySince))
   const running = sync(request(observed, first.status), options.config, options.now)
   const egress = ((definition.spec as Json | undefined)?.network as Json | undefined)?.egress
   const warnings = egress === 'Internet' && options.config.clusterCidrs.length === 0 ? [INTERNET_WITHOUT_CLUSTER_CIDRS] : []

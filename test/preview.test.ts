@@ -28,7 +28,7 @@ t.test('render the web example: the children to create, then Running with the en
   t.equal(code, 0, err())
   const result = JSON.parse(out())
   t.match(result.first.status, { phase: 'Pending', reason: 'Starting' })
-  t.same(result.first.children.map((child: { kind: string }) => child.kind), ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'Ingress'])
+  t.same(result.first.children.map((child: { kind: string }) => child.kind), ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'])
   validateChildren(result.first.children)
   t.match(result.running.status, { phase: 'Running', endpoint: { type: 'HTTP', host: /^[0-9a-f]{16}\.ctf\.example\.org$/ } })
 })

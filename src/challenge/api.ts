@@ -22,10 +22,12 @@ export const MANAGED_BY = 'challenge-hooks'
 /**
  * The child rules of the CompositeController (manifests/compositecontroller.yaml), as Metacontroller names their
  * groups in a request: one group per rule, `{}` when empty. A routing component adds its route's (routes.ts).
+ * Deployments are the workload of earlier releases: the rule stays so that an upgrade deletes them.
  */
 export const CHILD_GROUPS = [
   'Secret.v1',
   'NetworkPolicy.networking.k8s.io/v1',
+  'Pod.v1',
   'Deployment.apps/v1',
   'Service.v1',
   'Ingress.networking.k8s.io/v1',
@@ -75,6 +77,10 @@ export type Reason = (typeof Reason)[keyof typeof Reason]
 
 export const ConditionType = {
   Admitted: 'Admitted',
+  /** The pod was placed on a node (the kubelet's PodScheduled time). */
+  Scheduled: 'Scheduled',
+  /** A container of the pod runs (the earliest container start). */
+  ContainersStarted: 'ContainersStarted',
   WorkloadReady: 'WorkloadReady',
   EndpointReady: 'EndpointReady',
   Ready: 'Ready',

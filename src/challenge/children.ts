@@ -1,25 +1,23 @@
 /**
- * The desired children of an admitted instance, one typed builder per kind, and the ordered teardown of an
- * instance that no longer runs. Children never carry status, ownerReferences, resourceVersion or uid:
- * Metacontroller adds the owner reference and the controller-uid label itself.
+ * The desired children of an admitted instance, one typed builder per kind. Children never carry status,
+ * ownerReferences, resourceVersion or uid: Metacontroller adds the owner reference and the controller-uid label
+ * itself. (What an instance that no longer runs keeps: teardown.ts.)
  */
-import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment'
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer'
 import type { IContainer } from 'kubernetes-models/v1/Container'
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar'
+import type { IPod } from 'kubernetes-models/v1/Pod'
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec'
 import type { ISecret } from 'kubernetes-models/v1/Secret'
 import type { IService } from 'kubernetes-models/v1/Service'
 import type { Config } from '../config.js'
-import type { DesiredChild, KubeObject } from '../protocol.js'
-import { Label, MANAGED_BY, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
+import type { DesiredChild } from '../protocol.js'
+import { RUN_ANNOTATION, type DefinitionContainer } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
 import { childLabels, type ChildNames } from './names.js'
 import { effectiveResources } from './resources.js'
-import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
-import { instanceHost, route, ROUTE_KINDS } from './routes.js'
-import { anyPodRemains } from './workload.js'
+import { instanceHost, route } from './routes.js'
 
 export const FLAG_KEY = 'flag'
 export const FLAG_PATH = '/flag'
@@ -76,8 +74,8 @@ export interface RenderInput {
   instanceId: string
   run: number
   config: Config
-  /** Answer the Deployment too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
-  withDeployment: boolean
+  /** Answer the Pod too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
+  withPod: boolean
 }
 
 const labels = childLabels
@@ -206,7 +204,9 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   if (definitionContainer.ports) result.ports = definitionContainer.ports
   else if (exposed) result.ports = [{ containerPort: definition.expose.port, protocol: 'TCP' }]
   result.resources = effectiveResources(definitionContainer)
-  const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 5 } : undefined)
+  // Probed every second: an instance is Running as soon as it listens (a player waits for it), and a TCP connect a
+  // second costs a node nothing.
+  const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 1 } : undefined)
   if (probe) result.readinessProbe = probe as IContainer['readinessProbe']
   result.securityContext = {
     ...definitionContainer.securityContext,
@@ -237,35 +237,43 @@ function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nod
   }
 }
 
-/** One replica, Recreate (never two runs at once), the hardened pod of the definition's security profile. */
-export function deployment(input: RenderInput): IDeployment & DesiredChild {
+/**
+ * The primary group of a Restricted pod's containers when the definition names none: without one the runtime runs
+ * them with group 0, root's group on the node should a process ever get out. `nogroup`, which owns nothing.
+ */
+export const DEFAULT_GROUP = 65534
+
+/**
+ * The instance's workload: one bare Pod, the hardened pod of the definition's security profile. A Pod, not a
+ * Deployment: its status reaches the hook as an observed child, with no related-object rule that Metacontroller would
+ * evaluate for every pod event of the cluster against every Challenge (docs/performance.md). One run never overlaps
+ * the next: the child rule's `Recreate` update strategy deletes the pod of the old run before it creates the new one.
+ */
+export function pod(input: RenderInput): IPod & DesiredChild {
   const { definition, names } = input
   const restricted = definition.profile === 'Restricted'
   return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: names.base, labels: labels(names) },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: names.base,
+      // Every label of a child, whatever the selectors (a Deployment of an earlier release keeps them narrower).
+      labels: labels(names),
+      annotations: { [RUN_ANNOTATION]: String(input.run) },
+    },
     spec: {
-      replicas: 1,
-      strategy: { type: 'Recreate' },
-      selector: podSelector(input),
-      template: {
-        metadata: { labels: { [Label.managedBy]: MANAGED_BY, ...input.podLabels }, annotations: { [RUN_ANNOTATION]: String(input.run) } },
-        spec: {
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          ...placement(input),
-          securityContext: {
-            ...(restricted ? { runAsNonRoot: true } : {}),
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
-          containers: definition.containers.map((each) => container(each, input)),
-          volumes: [
-            { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },
-            { name: 'flag', secret: { secretName: names.flagSecret, defaultMode: 0o444 } },
-          ],
-        },
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      ...placement(input),
+      securityContext: {
+        ...(restricted ? { runAsNonRoot: true, runAsGroup: DEFAULT_GROUP } : {}),
+        seccompProfile: { type: 'RuntimeDefault' },
       },
+      containers: definition.containers.map((each) => container(each, input)),
+      volumes: [
+        { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },
+        { name: 'flag', secret: { secretName: names.flagSecret, defaultMode: 0o444 } },
+      ],
     },
   }
 }
@@ -287,14 +295,14 @@ export function service(input: RenderInput): IService & DesiredChild {
 }
 
 /**
- * Every child of a running instance, in a fixed order so the same request gives the same bytes. The Deployment
- * comes once the flag Secret and the NetworkPolicies are the instance's own (lifecycle.ts): until then the pod
- * would mount whatever Secret holds its flag Secret's name, and run before its isolation exists.
+ * Every child of a running instance, in a fixed order so the same request gives the same bytes. The Pod comes
+ * once the flag Secret and the NetworkPolicies are the instance's own (lifecycle.ts): until then it would mount
+ * whatever Secret holds its flag Secret's name, and run before its isolation exists.
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {
   const children: DesiredChild[] = [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
   if (input.definition.egress === 'Internet') children.push(internetPolicy(input))
-  if (input.withDeployment) children.push(deployment(input))
+  if (input.withPod) children.push(pod(input))
   children.push(service(input))
   const { expose } = input.definition
   if (expose.type === 'HTTP' || expose.type === 'TLS') {
@@ -306,46 +314,4 @@ export function renderChildren(input: RenderInput): DesiredChild[] {
     children.push(route(expose.type, target, input.config))
   }
   return children
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Teardown
-
-const LAST_APPLIED = /last-applied-configuration$/
-const SYSTEM_METADATA = ['name', 'namespace', 'labels', 'annotations'] as const
-
-/**
- * An observed child, kept as it is: the copy carries its own content and metadata but none of the system
- * fields (status, uid, resourceVersion, managedFields, ownerReferences) and no last-applied annotation.
- */
-export function retain(object: KubeObject): DesiredChild {
-  const { metadata, status: _status, ...content } = object
-  const kept: Record<string, unknown> = {}
-  for (const key of SYSTEM_METADATA) if (metadata[key] !== undefined) kept[key] = metadata[key]
-  if (metadata.annotations) {
-    const annotations = Object.fromEntries(Object.entries(metadata.annotations).filter(([key]) => !LAST_APPLIED.test(key)))
-    if (Object.keys(annotations).length > 0) kept.annotations = annotations
-    else delete kept.annotations
-  }
-  return { ...content, metadata: kept } as DesiredChild
-}
-
-const TRAFFIC_KINDS = [...ROUTE_KINDS, 'Service']
-const GUARD_KINDS = ['NetworkPolicy', 'Secret']
-
-/**
- * Ordered teardown, one step per sync: first the traffic path (the route, the Service), then the workload; the
- * NetworkPolicies and the flag Secret stay while any pod of the instance remains, so a terminating pod is never
- * left unisolated. Returns the children to keep; an empty list once nothing is left to wait for.
- */
-export function teardown(children: ObservedIndex, related: ObservedIndex, names: ChildNames): DesiredChild[] {
-  const live = (kind: string) => objectsOfKind(children, kind).filter((object) => !isBeingDeleted(object))
-  const observed = (kinds: string[]) => kinds.some((kind) => objectsOfKind(children, kind).length > 0)
-  const keep: KubeObject[] = []
-  const trafficGone = !observed(TRAFFIC_KINDS)
-  if (!trafficGone) keep.push(...live('Deployment'))
-  if (!trafficGone || observed(['Deployment']) || anyPodRemains(related, names)) {
-    for (const kind of GUARD_KINDS) keep.push(...live(kind))
-  }
-  return keep.map(retain)
 }

@@ -15,12 +15,14 @@ import type {
   SyncResponse,
 } from '../protocol.js'
 import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from './api.js'
-import { renderChildren, teardown } from './children.js'
-import { decide, type Decision, type World } from './lifecycle.js'
+import { renderChildren } from './children.js'
+import { decide, type World } from './lifecycle.js'
 import { childNames, podLabels } from './names.js'
-import { countObjects, findObject, indexObjects, ownChild, type ObservedIndex } from './observed.js'
+import { countObjects, findObject, indexObjects, type ObservedIndex } from './observed.js'
 import { instanceId, type OwnerKey } from './secrets.js'
-import { condition, definedTimes, readPreviousStatus, type ChallengeStatus, type Condition } from './status.js'
+import { condition, definedTimes, readPreviousStatus, type ChallengeStatus } from './status.js'
+import { buildStatus } from './status-report.js'
+import { teardown } from './teardown.js'
 import { formatTime, toSeconds } from './time.js'
 
 /** Retry a finalize that is still waiting for children or pods to go, in case no watch event arrives. */
@@ -63,60 +65,6 @@ function legacySelector(children: ObservedIndex, base: string): boolean {
   return matchLabels?.[Label.instance] === base && matchLabels[Label.uid] === undefined
 }
 
-function conditions(world: World, decision: Decision, at: string): Condition[] {
-  const previous = decision.newRun ? [] : world.previous.conditions
-  const { phase, reason, message } = decision
-  const ended = phase === Phase.Deleted && (reason === Reason.Expired || reason === Reason.PastDeadline)
-  const result = [
-    decision.admitted
-      ? condition(previous, ConditionType.Admitted, true, 'Admitted', 'The instance holds a slot of its owner\'s budget.', at)
-      : condition(previous, ConditionType.Admitted, false, reason, message, at),
-    decision.workloadReady
-      ? condition(previous, ConditionType.WorkloadReady, true, 'DeploymentAvailable', 'The workload has a ready replica.', at)
-      : condition(previous, ConditionType.WorkloadReady, false, decision.workload ? reason : 'NoWorkload', decision.workload ? message : 'The instance has no workload.', at),
-    decision.endpoint
-      ? condition(previous, ConditionType.EndpointReady, true, 'EndpointAllocated', decision.endpoint.connection, at)
-      : decision.routeProblem
-        ? condition(previous, ConditionType.EndpointReady, false, 'RouteNotAccepted', decision.routeProblem.message, at)
-        : condition(previous, ConditionType.EndpointReady, false, 'NoEndpoint', 'Traffic cannot reach the instance yet.', at),
-    phase === Phase.Running
-      ? condition(previous, ConditionType.Ready, true, Reason.Ready, message, at)
-      : condition(previous, ConditionType.Ready, false, reason, message, at),
-    ended
-      ? condition(previous, ConditionType.Expired, true, reason, message, at)
-      : condition(previous, ConditionType.Expired, false, 'NotExpired', 'The instance has not reached its end.', at),
-  ]
-  const renewal = decision.renewal
-  const previousRenewal = previous.find((each) => each.type === ConditionType.RenewalAccepted)
-  if (renewal) result.push(condition(previous, ConditionType.RenewalAccepted, renewal.accepted, renewal.reason, renewal.message, at))
-  else if (previousRenewal) result.push(previousRenewal)
-  return result
-}
-
-export function buildStatus(world: World, decision: Decision, children: readonly DesiredChild[], now: number): ChallengeStatus {
-  const at = formatTime(now)
-  const status: ChallengeStatus = {
-    phase: decision.phase,
-    reason: decision.reason,
-    message: decision.message,
-    instanceId: world.instanceId,
-    run: decision.run,
-    renewalsSeen: decision.renewalsSeen,
-    renewalsApplied: decision.renewalsApplied,
-    conditions: conditions(world, decision, at),
-  }
-  if (decision.endpoint) status.endpoint = decision.endpoint
-  const cost = decision.definition?.cost ?? world.previous.cost
-  if (cost !== undefined) status.cost = cost
-  Object.assign(status, definedTimes(decision))
-  // Only the instance's own Secret, observed: never one that merely carries its name.
-  const flagSecret = world.names.flagSecret
-  if (children.some((child) => child.kind === 'Secret' && child.metadata.name === flagSecret) && ownChild(world.children, 'Secret', flagSecret, world.names.uid)) {
-    status.flagSecretRef = { name: flagSecret }
-  }
-  return status
-}
-
 /** Seconds until the next deadline, rounded up so the next sync lands at or just after it, and capped. */
 export function resyncAfter(nextDeadline: number | undefined, now: number, config: Config): number | undefined {
   if (nextDeadline === undefined) return undefined
@@ -145,11 +93,11 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
           parameters: world.challenge.spec.parameters ?? {},
           flagData: decision.flagData,
           instanceId: world.instanceId,
-          run: decision.run,
+          run: decision.state.run,
           config,
-          withDeployment: decision.deployment,
+          withPod: decision.pod,
         })
-      : teardown(world.children, world.related, world.names)
+      : teardown(world.children)
   const response: SyncResponse = { status: buildStatus(world, decision, children, at), children }
   const resync = resyncAfter(decision.nextDeadline, at, config)
   if (resync !== undefined) response.resyncAfterSeconds = resync
@@ -165,7 +113,7 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
   const at = toSeconds(now.getTime())
   const world = observe(request, config)
   const previous = world.previous
-  const children = teardown(world.children, world.related, world.names)
+  const children = teardown(world.children)
   const message = 'The instance is being deleted.'
   const timestamp = formatTime(at)
   const status: ChallengeStatus = {
@@ -192,9 +140,10 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
 /**
  * What the sync needs besides its children, fetched by Metacontroller:
  * - the instance's own ChallengeDefinition, by name;
- * - the instance's pods, by the instance label (readiness and error reasons);
  * - the owner's Challenges, by the owner label (the budget queue; each carries its cost in status.cost);
  * - static flag Secrets labelled with the definition's name (never our own flag Secrets).
+ * Never the instance's pod: it is a child, whose events reach only its parent. A related rule makes Metacontroller
+ * weigh every event of that kind in the cluster against every Challenge (docs/performance.md).
  */
 export function customize(request: CustomizeRequest): CustomizeResponse {
   const challenge = request.parent
@@ -205,7 +154,6 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       // Its own definition only: the sync request must not grow with the catalogue, and an edit of one
       // definition must re-sync only its instances. Siblings' costs come from their status.cost.
       { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace, names: [challenge.spec.definitionRef.name] },
-      { apiVersion: 'v1', resource: 'pods', labelSelector: { matchLabels: { [Label.instance]: names.base } } },
       { apiVersion: API_VERSION, resource: 'challenges', labelSelector: { matchLabels: { [Label.owner]: challenge.spec.owner.id } } },
       {
         apiVersion: 'v1',
@@ -215,6 +163,10 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
           matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
         },
       },
+      // What the namespace would refuse a pod for (namespace-policy.ts): objects that rarely change, so their events
+      // cost Metacontroller's scan of every parent rarely.
+      { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
+      { apiVersion: 'v1', resource: 'limitranges', labelSelector: {} },
     ],
   }
 }

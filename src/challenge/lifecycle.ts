@@ -1,98 +1,53 @@
 /**
- * The lifecycle decision of one sync: from the observed world, the previous status, the configuration and
- * `now`, which phase the instance is in, whether it holds a workload, and which sticky times and counters it
- * carries forward. Pure: no I/O, no clock but the `now` it is given.
+ * The lifecycle decision of one sync: from the observed world, the previous status, the configuration and `now`,
+ * which phase the instance is in, whether it holds a workload, and which sticky times and counters it carries
+ * forward. Pure: no I/O, no clock but the `now` it is given. Each rule is a small function; they are tried in this
+ * order and the first that decides wins:
  *
- * Order of the rules (first match wins):
- *   finished run (sticky Deleted / Error) → stopped → labels → definition → the Challenge's own fields → flag
- *   source → hard deadline → release gate → admission (budget queue) → expiry → pod failures → startup timeout →
- *   Running / Pending.
- * The pod runs only once its flag Secret and its NetworkPolicies are observed as this Challenge's own children:
- * the Deployment is answered only from then on, so the pod never mounts a Secret someone else made under its
- * name, nor starts before its isolation exists.
- * A run ends in Deleted or in a sticky Error; only `spec.restarts` starts a new run.
+ *   finishedRun → stopped → ownerLabels → definitionFound → challengeFields → routing → flagSource →
+ *   hardDeadline → releaseGate → namespaceAdmits → admission → lifetimeOver → podFailure → startupTimeout →
+ *   runningOrStarting
+ *
+ * A run ends in Deleted or in a sticky Error (finish); a problem of the world (a missing definition, labels, a
+ * release gate, the budget queue) holds the instance without a workload and re-checks at every sync (hold); only
+ * `spec.restarts` starts a new run. The pod runs only once its flag Secret and NetworkPolicies are observed as the
+ * Challenge's own children, and the instance is Running only ENDPOINT_SETTLE_MS after its pod became ready and
+ * its Service and route came into place: kube-proxy and the proxies program a new path only after that.
  */
 import type { Config } from '../config.js'
 import type { ChallengeObject } from '../protocol.js'
 import { ConditionType, Label, Phase, Reason } from './api.js'
 import { budgetCheck } from './budget.js'
-import { lookupDefinition, type ResolvedDefinition } from './definition.js'
+import type { Context, Decision, Outcome, Progress, RunState, World } from './decision.js'
+import { lookupDefinition } from './definition.js'
+import { observeEndpoint } from './endpoint.js'
 import { flagData, parametersProblem } from './flag.js'
-import type { ChildNames } from './names.js'
-import { objectsOfKind, type ObservedIndex } from './observed.js'
-import { routingProblem, type RouteProblem } from './routes.js'
-import type { OwnerKey } from './secrets.js'
-import type { Endpoint, PreviousStatus } from './status.js'
+import { namespaceRefusal } from './namespace-policy.js'
+import { objectsOfKind } from './observed.js'
 import { quote } from './read.js'
+import { applyRenewal } from './renewal.js'
+import { routingProblem } from './routes.js'
 import { earliest, formatTime, readTime } from './time.js'
-import { currentPods, missingGuards, observeEndpoint, podProblem, podRefusal, workloadReady } from './workload.js'
+import { currentPod, missingGuards, podEnded, podInstants, podProblem, readySince } from './workload.js'
+
+export type { Decision, World } from './decision.js'
 
 /** Errors that end the run: the workload is gone and stays gone until a restart. */
-const RUN_ENDING_ERRORS = new Set<string>([
-  Reason.StartupTimeout,
-  Reason.CrashLoopBackOff,
-  Reason.InvalidImage,
-  Reason.ConfigError,
-  Reason.PodRefused,
-])
+const RUN_ENDING_ERRORS = new Set<string>([Reason.StartupTimeout, Reason.CrashLoopBackOff, Reason.InvalidImage, Reason.ConfigError, Reason.PodRefused])
 
-export interface World {
-  challenge: ChallengeObject
-  namespace: string
-  names: ChildNames
-  /** The labels that select this Challenge's pods (names.ts, podLabels). */
-  podLabels: Record<string, string>
-  ownerKey: OwnerKey
-  instanceId: string
-  previous: PreviousStatus
-  children: ObservedIndex
-  /** The request's child groups: one per child rule of the CompositeController. */
-  childGroups: ReadonlySet<string>
-  related: ObservedIndex
+type Rule = (c: Context) => Decision | undefined
+
+export function decide(world: World, config: Config, now: number): Decision {
+  // Every field a rule reads was set by a rule before it (definitionFound sets the definition, and so on).
+  const c = { world, config, now, state: runState(world), deadlines: [] } as unknown as Context
+  for (const rule of RULES) {
+    const decision = rule(c)
+    if (decision !== undefined) return applyRenewal(c, decision)
+  }
+  return applyRenewal(c, runningOrStarting(c))
 }
 
-export interface RenewalOutcome {
-  accepted: boolean
-  reason: string
-  message: string
-}
-
-export interface Decision {
-  phase: Phase
-  reason: string
-  message: string
-  run: number
-  /** The run starts fresh: previous conditions no longer describe it. */
-  newRun: boolean
-  admitted: boolean
-  /** Render the workload (flag Secret, policies, Service, route, and the Deployment when `deployment`); otherwise tear down. */
-  workload: boolean
-  /** The Deployment too: its flag Secret and NetworkPolicies are observed as this Challenge's own. */
-  deployment: boolean
-  definition: ResolvedDefinition | undefined
-  /** base64 of the flag, present exactly when `workload` is. */
-  flagData: string | undefined
-  workloadReady: boolean
-  endpoint: Endpoint | undefined
-  /** Why the route carries no traffic yet, as its Gateway says (while the workload is rendered). */
-  routeProblem: RouteProblem | undefined
-  admittedAt: string | undefined
-  startedAt: string | undefined
-  lastRenewedAt: string | undefined
-  expiresAt: string | undefined
-  finishedAt: string | undefined
-  renewalsSeen: number
-  renewalsApplied: number
-  renewal: RenewalOutcome | undefined
-  /** Earliest future instant at which the decision changes by itself (ms since epoch). */
-  nextDeadline: number | undefined
-}
-
-/** The sticky part of the status for the current run, plus whether this sync starts it. */
-type RunState = Pick<
-  PreviousStatus,
-  'run' | 'admittedAt' | 'startedAt' | 'lastRenewedAt' | 'finishedAt' | 'renewalsSeen' | 'renewalsApplied'
-> & { newRun: boolean }
+// ---- the run and its endings -----------------------------------------------------------------------------------
 
 /** `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. */
 function runState(world: World): RunState {
@@ -100,286 +55,313 @@ function runState(world: World): RunState {
   const previous = world.previous
   const restarts = spec.restarts ?? 0
   if (spec.desiredState !== 'Stopped' && restarts > previous.run) {
-    return {
-      run: restarts,
-      newRun: true,
-      admittedAt: undefined,
-      startedAt: undefined,
-      lastRenewedAt: undefined,
-      finishedAt: undefined,
-      // Renewals asked for before the restart belong to the old run.
-      renewalsSeen: Math.max(previous.renewalsSeen, spec.renewals ?? 0),
-      renewalsApplied: 0,
-    }
+    // Renewals asked for before the restart belong to the old run.
+    const renewalsSeen = Math.max(previous.renewalsSeen, spec.renewals ?? 0)
+    return { run: restarts, newRun: true, admittedAt: undefined, startedAt: undefined, lastRenewedAt: undefined, finishedAt: undefined, renewalsSeen, renewalsApplied: 0 }
   }
   return {
     run: previous.run,
     newRun: false,
-    admittedAt: previous.admittedAt,
-    startedAt: previous.startedAt,
-    lastRenewedAt: previous.lastRenewedAt,
-    finishedAt: previous.finishedAt,
+    admittedAt: readTime(previous.admittedAt),
+    startedAt: readTime(previous.startedAt),
+    lastRenewedAt: readTime(previous.lastRenewedAt),
+    finishedAt: readTime(previous.finishedAt),
     renewalsSeen: previous.renewalsSeen,
     renewalsApplied: previous.renewalsApplied,
   }
 }
 
-interface Outcome {
-  phase: Phase
-  reason: string
-  message: string
-}
+const NO_PROGRESS: Progress = { scheduledAt: undefined, containersStartedAt: undefined, readyAt: undefined }
 
-class DecisionBuilder {
-  readonly state: RunState
-  definition: ResolvedDefinition | undefined
-  admitted = false
-  workload = false
-  flagData: string | undefined
-  ready = false
-  guarded = false
-  endpoint: Endpoint | undefined
-  routeProblem: RouteProblem | undefined
-  expiresAt: number | undefined
-  deadlines: (number | undefined)[] = []
-
-  constructor(
-    readonly world: World,
-    readonly now: number,
-  ) {
-    this.state = runState(world)
-  }
-
-  /** Ends the run: the finish time is recorded once and the workload is torn down. */
-  finish(outcome: Outcome): Decision {
-    this.state.finishedAt ??= formatTime(this.now)
-    this.workload = false
-    return this.build(outcome)
-  }
-
-  /**
-   * A condition of the world (not of the run): re-checked on every sync, so fixing it recovers. The instance
-   * gives up its budget slot meanwhile (its siblings see it as not admitted) and is admitted again later.
-   */
-  hold(outcome: Outcome): Decision {
-    this.workload = false
-    this.state.admittedAt = undefined
-    return this.build(outcome)
-  }
-
-  build(outcome: Outcome): Decision {
-    const state = this.state
-    const future = this.deadlines.filter((instant): instant is number => instant !== undefined && instant > this.now)
-    // The outcome's fields are copied one by one: V8 builds `{ ...outcome, <20 more> }` in a slow path that
-    // cost half of a whole sync (bench/RESULTS.md).
-    return {
-      phase: outcome.phase,
-      reason: outcome.reason,
-      message: outcome.message,
-      run: state.run,
-      newRun: state.newRun,
-      admitted: this.admitted && this.workload,
-      workload: this.workload,
-      deployment: this.workload && this.guarded,
-      definition: this.definition,
-      flagData: this.workload ? this.flagData : undefined,
-      workloadReady: this.ready && this.workload && this.guarded,
-      endpoint: this.workload && outcome.phase === Phase.Running ? this.endpoint : undefined,
-      routeProblem: this.workload ? this.routeProblem : undefined,
-      admittedAt: state.admittedAt,
-      startedAt: state.startedAt,
-      lastRenewedAt: state.lastRenewedAt,
-      expiresAt: this.expiresAt === undefined ? undefined : formatTime(this.expiresAt),
-      finishedAt: state.finishedAt,
-      renewalsSeen: state.renewalsSeen,
-      renewalsApplied: state.renewalsApplied,
-      renewal: undefined,
-      nextDeadline: outcome.phase === Phase.Pending || outcome.phase === Phase.Running ? earliest(...future) : undefined,
-    }
+function base(c: Context, outcome: Outcome): Decision {
+  return {
+    phase: outcome.phase,
+    reason: outcome.reason,
+    message: outcome.message,
+    state: c.state,
+    workload: false,
+    pod: false,
+    admitted: false,
+    definition: c.definition,
+    flagData: undefined,
+    endpoint: undefined,
+    routeProblem: undefined,
+    expiresAt: undefined,
+    progress: NO_PROGRESS,
+    renewal: undefined,
+    nextDeadline: undefined,
   }
 }
 
-export function decide(world: World, config: Config, now: number): Decision {
-  const decision = decidePhase(world, config, now)
-  return applyRenewal(world, decision, now)
+/** Ends the run: the finish time is recorded once and the workload is torn down. */
+function finish(c: Context, outcome: Outcome): Decision {
+  c.state.finishedAt ??= c.now
+  return base(c, outcome)
 }
 
-function decidePhase(world: World, config: Config, now: number): Decision {
-  const builder = new DecisionBuilder(world, now)
-  const { spec } = world.challenge
-  const previous = world.previous
-  const state = builder.state
+/**
+ * A condition of the world (not of the run): re-checked on every sync, so fixing it recovers. The instance gives
+ * up its budget slot meanwhile (its siblings see it as not admitted) and is admitted again later.
+ */
+function hold(c: Context, outcome: Outcome, wakeAt?: number): Decision {
+  c.state.admittedAt = undefined
+  const decision = base(c, outcome)
+  if (outcome.phase === Phase.Pending) decision.nextDeadline = wakeAt
+  return decision
+}
 
-  // A finished run stays finished: its workload is gone, and only a restart (a new run) brings it back.
-  if (!state.newRun && previous.phase === Phase.Deleted) {
-    return builder.finish({ phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
-  }
+/** The instants among the gathered deadlines still ahead, the earliest. */
+function nextDeadline(c: Context, ...more: (number | undefined)[]): number | undefined {
+  return earliest(...[...c.deadlines, ...more].filter((instant) => instant !== undefined && instant > c.now))
+}
+
+// ---- the rules, in order ---------------------------------------------------------------------------------------
+
+/** A finished run stays finished: its workload is gone, and only a restart (a new run) brings it back. */
+const finishedRun: Rule = (c) => {
+  const { previous } = c.world
+  if (c.state.newRun) return undefined
+  if (previous.phase === Phase.Deleted) return finish(c, { phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
   // finishedAt tells a run-ending Error from a ConfigError of the world (a missing static flag Secret), which
   // recovers once fixed.
-  if (!state.newRun && previous.phase === Phase.Error && previous.finishedAt !== undefined && RUN_ENDING_ERRORS.has(String(previous.reason))) {
-    return builder.finish({ phase: Phase.Error, reason: previous.reason as string, message: previous.message })
+  if (previous.phase === Phase.Error && previous.finishedAt !== undefined && RUN_ENDING_ERRORS.has(String(previous.reason))) {
+    return finish(c, { phase: Phase.Error, reason: previous.reason as string, message: previous.message })
   }
+  return undefined
+}
 
-  if (spec.desiredState === 'Stopped') {
-    const reason = spec.stopReason ?? Reason.Stopped
-    const message = spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${quote(spec.stopReason)}.`
-    return builder.finish({ phase: Phase.Deleted, reason, message })
-  }
+const stopped: Rule = (c) => {
+  const { spec } = c.world.challenge
+  if (spec.desiredState !== 'Stopped') return undefined
+  const reason = spec.stopReason ?? Reason.Stopped
+  const message = spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${quote(spec.stopReason)}.`
+  return finish(c, { phase: Phase.Deleted, reason, message })
+}
 
-  const labelProblem = ownerLabelProblem(world.challenge)
-  if (labelProblem) return builder.hold({ phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: labelProblem })
+const ownerLabels: Rule = (c) => {
+  const problem = ownerLabelProblem(c.world.challenge)
+  return problem === undefined ? undefined : hold(c, { phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: problem })
+}
 
-  const policy = { extendedResources: config.allowedExtendedResources, runtimeClasses: config.allowedRuntimeClasses }
-  const lookup = lookupDefinition(world.related, spec.definitionRef.name, policy)
-  if (!lookup.found) return builder.hold({ phase: Phase.Error, reason: lookup.reason, message: lookup.message })
-  const definition = lookup.definition
-  builder.definition = definition
+const definitionFound: Rule = (c) => {
+  const policy = { extendedResources: c.config.allowedExtendedResources, runtimeClasses: c.config.allowedRuntimeClasses }
+  const lookup = lookupDefinition(c.world.related, c.world.challenge.spec.definitionRef.name, policy)
+  if (!lookup.found) return hold(c, { phase: Phase.Error, reason: lookup.reason, message: lookup.message })
+  c.definition = lookup.definition
+  c.lifetimeMs = (c.world.challenge.spec.lifetimeSeconds ?? lookup.definition.lifetimeSeconds) * 1000
+  return undefined
+}
 
-  const parameterProblem = parametersProblem(spec.parameters ?? {}, definition.flag.env)
-  if (parameterProblem) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
+/** The Challenge's own fields the schema cannot check: parameters against the flag variable, the deadline's date. */
+const challengeFields: Rule = (c) => {
+  const { spec } = c.world.challenge
+  const parameterProblem = parametersProblem(spec.parameters ?? {}, c.definition.flag.env)
+  if (parameterProblem) return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
   // The schema lets through what the API server stores; a date it could not have stored has no meaning.
   const deadline = readTime(spec.deadline)
   if (spec.deadline !== undefined && deadline === undefined) {
-    return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: `spec.deadline: ${quote(spec.deadline)} is not a date-time.` })
+    return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: `spec.deadline: ${quote(spec.deadline)} is not a date-time.` })
   }
-  const { type } = definition.expose
-  const unroutable = type === 'HTTP' || type === 'TLS' ? routingProblem(type, config, world.childGroups) : undefined
-  if (unroutable) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: unroutable })
+  c.hardEnd = earliest(deadline, c.definition.availableUntil)
+  return undefined
+}
 
-  const flag = flagData({ ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related }, definition, config.flagSecret)
-  if (!flag.ok) return builder.hold({ phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
-  builder.flagData = flag.data
+const routing: Rule = (c) => {
+  const { type } = c.definition.expose
+  const problem = type === 'HTTP' || type === 'TLS' ? routingProblem(type, c.config, c.world.childGroups) : undefined
+  return problem === undefined ? undefined : hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: problem })
+}
 
-  // Hard deadlines: the Challenge's own and the definition's availableUntil cap everything.
-  const hardEnd = earliest(deadline, definition.availableUntil)
-  if (hardEnd !== undefined && now >= hardEnd) {
-    return builder.finish({ phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
+const flagSource: Rule = (c) => {
+  const { world } = c
+  const flag = flagData({ ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related }, c.definition, c.config.flagSecret)
+  if (!flag.ok) return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
+  c.flagData = flag.data
+  return undefined
+}
+
+/** The Challenge's own deadline and the definition's availableUntil cap everything. */
+const hardDeadline: Rule = (c) => {
+  if (c.hardEnd !== undefined && c.now >= c.hardEnd) {
+    return finish(c, { phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
   }
-  builder.deadlines.push(hardEnd)
+  c.deadlines.push(c.hardEnd)
+  return undefined
+}
 
-  if (definition.availableFrom !== undefined && now < definition.availableFrom) {
-    builder.deadlines.push(definition.availableFrom)
-    return builder.hold({
-      phase: Phase.Pending,
-      reason: Reason.NotYetAvailable,
-      message: `The challenge opens at ${formatTime(definition.availableFrom)}.`,
+const releaseGate: Rule = (c) => {
+  const from = c.definition.availableFrom
+  if (from === undefined || c.now >= from) return undefined
+  return hold(c, { phase: Phase.Pending, reason: Reason.NotYetAvailable, message: `The challenge opens at ${formatTime(from)}.` }, nextDeadline(c, from))
+}
+
+/**
+ * A pod the namespace would refuse (Pod Security, a LimitRange) is never asked for: the run ends at once with the
+ * reason, before it holds a budget slot. Only until the pod of the run exists: admission judged it when it was made.
+ */
+const namespaceAdmits: Rule = (c) => {
+  const { world, state } = c
+  if (state.startedAt !== undefined || currentPod(world.children, world.names, state.run) !== undefined) return undefined
+  const refusal = namespaceRefusal(c.definition, world.related, world.namespace)
+  return refusal === undefined ? undefined : finish(c, { phase: Phase.Error, reason: Reason.PodRefused, message: refusal })
+}
+
+/**
+ * Admission is decided, and re-checked until the instance has started: with Metacontroller's caches, two instances
+ * of one owner may each be admitted before seeing the other; once both are visible, every instance computes the
+ * same order and the later one goes back to the queue before anyone played on it.
+ */
+const admission: Rule = (c) => {
+  const { state, definition, config, world } = c
+  if (state.admittedAt !== undefined && state.startedAt !== undefined) return undefined
+  if (definition.cost > config.ownerBudget) {
+    return hold(c, {
+      phase: Phase.Error,
+      reason: Reason.OwnerBudgetExceeded,
+      message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
     })
   }
-
-  const lifetimeMs = (spec.lifetimeSeconds ?? definition.lifetimeSeconds) * 1000
-
-  // Admission is decided, and re-checked until the instance has started: with Metacontroller's caches, two
-  // instances of one owner may each be admitted before seeing the other; once both are visible, every instance
-  // computes the same order and the later one goes back to the queue before anyone played on it.
-  if (state.admittedAt === undefined || state.startedAt === undefined) {
-    if (definition.cost > config.ownerBudget) {
-      return builder.hold({
-        phase: Phase.Error,
-        reason: Reason.OwnerBudgetExceeded,
-        message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
-      })
-    }
-    const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: objectsOfKind(world.related, 'Challenge') }
-    const budget = budgetCheck(owner, definition.cost, config.ownerBudget, readTime(state.admittedAt))
-    if (!budget.admitted) {
-      const queuedSince = queueStart(world, state, now)
-      if (now >= queuedSince + lifetimeMs) {
-        return builder.finish({
-          phase: Phase.Deleted,
-          reason: Reason.Expired,
-          message: 'The instance waited for a free slot longer than its lifetime.',
-        })
-      }
-      builder.deadlines.push(queuedSince + lifetimeMs)
-      return builder.hold({
-        phase: Phase.Pending,
-        reason: Reason.Queued,
-        message:
-          budget.held === undefined
-            ? 'Waiting for your other instances to report their cost.'
-            : `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`,
-      })
-    }
-    state.admittedAt ??= formatTime(now)
+  const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: objectsOfKind(world.related, 'Challenge') }
+  const budget = budgetCheck(owner, definition.cost, config.ownerBudget, state.admittedAt)
+  if (budget.admitted) {
+    state.admittedAt ??= c.now
+    return undefined
   }
-  builder.admitted = true
-  builder.workload = true
-
-  // Expiry, once the instance has started.
-  const startedAt = readTime(state.startedAt)
-  if (startedAt !== undefined) {
-    const softEnd = Math.max(startedAt, readTime(state.lastRenewedAt) ?? startedAt) + lifetimeMs
-    builder.expiresAt = earliest(softEnd, hardEnd)
-    // A passed hard deadline already ended the run above, so reaching expiresAt here is the lifetime's end.
-    if (now >= (builder.expiresAt as number)) {
-      builder.expiresAt = undefined
-      return builder.finish({ phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
-    }
-  } else {
-    builder.expiresAt = hardEnd
+  const giveUpAt = queueStart(c) + c.lifetimeMs
+  if (c.now >= giveUpAt) {
+    return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance waited for a free slot longer than its lifetime.' })
   }
-  builder.deadlines.push(builder.expiresAt)
+  const message =
+    budget.held === undefined
+      ? 'Waiting for your other instances to report their cost.'
+      : `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`
+  return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt))
+}
 
-  const pods = currentPods(world.related, world.podLabels, state.run)
-  // What the pods say first; without a pod, why Kubernetes would not create one.
-  const problem = podProblem(pods) ?? podRefusal(world.children, world.names, state.run)
-  if (problem?.fatal) {
-    builder.expiresAt = undefined
-    return builder.finish({ phase: Phase.Error, reason: problem.reason, message: problem.message })
-  }
+/** The end of the lifetime, once the instance has started (a passed hard deadline ended the run above). */
+const lifetimeOver: Rule = (c) => {
+  const { startedAt, lastRenewedAt } = c.state
+  if (startedAt === undefined) return undefined
+  const softEnd = Math.max(startedAt, lastRenewedAt ?? startedAt) + c.lifetimeMs
+  if (c.now < softEnd) return undefined
+  return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
+}
 
-  const missing = missingGuards(world.children, world.names, definition.egress)
-  builder.guarded = missing.length === 0
-  builder.ready = builder.guarded && workloadReady(world.children, world.names, state.run)
-  const observed = observeEndpoint(world.children, world.names, definition, world.namespace, world.instanceId, config)
-  builder.endpoint = observed.endpoint
-  builder.routeProblem = observed.routeProblem
-  // Shown while the workload is ready but its Gateway has not taken the route (a player may read it).
-  const routeWait = observed.routeProblem && `the gateway has not accepted its route yet (${observed.routeProblem.reason})`
+/** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
+const podFailure: Rule = (c) => {
+  const { world, state } = c
+  c.missing = missingGuards(world.children, world.names, c.definition.egress)
+  c.pod = c.missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
+  c.problem = podProblem(c.pod)
+  return c.problem?.fatal ? finish(c, { phase: Phase.Error, reason: c.problem.reason, message: c.problem.message }) : undefined
+}
 
-  if (startedAt === undefined) {
-    const startupDeadline = (readTime(state.admittedAt) as number) + definition.startupTimeoutSeconds * 1000
-    const running = builder.ready && builder.endpoint !== undefined
-    if (!running && now >= startupDeadline) {
-      builder.expiresAt = undefined
-      const cause = problem
-        ? ` ${problem.message}`
-        : !builder.guarded
-          ? ` ${neverCreated(missing)}`
-          : builder.ready && routeWait
+/** Pending longer than startupTimeoutSeconds since admission, never Running: an Error that says what was last seen. */
+const startupTimeout: Rule = (c) => {
+  const { state, definition, now } = c
+  c.observed = observeEndpoint(c.world.children, c.world.names, definition, c.world.namespace, c.world.instanceId, c.config)
+  if (state.startedAt !== undefined) return undefined
+  const startupDeadline = (state.admittedAt as number) + definition.startupTimeoutSeconds * 1000
+  c.startupDeadline = startupDeadline
+  if (now < startupDeadline || reachableAt(c) <= now) return undefined
+  const routeWait = routeWaitWords(c)
+  const cause =
+    c.problem !== undefined
+      ? ` ${c.problem.message}`
+      : c.missing.length > 0
+        ? ` ${neverCreated(c.missing)}`
+        : c.pod === undefined
+          ? ' Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge\'s events say which) or it is still being replaced.'
+          : readySince(c.pod) !== undefined && routeWait !== undefined
             ? ` The instance was ready, but ${routeWait}.`
             : ''
-      return builder.finish({
-        phase: Phase.Error,
-        reason: Reason.StartupTimeout,
-        message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}`,
-      })
-    }
-    if (running) {
-      state.startedAt = formatTime(now)
-      builder.expiresAt = earliest(now + lifetimeMs, hardEnd)
-      builder.deadlines.push(builder.expiresAt)
-    } else {
-      builder.deadlines.push(startupDeadline)
-    }
-  }
+  return finish(c, { phase: Phase.Error, reason: Reason.StartupTimeout, message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}` })
+}
 
-  if (builder.ready && builder.endpoint !== undefined) {
-    return builder.build({
-      phase: Phase.Running,
-      reason: Reason.Ready,
-      message: `The instance is running until ${formatTime(builder.expiresAt as number)}.`,
-    })
+function runningOrStarting(c: Context): Decision {
+  const { state, now } = c
+  const ready = readySince(c.pod)
+  const reachable = reachableAt(c)
+  const running = reachable <= now
+  if (running && state.startedAt === undefined) state.startedAt = now
+  const expiresAt = state.startedAt === undefined ? c.hardEnd : earliest(Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + c.lifetimeMs, c.hardEnd)
+  const instants = podInstants(c.pod)
+  const decision: Decision = {
+    ...base(c, running ? runningOutcome(expiresAt as number) : pendingOutcome(c, ready)),
+    workload: true,
+    pod: c.missing.length === 0 && !podEnded(c.pod),
+    admitted: true,
+    flagData: c.flagData,
+    endpoint: running ? c.observed.endpoint : undefined,
+    routeProblem: c.observed.routeProblem,
+    expiresAt,
+    progress: { scheduledAt: instants.scheduled, containersStartedAt: instants.started, readyAt: ready },
   }
-  if (problem) return builder.build({ phase: Phase.Pending, reason: problem.reason, message: problem.message })
-  if (!builder.guarded) {
-    return builder.build({ phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting: its flag and network policies are being set up.' })
+  decision.nextDeadline = nextDeadline(c, expiresAt, ...(running ? [] : [reachable, c.startupDeadline]))
+  return decision
+}
+
+/** Every rule but the last, runningOrStarting, which always decides. */
+const RULES: Rule[] = [
+  finishedRun,
+  stopped,
+  ownerLabels,
+  definitionFound,
+  challengeFields,
+  routing,
+  flagSource,
+  hardDeadline,
+  releaseGate,
+  namespaceAdmits,
+  admission,
+  lifetimeOver,
+  podFailure,
+  startupTimeout,
+]
+
+// ---- helpers of the rules --------------------------------------------------------------------------------------
+
+/**
+ * A recorded instant this far ahead of the hook's clock is a wrong clock (a node's), not an event to wait for:
+ * waiting on it could hold an instance Pending for as long as the clocks disagree.
+ */
+const MAX_CLOCK_SKEW_MS = 60_000
+
+/**
+ * When traffic can reach the instance: ENDPOINT_SETTLE_MS after its pod became ready and its endpoint came into
+ * place (the Service, the route, a Gateway's acceptance), which kube-proxy (its minimum sync period is a second)
+ * and the proxies need to program the new path. The kubelet and the API server record whole seconds, so the
+ * default 2.5 s means at least 1.5 s after the event. Infinity while either is missing.
+ */
+function reachableAt(c: Context): number {
+  const ready = readySince(c.pod)
+  if (ready === undefined || c.observed.endpoint === undefined) return Infinity
+  const since = Math.max(ready, c.observed.since)
+  return since > c.now + MAX_CLOCK_SKEW_MS ? c.now : since + c.config.endpointSettleMs
+}
+
+function runningOutcome(expiresAt: number): Outcome {
+  return { phase: Phase.Running, reason: Reason.Ready, message: `The instance is running until ${formatTime(expiresAt)}.` }
+}
+
+/**
+ * Why the instance is not Running yet. While it starts and while its new path settles the words do not change,
+ * so the status is written once on the way to Running, not at every step of the pod.
+ */
+function pendingOutcome(c: Context, ready: number | undefined): Outcome {
+  if (c.problem !== undefined) return { phase: Phase.Pending, reason: c.problem.reason, message: c.problem.message }
+  if (ready !== undefined && c.observed.endpoint === undefined) {
+    const routeWait = routeWaitWords(c)
+    const message = routeWait !== undefined ? `The instance is ready; ${routeWait}.` : 'The instance is ready; waiting for its address.'
+    return { phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message }
   }
-  if (builder.ready) {
-    const message = routeWait ? `The instance is ready; ${routeWait}.` : 'The instance is ready; waiting for its address.'
-    return builder.build({ phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message })
-  }
-  return builder.build({ phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' })
+  return { phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' }
+}
+
+/** Shown while the workload is ready but its Gateway has not taken the route (a player may read it). */
+function routeWaitWords(c: Context): string | undefined {
+  const problem = c.observed.routeProblem
+  return problem === undefined ? undefined : `the gateway has not accepted its route yet (${problem.reason})`
 }
 
 function units(count: number): string {
@@ -409,51 +391,12 @@ function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
 }
 
 /**
- * When the current run started waiting: its creation for the first run; for a relaunch, the moment the run
- * began (the Admitted condition is new with each run, so its transition time is the start of the wait).
+ * When the current run started waiting: its creation for the first run; for a relaunch, the moment the run began
+ * (the Admitted condition is new with each run, so its transition time is the start of the wait).
  */
-function queueStart(world: World, state: RunState, now: number): number {
-  if (state.newRun) return now
-  const admitted = world.previous.conditions.find((condition) => condition.type === ConditionType.Admitted)
-  const since = state.run > 0 ? admitted?.lastTransitionTime : world.challenge.metadata.creationTimestamp
-  return readTime(since) ?? now
-}
-
-/**
- * A renewal request (`spec.renewals > status.renewalsSeen`) is acted on exactly once: accepted only while
- * Running, below maxRenewals and when it can still extend the instance before any hard deadline.
- */
-function applyRenewal(world: World, decision: Decision, now: number): Decision {
-  const requested = world.challenge.spec.renewals ?? 0
-  if (requested <= decision.renewalsSeen) return decision
-  const seen = { ...decision, renewalsSeen: requested }
-  const reject = (reason: string, message: string): Decision => ({ ...seen, renewal: { accepted: false, reason, message } })
-  const definition = decision.definition
-  if (decision.phase !== Phase.Running || definition === undefined) {
-    return reject('NotRunning', 'Only a running instance can be renewed.')
-  }
-  if (decision.renewalsApplied >= definition.maxRenewals) {
-    return reject('MaxRenewalsReached', `The instance was already renewed ${definition.maxRenewals} times.`)
-  }
-  const hardEnd = earliest(readTime(world.challenge.spec.deadline), definition.availableUntil)
-  const lifetimeMs = (world.challenge.spec.lifetimeSeconds ?? definition.lifetimeSeconds) * 1000
-  const expiresAt = readTime(decision.expiresAt) as number
-  if (hardEnd !== undefined && expiresAt >= hardEnd) {
-    return reject('PastDeadline', 'The instance already runs until the challenge deadline.')
-  }
-  const newExpiry = earliest(now + lifetimeMs, hardEnd) as number
-  const renewals = decision.renewalsApplied + 1
-  return {
-    ...seen,
-    lastRenewedAt: formatTime(now),
-    renewalsApplied: renewals,
-    expiresAt: formatTime(newExpiry),
-    message: `The instance is running until ${formatTime(newExpiry)}.`,
-    nextDeadline: newExpiry,
-    renewal: {
-      accepted: true,
-      reason: 'Renewed',
-      message: `Renewal ${renewals} of ${definition.maxRenewals} accepted.`,
-    },
-  }
+function queueStart(c: Context): number {
+  if (c.state.newRun) return c.now
+  const admitted = c.world.previous.conditions.find((condition) => condition.type === ConditionType.Admitted)
+  const since = c.state.run > 0 ? admitted?.lastTransitionTime : c.world.challenge.metadata.creationTimestamp
+  return readTime(since) ?? c.now
 }

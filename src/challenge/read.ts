@@ -49,19 +49,7 @@ export function quote(value: string, length = QUOTED_LENGTH): string {
   return JSON.stringify(cut(value, length)).replace(MARKUP, escape)
 }
 
-/**
- * Prose another component wrote (the API server's refusal, which quotes the author's pod), inside a message a
- * player may read: as it is, but cut to `length` and with control characters and what could start markup
- * escaped as JSON escapes them.
- */
-export function plain(value: string, length: number): string {
-  return cut(value, length).replace(CONTROL_OR_MARKUP, escape)
-}
-
 const MARKUP = /[<>&]/g
-// eslint-disable-next-line no-control-regex -- control characters are what this pattern is for
-const CONTROL_OR_MARKUP = /[\u0000-\u001f\u007f<>&]/g
-
 function cut(value: string, length: number): string {
   return value.length > length ? `${value.slice(0, length - 1)}…` : value
 }

@@ -10,7 +10,7 @@
  *
  * Every route sends `<instanceId>.<domain>` to the instance's ClusterIP Service. A TLS route always ends TLS at
  * the proxy (the listener's `tls.mode: Terminate`, Traefik's `tls` without passthrough), so the challenge
- * speaks plain TCP and never holds a certificate.
+ * speaks plain TCP and never holds a certificate. (What a Gateway says about a route: route-status.ts.)
  */
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute'
 import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/TLSRoute'
@@ -18,12 +18,11 @@ import type { IIngressRoute } from '@kubernetes-models/traefik/traefik.io/v1alph
 import type { IIngressRouteTCP } from '@kubernetes-models/traefik/traefik.io/v1alpha1/IngressRouteTCP'
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress'
 import type { Config, GatewayRef } from '../config.js'
-import type { DesiredChild, KubeObject } from '../protocol.js'
-import { list as anyList, record as anyRecord, text, type Loose } from './read.js'
+import type { DesiredChild } from '../protocol.js'
 
 export const GATEWAY_API_VERSION = 'gateway.networking.k8s.io/v1'
 export const TRAEFIK_API_VERSION = 'traefik.io/v1alpha1'
-const GATEWAY_GROUP = 'gateway.networking.k8s.io'
+export const GATEWAY_GROUP = 'gateway.networking.k8s.io'
 
 /** Every route kind and its apiVersion; the teardown takes them out with the traffic path. */
 const ROUTE_API_VERSIONS = {
@@ -176,65 +175,4 @@ export function route(type: 'HTTP' | 'TLS', target: RouteTarget, config: Config)
     case 'IngressRouteTCP':
       return ingressRouteTcp(target, config)
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// What the Gateway says: a Gateway API route carries traffic only once its parent reports it Accepted, with its
-// references resolved, in the route's status.parents[]. Ingress and Traefik's routes report nothing.
-
-/** Why a route does not carry traffic yet; `reason` is the Gateway's, or `Pending` while it has said nothing. */
-export interface RouteProblem {
-  reason: string
-  message: string
-}
-
-function record(value: unknown): Loose {
-  return anyRecord(value) ?? {}
-}
-
-function list(value: unknown): Loose[] {
-  return anyList(value).map(record)
-}
-
-/** A status entry for our parent: group and kind default as in the spec, the namespace to the route's. */
-function isOurParent(ref: Loose, gateway: GatewayRef, listener: string | undefined, routeNamespace: string | undefined): boolean {
-  return (
-    (ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP &&
-    (ref.kind ?? 'Gateway') === 'Gateway' &&
-    (ref.namespace ?? routeNamespace) === gateway.namespace &&
-    ref.name === gateway.name &&
-    ref.sectionName === listener
-  )
-}
-
-/**
- * The first of Accepted and ResolvedRefs that is not True for the current generation (a condition written for
- * an older spec no longer counts), or undefined when both are.
- */
-function notTrue(conditions: Loose[], generation: number): { type: string; reason: string } | undefined {
-  for (const type of ['Accepted', 'ResolvedRefs']) {
-    const found = conditions.find((each) => each.type === type)
-    const observed = typeof found?.observedGeneration === 'number' ? found.observedGeneration : generation
-    if (found?.status !== 'True' || observed < generation) {
-      const reason = found === undefined || observed < generation ? 'Pending' : (text(found.reason) ?? 'Unknown')
-      return { type, reason }
-    }
-  }
-  return undefined
-}
-
-/** Undefined when the route's parent Gateway has accepted it and resolved its backend; otherwise why not. */
-export function routeProblem(route: KubeObject, kind: 'HTTPRoute' | 'TLSRoute', config: Config): RouteProblem | undefined {
-  const gateway = config.gateway as GatewayRef
-  const listener = kind === 'TLSRoute' ? config.gatewayTlsListener : config.gatewayHttpListener
-  const where = `Gateway ${gateway.namespace}/${gateway.name}${listener === undefined ? '' : ` (listener ${listener})`}`
-  const generation = route.metadata.generation ?? 0
-  const entries = list(record(route.status).parents).filter((entry) =>
-    isOurParent(record(entry.parentRef), gateway, listener, route.metadata.namespace),
-  )
-  if (entries.length === 0) return { reason: 'Pending', message: `${where} has not reported on the ${kind} yet.` }
-  const problems = entries.map((entry) => notTrue(list(entry.conditions), generation))
-  if (problems.includes(undefined)) return undefined
-  const first = problems[0] as { type: string; reason: string }
-  return { reason: first.reason, message: `${where} has not accepted the ${kind}: ${first.type} is not True (${first.reason}).` }
 }

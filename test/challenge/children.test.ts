@@ -1,7 +1,7 @@
 /** Builders asserted on whole objects, and every child of every variant validated with kubernetes-models. */
 import { BlockList, isIP } from 'node:net'
 import t from 'tap'
-import { deployment, exposePolicy, internetPolicy, isolatePolicy, renderChildren, service, type RenderInput } from '../../src/challenge/children.js'
+import { DEFAULT_GROUP, exposePolicy, internetPolicy, isolatePolicy, pod as podChild, renderChildren, service, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
 import { testConfig } from '../helpers/app.js'
@@ -26,7 +26,7 @@ function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
     instanceId: '0123456789abcdef',
     run: 2,
     config: testConfig(),
-    withDeployment: true,
+    withPod: true,
     ...overrides,
   }
 }
@@ -35,21 +35,16 @@ const web = { pod: { containers: [{ name: 'web', image: 'ghcr.io/example/web:1' 
 const UID = '6f1c2a34-0000-4000-8000-00000000a11c'
 const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID }
 
-t.test('the Deployment of the Restricted profile, whole', async (t) => {
-  t.same(deployment(input(web)), {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: 'web-u-alice', labels: LABELS },
+t.test('the Pod of the Restricted profile, whole', async (t) => {
+  t.strictSame(podChild(input(web)), {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web-u-alice', labels: LABELS, annotations: { 'challenge-hooks.dev/run': '2' } },
     spec: {
-      replicas: 1,
-      strategy: { type: 'Recreate' },
-      selector: { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID } },
-      template: {
-        metadata: { labels: LABELS, annotations: { 'challenge-hooks.dev/run': '2' } },
-        spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          // Not group 0: root's group on the node, should a process ever get out.
+          securityContext: { runAsNonRoot: true, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
               name: 'web',
@@ -60,7 +55,7 @@ t.test('the Deployment of the Restricted profile, whole', async (t) => {
                 requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
                 limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
               },
-              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 5 },
+              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
               volumeMounts: [
                 { name: 'tmp', mountPath: '/tmp' },
@@ -72,10 +67,9 @@ t.test('the Deployment of the Restricted profile, whole', async (t) => {
             { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
             { name: 'flag', secret: { secretName: 'web-u-alice-flag', defaultMode: 0o444 } },
           ],
-        },
-      },
     },
   })
+  t.equal(DEFAULT_GROUP, 65534, 'nogroup')
 })
 
 t.test("the operator's pool for player pods: node selector, tolerations, a default RuntimeClass the definition may override", async (t) => {
@@ -87,14 +81,14 @@ t.test("the operator's pool for player pods: node selector, tolerations, a defau
     },
   })
   const spec = { pod: { containers: [{ name: 'app', image: 'app:1' }] }, expose: { port: 8080 } }
-  const podOf = (built: unknown) => (built as { spec: { template: { spec: Json } } }).spec.template.spec
-  const pooled = podOf(deployment(input(spec, { config: pool })))
+  const podOf = (built: unknown) => (built as { spec: Json }).spec
+  const pooled = podOf(podChild(input(spec, { config: pool })))
   t.same(pooled.nodeSelector, { 'challenge-hooks.dev/pool': 'challenges' })
   t.same(pooled.tolerations, [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }])
   t.equal(pooled.runtimeClassName, 'gvisor', "the operator's default RuntimeClass")
-  const kata = podOf(deployment(input({ ...spec, security: { runtimeClassName: 'kata' } }, { config: pool })))
+  const kata = podOf(podChild(input({ ...spec, security: { runtimeClassName: 'kata' } }, { config: pool })))
   t.equal(kata.runtimeClassName, 'kata', "the definition's RuntimeClass wins")
-  const plain = podOf(deployment(input(spec)))
+  const plain = podOf(podChild(input(spec)))
   for (const field of ['nodeSelector', 'tolerations', 'runtimeClassName']) t.notOk(field in plain, `no ${field} unless configured`)
 })
 
@@ -117,8 +111,8 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
     expose: { container: 'app', port: 9000, type: 'Internal' },
     security: { profile: 'Baseline', runtimeClassName: 'gvisor' },
   }
-  const built = deployment(input(spec)) as unknown as Json & { spec: { template: { spec: Json & { containers: Json[] } } } }
-  const pod = built.spec.template.spec
+  const built = podChild(input(spec)) as unknown as Json & { spec: Json & { containers: Json[] } }
+  const pod = built.spec
   t.equal(pod.runtimeClassName, 'gvisor')
   t.same(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' } }, 'Baseline may run as root')
   const [db, app] = pod.containers
@@ -241,9 +235,9 @@ t.test('services by exposure type, and which children each variant gets', async 
     ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }],
   })
   const variants: [string, Json, string[]][] = [
-    ['HTTP', web, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'Ingress']],
-    ['NodePort + Internet', { ...web, expose: { type: 'NodePort', port: 1 }, network: { egress: 'Internet' } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service']],
-    ['LoadBalancer', { ...web, expose: { type: 'LoadBalancer', port: 1 } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service']],
+    ['HTTP', web, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress']],
+    ['NodePort + Internet', { ...web, expose: { type: 'NodePort', port: 1 }, network: { egress: 'Internet' } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service']],
+    ['LoadBalancer', { ...web, expose: { type: 'LoadBalancer', port: 1 } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service']],
   ]
   for (const [name, spec, kinds] of variants) {
     const children = renderChildren(input(spec))

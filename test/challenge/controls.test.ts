@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { at, kinds, prepared, step, type Step } from '../helpers/drive.js'
-import { challenge, conditionOf, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
+import { challenge, conditionOf, observedChildren, pod, readyWorld, waitingPod, webDefinition, withPod, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAME = 'web-login-u-alice'
@@ -34,7 +34,8 @@ t.test('renew: accepted while Running, acted on exactly once, resets the clock f
     renewalsSeen: 1,
     renewalsApplied: 1,
   })
-  t.match(renewed.status.conditions, [{}, {}, {}, {}, {}, { type: 'RenewalAccepted', status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' }])
+  t.match(conditionOf(renewed.status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' })
+  t.equal((renewed.status.conditions as Json[]).at(-1)?.type, 'RenewalAccepted', 'the last condition')
   t.equal(renewed.response.resyncAfterSeconds, 300)
   // The same request again (Metacontroller's next sync): nothing more happens.
   const again = step(renewed.parent, { related, children: ready, now: at(1300) })
@@ -78,11 +79,9 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   const restarted = step(withSpec(renewed.parent, { restarts: 1 }), { related, children: ready, now: at(200) })
   t.match(restarted.status, { phase: 'Pending', reason: 'Starting', run: 1, admittedAt: '2026-11-22T12:03:20Z', renewalsApplied: 0, renewalsSeen: 1 })
   for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt', 'expiresAt']) t.notOk(field in restarted.status, `${field} reset`)
-  const deployment = restarted.response.children.find((child) => child.kind === 'Deployment') as unknown as Json & {
-    spec: { template: { metadata: { annotations: Json } } }
-  }
-  t.same(deployment.spec.template.metadata.annotations, { 'challenge-hooks.dev/run': '1' }, 'the pod template rolls')
-  t.same((restarted.status.conditions as Json[]).map((condition) => condition.lastTransitionTime), Array(5).fill('2026-11-22T12:03:20Z'), 'fresh conditions')
+  const newPod = restarted.response.children.find((child) => child.kind === 'Pod') as unknown as Json & { metadata: { annotations: Json } }
+  t.strictSame(newPod.metadata.annotations, { 'challenge-hooks.dev/run': '1' }, 'a Pod of the new run (Recreate replaces the old one)')
+  t.strictSame((restarted.status.conditions as Json[]).map((condition) => condition.lastTransitionTime), Array(7).fill('2026-11-22T12:03:20Z'), 'fresh conditions')
   const secretBefore = running.response.children.find((child) => child.kind === 'Secret')
   const secretAfter = restarted.response.children.find((child) => child.kind === 'Secret')
   t.same(secretAfter, secretBefore, 'the PerOwner flag stays the same across runs')
@@ -95,11 +94,11 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   t.equal(expired.status.phase, 'Deleted')
   const relaunched = step(withSpec(expired.parent, { restarts: 1 }), { related, children: [], now: at(2000) })
   t.match(relaunched.status, { phase: 'Pending', reason: 'Starting', run: 1 })
-  t.equal(relaunched.response.children.length, 5, 'every child but the Deployment, which waits for the new flag Secret and policies')
+  t.equal(relaunched.response.children.length, 5, 'every child but the Pod, which waits for the new flag Secret and policies')
 
   const crashed = step(running.parent, {
-    related: [...related, { ...ready[0] as KubeObject, kind: 'Pod', apiVersion: 'v1', metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': UID }, annotations: { 'challenge-hooks.dev/run': '0' } }, status: { containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] } }],
-    children: ready,
+    related,
+    children: withPod(ready, pod(NAME, 0, { containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }] })),
     now: at(50),
   })
   t.match(crashed.status, { phase: 'Error', reason: 'CrashLoopBackOff' })
@@ -297,10 +296,8 @@ t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, p
   const parameters = prepared(challenge({ spec: { parameters: { LEVEL: 'hard', MODE: 'x' } } }), {
     related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', env: [{ name: 'MODE', value: 'easy' }, { name: 'KEEP', value: '1' }, { name: 'EMPTY' }] }] } })],
   })
-  const deployment = parameters.response.children.find((child) => child.kind === 'Deployment') as unknown as Json & {
-    spec: { template: { spec: { containers: Json[] } } }
-  }
-  t.same(deployment.spec.template.spec.containers[0]?.env, [
+  const podChild = parameters.response.children.find((child) => child.kind === 'Pod') as unknown as Json & { spec: { containers: Json[] } }
+  t.strictSame(podChild.spec.containers[0]?.env, [
     { name: 'KEEP', value: '1' },
     { name: 'EMPTY', value: '' },
     { name: 'LEVEL', value: 'hard' },
@@ -346,22 +343,13 @@ t.test('a ConfigError of the world recovers once fixed; a run-ending one does no
 
   const first = prepared(challenge(), { related: [webDefinition()] })
   const broken = step(first.parent, {
-    related: [webDefinition(), { ...waitingPodFor('CreateContainerConfigError') }],
-    children: observedChildren(first.response.children),
+    related: [webDefinition()],
+    children: withPod(observedChildren(first.response.children), waitingPod(NAME, 0, 'CreateContainerConfigError')),
     now: at(5),
   })
   t.match(broken.status, { phase: 'Error', reason: 'ConfigError', finishedAt: '2026-11-22T12:00:05Z' })
   t.match(step(broken.parent, { related: [webDefinition()], now: at(60) }).status, { phase: 'Error', reason: 'ConfigError' }, 'sticky')
 })
-
-function waitingPodFor(reason: string): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': UID }, annotations: { 'challenge-hooks.dev/run': '0' } },
-    status: { containerStatuses: [{ name: 'web', state: { waiting: { reason } } }] },
-  }
-}
 
 t.test('owner budget: two instances admitted on stale views settle on one before anyone played', async (t) => {
   const config = { ownerBudget: 1 }

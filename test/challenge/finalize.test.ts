@@ -1,6 +1,6 @@
 import t from 'tap'
 import { customize, finalize, sync } from '../../src/challenge/hooks.js'
-import { retain } from '../../src/challenge/children.js'
+import { retain } from '../../src/challenge/teardown.js'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { testConfig } from '../helpers/app.js'
 import { challenge, pod, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
@@ -19,11 +19,11 @@ function runningWorld() {
 
 t.test('finalize tears down in order: traffic path, then workload, then policies and Secret once no pod remains', async (t) => {
   const { deleting, children, running } = runningWorld()
-  const livePod = pod(NAME, 0, { phase: 'Running' })
   const without = (gone: string[]) => children.filter((child) => !gone.includes(child.kind as string))
+  const terminating = (object: KubeObject) => ({ ...object, metadata: { ...object.metadata, deletionTimestamp: '2026-11-22T12:05:01Z' } }) as KubeObject
 
-  const first = step(deleting, { children, related: [livePod], finalizing: true, now: at(300) })
-  t.same(kinds(first.response), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  const first = step(deleting, { children, finalizing: true, now: at(300) })
+  t.same(kinds(first.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   t.equal(first.response.finalized, false)
   t.equal(first.response.resyncAfterSeconds, 10)
   t.match(first.status, {
@@ -38,20 +38,15 @@ t.test('finalize tears down in order: traffic path, then workload, then policies
   })
   t.match(first.status.conditions, [{ type: 'Ready', status: 'False', reason: 'Deleting', lastTransitionTime: '2026-11-22T12:05:00Z' }])
 
-  const second = step(first.parent, { children: without(['Ingress', 'Service']), related: [livePod], finalizing: true, now: at(301) })
-  t.same(kinds(second.response), [`NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'the Deployment goes')
+  const second = step(first.parent, { children: without(['Ingress', 'Service']), finalizing: true, now: at(301) })
+  t.same(kinds(second.response), [`NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'the Pod goes')
   t.same(second.status, first.status, 'the status does not move while waiting')
 
-  const third = step(second.parent, { children: without(['Ingress', 'Service', 'Deployment']), related: [livePod], finalizing: true, now: at(302) })
-  t.same(kinds(third.response), kinds(second.response), 'policies and Secret stay while a pod remains')
-  const terminatingPod = { ...livePod, metadata: { ...livePod.metadata, deletionTimestamp: '2026-11-22T12:05:01Z' } }
-  t.equal(
-    step(second.parent, { children: without(['Ingress', 'Service', 'Deployment']), related: [terminatingPod], finalizing: true }).response.children.length,
-    3,
-    'a terminating pod still counts',
-  )
+  const podLeaving = [...without(['Ingress', 'Service', 'Pod']), terminating(children.find((child) => child.kind === 'Pod') as KubeObject)]
+  const third = step(second.parent, { children: podLeaving, finalizing: true, now: at(302) })
+  t.strictSame(kinds(third.response), kinds(second.response), 'policies and Secret stay while the pod terminates')
 
-  const fourth = step(third.parent, { children: without(['Ingress', 'Service', 'Deployment']), related: [], finalizing: true, now: at(303) })
+  const fourth = step(third.parent, { children: without(['Ingress', 'Service', 'Pod']), finalizing: true, now: at(303) })
   t.same(fourth.response.children, [])
   t.equal(fourth.response.finalized, false, 'not finalized while children are still observed')
 
@@ -87,14 +82,13 @@ t.test('a finished run keeps its finish time through deletion', async (t) => {
 
 t.test('one URL for both hooks: a finalizing call to sync is answered exactly as finalize answers it', async (t) => {
   const { deleting, children } = runningWorld()
-  const livePod = pod(NAME, 0, { phase: 'Running' })
   const config = testConfig()
-  for (const [what, observed, related] of [
-    ['children and a pod left', children, [livePod]],
-    ['only the policies and the Secret left', children.filter((child) => child.kind !== 'Deployment'), []],
-    ['nothing left', [], []],
+  for (const [what, observed] of [
+    ['children and a pod left', children],
+    ['only the policies and the Secret left', children.filter((child) => child.kind !== 'Pod')],
+    ['nothing left', []],
   ] as const) {
-    const request = syncRequest(deleting, { children: [...observed], related: [webDefinition(), ...related], finalizing: true })
+    const request = syncRequest(deleting, { children: [...observed], related: [webDefinition()], finalizing: true })
     const answer = sync(request, config, at(300))
     t.same(answer, finalize(request, config, at(300)), what)
     t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' }, what)
@@ -112,7 +106,7 @@ t.test('a sync of a parent with a deletionTimestamp tears down, never reports Ru
   t.equal(running.status.phase, 'Running', 'it was Running')
   t.notOk('finalized' in answer, 'finalized only answers a finalizing call: in a sync answer it would make the finalizer flap')
   t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' })
-  t.same(kinds(answer), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  t.same(kinds(answer), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   t.equal(answer.resyncAfterSeconds, 10)
 
   const done = sync(syncRequest(deleting, { related: [webDefinition()], finalizing: false }), config, at(301))
@@ -147,12 +141,34 @@ t.test('retained children carry their content but no system fields', async (t) =
   t.same(retain(onlyLastApplied).metadata, { name: 's' })
 })
 
-t.test('customize asks for its own definition (never the catalogue), the pods, the owner\'s Challenges and labelled static flag Secrets', async (t) => {
+t.test('retained children are what Metacontroller last applied, when its annotation names the same object', async (t) => {
+  const applied = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: { a: 'b' } }, spec: { containers: [{ name: 'web', image: 'x' }] } }
+  const observed = (annotation: string): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'challenges', uid: 'u', annotations: { 'metacontroller.k8s.io/last-applied-configuration': annotation } },
+      // What the API server defaulted: not in the last answer, so not kept (Recreate would see a change).
+      spec: { containers: [{ name: 'web', image: 'x', imagePullPolicy: 'IfNotPresent' }], restartPolicy: 'Always' },
+      status: { phase: 'Running' },
+    }) as unknown as KubeObject
+  t.strictSame(retain(observed(JSON.stringify(applied))), applied)
+  const asObserved = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    spec: { containers: [{ name: 'web', image: 'x', imagePullPolicy: 'IfNotPresent' }], restartPolicy: 'Always' },
+    metadata: { name: 'p', namespace: 'challenges' },
+  }
+  t.strictSame(retain(observed('{"kind": "Pod"')), asObserved, 'an annotation that is not JSON: kept as observed')
+  t.strictSame(retain(observed(JSON.stringify({ ...applied, metadata: { name: 'other' } }))), asObserved, 'another object\'s: kept as observed')
+  t.strictSame(retain(observed(JSON.stringify({ ...applied, apiVersion: 'v2' }))), asObserved, 'another version\'s: kept as observed')
+})
+
+t.test('customize asks for its own definition (never the catalogue), the owner\'s Challenges, labelled static flag Secrets, its Namespace and LimitRanges; never pods', async (t) => {
   const request = { controller: {}, parent: challenge() } as unknown as SyncRequest
-  t.same(customize(request), {
+  t.strictSame(customize(request), {
     relatedResources: [
       { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challengedefinitions', namespace: 'challenges', names: ['web-login'] },
-      { apiVersion: 'v1', resource: 'pods', labelSelector: { matchLabels: { 'challenge-hooks.dev/instance': NAME } } },
       { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', labelSelector: { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } } },
       {
         apiVersion: 'v1',
@@ -162,9 +178,8 @@ t.test('customize asks for its own definition (never the catalogue), the pods, t
           matchExpressions: [{ key: 'app.kubernetes.io/managed-by', operator: 'NotIn', values: ['challenge-hooks'] }],
         },
       },
+      { apiVersion: 'v1', resource: 'namespaces', names: ['challenges'] },
+      { apiVersion: 'v1', resource: 'limitranges', labelSelector: {} },
     ],
   })
-  const long = challenge({ name: `${'x'.repeat(100)}.example` }) as Json
-  const rules = customize({ parent: long } as never).relatedResources
-  t.match(rules[1], { labelSelector: { matchLabels: { 'challenge-hooks.dev/instance': /^x+--[0-9a-f]{12}$/ } } }, 'the shortened instance label')
 })

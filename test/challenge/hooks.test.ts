@@ -1,8 +1,8 @@
-// How sync assembles its answer (src/challenge/hooks.ts), one row per rule: the selector of a Deployment made
-// before the uid label, the words of each condition a player or platform reads, the flag Secret's reference, and
+// How sync assembles its answer (src/challenge/hooks.ts), one row per rule: the selectors while a Deployment of an
+// earlier release made before the uid label is observed, the words of each condition a player or platform reads, the flag Secret's reference, and
 // the resync delay.
 import t from 'tap'
-import { retain } from '../../src/challenge/children.js'
+import { retain } from '../../src/challenge/teardown.js'
 import { resyncAfter, sync } from '../../src/challenge/hooks.js'
 import type { KubeObject } from '../../src/protocol.js'
 import { testConfig } from '../helpers/app.js'
@@ -16,46 +16,55 @@ const T_DELETE = '2026-11-22T11:59:30Z'
 
 type Condition = { type: string; status: string; reason: string; message: string }
 const conditionsOf = (status: Json) => Object.fromEntries((status.conditions as Condition[]).map((c) => [c.type, [c.status, c.reason, c.message]]))
-const deploymentOf = (children: readonly Json[]) => children.find((child) => child.kind === 'Deployment') as Json & { spec: Json }
-
-/** The first answer, and its children observed with the Deployment's selector replaced by `matchLabels`. */
-function observedWithSelector(matchLabels: Record<string, string> | undefined): { parent: KubeObject & { spec: Json }; children: KubeObject[] } {
-  const first = prepared(challenge(), { related: [webDefinition()] })
-  const children = observedChildren(first.response.children).map((child) => {
-    if (child.kind !== 'Deployment') return child
-    const spec = structuredClone(child.spec) as Json
-    spec.selector = matchLabels === undefined ? undefined : { matchLabels }
-    return { ...child, spec } as KubeObject
-  })
-  return { parent: first.parent, children }
+/** A Deployment an earlier release made for the instance, its selector `matchLabels` (undefined: none). */
+function legacyDeployment(matchLabels: Record<string, string> | undefined): KubeObject {
+  const [deployment] = observedChildren([
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: NAME, labels: { [INSTANCE]: NAME } },
+      spec: { replicas: 1, ...(matchLabels === undefined ? {} : { selector: { matchLabels } }), template: { metadata: { labels: { [INSTANCE]: NAME } } } },
+    },
+  ])
+  return deployment as KubeObject
 }
 
-t.test('a Deployment made before the uid label keeps its selector; any other gets the uid', async (t) => {
+/** What selects the instance's pods in an answer: the Service's selector and the isolate policy's subject. */
+function selectors(children: readonly Json[]): Json[] {
+  const service = children.find((child) => child.kind === 'Service') as { spec: { selector: Json } }
+  const isolate = children.find((child) => child.kind === 'NetworkPolicy' && (child.metadata as Json).name === `${NAME}-isolate`) as { spec: { podSelector: { matchLabels: Json } } }
+  return [service.spec.selector, isolate.spec.podSelector.matchLabels]
+}
+
+t.test('pods of a Deployment made before the uid label stay selected by the instance label alone until it is gone', async (t) => {
   const rows: [string, Record<string, string> | undefined, Record<string, string>][] = [
-    ['instance label only: the old selector, kept (a selector cannot change)', { [INSTANCE]: NAME }, { [INSTANCE]: NAME }],
+    ['instance label only: its pods carry no uid, so the selectors must not ask for one', { [INSTANCE]: NAME }, { [INSTANCE]: NAME }],
     ['instance and uid labels', { [INSTANCE]: NAME, [UID_LABEL]: UID }, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
     ['another instance in the selector', { [INSTANCE]: 'someone-else' }, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
     ['no selector', undefined, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
     ['an empty selector', {}, { [INSTANCE]: NAME, [UID_LABEL]: UID }],
   ]
-  for (const [what, matchLabels, expected] of rows) {
-    const { parent, children } = observedWithSelector(matchLabels)
-    const deployment = deploymentOf(step(parent, { related: [webDefinition()], children, now: at(10) }).response.children)
-    const spec = deployment.spec as { selector: { matchLabels: Json }; template: { metadata: { labels: Json } } }
-    t.strictSame(spec.selector.matchLabels, expected, `${what}: the selector`)
-    t.match(spec.template.metadata.labels, expected, `${what}: the pod labels`)
-  }
   const first = prepared(challenge(), { related: [webDefinition()] })
-  t.strictSame((deploymentOf(first.response.children).spec as { selector: Json }).selector, { matchLabels: { [INSTANCE]: NAME, [UID_LABEL]: UID } }, 'a new instance (no Deployment observed): the uid in the selector')
-  const noSpec = observedChildren(first.response.children).map((child) => (child.kind === 'Deployment' ? ({ ...child, spec: undefined } as unknown as KubeObject) : child))
-  const answer = step(first.parent, { related: [webDefinition()], children: noSpec, now: at(10) })
-  t.strictSame((deploymentOf(answer.response.children).spec as { selector: Json }).selector, { matchLabels: { [INSTANCE]: NAME, [UID_LABEL]: UID } }, 'a Deployment without a spec')
+  const created = observedChildren(first.response.children)
+  for (const [what, matchLabels, expected] of rows) {
+    const answer = step(first.parent, { related: [webDefinition()], children: [...created, legacyDeployment(matchLabels)], now: at(10) })
+    t.strictSame(selectors(answer.response.children), [expected, expected], `${what}: the Service and the policies`)
+    t.notOk(answer.response.children.some((child) => child.kind === 'Deployment'), `${what}: the Deployment is not answered: Metacontroller deletes it`)
+  }
+  t.strictSame(selectors(first.response.children), [{ [INSTANCE]: NAME, [UID_LABEL]: UID }, { [INSTANCE]: NAME, [UID_LABEL]: UID }], 'a new instance: the uid in every selector')
+  const pod = first.response.children.find((child) => child.kind === 'Pod') as { metadata: { labels: Json } }
+  t.strictSame(pod.metadata.labels, { 'app.kubernetes.io/managed-by': 'challenge-hooks', [INSTANCE]: NAME, [UID_LABEL]: UID }, 'the Pod always carries the uid')
+  const noSpec = { ...legacyDeployment({ [INSTANCE]: NAME }), spec: undefined } as unknown as KubeObject
+  const answer = step(first.parent, { related: [webDefinition()], children: [...created, noSpec], now: at(10) })
+  t.strictSame(selectors(answer.response.children), [{ [INSTANCE]: NAME, [UID_LABEL]: UID }, { [INSTANCE]: NAME, [UID_LABEL]: UID }], 'a Deployment without a spec')
 })
 
 t.test('the conditions of each situation, word for word', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
   t.strictSame(conditionsOf(first.status), {
     Admitted: ['True', 'Admitted', "The instance holds a slot of its owner's budget."],
+    Scheduled: ['False', 'NotScheduled', 'The pod is not placed on a node yet.'],
+    ContainersStarted: ['False', 'NotStarted', 'No container of the pod runs yet.'],
     WorkloadReady: ['False', 'Starting', 'The instance is starting.'],
     EndpointReady: ['False', 'NoEndpoint', 'Traffic cannot reach the instance yet.'],
     Ready: ['False', 'Starting', 'The instance is starting.'],
@@ -65,6 +74,8 @@ t.test('the conditions of each situation, word for word', async (t) => {
   const stopped = step(challenge({ spec: { desiredState: 'Stopped' } }), { related: [webDefinition()] })
   t.strictSame(conditionsOf(stopped.status), {
     Admitted: ['False', 'Stopped', 'The instance was stopped.'],
+    Scheduled: ['False', 'NoWorkload', 'The instance has no workload.'],
+    ContainersStarted: ['False', 'NoWorkload', 'The instance has no workload.'],
     WorkloadReady: ['False', 'NoWorkload', 'The instance has no workload.'],
     EndpointReady: ['False', 'NoEndpoint', 'Traffic cannot reach the instance yet.'],
     Ready: ['False', 'Stopped', 'The instance was stopped.'],
@@ -80,19 +91,17 @@ t.test('the conditions of each situation, word for word', async (t) => {
   t.strictSame(conditionsOf(expired.status).Expired, ['True', 'Expired', 'The instance reached the end of its lifetime.'], 'the end of the lifetime')
 })
 
-t.test('flagSecretRef names the flag Secret only while one is in the answer', async (t) => {
+t.test('flagSecretRef names the flag Secret only while Running (its own Secret is then observed, and in the answer)', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
-  t.strictSame(first.status.flagSecretRef, { name: `${NAME}-flag` }, 'rendered')
-  // Stopped while a pod is still terminating: the policies stay; the Secret has already gone.
+  t.notOk('flagSecretRef' in first.status, 'Pending: not yet')
+  const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), now: at(10) })
+  t.strictSame(running.status.flagSecretRef, { name: `${NAME}-flag` }, 'Running')
+  // Stopped while its pod is still terminating: the policies stay; the Secret has already gone.
   const observed = observedChildren(first.response.children).filter((child) => child.kind === 'NetworkPolicy')
   const dying = { ...pod(NAME, 0, { phase: 'Running' }), metadata: { ...pod(NAME, 0, {}).metadata, deletionTimestamp: '2026-11-22T12:00:05Z' } } as KubeObject
-  const stopping = step({ ...first.parent, spec: { ...first.parent.spec, desiredState: 'Stopped' } }, { related: [webDefinition(), dying], children: observed, now: at(10) })
-  t.same(stopping.response.children.map((child) => child.kind), ['NetworkPolicy', 'NetworkPolicy'], 'only the policies are kept')
-  t.notOk('flagSecretRef' in stopping.status, 'no Secret in the answer: no reference')
-  const foreign = { ...observedChildren(first.response.children).find((child) => child.kind === 'Secret'), metadata: { name: 'not-the-flag', namespace: 'challenges' } } as KubeObject
-  const withForeign = step({ ...first.parent, spec: { ...first.parent.spec, desiredState: 'Stopped' } }, { related: [webDefinition(), dying], children: [...observed, foreign], now: at(10) })
-  t.ok(withForeign.response.children.some((child) => child.metadata.name === 'not-the-flag'), 'a Secret of another name kept by the teardown')
-  t.notOk('flagSecretRef' in withForeign.status, 'is not the flag')
+  const stopping = step({ ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }, { related: [webDefinition()], children: [...observed, dying], now: at(20) })
+  t.strictSame(stopping.response.children.map((child) => child.kind), ['NetworkPolicy', 'NetworkPolicy'], 'only the policies are kept')
+  t.notOk('flagSecretRef' in stopping.status, 'no reference once it is not Running')
 })
 
 t.test('a finalizing call sent to /sync is a teardown, with or without a deletionTimestamp', async (t) => {
@@ -116,7 +125,8 @@ t.test('the flag Secret and the environment, as rendered', async (t) => {
   const secret = first.response.children.find((child) => child.kind === 'Secret') as Json
   t.equal(secret.type, 'Opaque')
   t.strictSame(Object.keys(secret.data as Json), ['flag'])
-  const env = ((deploymentOf(first.response.children).spec as { template: { spec: { containers: { env: Json[] }[] } } }).template.spec.containers[0] as { env: Json[] }).env
+  const podChild = first.response.children.find((child) => child.kind === 'Pod') as unknown as { spec: { containers: { env: Json[] }[] } }
+  const env = (podChild.spec.containers[0] as { env: Json[] }).env
   t.strictSame(env.map((variable) => variable.name), ['MODE', 'ALPHA', 'ZED', 'FLAG'], "the definition's own, then the parameters in name order (a parameter replaces a variable of its name), then the flag")
   t.equal(env.find((variable) => variable.name === 'ZED')?.value, 'z')
 })

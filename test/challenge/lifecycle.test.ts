@@ -42,7 +42,7 @@ t.test('a run that times out while its workload is ready: no workload is reporte
   const timedOut = step(first.parent, { related, children: noIngress, now: at(301) })
   t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })
   t.match(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
-  t.same(timedOut.response.children.map((child) => child.kind).sort(), ['Deployment', 'NetworkPolicy', 'NetworkPolicy', 'Secret'], 'the teardown begins: the Service goes first')
+  t.same(timedOut.response.children.map((child) => child.kind).sort(), ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'], 'the teardown begins: the Service goes first')
 })
 
 t.test('an Error is not woken at a deadline', async (t) => {

@@ -58,8 +58,8 @@ t.test('a foreign Secret under the flag Secret\'s name: no pod ever mounts it, t
   // Metacontroller created everything but the Secret, whose name was taken: what it observes is someone else's.
   const observed = observedChildren(first.response.children).map((each) => (each.kind === 'Secret' ? foreign(each) : each))
   const second = step(first.parent, { related, children: observed, now: at(5) })
-  t.notOk(kinds(second.response).includes(`Deployment/${NAME}`), 'no Deployment: its pod would mount the foreign Secret')
-  t.match(second.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting: its flag and network policies are being set up.' })
+  t.notOk(kinds(second.response).includes(`Pod/${NAME}`), 'no Pod: it would mount the foreign Secret')
+  t.match(second.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.' })
   t.notOk('flagSecretRef' in second.status, 'the foreign Secret is not named as the flag Secret')
   // Even with a ready workload and an address in the world, the instance is never Running on a foreign flag.
   const complete = prepared(challenge(), { related })
@@ -68,7 +68,7 @@ t.test('a foreign Secret under the flag Secret\'s name: no pod ever mounts it, t
   t.match(notRunning.status, { phase: 'Pending', reason: 'Starting' })
   t.notOk('endpoint' in notRunning.status)
   t.match(conditionOf(notRunning.status, 'WorkloadReady'), { status: 'False' })
-  t.notOk(kinds(notRunning.response).includes(`Deployment/${NAME}`), 'the Deployment is withdrawn')
+  t.notOk(kinds(notRunning.response).includes(`Pod/${NAME}`), 'the Pod is withdrawn')
   const timedOut = step(notRunning.parent, { related, children: ready, now: at(300) })
   t.match(timedOut.status, {
     phase: 'Error',
@@ -83,7 +83,7 @@ t.test('a NetworkPolicy the API server refused (never observed): no pod, never R
   const answer = step(complete.parent, { related, children: withoutIsolation, now: at(10) })
   t.match(answer.status, { phase: 'Pending', reason: 'Starting' }, 'ready pod, Service and Ingress, but not isolated: not Running')
   t.notOk('endpoint' in answer.status)
-  t.notOk(kinds(answer.response).includes(`Deployment/${NAME}`), 'the pod is not kept running unisolated')
+  t.notOk(kinds(answer.response).includes(`Pod/${NAME}`), 'the pod is not kept running unisolated')
   t.ok(kinds(answer.response).includes(`NetworkPolicy/${NAME}-isolate`), 'the policy is still asked for')
   const timedOut = step(answer.parent, { related, children: withoutIsolation, now: at(300) })
   t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: new RegExp(`Its NetworkPolicy ${NAME}-isolate never appeared as its own`) })

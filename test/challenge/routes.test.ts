@@ -6,7 +6,8 @@ import t from 'tap'
 import { exposePolicy, renderChildren, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
-import { instanceHost, route, routeGroup, routeKind, routeProblem, routingProblem, ROUTE_KINDS } from '../../src/challenge/routes.js'
+import { routeVerdict } from '../../src/challenge/route-status.js'
+import { instanceHost, route, routeGroup, routeKind, routingProblem, ROUTE_KINDS } from '../../src/challenge/routes.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import type { KubeObject } from '../../src/protocol.js'
 import { validateChildren } from '../helpers/validate.js'
@@ -32,7 +33,7 @@ function input(type: string, env: Record<string, string> = {}): RenderInput {
     instanceId: ID,
     run: 0,
     config: config(env),
-    withDeployment: true,
+    withPod: true,
   }
 }
 
@@ -105,10 +106,10 @@ t.test('HTTP: an Ingress by default, an HTTPRoute with GatewayAPI, an IngressRou
 
 t.test('every exposure: its children, a ClusterIP Service for routed ones, no route otherwise', async (t) => {
   const cases: [string, Record<string, string>, string[]][] = [
-    ['TLS', {}, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'TLSRoute']],
-    ['TLS', { TLS_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'IngressRouteTCP']],
-    ['HTTP', { HTTP_ROUTING: 'GatewayAPI' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'HTTPRoute']],
-    ['NodePort', { HTTP_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service']],
+    ['TLS', {}, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'TLSRoute']],
+    ['TLS', { TLS_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'IngressRouteTCP']],
+    ['HTTP', { HTTP_ROUTING: 'GatewayAPI' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'HTTPRoute']],
+    ['NodePort', { HTTP_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service']],
   ]
   for (const [type, env, kinds] of cases) {
     const children = renderChildren(input(type, env))
@@ -202,6 +203,23 @@ function tlsRoute(parents: Json[] | undefined, generation: number | null = 2): K
     ...(parents === undefined ? {} : { status: { parents } }),
   }
 }
+
+/** The Gateway's verdict as a problem, or undefined when it accepted the route. */
+const routeProblem = (object: KubeObject, kind: 'HTTPRoute' | 'TLSRoute', cfg: Config) => routeVerdict(object, kind, cfg).problem
+
+t.test('routeVerdict: accepted since the later of Accepted and ResolvedRefs; the earliest of two accepting controllers', async (t) => {
+  const at = (type: string, time: string) => ({ type, status: 'True', reason: type, lastTransitionTime: time, observedGeneration: 2 })
+  const listener = config({ GATEWAY_TLS_LISTENER: 'tls' })
+  const one = tlsRoute([{ parentRef: PARENT, conditions: [at('Accepted', '2026-11-22T12:00:05Z'), at('ResolvedRefs', '2026-11-22T12:00:03Z')] }])
+  t.strictSame(routeVerdict(one, 'TLSRoute', listener), { acceptedSince: Date.parse('2026-11-22T12:00:05Z') })
+  const two = tlsRoute([
+    { parentRef: PARENT, conditions: [at('Accepted', '2026-11-22T12:00:09Z'), at('ResolvedRefs', '2026-11-22T12:00:09Z')] },
+    { parentRef: PARENT, conditions: [at('Accepted', '2026-11-22T12:00:04Z'), at('ResolvedRefs', '2026-11-22T12:00:02Z')] },
+  ])
+  t.strictSame(routeVerdict(two, 'TLSRoute', listener), { acceptedSince: Date.parse('2026-11-22T12:00:04Z') }, 'the first to carry traffic counts')
+  const timeless = tlsRoute([{ parentRef: PARENT, conditions: [{ type: 'Accepted', status: 'True', observedGeneration: 2 }, { type: 'ResolvedRefs', status: 'True', observedGeneration: 2 }] }])
+  t.strictSame(routeVerdict(timeless, 'TLSRoute', listener), { acceptedSince: 0 }, 'conditions without times: accepted since ever')
+})
 
 t.test('routeProblem: only Accepted and ResolvedRefs True, from our Gateway and listener, for this generation', async (t) => {
   const listener = config({ GATEWAY_TLS_LISTENER: 'tls' })

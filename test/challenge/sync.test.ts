@@ -5,11 +5,13 @@ import { at, kinds, prepared, step, T0 } from '../helpers/drive.js'
 import { validateChildren } from '../helpers/validate.js'
 import {
   challenge,
+  conditionOf,
   netcatDefinition,
   observedChildren,
   readyWorld,
   syncRequest,
   waitingPod,
+  withPod,
   webDefinition,
   type Json,
 } from '../helpers/world.js'
@@ -19,19 +21,19 @@ const ALL_WEB_CHILDREN = [
   `Secret/${NAME}-flag`,
   `NetworkPolicy/${NAME}-isolate`,
   `NetworkPolicy/${NAME}-expose`,
-  `Deployment/${NAME}`,
+  `Pod/${NAME}`,
   `Service/${NAME}`,
   `Ingress/${NAME}`,
 ]
 
 t.test('new: admitted, Pending/Starting; the pod comes once its flag Secret and policies are its own', async (t) => {
   const { response, status, parent } = step(challenge(), { related: [webDefinition()] })
-  t.strictSame(kinds(response), ALL_WEB_CHILDREN.filter((child) => !child.startsWith('Deployment/')), 'no Deployment yet')
+  t.strictSame(kinds(response), ALL_WEB_CHILDREN.filter((child) => !child.startsWith('Pod/')), 'no Pod yet')
   validateChildren(response.children)
   t.match(status, {
     phase: 'Pending',
     reason: 'Starting',
-    message: 'The instance is starting: its flag and network policies are being set up.',
+    message: 'The instance is starting.',
     run: 0,
     admittedAt: '2026-11-22T12:00:00Z',
     renewalsSeen: 0,
@@ -45,9 +47,9 @@ t.test('new: admitted, Pending/Starting; the pod comes once its flag Secret and 
   t.strictSame(Object.keys(response).sort(), ['children', 'resyncAfterSeconds', 'status'])
 
   const next = step(parent, { related: [webDefinition()], children: observedChildren(response.children), now: at(1) })
-  t.strictSame(kinds(next.response), ALL_WEB_CHILDREN, 'every child, the Deployment included')
+  t.strictSame(kinds(next.response), ALL_WEB_CHILDREN, 'every child, the Pod included')
   validateChildren(next.response.children)
-  t.match(next.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.', flagSecretRef: { name: `${NAME}-flag` } })
+  t.strictSame(next.status, status, 'the same status: nothing is written between the two syncs')
 })
 
 t.test('starting: children observed but not ready stays Pending, status unchanged', async (t) => {
@@ -70,18 +72,27 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
     expiresAt: '2026-11-22T12:30:30Z',
     endpoint: { type: 'HTTP', host: `${id}.challenges.localhost`, port: 80, url: `http://${id}.challenges.localhost/`, connection: `http://${id}.challenges.localhost/` },
   })
-  t.match(running.status.conditions, [
-    { type: 'Admitted', status: 'True' },
-    { type: 'WorkloadReady', status: 'True' },
-    { type: 'EndpointReady', status: 'True' },
-    { type: 'Ready', status: 'True', lastTransitionTime: '2026-11-22T12:00:30Z' },
-    { type: 'Expired', status: 'False' },
-  ])
+  // Each step of the start, at the instant it happened: the admission (t=0), the kubelet's own times for the pod
+  // (readyWorld's, ten seconds before), the endpoint and Ready when the instance became Running (t=30).
+  t.strictSame(
+    (running.status.conditions as Json[]).map(({ type, status, lastTransitionTime }) => [type, status, lastTransitionTime]),
+    [
+      ['Admitted', 'True', '2026-11-22T12:00:00Z'],
+      ['Scheduled', 'True', '2026-11-22T11:59:48Z'],
+      ['ContainersStarted', 'True', '2026-11-22T11:59:49Z'],
+      ['WorkloadReady', 'True', '2026-11-22T11:59:50Z'],
+      ['EndpointReady', 'True', '2026-11-22T12:00:30Z'],
+      ['Ready', 'True', '2026-11-22T12:00:30Z'],
+      ['Expired', 'False', '2026-11-22T12:00:00Z'],
+    ],
+  )
   // The contract words of a running instance, one row per condition: a fixture regeneration cannot rename them.
   const words = (running.status.conditions as Json[]).map(({ type, reason, message }) => ({ type, reason, message }))
-  t.same(words, [
+  t.strictSame(words, [
     { type: 'Admitted', reason: 'Admitted', message: "The instance holds a slot of its owner's budget." },
-    { type: 'WorkloadReady', reason: 'DeploymentAvailable', message: 'The workload has a ready replica.' },
+    { type: 'Scheduled', reason: 'PodScheduled', message: 'The pod is placed on a node.' },
+    { type: 'ContainersStarted', reason: 'ContainersStarted', message: 'A container of the pod is running.' },
+    { type: 'WorkloadReady', reason: 'PodReady', message: 'The pod passes its readiness probes.' },
     { type: 'EndpointReady', reason: 'EndpointAllocated', message: `http://${id}.challenges.localhost/` },
     { type: 'Ready', reason: 'Ready', message: 'The instance is running until 2026-11-22T12:30:30Z.' },
     { type: 'Expired', reason: 'NotExpired', message: 'The instance has not reached its end.' },
@@ -111,7 +122,7 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
     'Secret/pwn-echo-u-alice-flag',
     'NetworkPolicy/pwn-echo-u-alice-isolate',
     'NetworkPolicy/pwn-echo-u-alice-expose',
-    'Deployment/pwn-echo-u-alice',
+    'Pod/pwn-echo-u-alice',
     'Service/pwn-echo-u-alice',
   ])
   const unallocated = readyWorld(first.response.children).map((child) =>
@@ -161,18 +172,18 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
 t.test('a workload of another run or still rolling out is not ready', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
   const oldRun = readyWorld(first.response.children).map((child) => {
-    if (child.kind !== 'Deployment') return child
+    if (child.kind !== 'Pod') return child
     const copy = structuredClone(child)
-    ;(copy.spec as { template: { metadata: { annotations: Json } } }).template.metadata.annotations['challenge-hooks.dev/run'] = '7'
+    ;(copy.metadata.annotations as Json)['challenge-hooks.dev/run'] = '7'
     return copy
   })
   t.match(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, { phase: 'Pending', reason: 'Starting' })
-  const rolling = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Deployment' ? { ...child, metadata: { ...child.metadata, generation: 2 } } : child,
+  const notReady = readyWorld(first.response.children).map((child) =>
+    child.kind === 'Pod' ? { ...child, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T12:00:00Z' }] } } : child,
   )
-  t.match(step(first.parent, { related: [webDefinition()], children: rolling, now: at(5) }).status, { phase: 'Pending' })
+  t.match(step(first.parent, { related: [webDefinition()], children: notReady, now: at(5) }).status, { phase: 'Pending' })
   const deleting = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Deployment' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+    child.kind === 'Pod' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
   )
   t.match(step(first.parent, { related: [webDefinition()], children: deleting, now: at(5) }).status, { phase: 'Pending' })
   const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
@@ -192,12 +203,13 @@ t.test('a workload of another run or still rolling out is not ready', async (t) 
 
 t.test('image pull failing: Pending inside the startup window, then Error/StartupTimeout', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
-  const children = observedChildren(first.response.children)
-  const related = [webDefinition(), waitingPod(NAME, 0, 'ImagePullBackOff')]
+  const created = observedChildren(first.response.children)
+  const related = [webDefinition()]
+  const children = withPod(created, waitingPod(NAME, 0, 'ImagePullBackOff'))
   const pulling = step(first.parent, { related, children, now: at(60) })
   t.match(pulling.status, { phase: 'Pending', reason: 'ImagePullBackOff', message: /cannot be pulled yet/ })
   t.equal(pulling.response.children.length, 6, 'keeps trying')
-  const errImagePull = step(first.parent, { related: [webDefinition(), waitingPod(NAME, 0, 'ErrImagePull')], children, now: at(60) })
+  const errImagePull = step(first.parent, { related, children: withPod(created, waitingPod(NAME, 0, 'ErrImagePull')), now: at(60) })
   t.match(errImagePull.status, { reason: 'ImagePullBackOff' })
 
   const timedOut = step(pulling.parent, { related, children, now: at(300) })
@@ -208,8 +220,9 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
     finishedAt: '2026-11-22T12:05:00Z',
   })
   t.notOk('resyncAfterSeconds' in timedOut.response)
-  t.same(kinds(timedOut.response), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
-  t.same(timedOut.status.flagSecretRef, { name: `${NAME}-flag` }, 'the flag Secret stays until the pods are gone')
+  t.same(kinds(timedOut.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
+  t.ok(kinds(timedOut.response).includes(`Secret/${NAME}-flag`), 'the flag Secret stays until the pod is gone')
+  t.notOk('flagSecretRef' in timedOut.status, 'no reference: the instance is not Running')
 
   // The error is sticky for the run: even with the pods gone and the world healthy, it does not restart.
   const later = step(timedOut.parent, { related: [webDefinition()], children: [], now: at(400) })
@@ -235,34 +248,31 @@ t.test('pod failures that end the run', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
   for (const [waiting, restarts, reason, message] of cases) {
     const failed = step(first.parent, {
-      related: [webDefinition(), waitingPod(NAME, 0, waiting, restarts)],
-      children: observedChildren(first.response.children),
+      related: [webDefinition()],
+      children: withPod(observedChildren(first.response.children), waitingPod(NAME, 0, waiting, restarts)),
       now: at(40),
     })
     t.match(failed.status, { phase: 'Error', reason, message, finishedAt: '2026-11-22T12:00:40Z' }, waiting)
     t.notOk(failed.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'), `${waiting}: traffic path removed`)
   }
   const fewCrashes = step(first.parent, {
-    related: [webDefinition(), waitingPod(NAME, 0, 'CrashLoopBackOff', 1)],
-    children: observedChildren(first.response.children),
+    related: [webDefinition()],
+    children: withPod(observedChildren(first.response.children), waitingPod(NAME, 0, 'CrashLoopBackOff', 1)),
     now: at(40),
   })
   t.match(fewCrashes.status, { phase: 'Pending', reason: 'Starting' }, 'a container that crashed once may still come up')
   const otherRun = step(first.parent, {
-    related: [webDefinition(), waitingPod(NAME, 5, 'InvalidImageName')],
-    children: observedChildren(first.response.children),
+    related: [webDefinition()],
+    children: withPod(observedChildren(first.response.children), waitingPod(NAME, 5, 'InvalidImageName')),
     now: at(40),
   })
   t.match(otherRun.status, { phase: 'Pending' }, 'pods of another run do not count')
   const initFailure = step(first.parent, {
-    related: [
-      webDefinition(),
-      {
-        ...waitingPod(NAME, 0, 'x'),
-        status: { initContainerStatuses: [{ name: 'setup', state: { waiting: { reason: 'InvalidImageName' } } }] },
-      },
-    ],
-    children: observedChildren(first.response.children),
+    related: [webDefinition()],
+    children: withPod(observedChildren(first.response.children), {
+      ...waitingPod(NAME, 0, 'x'),
+      status: { initContainerStatuses: [{ name: 'setup', state: { waiting: { reason: 'InvalidImageName' } } }] },
+    }),
     now: at(40),
   })
   t.match(initFailure.status, { reason: 'InvalidImage', message: /container setup/ })
@@ -272,11 +282,11 @@ t.test('unschedulable stays Pending with its reason', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
   const pod = waitingPod(NAME, 0, 'x')
   pod.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
-  const result = step(first.parent, { related: [webDefinition(), pod], children: observedChildren(first.response.children), now: at(10) })
+  const result = step(first.parent, { related: [webDefinition()], children: withPod(observedChildren(first.response.children), pod), now: at(10) })
   t.match(result.status, { phase: 'Pending', reason: 'Unschedulable', message: /no room/ })
-  const pulling = waitingPod(NAME, 0, 'ImagePullBackOff', 0)
-  const both = step(first.parent, { related: [webDefinition(), pod, pulling], children: observedChildren(first.response.children), now: at(10) })
-  t.match(both.status, { reason: 'ImagePullBackOff' }, 'an image pull problem is named before scheduling')
+  const both = { ...pod, status: { ...(pod.status as Json), containerStatuses: [{ name: 'web', state: { waiting: { reason: 'ImagePullBackOff' } } }] } }
+  const answer = step(first.parent, { related: [webDefinition()], children: withPod(observedChildren(first.response.children), both), now: at(10) })
+  t.match(answer.status, { reason: 'ImagePullBackOff' }, 'an image pull problem is named before scheduling')
 })
 
 t.test('definition missing or invalid, owner labels wrong: Error with the reason, no children', async (t) => {
@@ -323,17 +333,22 @@ t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
   t.notOk('expiresAt' in expired.status)
   t.notOk('endpoint' in expired.status)
   t.notOk(expired.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'))
-  t.match(expired.status.conditions, [
-    { type: 'Admitted', status: 'False' },
-    { type: 'WorkloadReady', status: 'False', reason: 'NoWorkload' },
-    { type: 'EndpointReady', status: 'False' },
-    { type: 'Ready', status: 'False', reason: 'Expired' },
-    { type: 'Expired', status: 'True', reason: 'Expired', lastTransitionTime: '2026-11-22T12:30:00Z' },
-  ])
+  t.strictSame(
+    (expired.status.conditions as Json[]).map(({ type, status, reason }) => [type, status, reason]),
+    [
+      ['Admitted', 'False', 'Expired'],
+      ['Scheduled', 'False', 'NoWorkload'],
+      ['ContainersStarted', 'False', 'NoWorkload'],
+      ['WorkloadReady', 'False', 'NoWorkload'],
+      ['EndpointReady', 'False', 'NoEndpoint'],
+      ['Ready', 'False', 'Expired'],
+      ['Expired', 'True', 'Expired'],
+    ],
+  )
+  t.equal(conditionOf(expired.status, 'Expired')?.lastTransitionTime, '2026-11-22T12:30:00Z')
+  t.notOk('flagSecretRef' in expired.status, 'no reference once it is not Running')
   const stays = step(expired.parent, { related: [webDefinition()], children: [], now: at(4000) })
-  const { flagSecretRef, ...withoutSecret } = expired.status
-  t.same(flagSecretRef, { name: `${NAME}-flag` }, 'kept while teardown waits for the pods')
-  t.same(stays.status, withoutSecret, 'Deleted is final for the run; the flag Secret is gone once nothing is left')
+  t.strictSame(stays.status, expired.status, 'Deleted is final for the run')
 })
 
 t.test('deterministic: the same request gives the same bytes; v1 and v2 keys give the same answer', async (t) => {
@@ -406,29 +421,28 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   const result = step(challenge(), { related: [webDefinition(), noSpec as never, noCreation], config: { ownerBudget: 1 } })
   t.match(result.status, { reason: 'Starting' }, 'a sibling without times queues behind')
   // A pod still creating its container is just starting; a condition without a reason is read as empty.
-  const first = prepared(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), {
-    related: [webDefinition(), waitingPod(NAME, 0, 'ContainerCreating')],
-  })
-  t.match(first.status, { phase: 'Pending', reason: 'Starting' })
-  t.match(first.status.conditions, [{}, {}, {}, { type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }])
-  // A restart in a spec without renewals; a pod without the run annotation; a Deployment without generation;
+  const withStatus = prepared(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), { related: [webDefinition()] })
+  const creating = step(withStatus.parent, { related: [webDefinition()], children: withPod(observedChildren(withStatus.response.children), waitingPod(NAME, 0, 'ContainerCreating')) })
+  t.match(creating.status, { phase: 'Pending', reason: 'Starting' })
+  t.match(conditionOf(creating.status, 'Ready'), { status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' })
+  // A restart in a spec without renewals; a pod without the run annotation; a Pod without generation;
   // a container status without a name.
   const restarted = challenge()
   restarted.spec = { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' }, restarts: 1 }
   t.match(step(restarted, { related: [webDefinition()] }).status, { run: 1, renewalsSeen: 0 })
+  const desired = prepared(challenge(), { related: [webDefinition()] }).response.children
   const unannotated = waitingPod(NAME, 0, 'InvalidImageName')
   delete unannotated.metadata.annotations
-  t.match(step(challenge(), { related: [webDefinition(), unannotated] }).status, { reason: 'Starting' }, 'not of this run')
-  const desired = prepared(challenge(), { related: [webDefinition()] }).response.children
+  t.match(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), unannotated) }).status, { reason: 'Starting' }, 'not of this run')
   const generationless = readyWorld(desired).map((child) => {
-    if (child.kind !== 'Deployment') return child
+    if (child.kind !== 'Pod') return child
     const { generation: _generation, ...metadata } = child.metadata
     return { ...child, metadata }
   })
   t.match(step(challenge(), { related: [webDefinition()], children: generationless }).status, { phase: 'Running' })
   const nameless = waitingPod(NAME, 0, 'InvalidImageName')
   nameless.status = { containerStatuses: [{ state: { waiting: { reason: 'InvalidImageName' } } }] }
-  t.match(step(challenge(), { related: [webDefinition(), nameless] }).status, { message: 'The image of container unknown is not a valid image name.' })
+  t.match(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), nameless) }).status, { message: 'The image of container unknown is not a valid image name.' })
   // A deadline that is no date (February 31st) makes the Challenge invalid, with a reason: never absent.
   t.match(step(challenge({ spec: { deadline: '2026-02-31T09:00:00Z' } }), { related: [webDefinition()] }).status, {
     phase: 'Error',

@@ -34,7 +34,7 @@ function withVerdict(children: KubeObject[], accepted: string, resolved = 'True'
 t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, then Running with ncat --ssl', async (t) => {
   const first = prepared(parent(), { related, config })
   t.same(kinds(first.response), [
-    `Secret/${NAME}-flag`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Deployment/${NAME}`, `Service/${NAME}`, `TLSRoute/${NAME}`,
+    `Secret/${NAME}-flag`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Pod/${NAME}`, `Service/${NAME}`, `TLSRoute/${NAME}`,
   ])
   const ready = readyWorld(first.response.children)
 
@@ -111,16 +111,16 @@ t.test('no Gateway for TLS, or no child rule for its route: Error / ConfigError,
   t.match(fixed.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:30Z' })
 })
 
-t.test('teardown: the route leaves with the Service, the Deployment once both are gone', async (t) => {
+t.test('teardown: the route leaves with the Service, the Pod once both are gone', async (t) => {
   const first = prepared(parent(), { related, config })
   const ready = withVerdict(readyWorld(first.response.children), 'True')
   const running = step(first.parent, { related, children: ready, config, now: at(10) })
   const stopped = { ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }
   const firstStep = step(stopped, { related, children: ready, config, now: at(20) })
-  t.same(kinds(firstStep.response), [`Deployment/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  t.same(kinds(firstStep.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   const routeLeft = ready.filter((child) => child.kind !== 'Service')
   const waiting = step(firstStep.parent, { related, children: routeLeft, config, now: at(21) })
-  t.ok(kinds(waiting.response).includes(`Deployment/${NAME}`), 'the workload stays while the route is still observed')
+  t.ok(kinds(waiting.response).includes(`Pod/${NAME}`), 'the workload stays while the route is still observed')
   const trafficGone = ready.filter((child) => child.kind !== 'Service' && child.kind !== 'TLSRoute')
-  t.notOk(kinds(step(firstStep.parent, { related, children: trafficGone, config, now: at(22) }).response).includes(`Deployment/${NAME}`), 'then it goes')
+  t.notOk(kinds(step(firstStep.parent, { related, children: trafficGone, config, now: at(22) }).response).includes(`Pod/${NAME}`), 'then it goes')
 })

@@ -1,89 +1,73 @@
 // What the observed children and pods say about a run (src/challenge/workload.ts), one row per situation: the
 // rules mutation testing (issue 14) found unchecked, each row a case where a changed rule gives another answer.
 import t from 'tap'
-import { Label, Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
+import { Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
-import { podLabels } from '../../src/challenge/names.js'
 import { indexObjects } from '../../src/challenge/observed.js'
-import { anyPodRemains, currentPods, observeEndpoint, podProblem, podRefusal, workloadReady } from '../../src/challenge/workload.js'
+import { observeEndpoint } from '../../src/challenge/endpoint.js'
+import { currentPod, podEnded, podInstants, podProblem, readySince } from '../../src/challenge/workload.js'
 import { loadConfig } from '../../src/config.js'
 import type { KubeObject } from '../../src/protocol.js'
-import { child, NAMESPACE, names, object, OWNED_BY_UID, UID } from './objects.js'
+import { child, NAMESPACE, names, object, OWNED_BY_UID } from './objects.js'
 
-const labels = podLabels(names)
-
-function pods(...list: KubeObject[]) {
-  return indexObjects({ 'Pod.v1': Object.fromEntries(list.map((pod) => [pod.metadata.name, pod])) }, NAMESPACE)
-}
-
-function pod(name: string, metadata: Record<string, unknown>, status: Record<string, unknown> = {}): KubeObject {
-  return object('Pod', name, { metadata: { name, namespace: NAMESPACE, ...metadata }, status })
-}
-
-function deployment(status: Record<string, unknown>, run = '1', generation = 2): KubeObject {
-  return object('Deployment', names.base, {
-    apiVersion: 'apps/v1',
-    metadata: { name: names.base, namespace: NAMESPACE, generation, ownerReferences: OWNED_BY_UID },
-    spec: { template: { metadata: { annotations: { [RUN_ANNOTATION]: run } } } },
+/** The instance's Pod as Metacontroller made it (owned by UID), of run `run`, with `status` and `metadata`. */
+function ownPod(status: Record<string, unknown>, run: unknown = '1', metadata: Record<string, unknown> = {}): KubeObject {
+  return child('Pod', names.base, {
+    metadata: { name: names.base, namespace: NAMESPACE, ownerReferences: OWNED_BY_UID, annotations: { [RUN_ANNOTATION]: run }, ...metadata },
     status,
   })
 }
 
-const withDeployment = (d: KubeObject) => indexObjects({ 'Deployment.apps/v1': { [d.metadata.name]: d } }, NAMESPACE)
+const withPod = (p: KubeObject) => indexObjects({ 'Pod.v1': { [p.metadata.name]: p } }, NAMESPACE)
+const READY = { type: 'Ready', status: 'True', lastTransitionTime: '2026-11-22T12:00:07Z' }
 
-t.test('workloadReady: rolled out to this generation with an available replica, counted as numbers', async (t) => {
+t.test('currentPod: the own Pod of this run, not on its way out', async (t) => {
   const rows: [string, KubeObject, boolean][] = [
-    ['available at the generation', deployment({ observedGeneration: 2, availableReplicas: 1 }), true],
-    ['no status yet', deployment({}), false],
-    ['not rolled out to this generation', deployment({ observedGeneration: 1, availableReplicas: 1 }), false],
-    ['no replica available', deployment({ observedGeneration: 2, availableReplicas: 0 }), false],
-    ['a count that is not a number counts as none', deployment({ observedGeneration: 2, availableReplicas: '1' }), false],
-    ['another run', deployment({ observedGeneration: 2, availableReplicas: 1 }, '0'), false],
-    ['a run annotation that is not a string is no run', deployment({ observedGeneration: 2, availableReplicas: 1 }, 1 as unknown as string), false],
+    ['ours, this run', ownPod({}), true],
+    ['another run', ownPod({}, '0'), false],
+    ['a run annotation that is not a string is no run', ownPod({}, 1), false],
+    ['no run annotation', ownPod({}, '1', { annotations: {} }), false],
+    ['terminating', ownPod({}, '1', { deletionTimestamp: '2099-01-01T00:00:00Z' }), false],
+    ["someone else's pod of that name", object('Pod', names.base, { metadata: { name: names.base, namespace: NAMESPACE, annotations: { [RUN_ANNOTATION]: '1' } } }), false],
   ]
-  for (const [what, d, ready] of rows) t.equal(workloadReady(withDeployment(d), names, 1), ready, what)
-  t.equal(workloadReady(withDeployment({ ...deployment({}), status: 'broken' } as unknown as KubeObject), names, 1), false, 'a status that is not an object')
-  t.equal(workloadReady(withDeployment({ ...deployment({}), status: null } as unknown as KubeObject), names, 1), false, 'a null status')
+  for (const [what, p, found] of rows) t.equal(currentPod(withPod(p), names, 1) === undefined, !found, what)
+  t.equal(currentPod(withPod(ownPod({})), { ...names, base: 'other' }, 1), undefined, 'another name')
 })
 
-t.test('currentPods: every pod label, this run, not terminating', async (t) => {
-  const run = { annotations: { [RUN_ANNOTATION]: '3' } }
-  const found = currentPods(
-    pods(
-      pod('ours', { labels, ...run }),
-      pod('other-uid', { labels: { ...labels, [Label.uid]: 'someone-else' }, ...run }),
-      pod('instance-label-only', { labels: { [Label.instance]: names.base }, ...run }),
-      pod('no-labels', { ...run }),
-      pod('previous-run', { labels, annotations: { [RUN_ANNOTATION]: '2' } }),
-      pod('no-run', { labels }),
-      pod('terminating', { labels, ...run, deletionTimestamp: '2099-01-01T00:00:00Z' }),
-    ),
-    labels,
-    3,
-  )
-  t.same(
-    found.map((p) => p.metadata.name),
-    ['ours'],
-  )
+t.test('readySince: the kubelet\'s Ready time while the pod is ready', async (t) => {
+  const rows: [string, KubeObject | undefined, number | undefined][] = [
+    ['ready since 12:00:07', ownPod({ conditions: [READY] }), Date.parse('2026-11-22T12:00:07Z')],
+    ['ready, no time recorded: since ever', ownPod({ conditions: [{ type: 'Ready', status: 'True' }] }), 0],
+    ['not ready', ownPod({ conditions: [{ ...READY, status: 'False' }] }), undefined],
+    ['ContainersReady only', ownPod({ conditions: [{ ...READY, type: 'ContainersReady' }] }), undefined],
+    ['no status', ownPod({}), undefined],
+    ['conditions that are not a list', ownPod({ conditions: 'Ready' }), undefined],
+    ['no pod', undefined, undefined],
+  ]
+  for (const [what, p, since] of rows) t.equal(readySince(p), since, what)
 })
 
-t.test('anyPodRemains: a pod of this instance of any run, with this uid or none; never another instance', async (t) => {
-  const rows: [string, Record<string, unknown>, boolean][] = [
-    ['this uid', { labels: { [Label.instance]: names.base, [Label.uid]: UID } }, true],
-    ['no uid label (made before it existed)', { labels: { [Label.instance]: names.base } }, true],
-    ['terminating, of an old run', { labels: { [Label.instance]: names.base, [Label.uid]: UID }, deletionTimestamp: '2099-01-01T00:00:00Z' }, true],
-    ['a predecessor of the same name (another uid)', { labels: { [Label.instance]: names.base, [Label.uid]: 'predecessor' } }, false],
-    ['another instance, no uid label', { labels: { [Label.instance]: 'web-login-u-bob' } }, false],
-    ['another instance, this uid', { labels: { [Label.instance]: 'web-login-u-bob', [Label.uid]: UID } }, false],
-    ['no labels at all', {}, false],
-  ]
-  for (const [what, metadata, remains] of rows) t.equal(anyPodRemains(pods(pod('p', metadata)), names), remains, what)
-  t.equal(anyPodRemains(pods(), names), false, 'no pod')
+t.test('podInstants: when the kubelet scheduled the pod and started its first container', async (t) => {
+  const started = (time: string, name: string) => ({ name, state: { running: { startedAt: time } } })
+  const p = ownPod({
+    conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-11-22T12:00:01Z' }],
+    containerStatuses: [started('2026-11-22T12:00:04Z', 'a'), started('2026-11-22T12:00:03Z', 'b'), { name: 'c', state: { waiting: { reason: 'ContainerCreating' } } }],
+  })
+  t.strictSame(podInstants(p), { scheduled: Date.parse('2026-11-22T12:00:01Z'), started: Date.parse('2026-11-22T12:00:03Z') }, 'the earliest container start')
+  t.strictSame(podInstants(ownPod({ conditions: [{ type: 'PodScheduled', status: 'False' }] })), { scheduled: undefined, started: undefined })
+  t.strictSame(podInstants(undefined), { scheduled: undefined, started: undefined })
+})
+
+t.test('podEnded: Failed and Succeeded pods never run again by themselves', async (t) => {
+  for (const [phase, ended] of [['Failed', true], ['Succeeded', true], ['Running', false], ['Pending', false], [undefined, false]] as const) {
+    t.equal(podEnded(ownPod(phase === undefined ? {} : { phase })), ended, String(phase))
+  }
+  t.equal(podEnded(undefined), false, 'no pod')
 })
 
 t.test('podProblem: what a waiting container or an unschedulable pod says, and what it does not', async (t) => {
-  const waiting = (status: Record<string, unknown>) => pod('p', {}, { containerStatuses: [{ name: 'web', ...status }] })
-  const scheduled = (condition: Record<string, unknown>) => pod('p', {}, { conditions: [condition] })
+  const waiting = (status: Record<string, unknown>) => ownPod({ containerStatuses: [{ name: 'web', ...status }] })
+  const scheduled = (condition: Record<string, unknown>) => ownPod({ conditions: [condition] })
   const rows: [string, KubeObject, Reason | undefined][] = [
     ['a container with no state', waiting({}), undefined],
     ['a container whose state is null', waiting({ state: null }), undefined],
@@ -93,38 +77,30 @@ t.test('podProblem: what a waiting container or an unschedulable pod says, and w
     ['crash loop, 2 restarts', waiting({ restartCount: 2, state: { waiting: { reason: 'CrashLoopBackOff' } } }), undefined],
     ['crash loop, restarts not a number', waiting({ restartCount: '5', state: { waiting: { reason: 'CrashLoopBackOff' } } }), undefined],
     ['config error', waiting({ state: { waiting: { reason: 'CreateContainerConfigError' } } }), Reason.ConfigError],
-    ['init container with an invalid image', pod('p', {}, { initContainerStatuses: [{ name: 'init', state: { waiting: { reason: 'InvalidImageName' } } }] }), Reason.InvalidImage],
-    ['statuses that are not a list', pod('p', {}, { containerStatuses: { name: 'web' }, conditions: 'none' }), undefined],
+    ['init container with an invalid image', ownPod({ initContainerStatuses: [{ name: 'init', state: { waiting: { reason: 'InvalidImageName' } } }] }), Reason.InvalidImage],
+    ['statuses that are not a list', ownPod({ containerStatuses: { name: 'web' }, conditions: 'none' }), undefined],
     ['unschedulable', scheduled({ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }), Reason.Unschedulable],
     ['scheduled', scheduled({ type: 'PodScheduled', status: 'True', reason: 'Unschedulable' }), undefined],
     ['not scheduled for another reason', scheduled({ type: 'PodScheduled', status: 'False', reason: 'SchedulerError' }), undefined],
     ['another condition', scheduled({ type: 'Ready', status: 'False', reason: 'Unschedulable' }), undefined],
   ]
-  for (const [what, p, reason] of rows) t.equal(podProblem([p])?.reason, reason, what)
-  t.equal(podProblem([waiting({ state: { waiting: { reason: 'CreateContainerError' } } })])?.message, 'Container web cannot be created (CreateContainerError).')
-  t.equal(podProblem([pod('p', {}, { containerStatuses: [{ state: { waiting: { reason: 'ErrImagePull' } } }] })])?.message, 'The image of container unknown cannot be pulled yet; retrying.', 'a container with no name')
-})
-
-t.test('podRefusal: the ReplicaSet failure of this run, its message shown up to 300 characters', async (t) => {
-  const failing = (condition: Record<string, unknown>, run = '1') => withDeployment(deployment({ conditions: [condition] }, run))
-  const refusal = (condition: Record<string, unknown>) => podRefusal(failing(condition), names, 1)
-  t.equal(refusal({ type: 'ReplicaFailure', status: 'False', message: 'x' }), undefined, 'a failure that has passed')
-  t.equal(refusal({ type: 'Progressing', status: 'True', message: 'x' }), undefined, 'another condition')
-  t.equal(podRefusal(failing({ type: 'ReplicaFailure', status: 'True', message: 'x' }, '0'), names, 1), undefined, 'another run')
-  t.same(refusal({ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate' }), {
+  for (const [what, p, reason] of rows) t.equal(podProblem(p)?.reason, reason, what)
+  t.equal(podProblem(undefined), undefined, 'no pod')
+  t.equal(podProblem(waiting({ state: { waiting: { reason: 'CreateContainerError' } } }))?.message, 'Container web cannot be created (CreateContainerError).')
+  t.equal(podProblem(ownPod({ containerStatuses: [{ state: { waiting: { reason: 'ErrImagePull' } } }] }))?.message, 'The image of container unknown cannot be pulled yet; retrying.', 'a container with no name')
+  // What the kubelet says of an image that runs as root under runAsNonRoot, and of a container killed at its memory limit.
+  const root = waiting({ state: { waiting: { reason: 'CreateContainerConfigError', message: 'container has runAsNonRoot and image will run as root (pod: "x", container: web)' } } })
+  t.strictSame(podProblem(root), {
     fatal: true,
-    reason: Reason.PodRefused,
-    message: "Kubernetes refused the instance's pod: FailedCreate",
+    reason: Reason.ConfigError,
+    message: 'The image of container web runs as root, which the Restricted profile does not allow: use an image with a numeric non-root USER, set securityContext.runAsUser, or security.profile Baseline.',
   })
-  t.equal(refusal({ type: 'ReplicaFailure', status: 'True' })?.message, "Kubernetes refused the instance's pod: no reason given")
-  const exactly = 'p'.repeat(300)
-  t.equal(refusal({ type: 'ReplicaFailure', status: 'True', message: exactly })?.message, `Kubernetes refused the instance's pod: ${exactly}`, '300 characters: whole')
-  t.equal(refusal({ type: 'ReplicaFailure', status: 'True', message: `${exactly}q` })?.message, `Kubernetes refused the instance's pod: ${'p'.repeat(299)}…`, '301: cut')
-  t.same(refusal({ type: 'ReplicaFailure', status: 'True', message: 'pods "x" is forbidden: exceeded quota: compute' }), {
-    fatal: false,
-    reason: Reason.PodRefused,
-    message: `The namespace's quota is full; waiting for room (pods "x" is forbidden: exceeded quota: compute).`,
-  })
+  const named = waiting({ state: { waiting: { reason: 'CreateContainerConfigError', message: 'container has runAsNonRoot and image has non-numeric user (app), cannot verify user is non-root' } } })
+  t.equal(podProblem(named)?.message.startsWith('The image of container web runs as root'), true, 'a user name the kubelet cannot check')
+  const oom = waiting({ restartCount: 3, lastState: { terminated: { reason: 'OOMKilled', exitCode: 137 } }, state: { waiting: { reason: 'CrashLoopBackOff' } } })
+  t.strictSame(podProblem(oom), { fatal: true, reason: Reason.CrashLoopBackOff, message: 'Container web keeps running out of memory (killed at its memory limit).' })
+  const crashed = waiting({ restartCount: 3, lastState: { terminated: { reason: 'Error', exitCode: 1 } }, state: { waiting: { reason: 'CrashLoopBackOff' } } })
+  t.equal(podProblem(crashed)?.message, 'Container web keeps crashing.')
 })
 
 function definition(type: string, port = 1337): ResolvedDefinition {

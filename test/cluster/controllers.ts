@@ -43,7 +43,13 @@ export async function startStandIn(rest: Rest, hookUrl: string, token: string, c
   const stored = await rest.get<CompositeController>(COMPOSITE_CONTROLLER)
   const { spec } = stored
   // What Metacontroller's informers watch: the parent, every child type, and the related types of the customize rules.
-  const names = [spec.parentResource, ...(spec.childResources ?? []), { apiVersion: 'v1', resource: 'pods' }, { apiVersion: API, resource: 'challengedefinitions' }]
+  const names = [
+    spec.parentResource,
+    ...(spec.childResources ?? []),
+    { apiVersion: API, resource: 'challengedefinitions' },
+    { apiVersion: 'v1', resource: 'namespaces' },
+    { apiVersion: 'v1', resource: 'limitranges' },
+  ]
   const resources = names.map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
   const live = await LiveCluster.start(rest, [...new Map(resources.map((r) => [`${r.apiVersion}/${r.resource}`, r])).values()], clock)
   const sim = new Simulator(stored, live, httpTransport(hookUrl, { token }))

@@ -10,7 +10,7 @@ import { startSuite, type Json, type Scenario } from './harness.js'
 const suite = await startSuite(t)
 const challengeCrd = await suite.rest.get<Json>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/challenges.challenge-hooks.dev')
 const NAME = 'web-login-u-alice'
-const WEB = (p: string) => [`Deployment/${p}`, `Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`]
+const WEB = (p: string) => [`Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Pod/${p}`, `Secret/${p}-flag`, `Service/${p}`]
 
 const seconds = (time: unknown) => Date.parse(String(time)) / 1000
 const printable = (t: Test, s: Scenario) => assertPrintable(t, suite.kubectl, 'chal', s.ns, challengeCrd)
@@ -19,11 +19,12 @@ async function running(s: Scenario, name: string, run = 0): Promise<Json> {
   return s.until(name, (st) => st.phase === 'Running' && st.run === run, `Running (run ${run})`)
 }
 
+/** The uids of the instance's pods not being deleted. */
 async function podsOf(s: Scenario, name: string): Promise<string[]> {
   const pods = await s.list(`/api/v1/namespaces/${s.ns}/pods`)
   return pods
     .filter((pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === name && pod.metadata.deletionTimestamp === undefined)
-    .map((pod) => pod.metadata.name)
+    .map((pod) => String(pod.metadata.uid))
 }
 
 t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry, deletion', async (t) => {
@@ -84,7 +85,7 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before).map((entry) => entry.split('/')[0])
   const first = (kind: string) => order.indexOf(kind)
   const last = (kind: string) => order.lastIndexOf(kind)
-  t.ok(last('Ingress') < first('Deployment') && last('Service') < first('Deployment'), `the traffic path goes first (${order.join(', ')})`)
+  t.ok(last('Ingress') < first('Pod') && last('Service') < first('Pod'), `the traffic path goes first (${order.join(', ')})`)
   t.ok(last('Pod') < first('NetworkPolicy') && last('Pod') < first('Secret'), 'the policies and the flag go only once no pod is left')
   t.equal(order.at(-1), 'Challenge', 'the Challenge goes last, once its finalizer is removed')
   t.ok(suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'), 'Terminating / Deleting while the teardown runs')

@@ -3,17 +3,18 @@
 // object, so the hook never sees it as a child. A NetworkPolicy the API server refuses: never created at all. In
 // both the pod must never run (it would mount the foreign flag, or run unisolated), and the instance is never Running.
 import t from 'tap'
+import { eventually } from '../support/kube/eventually.js'
 import { startSuite, type Json, type Scenario } from './harness.js'
 
 const suite = await startSuite(t)
 const NAME = 'web-login-u-alice'
 
 async function settledWithout(s: Scenario, kind: string): Promise<void> {
-  // The controller has synced the instance a few times by now: its children other than the Deployment exist.
+  // The controller has synced the instance a few times by now: its children other than the Pod exist.
   await s.until(NAME, (status) => status.phase === 'Pending' && status.reason === 'Starting', 'Pending / Starting')
   await new Promise((resolve) => setTimeout(resolve, 3000))
   const children = await s.children(NAME)
-  t.notOk(children.includes(`Deployment/${NAME}`), `no Deployment while the ${kind} is not the instance's own (${children.join(', ')})`)
+  t.notOk(children.includes(`Pod/${NAME}`), `no Pod while the ${kind} is not the instance's own (${children.join(', ')})`)
   const pods = await s.list(`/api/v1/namespaces/${s.ns}/pods`)
   t.strictSame(pods.map((pod) => pod.metadata.name), [], 'no pod ever ran')
 }
@@ -28,7 +29,7 @@ t.test('a foreign Secret under the flag Secret\'s name: never mounted, never Run
   await s.create(s.challenge('web-login', 'alice'))
   await settledWithout(s, 'flag Secret')
   const status = await s.status(NAME)
-  t.equal(status.message, 'The instance is starting: its flag and network policies are being set up.')
+  t.equal(status.message, 'The instance is starting.')
   t.notOk('flagSecretRef' in status, 'the foreign Secret is not reported as the flag Secret')
   const secret = await suite.rest.get<Json>(`/api/v1/namespaces/${s.ns}/secrets/${NAME}-flag`)
   t.strictSame((secret.data as Json).flag, foreign, 'the foreign Secret is left as it was')
@@ -96,3 +97,41 @@ async function waitRefused(suite: { rest: { call(method: string, path: string, o
   }
   throw new Error('the test admission policy never took effect')
 }
+
+t.test("upgrade: a Deployment an earlier release made for the instance is deleted, and the instance keeps its pod", async (t) => {
+  const s = await suite.scenario(t, 'upgrade')
+  await s.create(s.definition('web-login'))
+  await s.create(s.challenge('web-login', 'alice'))
+  const running = await s.until(NAME, (status) => status.phase === 'Running', 'Running')
+  const challenge = await s.get(NAME)
+  const uid = String(challenge?.metadata.uid)
+  const podPath = `/api/v1/namespaces/${s.ns}/pods/${NAME}`
+  const pod = await suite.rest.get<Json>(podPath)
+  // What an earlier release's Metacontroller made: a Deployment controlled by the Challenge, in its selector.
+  const labels = { 'controller-uid': uid, 'challenge-hooks.dev/instance': `${NAME}-old` }
+  await suite.rest.call('POST', `/apis/apps/v1/namespaces/${s.ns}/deployments`, {
+    body: {
+      metadata: {
+        name: NAME,
+        labels,
+        ownerReferences: [{ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name: NAME, uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'web', image: 'registry.test/app:1' }] } },
+      },
+    },
+  })
+  const gone = await eventually(
+    'the old Deployment deleted',
+    async () => ((await s.children(NAME)).includes(`Deployment/${NAME}`) ? undefined : true),
+    async () => (await s.children(NAME)).join(', '),
+    { timeoutMs: 30_000, intervalMs: 200 },
+  ).catch(() => false)
+  t.ok(gone, 'Metacontroller deleted it (the hook no longer answers Deployments)')
+  const after = await suite.rest.get<Json>(podPath)
+  t.strictSame((after.metadata as Json).uid, (pod.metadata as Json).uid, 'the pod is the same one')
+  t.strictSame((await s.status(NAME)).startedAt, running.startedAt, 'and the instance is the same run, still Running')
+  t.equal((await s.status(NAME)).phase, 'Running')
+})

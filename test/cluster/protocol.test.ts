@@ -9,8 +9,8 @@ import { startSuite, type HookRequest, type Json } from './harness.js'
 const suite = await startSuite(t)
 const NAME = 'web-login-u-alice'
 const FINALIZER = 'metacontroller.io/compositecontroller-challenge-hooks'
-const CHILD_GROUPS = ['Deployment.apps/v1', 'Ingress.networking.k8s.io/v1', 'NetworkPolicy.networking.k8s.io/v1', 'Secret.v1', 'Service.v1']
-const RELATED_GROUPS = ['Challenge.challenge-hooks.dev/v1alpha1', 'ChallengeDefinition.challenge-hooks.dev/v1alpha1', 'Pod.v1', 'Secret.v1']
+const CHILD_GROUPS = ['Deployment.apps/v1', 'Ingress.networking.k8s.io/v1', 'NetworkPolicy.networking.k8s.io/v1', 'Pod.v1', 'Secret.v1', 'Service.v1']
+const RELATED_GROUPS = ['Challenge.challenge-hooks.dev/v1alpha1', 'ChallengeDefinition.challenge-hooks.dev/v1alpha1', 'Secret.v1']
 
 const parentOf = (request: HookRequest) => (request.body.parent ?? {}) as { metadata?: Json; status?: Json }
 
@@ -46,13 +46,14 @@ t.test(`what ${suite.controller} sends to the hooks`, async (t) => {
   t.equal(controller.spec.hooks.sync?.webhook.url, `${suite.hookUrl}/sync`, 'with the hooks it is configured with')
   t.ok(((parentOf(first).metadata?.finalizers ?? []) as string[]).includes(FINALIZER), "the parent already carries Metacontroller's finalizer")
   t.ok(Array.isArray(parentOf(first).metadata?.managedFields), 'the parent comes whole, managedFields included')
-  const running = syncs.findLast((request) => Object.keys((request.body.children as Record<string, Json>)['Deployment.apps/v1'] ?? {}).length > 0) as HookRequest
+  const running = syncs.findLast((request) => Object.keys((request.body.children as Record<string, Json>)['Pod.v1'] ?? {}).length > 0) as HookRequest
   const children = running.body.children as Record<string, Record<string, Json>>
-  t.same(Object.keys(children['Deployment.apps/v1'] ?? {}), [NAME], 'v1 hooks: children keyed by name')
-  const deployment = (children['Deployment.apps/v1'] ?? {})[NAME] as { metadata: { ownerReferences: Json[]; labels: Json; annotations: Json } }
-  t.match(deployment.metadata.ownerReferences, [{ kind: 'Challenge', name: NAME, controller: true, blockOwnerDeletion: true }], 'a controller reference with blockOwnerDeletion')
-  t.ok('controller-uid' in deployment.metadata.labels, 'generateSelector: the controller-uid label')
-  t.ok('metacontroller.k8s.io/last-applied-configuration' in deployment.metadata.annotations, 'the last-applied annotation of InPlace updates')
+  t.strictSame(Object.keys(children['Pod.v1'] ?? {}), [NAME], 'v1 hooks: children keyed by name')
+  const pod = (children['Pod.v1'] ?? {})[NAME] as { metadata: { ownerReferences: Json[]; labels: Json; annotations: Json }; status: Json }
+  t.match(pod.metadata.ownerReferences, [{ kind: 'Challenge', name: NAME, controller: true, blockOwnerDeletion: true }], 'a controller reference with blockOwnerDeletion')
+  t.ok('controller-uid' in pod.metadata.labels, 'generateSelector: the controller-uid label')
+  t.ok('metacontroller.k8s.io/last-applied-configuration' in pod.metadata.annotations, 'the last-applied annotation Metacontroller merges with (Recreate too)')
+  t.match(pod.status, { phase: 'Running', conditions: [{ type: String, status: String }] }, "the pod's status, as the kubelet wrote it")
   const related = running.body.related as Record<string, Record<string, Json>>
   t.same(Object.keys(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {}), ['web-login'], 'the definition, by name')
   t.ok(syncs.slice(1).some((request) => typeof request.headers['if-none-match'] === 'string'), 'ETag: later syncs send If-None-Match')

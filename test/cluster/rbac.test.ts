@@ -11,7 +11,7 @@ await install(env)
 /** verb, resource (`<resource>[.<group>][/<subresource>]`), namespace (undefined: every namespace), why */
 type Check = [string, string, string | undefined, string]
 
-const CHILDREN = ['secrets', 'services', 'deployments.apps', 'networkpolicies.networking.k8s.io', 'ingresses.networking.k8s.io']
+const CHILDREN = ['secrets', 'services', 'pods', 'networkpolicies.networking.k8s.io', 'ingresses.networking.k8s.io']
 
 // Children and related objects live in the Challenges' namespaces, whatever they are named; Metacontroller's
 // informers list and watch them in all namespaces. It writes children only where challenge-hooks-metacontroller-write
@@ -22,10 +22,12 @@ const ALLOWED: Check[] = [
     [verb, 'decoratorcontrollers.metacontroller.k8s.io', undefined, 'its own controllers'],
     [verb, 'controllerrevisions.metacontroller.k8s.io', undefined, 'its ControllerRevision informer'],
     [verb, 'customresourcedefinitions.apiextensions.k8s.io', undefined, "the parent's CRD (status subresource)"],
-    [verb, 'namespaces', undefined, 'namespace selectors of related rules'],
+    [verb, 'namespaces', undefined, "namespace selectors of related rules; related: the Challenge's namespace"],
+    [verb, 'limitranges', undefined, 'related: the LimitRanges beside the Challenge'],
     [verb, 'challenges.challenge-hooks.dev', undefined, 'the parents, and the owner budget (related)'],
     [verb, 'challengedefinitions.challenge-hooks.dev', undefined, 'related: the definition'],
-    [verb, 'pods', undefined, 'related: the instance pods'],
+    [verb, 'pods', undefined, 'children: the instance pods'],
+    [verb, 'deployments.apps', undefined, "children: an earlier release's Deployment"],
     [verb, 'secrets', undefined, "children (the flag), related (Static flags), the hook's token"],
   ]),
   ['create', 'events', 'chtest-any', 'SyncError events on parents'],
@@ -36,6 +38,7 @@ const ALLOWED: Check[] = [
   ['update', 'challenges.challenge-hooks.dev/status', 'chtest-unbound', "the hook's status"],
   ['update', 'challenges.challenge-hooks.dev/finalizers', 'chtest-unbound', 'blockOwnerDeletion on every child (OwnerReferencesPermissionEnforcement)'],
   ...['create', 'update', 'patch', 'delete'].flatMap((verb): Check[] => CHILDREN.map((resource): Check => [verb, resource, 'challenges', 'children'])),
+  ['delete', 'deployments.apps', 'challenges', "an earlier release's Deployment is deleted on upgrade"],
   ...['get', 'create', 'update'].map((verb): Check => [verb, 'leases.coordination.k8s.io', 'metacontroller', 'leader election']),
 ]
 
@@ -47,8 +50,8 @@ const REFUSED: Check[] = [
   ['create', 'challenges.challenge-hooks.dev', 'chtest-any', 'only the platform creates Challenges'],
   ['delete', 'challenges.challenge-hooks.dev', 'chtest-any', 'only the platform deletes Challenges'],
   ['update', 'challengedefinitions.challenge-hooks.dev', 'chtest-any', 'definitions are the authors\''],
-  ['create', 'pods', 'chtest-any', 'pods come from Deployments'],
-  ['delete', 'pods', 'chtest-any', 'pods come from Deployments'],
+  ...['create', 'update', 'patch'].map((verb): Check => [verb, 'deployments.apps', 'challenges', 'Deployments are no longer made']),
+  ['delete', 'deployments.apps', 'chtest-unbound', 'no writes outside the challenges namespaces'],
   ['get', 'configmaps', 'chtest-any', 'no child or related type'],
   ['create', 'clusterrolebindings.rbac.authorization.k8s.io', undefined, 'no escalation'],
   ['create', 'leases.coordination.k8s.io', 'kube-system', 'leases only in its own namespace'],

@@ -43,7 +43,7 @@ async function deletedInOrder(t: Test, s: Scenario, name: string, routeKind: str
   const before = s.suite.recorder.deletions(s.ns).length
   await s.suite.kubectl(['delete', 'chal', name, '-n', s.ns, '--wait=true', '--timeout=60s'])
   const order = (await s.suite.recorder.deletionsThrough(s.ns, `Challenge/${name}`)).slice(before).map((entry) => entry.split('/')[0])
-  t.ok(order.indexOf(routeKind) >= 0 && order.indexOf(routeKind) < order.indexOf('Deployment'), `the ${routeKind} leaves before the workload (${order.join(', ')})`)
+  t.ok(order.indexOf(routeKind) >= 0 && order.indexOf(routeKind) < order.indexOf('Pod'), `the ${routeKind} leaves before the workload (${order.join(', ')})`)
 }
 
 t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway accepts the route, then Running`, { skip: skipReason }, async (t) => {

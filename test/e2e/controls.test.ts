@@ -66,7 +66,9 @@ t.test('restart: run + 1, a new pod, Running again with the same flag', async (t
   const { cluster } = world
   const flagRef = { apiVersion: 'v1', kind: 'Secret', namespace: NS, name: `${NAME}-flag` }
   const flag = (cluster.get(flagRef)?.data as Record<string, string>).flag
-  const [firstPod] = world.pods(NAME)
+  const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: NAME }
+  const firstUid = cluster.get(podRef)?.metadata.uid
+  t.ok(firstUid, 'the first run has a pod')
   await world.advance(t, 300)
   world.patchSpec(NAME, { renewals: 1 })
   await world.run(t)
@@ -78,18 +80,19 @@ t.test('restart: run + 1, a new pod, Running again with the same flag', async (t
   t.match(restarting, { phase: 'Pending', reason: 'Starting', run: 1, admittedAt: '2025-01-01T00:05:00Z', renewalsApplied: 0, renewalsSeen: 1 })
   for (const field of ['startedAt', 'lastRenewedAt', 'expiresAt', 'endpoint', 'finishedAt']) t.notOk(field in restarting, `${field} reset`)
   t.notOk(conditionOf(restarting, 'RenewalAccepted'), 'conditions start afresh')
-  const deployment = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: NAME })
-  const template = (deployment?.spec as { template: { metadata: { annotations: Record<string, string> } } }).template
-  t.equal(template.metadata.annotations['challenge-hooks.dev/run'], '1', 'the pod template is rolled')
+  const podOfRun = cluster.get(podRef)
+  t.equal(podOfRun?.metadata.annotations?.['challenge-hooks.dev/run'], '0', 'the pod of the old run is still there (terminating: Recreate deletes it first)')
+  t.not(podOfRun?.metadata.deletionTimestamp, undefined, 'and is being deleted')
   t.same(world.children(NAME), webChildren(NAME))
 
   // Recreate: the old pod goes first, the new one starts once it is gone.
   await world.settle(t)
   t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting', run: 1 })
   await world.settle(t)
-  const pods = world.pods(NAME)
-  t.equal(pods.length, 1)
-  t.not(pods[0], firstPod, 'a new pod')
+  t.strictSame(world.pods(NAME), [`Pod/${NAME}`], 'one pod, named for the Challenge')
+  const newPod = cluster.get(podRef)
+  t.not(newPod?.metadata.uid, firstUid, 'a new pod')
+  t.equal(newPod?.metadata.annotations?.['challenge-hooks.dev/run'], '1', 'of the new run')
   t.match(world.status(NAME), { phase: 'Running', reason: 'Ready', run: 1, startedAt: '2025-01-01T00:05:00Z', expiresAt: '2025-01-01T00:35:00Z' })
   t.equal((cluster.get(flagRef)?.data as Record<string, string>).flag, flag, 'the PerOwner flag is the same in every run')
   await world.assertQuiet(t)
@@ -129,7 +132,7 @@ t.test('stop with stopReason Solved: Deleted/Solved, the workload torn down, the
   t.notOk('endpoint' in status)
   t.match(conditionOf(status, 'Expired'), { status: 'False' }, 'stopped is not expired')
   const steps = syncsOf(world.sim, NAME, from).map(deletedBy).filter((deleted) => deleted.length > 0)
-  t.same(steps, [[`Ingress/${NAME}`, `Service/${NAME}`], [`Deployment/${NAME}`]])
+  t.strictSame(steps, [[`Ingress/${NAME}`, `Service/${NAME}`], [`Pod/${NAME}`]])
   await world.settle(t)
   await world.settle(t)
   t.same(world.children(NAME), [])

@@ -10,7 +10,7 @@ async function failing(t: Test, mode: PodFailureMode): Promise<World> {
   const world = await startWorld(t)
   world.cluster.create(world.definition('pwn-echo'))
   world.cluster.create(world.challenge('pwn-echo', 'alice'))
-  world.cluster.setPodFailure({ namespace: NS, deployment: NAME }, mode)
+  world.cluster.setPodFailure({ namespace: NS, workload: NAME }, mode)
   await world.run(t)
   t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
   return world
@@ -58,15 +58,19 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
     finishedAt: deadline,
   })
   t.notOk('expiresAt' in timedOut)
-  t.same(world.children(NAME), [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Secret/${NAME}-flag`], 'Service and Deployment went first; the guards wait for the pod')
-  t.equal(await tornDown(t, world, NAME), 2, 'the pod lingers one settle step, then everything is gone')
+  t.strictSame(
+    world.children(NAME),
+    [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
+    'the Service went first and the pod is terminating; the guards wait for it',
+  )
+  t.equal(await tornDown(t, world, NAME), 1, 'the kubelet ends the pod in one settle step, then the guards go')
   t.same(world.children(NAME), [])
   t.match(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
   t.notOk('flagSecretRef' in world.status(NAME), 'no flag Secret, no reference to it')
   await world.assertQuiet(t)
 
   // The image is fixed: the Error stays (a run-ending Error needs a restart), and costs nothing.
-  cluster.setPodFailure({ namespace: NS, deployment: NAME }, 'none')
+  cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
   await world.settle(t)
   await world.advance(t, 3600)
   t.match(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
@@ -91,7 +95,7 @@ t.test('a running instance that starts crashing ends in Error/CrashLoopBackOff',
   const world = await failing(t, 'none')
   await world.settle(t)
   t.match(world.status(NAME), { phase: 'Running' })
-  world.cluster.setPodFailure({ namespace: NS, deployment: NAME }, 'crashLoop')
+  world.cluster.setPodFailure({ namespace: NS, workload: NAME }, 'crashLoop')
   await world.settle(t)
   t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting', startedAt: '2025-01-01T00:00:00Z' }, 'not ready: no endpoint shown')
   t.notOk('endpoint' in world.status(NAME))
@@ -131,7 +135,7 @@ t.test('unschedulable: Pending/Unschedulable with the workload kept, Running onc
   })
   t.same(world.children(NAME), netcatChildren(NAME))
   await world.assertQuiet(t)
-  world.cluster.setPodFailure({ namespace: NS, deployment: NAME }, 'none')
+  world.cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
   await world.settle(t)
   t.match(world.status(NAME), { phase: 'Running', reason: 'Ready' })
   await world.assertQuiet(t)
@@ -158,5 +162,41 @@ t.test('definition missing: Error/DefinitionNotFound without children; creating 
   t.same(world.children(name), webChildren(name))
   await world.settle(t)
   t.match(world.status(name), { phase: 'Running', reason: 'Ready' })
+  await world.assertQuiet(t)
+})
+
+t.test('a namespace that would refuse the pod: Error/PodRefused before any pod, a restart after the fix runs', async (t) => {
+  const world = await startWorld(t)
+  const { cluster } = world
+  const name = 'pwn-echo-u-alice'
+  const namespace = cluster.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } })
+  cluster.create(world.definition('pwn-echo', { security: { profile: 'Baseline' } }))
+  cluster.create(world.challenge('pwn-echo', 'alice'))
+  await world.run(t)
+  t.match(world.status(name), {
+    phase: 'Error',
+    reason: 'PodRefused',
+    message: `The namespace ${NS} enforces Pod Security "restricted", which the definition's Baseline profile does not meet: use security.profile Restricted, or label the namespace pod-security.kubernetes.io/enforce=baseline.`,
+  })
+  t.strictSame(world.children(name), [], 'nothing is created')
+  t.strictSame(world.pods(name), [])
+
+  // The operator relabels the namespace: the Error stays (it ended the run) until the player restarts.
+  cluster.update({ ...namespace, metadata: { ...namespace.metadata, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } })
+  t.strictSame(world.sim.pending(), [`${NS}/${name}`], 'the Namespace (a related object) wakes the Challenge')
+  await world.run(t)
+  t.match(world.status(name), { phase: 'Error', reason: 'PodRefused' })
+  world.patchSpec(name, { restarts: 1 })
+  await world.run(t)
+  await world.settle(t)
+  t.match(world.status(name), { phase: 'Running', reason: 'Ready', run: 1 })
+
+  // A LimitRange that the next run's pod would break.
+  cluster.create({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'small', namespace: NS }, spec: { limits: [{ type: 'Container', max: { memory: '128Mi' } }] } })
+  world.patchSpec(name, { restarts: 2 })
+  await world.run(t)
+  t.match(world.status(name), { phase: 'Error', reason: 'PodRefused', run: 2, message: `The namespace's LimitRange "small" refuses the pod: container echo's memory limit is above the maximum 128Mi.` })
+  await world.settle(t)
+  t.strictSame(world.pods(name), [], "the earlier run's pod is gone")
   await world.assertQuiet(t)
 })

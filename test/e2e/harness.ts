@@ -175,7 +175,9 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
   const [manifest] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [CompositeController]
   // Stored first, as `kubectl apply` stores it: Metacontroller hands the hooks the stored object (uid, resourceVersion, ...).
   const controller = cluster.create(manifest as unknown as KubeObject, 'kubectl') as unknown as CompositeController
-  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...TEST_ENV, ...componentSettings(components), ...options.env })
+  // The simulated cluster programs no data path, and its clock moves only when a test moves it: no settle time
+  // (ENDPOINT_SETTLE_MS) unless a test asks for one.
+  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...TEST_ENV, ENDPOINT_SETTLE_MS: '0', ...componentSettings(components), ...options.env })
   const app = await buildApp(config, { logger: false, now: () => cluster.now() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
@@ -293,7 +295,7 @@ export function deletedBy(result: SyncResult): string[] {
 
 /** The children of a web (HTTP) instance `<p>`, sorted as World.children returns them. */
 export function webChildren(p: string): string[] {
-  return [`Deployment/${p}`, `Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`]
+  return [`Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Pod/${p}`, `Secret/${p}-flag`, `Service/${p}`]
 }
 
 /** The children of a NodePort / LoadBalancer instance `<p>` (no Ingress). */

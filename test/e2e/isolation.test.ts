@@ -10,10 +10,10 @@ const VICTIM = 'web-login-u-victim-with-a-rather-long-user-identifier-0001'
 const ATTACKER_OWNER = 'victim-with-a-rather-long-user-id-97b5865e'
 const ATTACKER = `web-login-u-${ATTACKER_OWNER}`
 
-/** The flag Secret names the Deployment of a Challenge mounts. */
+/** The flag Secret names the Pod of a Challenge mounts. */
 function mountedSecrets(world: World, name: string): string[] {
-  const deployment = world.cluster.list('apps/v1', 'Deployment', NS).find((object) => isControlledBy(world, object, name))
-  const volumes = ((deployment?.spec as Json | undefined)?.template as { spec: { volumes: { secret?: { secretName: string } }[] } }).spec.volumes
+  const pod = world.cluster.list('v1', 'Pod', NS).find((object) => isControlledBy(world, object, name))
+  const volumes = (pod?.spec as { volumes: { secret?: { secretName: string } }[] }).volumes
   return volumes.flatMap((volume) => (volume.secret ? [volume.secret.secretName] : []))
 }
 
@@ -23,10 +23,10 @@ function isControlledBy(world: World, object: KubeObject, name: string): boolean
   return references.some((ref) => ref.uid === uid && ref.controller === true)
 }
 
-/** The pods whose labels match the selector of the Challenge's Deployment. */
+/** The pods whose labels match the selector of the Challenge's Service. */
 function selectedPods(world: World, name: string): string[] {
-  const deployment = world.cluster.list('apps/v1', 'Deployment', NS).find((object) => isControlledBy(world, object, name)) as KubeObject
-  const selector = ((deployment.spec as Json).selector as { matchLabels: Record<string, string> }).matchLabels
+  const service = world.cluster.list('v1', 'Service', NS).find((object) => isControlledBy(world, object, name)) as KubeObject
+  const selector = (service.spec as Json).selector as Record<string, string>
   return world.cluster
     .list('v1', 'Pod', NS)
     .filter((pod) => Object.entries(selector).every(([key, value]) => pod.metadata.labels?.[key] === value))
@@ -58,11 +58,11 @@ t.test('a Challenge named like another one\'s shortened name gets children of it
 
   const all = names.flatMap((name) => world.children(name))
   t.equal(new Set(all).size, all.length, 'no child name is shared')
-  const instanceLabels = names.map((name) => world.cluster.list('apps/v1', 'Deployment', NS).find((object) => isControlledBy(world, object, name))?.metadata.labels?.['challenge-hooks.dev/instance'])
+  const instanceLabels = names.map((name) => world.cluster.list('v1', 'Pod', NS).find((object) => isControlledBy(world, object, name))?.metadata.labels?.['challenge-hooks.dev/instance'])
   t.equal(new Set(instanceLabels).size, names.length, 'no instance label is shared')
   for (const name of names) {
     t.same(mountedSecrets(world, name), [secretOf(world, name)], `${name}: its pod mounts its own flag Secret only`)
-    t.equal(selectedPods(world, name).length, 1, `${name}: its Deployment selects exactly its own pod`)
+    t.equal(selectedPods(world, name).length, 1, `${name}: its Service selects exactly its own pod`)
   }
 
   // The review's scenario: the victim stops; the attacker's instance keeps running with its own flag.

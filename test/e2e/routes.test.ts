@@ -52,7 +52,7 @@ const routeRef = (kind: string, name: string) => ({
 })
 
 function netcatWith(route: string, p: string): string[] {
-  return [`Deployment/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`, `${route}/${p}`].sort()
+  return [`Pod/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`, `${route}/${p}`].sort()
 }
 
 async function startTls(world: World, t: Parameters<World['run']>[0]): Promise<string> {
@@ -119,7 +119,7 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
   await world.advance(t, secondsUntil(cluster, running.expiresAt))
   t.match(world.status(TLS), { phase: 'Deleted', reason: 'Expired' })
   const steps = syncsOf(sim, TLS, from).map(deletedBy).filter((deleted) => deleted.length > 0)
-  t.same(steps, [[`Service/${TLS}`, `TLSRoute/${TLS}`], [`Deployment/${TLS}`]], 'traffic path (route, Service) first, then the workload')
+  t.strictSame(steps, [[`Service/${TLS}`, `TLSRoute/${TLS}`], [`Pod/${TLS}`]], 'traffic path (route, Service) first, then the workload')
   t.equal(sim.events.length, 0, 'no sync error along the way')
 })
 
@@ -167,7 +167,13 @@ t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, St
     reason: 'StartupTimeout',
     message: 'The instance did not become ready within 120 seconds. The instance was ready, but the gateway has not accepted its route yet (NoMatchingParent).',
   })
-  t.same(late.children(TLS), [`NetworkPolicy/${TLS}-expose`, `NetworkPolicy/${TLS}-isolate`, `Secret/${TLS}-flag`], 'torn down, the route first')
+  t.strictSame(
+    late.children(TLS),
+    [`NetworkPolicy/${TLS}-expose`, `NetworkPolicy/${TLS}-isolate`, `Pod/${TLS}`, `Secret/${TLS}-flag`],
+    'torn down, the route first: the pod is terminating, the guards wait for it',
+  )
+  await late.settle(t)
+  t.strictSame(late.children(TLS), [], 'then everything is gone')
 })
 
 t.test('TLS through Traefik: an IngressRouteTCP (HostSNI, TLS ended by Traefik), Running once observed and ready', async (t) => {
@@ -199,7 +205,7 @@ t.test('TLS through Traefik: an IngressRouteTCP (HostSNI, TLS ended by Traefik),
   cluster.delete(challengeRef(TLS))
   await world.run(t)
   const steps = syncsOf(sim, TLS, from).map(deletedBy).filter((deleted) => deleted.length > 0)
-  t.same(steps, [[`IngressRouteTCP/${TLS}`, `Service/${TLS}`], [`Deployment/${TLS}`]])
+  t.strictSame(steps, [[`IngressRouteTCP/${TLS}`, `Service/${TLS}`], [`Pod/${TLS}`]])
   await world.settle(t)
   await world.settle(t)
   t.equal(world.get(TLS), undefined, 'gone once nothing is left')

@@ -1,8 +1,8 @@
 /**
  * Decision properties over plausible worlds (world-gen.ts): not only that an answer is well formed, but that the
  * decision is right, by comparing the answers to two worlds that differ in one known way.
- * - a terminating pod of the current run never changes the phase or reason;
- * - a fatal pod problem always outranks a transient one;
+ * - a terminating pod counts as no pod (its problems never become the instance's);
+ * - a fatal pod problem always outranks a transient one, whichever container has which;
  * - a teardown answer never drops the NetworkPolicies or the flag Secret while a pod or the Deployment of the
  *   instance is observed;
  * - the same world later never moves the instance backwards in its lifecycle;
@@ -13,7 +13,7 @@ import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import type { KubeObject } from '../../src/protocol.js'
 import { buildTestApp, FIXED_NOW } from '../helpers/app.js'
-import { waitingPod, type Json } from '../helpers/world.js'
+import type { Json } from '../helpers/world.js'
 import { NAME, requestFor, runs, SEED, world, type World } from './world-gen.js'
 
 interface Answer {
@@ -33,29 +33,39 @@ async function ask(app: FastifyInstance, url: string, body: unknown): Promise<An
 type Request = { related: Record<string, Record<string, KubeObject>>; children: Record<string, Record<string, KubeObject>> }
 const PODS = 'Pod.v1'
 
-function withPod(body: Json, extra: KubeObject): Json {
+/** The request with the observed Pod changed by `change` (removed when it returns undefined); undefined without a Pod. */
+function withPod(body: Json, change: (pod: KubeObject) => KubeObject | undefined): Json | undefined {
   const request = structuredClone(body) as unknown as Request
-  request.related[PODS] = { ...(request.related[PODS] ?? {}), [extra.metadata.name]: extra }
+  const pods = request.children[PODS] ?? {}
+  const [key] = Object.keys(pods)
+  if (key === undefined) return undefined
+  const changed = change(pods[key] as KubeObject)
+  if (changed === undefined) delete pods[key]
+  else pods[key] = changed
   return request as unknown as Json
 }
 
-
+const waiting = (name: string, reason: string) => ({ name, ready: false, restartCount: 0, state: { waiting: { reason } } })
 const live = world.filter((w: World) => !w.deleting)
 
-t.test('a terminating pod of the current run never changes the phase or the reason', async (t) => {
+t.test('a terminating pod counts as no pod: its problems never become the instance\'s', async (t) => {
   const app = await buildTestApp(t)
   let compared = 0
   await fc.assert(
     fc.asyncProperty(live, fc.constantFrom('CrashLoopBackOff', 'InvalidImageName', 'ImagePullBackOff', 'CreateContainerConfigError'), async (w, reason) => {
       const { url, body } = requestFor(w)
-      const before = await ask(app, url, body)
-      if (before.statusCode !== 200) return
-      const terminating = waitingPod(NAME, Number(before.status?.run ?? 0), reason, 9, `${NAME}-dying-0`)
-      terminating.metadata.deletionTimestamp = '2026-11-22T11:59:50Z'
-      const after = await ask(app, url, withPod(body, terminating))
+      const without = withPod(body, () => undefined)
+      const terminating = withPod(body, (pod) => ({
+        ...pod,
+        metadata: { ...pod.metadata, deletionTimestamp: '2026-11-22T11:59:50Z' },
+        status: { phase: 'Running', containerStatuses: [{ ...waiting('web', reason), restartCount: 9 }] },
+      }))
+      if (without === undefined || terminating === undefined) return
+      const [gone, dying] = [await ask(app, url, without), await ask(app, url, terminating)]
+      if (gone.statusCode !== 200) return
       compared += 1
-      if (after.status?.phase !== before.status?.phase || after.status?.reason !== before.status?.reason) {
-        throw new Error(`${before.status?.phase}/${before.status?.reason} became ${after.status?.phase}/${after.status?.reason} with a terminating ${reason} pod`)
+      if (dying.status?.phase !== gone.status?.phase || dying.status?.reason !== gone.status?.reason) {
+        throw new Error(`no pod gives ${gone.status?.phase}/${gone.status?.reason}, a terminating ${reason} pod ${dying.status?.phase}/${dying.status?.reason}`)
       }
     }),
     { seed: SEED, numRuns: runs(200) },
@@ -63,21 +73,29 @@ t.test('a terminating pod of the current run never changes the phase or the reas
   t.ok(compared > runs(200) / 2, `${compared} worlds compared`)
 })
 
-t.test('a fatal pod problem outranks a transient one', async (t) => {
+t.test('a fatal pod problem outranks a transient one, whichever container has it', async (t) => {
   const app = await buildTestApp(t)
   let pulling = 0
   await fc.assert(
-    fc.asyncProperty(live, async (w) => {
+    fc.asyncProperty(live, fc.boolean(), async (w, fatalFirst) => {
       const { url, body } = requestFor(w)
       const base = await ask(app, url, body)
       if (base.statusCode !== 200) return
-      const run = Number(base.status?.run ?? 0)
-      const transient = withPod(body, waitingPod(NAME, run, 'ImagePullBackOff', 0, `${NAME}-pull-0`))
+      // A pod of the run the instance is in, still starting.
+      const run = String(base.status?.run ?? 0)
+      const pending = (containerStatuses: Json[]) => (pod: KubeObject) => {
+        const { deletionTimestamp: _gone, ...metadata } = pod.metadata
+        metadata.annotations = { ...metadata.annotations, 'challenge-hooks.dev/run': run }
+        return { ...pod, metadata, status: { phase: 'Pending', containerStatuses } } as KubeObject
+      }
+      const transient = withPod(body, pending([waiting('web', 'ImagePullBackOff')]))
+      if (transient === undefined) return
       const withTransient = await ask(app, url, transient)
       // Only where the transient problem is what the player is told: the fatal one must then win.
       if (withTransient.status?.reason !== 'ImagePullBackOff') return
       pulling += 1
-      const both = await ask(app, url, withPod(transient, waitingPod(NAME, run, 'InvalidImageName', 0, `${NAME}-bad-0`)))
+      const pair = [waiting('web', 'ImagePullBackOff'), waiting('sidecar', 'InvalidImageName')]
+      const both = await ask(app, url, withPod(body, pending(fatalFirst ? pair.reverse() : pair)) as Json)
       if (both.status?.phase !== 'Error' || both.status.reason !== 'InvalidImage') {
         throw new Error(`an invalid image beside an image pull back-off gave ${both.status?.phase}/${both.status?.reason}`)
       }
@@ -99,10 +117,10 @@ t.test('a teardown never drops the policies or the flag Secret while a pod or th
       if (answer.statusCode !== 200) return
       const request = body as unknown as Request
       const desired = answer.children ?? []
-      if (desired.some((child) => child.kind === 'Deployment')) return
+      if (desired.some((child) => child.kind === 'Pod' || child.kind === 'Deployment')) return
       const observed = Object.entries(request.children).flatMap(([group, objects]) => Object.values(objects).map((object) => ({ group, object })))
       const deployment = observed.some(({ object }) => object.kind === 'Deployment')
-      const pods = Object.keys(request.related[PODS] ?? {}).length > 0
+      const pods = Object.keys(request.children[PODS] ?? {}).length > 0
       if (!deployment && !pods) return
       guarded += 1
       const kept = new Set(desired.map((child) => `${child.kind}/${child.metadata.name}`))

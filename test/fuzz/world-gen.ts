@@ -10,7 +10,6 @@ import { prepared } from '../helpers/drive.js'
 import {
   challenge,
   netcatDefinition,
-  pod,
   readyWorld,
   syncRequest,
   webDefinition,
@@ -100,10 +99,17 @@ const definitionTweaks = fc.record({
 
 const POD_WAITING = ['ContainerCreating', 'ImagePullBackOff', 'ErrImagePull', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'RunContainerError']
 
-export const podState = fc.record({
-  run: fc.nat({ max: 3 }),
+const container = fc.record({
   waiting: maybe(fc.constantFrom(...POD_WAITING)),
   restartCount: fc.nat({ max: 5 }),
+  lastTerminated: maybe(fc.constantFrom('OOMKilled', 'Error', 'Completed')),
+})
+
+/** The instance's Pod as a kubelet could report it (replacing the ready pod of the observed children). */
+export const podState = fc.record({
+  run: fc.nat({ max: 3 }),
+  phase: fc.constantFrom('Pending', 'Running', 'Failed', 'Succeeded'),
+  containers: fc.array(container, { minLength: 1, maxLength: 2 }),
   unschedulable: seldom(4),
   terminating: fc.boolean(),
 })
@@ -136,7 +142,8 @@ export interface World {
   status: Record<string, unknown>
   spec: Record<string, unknown>
   tweaks: Record<string, unknown>
-  pods: Of<typeof podState>[]
+  /** the observed Pod's state; undefined keeps it ready since READY_AT */
+  pod: Of<typeof podState> | undefined
   siblings: Of<typeof sibling>[]
   observed: Of<typeof observedChanges>
   deleting: boolean
@@ -146,11 +153,38 @@ export const world: fc.Arbitrary<World> = fc.record({
   status: rare(previousStatus, 1).map((each) => each ?? {}),
   spec,
   tweaks: definitionTweaks,
-  pods: rare(fc.array(podState, { minLength: 1, maxLength: 2 }), 2).map((each) => each ?? []),
+  pod: rare(podState, 2),
   siblings: rare(fc.array(sibling, { minLength: 1, maxLength: 3 }), 2).map((each) => each ?? []),
   observed: observedChanges,
   deleting: seldom(5),
 })
+
+const CONTAINERS = ['web', 'sidecar']
+
+/** The observed Pod made as the world says: its run, and its status as a kubelet wrote it. */
+function shapePod(child: KubeObject, w: World): void {
+  const annotations = (child.metadata.annotations ??= {})
+  annotations['challenge-hooks.dev/run'] = String(w.pod?.run ?? (w.observed.otherRunAnnotation ? 9 : (w.status.run ?? 0)))
+  if (w.observed.unavailable) {
+    const status = child.status as { conditions: Json[]; containerStatuses: Json[] }
+    status.conditions = status.conditions.map((condition) => (condition.type === 'Ready' || condition.type === 'ContainersReady' ? { ...condition, status: 'False' } : condition))
+    for (const each of status.containerStatuses) each.ready = false
+  }
+  const state = w.pod
+  if (state === undefined) return
+  if (state.terminating) child.metadata.deletionTimestamp = '2026-11-22T11:59:30Z'
+  child.status = {
+    phase: state.phase,
+    conditions: state.unschedulable ? [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] : [],
+    containerStatuses: state.containers.map((each, index) => ({
+      name: CONTAINERS[index],
+      ready: each.waiting === undefined,
+      restartCount: each.restartCount,
+      state: each.waiting === undefined ? { running: {} } : { waiting: { reason: each.waiting } },
+      ...(each.lastTerminated === undefined ? {} : { lastState: { terminated: { reason: each.lastTerminated, exitCode: each.lastTerminated === 'Completed' ? 0 : 137 } } }),
+    })),
+  }
+}
 
 function strip(record: Record<string, unknown>): Json {
   return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Json
@@ -171,22 +205,8 @@ export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string
     const child = children[index]
     if (child) (child.metadata as Json).ownerReferences = []
   }
-  for (const child of children) {
-    if (child.kind !== 'Deployment') continue
-    if (w.observed.unavailable) child.status = { observedGeneration: 1, availableReplicas: 0 }
-    const template = (child.spec as { template: { metadata: { annotations: Record<string, string> } } }).template
-    template.metadata.annotations['challenge-hooks.dev/run'] = w.observed.otherRunAnnotation ? '9' : String(w.status.run ?? 0)
-  }
+  for (const child of children) if (child.kind === 'Pod') shapePod(child, w)
   const related: KubeObject[] = w.observed.definitionMissing ? [] : [definition]
-  w.pods.forEach((state, index) => {
-    const containerStatuses = state.waiting
-      ? [{ name: 'web', ready: false, restartCount: state.restartCount, state: { waiting: { reason: state.waiting } } }]
-      : [{ name: 'web', ready: true, restartCount: state.restartCount, state: { running: {} } }]
-    const conditions = state.unschedulable ? [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] : []
-    const object = pod(NAME, state.run, { phase: 'Pending', containerStatuses, conditions }, `${NAME}-abc-${index}`)
-    if (state.terminating) object.metadata.deletionTimestamp = '2026-11-22T11:59:30Z'
-    related.push(object)
-  })
   for (const each of w.siblings) {
     related.push(
       challenge({

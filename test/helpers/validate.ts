@@ -9,12 +9,13 @@ import { IngressRoute } from '@kubernetes-models/traefik/traefik.io/v1alpha1/Ing
 import { IngressRouteTCP } from '@kubernetes-models/traefik/traefik.io/v1alpha1/IngressRouteTCP'
 import { Deployment } from 'kubernetes-models/apps/v1'
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
-import { Secret, Service } from 'kubernetes-models/v1'
+import { Pod, Secret, Service } from 'kubernetes-models/v1'
 
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   Secret,
   Service,
   Deployment,
+  Pod,
   NetworkPolicy,
   Ingress,
   HTTPRoute,

@@ -170,12 +170,29 @@ export function observedChildren(desired: readonly Json[], extra: (child: Json) 
   })
 }
 
-/** Makes the observed Deployment available, the Service allocated and the pod ready, for `run`. */
+/** When readyWorld's pod became ready (and was scheduled and started just before): ten seconds before drive.ts's T0. */
+export const READY_AT = '2026-11-22T11:59:50Z'
+export const STARTED_AT = '2026-11-22T11:59:49Z'
+export const SCHEDULED_AT = '2026-11-22T11:59:48Z'
+
+/** The status a kubelet writes for a pod that runs and passes its readiness probe, since the times above. */
+export function readyPodStatus(containers: Json[] = [{ name: 'web' }], times = { scheduled: SCHEDULED_AT, started: STARTED_AT, ready: READY_AT }): Json {
+  return {
+    phase: 'Running',
+    conditions: [
+      { type: 'PodScheduled', status: 'True', lastTransitionTime: times.scheduled },
+      { type: 'Initialized', status: 'True', lastTransitionTime: times.scheduled },
+      { type: 'ContainersReady', status: 'True', lastTransitionTime: times.ready },
+      { type: 'Ready', status: 'True', lastTransitionTime: times.ready },
+    ],
+    containerStatuses: containers.map((container) => ({ name: container.name, ready: true, started: true, restartCount: 0, state: { running: { startedAt: times.started } } })),
+  }
+}
+
+/** Makes the observed Pod ready (since READY_AT) and the Service allocated, as the cluster would. */
 export function readyWorld(desired: readonly Json[], options: { nodePort?: number; lbAddress?: string } = {}): KubeObject[] {
   return observedChildren(desired, (child) => {
-    if (child.kind === 'Deployment') {
-      return { status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } }
-    }
+    if (child.kind === 'Pod') return { status: readyPodStatus(((child.spec as Json).containers ?? []) as Json[]) }
     if (child.kind === 'Service') {
       const spec = structuredClone(child.spec) as { ports: Json[]; type: string; clusterIP?: string }
       spec.clusterIP = '10.96.0.10'
@@ -187,17 +204,18 @@ export function readyWorld(desired: readonly Json[], options: { nodePort?: numbe
   })
 }
 
-/** A pod of the instance: its instance label and the Challenge's uid label (UID unless given), as rendered. */
-export function pod(instance: string, run: number, status: Json, name = `${instance}-7d9f8-abcde`, uid = UID): KubeObject {
+/** The instance's Pod as Metacontroller made it (owned by the Challenge of `uid`), of `run`, with `status`. */
+export function pod(instance: string, run: number, status: Json, name = instance, uid = UID): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name,
       namespace: NAMESPACE,
-      labels: { 'challenge-hooks.dev/instance': instance, 'challenge-hooks.dev/uid': uid, 'app.kubernetes.io/managed-by': 'challenge-hooks' },
+      labels: { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': instance, 'challenge-hooks.dev/uid': uid },
       annotations: { 'challenge-hooks.dev/run': String(run) },
-    },
+      ownerReferences: [controllerRef(uid)],
+    } as KubeObject['metadata'],
     spec: {},
     status,
   }
@@ -210,4 +228,10 @@ export function waitingPod(instance: string, run: number, reason: string, restar
     { phase: 'Pending', containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }] },
     name,
   )
+}
+
+/** Observed children with the Pod replaced by `replacement` (or removed when undefined). */
+export function withPod(children: readonly KubeObject[], replacement: KubeObject | undefined): KubeObject[] {
+  const others = children.filter((child) => child.kind !== 'Pod')
+  return replacement === undefined ? others : [...others, replacement]
 }

@@ -105,12 +105,12 @@ t.test('sync and finalize check children and related groups, naming the group wi
   const app = await buildTestApp(t)
   const cases: [string, (request: Loose) => void, RegExp][] = [
     ['children not an object', (r) => (r.children = []), /^body\.children must be object$/],
-    ['children group not an object', (r) => (r.children['Deployment.apps/v1'] = 'x'), /^body\.children\.Deployment\.apps\/v1 must be object$/],
+    ['children group not an object', (r) => (r.children['Pod.v1'] = 'x'), /^body\.children\.Pod\.v1 must be object$/],
     ['children group an array', (r) => (r.children['Service.v1'] = []), /^body\.children\.Service\.v1 must be object$/],
     [
       'child without metadata.name',
-      (r) => delete r.children['Deployment.apps/v1']['web-login-u-alice'].metadata.name,
-      /^body\.children\.Deployment\.apps\/v1\.web-login-u-alice\.metadata\.name is required$/,
+      (r) => delete r.children['Pod.v1']['web-login-u-alice'].metadata.name,
+      /^body\.children\.Pod\.v1\.web-login-u-alice\.metadata\.name is required$/,
     ],
     ['child null', (r) => (r.children['Service.v1']['web-login-u-alice'] = null), /^body\.children\.Service\.v1\.web-login-u-alice must be object$/],
     [
@@ -272,16 +272,13 @@ t.test('tooDeep', async (t) => {
 t.test('objects where observed strings belong (whose toString cannot be called) are read as absent, never a 500', async (t) => {
   // String({toString: 1}) throws "Cannot convert object to primitive value": each of these once made a 500.
   const hostile = { toString: 1, valueOf: 1 }
-  const podNamed = newRequest() as Loose
-  podNamed.related['Pod.v1'] = {
-    p: {
-      metadata: { name: 'p', namespace: 'challenges', labels: { 'challenge-hooks.dev/instance': 'web-login-u-alice', 'challenge-hooks.dev/uid': podNamed.parent.metadata.uid }, annotations: { 'challenge-hooks.dev/run': '0' } },
-      status: { containerStatuses: [{ name: hostile, state: { waiting: { reason: 'InvalidImageName' } } }] },
-    },
-  }
-  const refusedWithObject = runningRequest() as Loose
-  const deployment = refusedWithObject.children['Deployment.apps/v1']['web-login-u-alice']
-  deployment.status.conditions = [{ type: 'ReplicaFailure', status: 'True', reason: hostile, message: hostile }]
+  const podOf = (request: Loose) => request.children['Pod.v1']['web-login-u-alice']
+  const podNamed = runningRequest() as Loose
+  podOf(podNamed).status.containerStatuses = [{ name: hostile, state: { waiting: { reason: 'InvalidImageName' } } }]
+  const crashing = runningRequest() as Loose
+  podOf(crashing).status.containerStatuses = [
+    { name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff', message: hostile } }, lastState: { terminated: { reason: hostile } } },
+  ]
   const sibling = newRequest() as Loose
   sibling.related['Challenge.challenge-hooks.dev/v1alpha1'] = {
     other: {
@@ -292,7 +289,7 @@ t.test('objects where observed strings belong (whose toString cannot be called) 
   }
   const cases: [string, Loose, Loose][] = [
     ['a pod container status name', podNamed, { phase: 'Error', reason: 'InvalidImage', message: 'The image of container unknown is not a valid image name.' }],
-    ['a Deployment condition reason and message', refusedWithObject, { phase: 'Error', reason: 'PodRefused', message: "Kubernetes refused the instance's pod: no reason given" }],
+    ['a waiting message and a last termination reason', crashing, { phase: 'Error', reason: 'CrashLoopBackOff', message: 'Container web keeps crashing.' }],
     ['a sibling\'s times, cost and counters', sibling, { phase: 'Pending' }],
   ]
   const app = await buildTestApp(t)

@@ -26,7 +26,7 @@ t.test('POST /sync answers 200 JSON with exactly status and children (+ resyncAf
   t.match(body, { status: { phase: 'Running', reason: 'Ready' } })
   t.same(
     body.children.map((child: { kind: string }) => child.kind),
-    ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Deployment', 'Service', 'Ingress'],
+    ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'],
   )
 })
 
@@ -66,7 +66,7 @@ t.test('POST /customize answers 200 with exactly relatedResources', async (t) =>
   t.same(Object.keys(response.json()), ['relatedResources'])
   t.same(
     response.json().relatedResources.map((rule: { resource: string }) => rule.resource),
-    ['challengedefinitions', 'pods', 'challenges', 'secrets'],
+    ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges'],
   )
 })
 

@@ -223,6 +223,7 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
     // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
     'challenge-hooks.dev/challenges/finalizers': 'update',
     'core/events': 'create,patch',
+    'core/limitranges': read,
     'core/namespaces': read,
     'core/pods': read,
     'core/secrets': read,
@@ -234,7 +235,9 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
     'networking.k8s.io/networkpolicies': read,
   }, 'cluster-wide: reading (its informers watch every namespace), events, and the parent')
   t.same(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []), {
-    'apps/deployments': write,
+    // Only to delete the Deployment an earlier release made the workload: Metacontroller removes it on upgrade.
+    'apps/deployments': 'delete',
+    'core/pods': write,
     'core/secrets': write,
     'core/services': write,
     'networking.k8s.io/ingresses': write,

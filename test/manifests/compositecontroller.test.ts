@@ -58,6 +58,9 @@ t.test('parent, children and selector', async (t) => {
     [
       'v1 secrets InPlace',
       'networking.k8s.io/v1 networkpolicies InPlace',
+      // A new pod for each change: a restart is a new pod, and a pod's spec cannot be changed in place.
+      'v1 pods Recreate',
+      // No longer a child the hook answers: listed so that Metacontroller deletes an earlier release's Deployment.
       'apps/v1 deployments InPlace',
       'v1 services InPlace',
       'networking.k8s.io/v1 ingresses InPlace',

@@ -69,7 +69,7 @@ export function routeChildren(): DesiredChild[] {
         instanceId: '0123456789abcdef',
         run: 0,
         config: loadConfig({ GATEWAY: 'gateway-system/challenges', BASE_DOMAIN: `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(44)}`, ...env }),
-        withDeployment: true,
+        withPod: true,
       }
       return renderChildren(input).at(-1) as DesiredChild
     }),

@@ -124,11 +124,17 @@ t.test('delete: finalizers, graceful Pods, uid preconditions', async (t) => {
   t.equal(cluster.delete(ref(s), { uid: s.metadata.uid }), undefined)
   t.throws(() => cluster.delete(ref(s)), { reason: 'NotFound', message: /./ })
 
-  const pod = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: NS }, spec: { containers: [] } })
+  const pod = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: NS }, spec: { containers: [], nodeName: 'node-1' } })
   const terminating = cluster.delete(ref(pod)) as KubeObject
-  t.equal(terminating.metadata.deletionGracePeriodSeconds, 30, 'Pods wait for the kubelet')
+  t.equal(terminating.metadata.deletionGracePeriodSeconds, 30, 'Pods on a node wait for the kubelet')
   cluster.terminatePods()
   t.equal(cluster.get(ref(pod)), undefined)
+
+  const unscheduled = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q', namespace: NS }, spec: { containers: [] } })
+  t.equal(cluster.delete(ref(unscheduled)), undefined, 'a Pod no kubelet has is deleted at once')
+  const ended = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'r', namespace: NS }, spec: { containers: [], nodeName: 'node-1' } })
+  cluster.updateStatus({ ...ended, status: { phase: 'Failed' } })
+  t.equal(cluster.delete(ref(ended)), undefined, 'so is a Pod that has ended')
 })
 
 t.test('managedFields describe what each manager wrote', async (t) => {

@@ -93,7 +93,7 @@ t.test('pod failure modes', async (t) => {
   const pod = () => pods(cluster)[0]
   const waiting = () => containerStatus(pod())?.state?.waiting
 
-  cluster.setPodFailure({ namespace: NS, deployment: 'web' }, 'imagePull')
+  cluster.setPodFailure({ namespace: NS, workload: 'web' }, 'imagePull')
   cluster.settle()
   t.match(waiting(), { reason: 'ErrImagePull', message: /ghcr.io\/ctf\/web:1/ })
   t.match(pod()?.status, { phase: 'Pending' })
@@ -124,8 +124,8 @@ t.test('pod failure modes', async (t) => {
   t.equal(condition(pod(), 'PodReadyToStartContainers').status, 'False')
 
   cluster.setPodFailure({ namespace: 'elsewhere', labels: { app: 'web' } }, 'crashLoop')
-  cluster.setPodFailure({ namespace: NS, deployment: 'other' }, 'crashLoop')
-  cluster.setPodFailure({ namespace: NS, deployment: 'web' }, 'none')
+  cluster.setPodFailure({ namespace: NS, workload: 'other' }, 'crashLoop')
+  cluster.setPodFailure({ namespace: NS, workload: 'web' }, 'none')
   cluster.advance(30)
   cluster.settle()
   t.match(containerStatus(pod()), { ready: true, state: { running: { startedAt: '2025-01-01T00:00:30Z' } } })
@@ -134,14 +134,14 @@ t.test('pod failure modes', async (t) => {
 
 t.test('an unschedulable pod has no node and no container statuses, until it heals', async (t) => {
   const cluster = new Cluster()
-  cluster.setPodFailure({ namespace: NS, deployment: 'web' }, 'unschedulable')
+  cluster.setPodFailure({ namespace: NS, workload: 'web' }, 'unschedulable')
   cluster.create(deployment('web'))
   cluster.settle()
   const pod = () => pods(cluster)[0]
   t.notOk((pod()?.spec as any).nodeName)
   t.match(pod()?.status, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] })
   t.notOk('containerStatuses' in (pod()?.status as object))
-  cluster.setPodFailure({ namespace: NS, deployment: 'web' }, 'none')
+  cluster.setPodFailure({ namespace: NS, workload: 'web' }, 'none')
   cluster.settle()
   t.equal((pod()?.spec as any).nodeName, 'node-1')
   t.equal(condition(pod(), 'Ready').status, 'True')

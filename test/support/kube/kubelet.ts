@@ -1,5 +1,5 @@
 // A kubelet (and the cloud controller's load-balancer job) for a control plane without nodes: the challenge pods
-// the ReplicaSet controller creates are bound to one stand-in Node and given the status a kubelet would write.
+// (Metacontroller creates them) are bound to one stand-in Node and given the status a kubelet would write.
 // What happens to a pod is chosen by its images, a naming convention of the tests: an image whose reference
 // contains one of the BEHAVIOURS words behaves that way; any other image runs and becomes Ready.
 //

@@ -58,8 +58,8 @@ export function admit(next: KubeObject, previous: KubeObject | undefined, store:
   if (next.kind === 'NetworkPolicy') admitNetworkPolicy(next)
 }
 
-/** Kinds without a namespace the simulator stores (the CompositeController, as `kubectl apply` stores it). */
-const CLUSTER_SCOPED = new Set(['CompositeController', 'DecoratorController'])
+/** Kinds without a namespace the simulator stores (the CompositeController, as `kubectl apply` stores it; Namespaces). */
+const CLUSTER_SCOPED = new Set(['CompositeController', 'DecoratorController', 'Namespace'])
 
 function validateMeta(obj: KubeObject): void {
   const { name, namespace, labels = {}, annotations = {} } = obj.metadata

@@ -17,6 +17,7 @@ import {
   collectGarbage,
   provisionLoadBalancers,
   rolloutDeployments,
+  runBarePods,
   terminatePods,
   type PodFailureMode,
   type WorkloadTarget,
@@ -184,8 +185,8 @@ export class Cluster {
   }
 
   /**
-   * Deletes like the API server: objects with finalizers (and Pods, which wait for the kubelet) get a
-   * deletionTimestamp and stay; the rest disappear. Returns the object if it is still there.
+   * Deletes like the API server: objects with finalizers (and Pods bound to a node and still running, which
+   * wait for the kubelet) get a deletionTimestamp and stay; the rest disappear. Returns the object if it is still there.
    */
   delete(ref: ObjectRef, options: DeleteOptions = {}): KubeObject | undefined {
     const previous = this.#stored(ref)
@@ -197,7 +198,7 @@ export class Cluster {
     }
     const next = deepCopy(previous)
     const meta = next.metadata
-    const grace = options.gracePeriodSeconds ?? (next.kind === 'Pod' ? 30 : 0)
+    const grace = next.kind === 'Pod' && !podWaitsForKubelet(next) ? 0 : (options.gracePeriodSeconds ?? (next.kind === 'Pod' ? 30 : 0))
     if (meta.deletionTimestamp === undefined) {
       meta.deletionTimestamp = this.timestamp()
       // The API server bumps generation when it records a deletion request.
@@ -230,6 +231,7 @@ export class Cluster {
     this.terminatePods()
     this.collectGarbage()
     this.rolloutDeployments()
+    this.runBarePods()
     this.provisionLoadBalancers()
     this.reconcileRoutes()
     return this.writes - before
@@ -250,6 +252,11 @@ export class Cluster {
     rolloutDeployments(this)
   }
 
+  /** Scheduler and kubelet: bare Pods (the hook's workload) are bound and get their status. */
+  runBarePods(): void {
+    runBarePods(this)
+  }
+
   /** Cloud controller: LoadBalancer Services get (or lose) an ingress address. */
   provisionLoadBalancers(): void {
     provisionLoadBalancers(this)
@@ -265,13 +272,12 @@ export class Cluster {
     this.#podFailures.push({ target, mode })
   }
 
-  podFailureFor(deployment: KubeObject): PodFailureMode {
-    const template = (deployment.spec as JsonObject).template as { metadata: { labels?: Record<string, string> } }
+  /** The failure mode of the workload `name` in `namespace` whose pods carry `labels` (the last one set wins). */
+  podFailureFor(namespace: string, name: string, labels: Record<string, string>): PodFailureMode {
     const matching = this.#podFailures.filter(({ target }) =>
-      'deployment' in target
-        ? target.namespace === deployment.metadata.namespace && target.deployment === deployment.metadata.name
-        : (target.namespace ?? deployment.metadata.namespace) === deployment.metadata.namespace &&
-          labelMatcher({ matchLabels: target.labels })(template.metadata.labels),
+      'workload' in target
+        ? target.namespace === namespace && target.workload === name
+        : (target.namespace ?? namespace) === namespace && labelMatcher({ matchLabels: target.labels })(labels),
     )
     return matching.at(-1)?.mode ?? 'none'
   }
@@ -487,4 +493,10 @@ function fieldSet(value: unknown): JsonObject {
     }
   }
   return set
+}
+
+/** The API server deletes a Pod at once when no kubelet has it (unscheduled) or it has ended (pod strategy). */
+function podWaitsForKubelet(pod: KubeObject): boolean {
+  const phase = (pod.status as JsonObject | undefined)?.phase
+  return (pod.spec as JsonObject | undefined)?.nodeName !== undefined && phase !== 'Succeeded' && phase !== 'Failed'
 }

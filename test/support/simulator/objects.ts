@@ -43,7 +43,7 @@ export interface KubeObject {
   [field: string]: unknown
 }
 
-/** Identifies one object. Every resource we model is namespaced. */
+/** Identifies one object; `namespace` is '' for a cluster-scoped one (a Namespace). */
 export interface ObjectRef {
   apiVersion: string
   kind: string
@@ -58,6 +58,8 @@ export interface ResourceType {
   kind: string
   /** has a status subresource: plain updates keep the stored status */
   statusSubresource: boolean
+  /** false for a cluster-scoped resource; namespaced otherwise */
+  namespaced?: false
 }
 
 /** The kinds this project uses (Metacontroller learns these from API discovery). */
@@ -66,6 +68,8 @@ export const RESOURCES: readonly ResourceType[] = [
   { apiVersion: 'v1', resource: 'configmaps', kind: 'ConfigMap', statusSubresource: false },
   { apiVersion: 'v1', resource: 'services', kind: 'Service', statusSubresource: true },
   { apiVersion: 'v1', resource: 'pods', kind: 'Pod', statusSubresource: true },
+  { apiVersion: 'v1', resource: 'namespaces', kind: 'Namespace', statusSubresource: true, namespaced: false },
+  { apiVersion: 'v1', resource: 'limitranges', kind: 'LimitRange', statusSubresource: false },
   { apiVersion: 'apps/v1', resource: 'deployments', kind: 'Deployment', statusSubresource: true },
   { apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', kind: 'NetworkPolicy', statusSubresource: false },
   { apiVersion: 'networking.k8s.io/v1', resource: 'ingresses', kind: 'Ingress', statusSubresource: true },

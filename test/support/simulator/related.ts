@@ -38,7 +38,8 @@ export function resolveRule(rule: RelatedRule, parent: KubeObject, version: Hook
   }
   const labels = labelMatcher(rule.labelSelector)
   const inNamespace = (obj: KubeObject) =>
-    version === 'v1' ? obj.metadata.namespace === parentNamespace : namespace === '' || obj.metadata.namespace === namespace
+    resource.namespaced === false ||
+    (version === 'v1' ? obj.metadata.namespace === parentNamespace : namespace === '' || obj.metadata.namespace === namespace)
   const selected =
     names.length > 0 ? (obj: KubeObject) => names.includes(obj.metadata.name) : (obj: KubeObject) => labels(obj.metadata.labels)
   return {

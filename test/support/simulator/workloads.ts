@@ -1,6 +1,7 @@
-// The controllers a hook's children depend on, reduced to what a hook can observe: the Deployment controller
-// (Recreate rollouts; Pods are owned by the Deployment directly, no ReplicaSets), scheduler and kubelet (Pod
-// status, failure modes, graceful termination), the garbage collector and a cloud load-balancer controller.
+// The controllers a hook's children depend on, reduced to what a hook can observe: the scheduler and the kubelet
+// (Pod status, failure modes, graceful termination) for bare Pods (the hook's workload) and for a Deployment's
+// (the workload of earlier releases: Recreate rollouts, Pods owned by the Deployment directly, no ReplicaSets),
+// the garbage collector and a cloud load-balancer controller.
 import type { Cluster } from './cluster.js'
 import { deepCopy, firstFree, fnv1a, isObject, sortKeys, type JsonObject } from './json.js'
 import { controllerOf, controllerRefTo, refOf, type KubeObject } from './objects.js'
@@ -20,8 +21,11 @@ export type PodFailureMode =
   /** PodScheduled=False/Unschedulable, no containerStatuses */
   | 'unschedulable'
 
-/** Which Deployments a failure mode applies to: one by name, or all whose pod template carries these labels. */
-export type WorkloadTarget = { namespace: string; deployment: string } | { namespace?: string; labels: Record<string, string> }
+/**
+ * Which workloads a failure mode applies to: one by name (a bare Pod's, or a Deployment's), or all whose pods carry
+ * these labels.
+ */
+export type WorkloadTarget = { namespace: string; workload: string } | { namespace?: string; labels: Record<string, string> }
 
 interface Condition {
   type: string
@@ -72,6 +76,15 @@ export function rolloutDeployments(cluster: Cluster): void {
   }
 }
 
+/** Scheduler and kubelet for the Pods no Deployment owns (the hook's own workload): bound, then their status. */
+export function runBarePods(cluster: Cluster): void {
+  for (const pod of cluster.list('v1', 'Pod')) {
+    if (pod.metadata.deletionTimestamp !== undefined || controllerOf(pod)?.kind === 'Deployment') continue
+    const template = (pod.metadata.labels ?? {}) as Record<string, string>
+    runPod(cluster, pod, cluster.podFailureFor(pod.metadata.namespace as string, pod.metadata.name, template))
+  }
+}
+
 interface DeploymentSpec {
   replicas: number
   template: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: JsonObject }
@@ -110,7 +123,7 @@ function rollout(cluster: Cluster, stored: KubeObject): void {
     for (let i = live.length; i < spec.replicas; i++) createPod(cluster, deployment, hash)
     for (const extra of live.slice(spec.replicas)) cluster.delete(refOf(extra))
   }
-  const mode = cluster.podFailureFor(deployment)
+  const mode = cluster.podFailureFor(deployment.metadata.namespace as string, deployment.metadata.name, (spec.template.metadata.labels ?? {}) as Record<string, string>)
   for (const pod of owned()) if (pod.metadata.deletionTimestamp === undefined) runPod(cluster, pod, mode)
   updateDeploymentStatus(cluster, deployment, owned(), hash)
 }
