@@ -86,7 +86,7 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
 }
 
 /**
- * The Secret, once, as the README's install does it: a secrets.env of random values beside a copy of
+ * The Secret, once, as the install of docs/install.md does it: a secrets.env of random values beside a copy of
  * manifests/secrets/, then `kubectl apply -k`. Kept when it exists: a running Metacontroller holds its token.
  */
 async function installSecrets(env: ClusterEnv): Promise<void> {
