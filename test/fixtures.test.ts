@@ -417,7 +417,7 @@ function described(answer: Answer, expected: Expected): Expected {
 
 const FIXTURES_README = join(FIXTURES_DIR, 'README.md')
 
-/** The README's example (README.md shows it too): one Running instance, its status and children, trimmed by jq. */
+/** The first example (README.md shows it too): one Running instance, its status and children, trimmed by jq. */
 const CURL_RUNNING = `curl -s localhost:8080/sync -H 'content-type: application/json' \\
   -d @test/fixtures/sync-running.json | jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'`
 const CURL_FINALIZE =
