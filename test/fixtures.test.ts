@@ -33,7 +33,7 @@ const PAST = new Date('2020-01-01T00:00:00Z')
 const WEB = 'web-login-u-alice'
 const PWN = 'pwn-echo-u-alice'
 const TLS = 'pwn-tls-u-alice'
-/** The TLS fixtures: the gateway-api-tls component's settings and the Gateway of manifests/examples/routing/. */
+/** The TLS fixtures: the gateway-api-tls component's settings and the Gateway of docs/examples/routing/. */
 const TLS_ENV = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' }
 
 type Hook = 'customize' | 'sync' | 'finalize'
@@ -169,9 +169,9 @@ async function liveNetcat(t: Test, out: Requests): Promise<void> {
   out.set('sync-running-nodeport', await requestOf(world, PWN))
 }
 
-/** The Gateway of manifests/examples/routing/, whose TLS listener takes routes from the challenges' namespace unless `sameNamespaceOnly`. */
+/** The Gateway of docs/examples/routing/, whose TLS listener takes routes from the challenges' namespace unless `sameNamespaceOnly`. */
 function gateway(sameNamespaceOnly: boolean): KubeObject {
-  const object = parse(readFileSync(join(repoRoot, 'manifests/examples/routing/gateway.yaml'), 'utf8')) as KubeObject & { spec: { listeners: Record<string, unknown>[] } }
+  const object = parse(readFileSync(join(repoRoot, 'docs/examples/routing/gateway.yaml'), 'utf8')) as KubeObject & { spec: { listeners: Record<string, unknown>[] } }
   if (sameNamespaceOnly) for (const listener of object.spec.listeners) delete listener.allowedRoutes
   return object
 }
@@ -511,7 +511,7 @@ ${CURL_FINALIZE}
 \`\`\`
 
 The two TLS fixtures were recorded with the \`gateway-api-tls\` component and the Gateway of
-\`manifests/examples/routing/gateway.yaml\`; POST them to a server started with the settings their rows name:
+\`docs/examples/routing/gateway.yaml\`; POST them to a server started with the settings their rows name:
 
 \`\`\`sh
 ${tlsEnv} npm start

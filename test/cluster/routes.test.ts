@@ -1,7 +1,7 @@
 // The routes on a real API server: Gateway API's standard CRDs (v1.6.3) and Traefik's (v3.7.13) from the Go module
 // cache installed, the install with every routing component applied without a warning, every route child the
 // hook renders accepted by the API server's own validation (CEL rules included, and they bite), the Gateway and
-// TLSStore of manifests/examples/routing/ accepted, and a route status written as a gateway controller would: what the hook reads from the
+// TLSStore of docs/examples/routing/ accepted, and a route status written as a gateway controller would: what the hook reads from the
 // stored, defaulted route decides Running or WaitingForEndpoint.
 // Only on the suite's own control plane (an existing cluster keeps the CRDs it has); skipped without the CRDs.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -74,7 +74,7 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
     await t.rejects(create(noPort), { name: 'ApiError', message: /Must have port for Service reference/ })
   })
 
-  await t.test('the Gateway and the TLSStore of manifests/examples/routing/ are accepted', async (t) => {
+  await t.test('the Gateway and the TLSStore of docs/examples/routing/ are accepted', async (t) => {
     for (const file of Object.values(ROUTING_EXAMPLES)) {
       for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
         const object = document.toJS() as KubeObject | null

@@ -1,7 +1,7 @@
 // End to end, over real HTTP: TLS (raw TCP by SNI) and HTTP challenges through each routing choice, with the
 // routing components of manifests/components/ applied to the CompositeController and the hook server's settings.
 // The simulator's gateway controller plays the Gateway (Accepted / ResolvedRefs in the route's status); the
-// Gateway itself is the one of manifests/examples/routing/gateway.yaml.
+// Gateway itself is the one of docs/examples/routing/gateway.yaml.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
@@ -23,13 +23,13 @@ const TLS = 'pwn-tls-u-alice'
 const WEB = 'web-login-u-alice'
 const GATEWAY_NS = 'gateway-system'
 
-/** The shared Gateway of manifests/examples/routing/ (docs/routing.md, "Gateway API"), as an operator would apply it. */
+/** The shared Gateway of docs/examples/routing/ (docs/routing.md, "Gateway API"), as an operator would apply it. */
 function exampleGateway(): KubeObject {
   for (const document of parseAllDocuments(readFileSync(ROUTING_EXAMPLES.Gateway, 'utf8'))) {
     const value = document.toJS() as KubeObject | null
     if (value?.kind === 'Gateway') return value
   }
-  throw new Error('manifests/examples/routing/gateway.yaml holds no Gateway')
+  throw new Error('docs/examples/routing/gateway.yaml holds no Gateway')
 }
 
 /** The settings that go with that Gateway (its file's header, and docs/routing.md). */

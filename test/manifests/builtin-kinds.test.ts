@@ -39,11 +39,8 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
 }
-// Validated elsewhere: against Metacontroller's CRD (compositecontroller.test.ts), ours (crds.test.ts), and the
-// routing examples' Gateway and TLSStore against the real Gateway API and Traefik CRDs (routes.test.ts).
+// Validated elsewhere: against Metacontroller's CRD (compositecontroller.test.ts) and ours (crds.test.ts).
 const customKinds = new Set([
-  'gateway.networking.k8s.io/v1/Gateway',
-  'traefik.io/v1alpha1/TLSStore',
   'metacontroller.k8s.io/v1alpha1/CompositeController',
   'challenge-hooks.dev/v1alpha1/ChallengeDefinition',
   'challenge-hooks.dev/v1alpha1/Challenge',

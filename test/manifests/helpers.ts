@@ -30,7 +30,7 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..'
 export const manifestsDir = join(repoRoot, 'manifests')
 const crdsDir = join(manifestsDir, 'crds')
 /** The Gateway and the TLSStore the routing docs tell the operator to apply (docs/routing.md). */
-export const ROUTING_EXAMPLES = { Gateway: join(manifestsDir, 'examples/routing/gateway.yaml'), TLSStore: join(manifestsDir, 'examples/routing/tlsstore.yaml') } as const
+export const ROUTING_EXAMPLES = { Gateway: join(repoRoot, 'docs/examples/routing/gateway.yaml'), TLSStore: join(repoRoot, 'docs/examples/routing/tlsstore.yaml') } as const
 
 /** Metacontroller's own CRDs (v4.17.2), vendored as test data: test/data/README.md says where they come from. */
 export const METACONTROLLER_CRDS_FILE = join(repoRoot, 'test/data/metacontroller-crds-v1.yaml')

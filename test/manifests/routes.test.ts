@@ -7,7 +7,7 @@
 // - the CEL rules (x-kubernetes-validations) that apply to the fields a route sets are exactly the ones checked
 //   by hand below, so a new rule in a later release fails here instead of in a cluster;
 // - the status a gateway controller writes (the simulator's, which tests also write by hand) is valid;
-// - the Gateway and the TLSStore of manifests/examples/routing/ (docs/routing.md links them) are valid.
+// - the Gateway and the TLSStore of docs/examples/routing/ (docs/routing.md links them) are valid.
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import t from 'tap'
@@ -118,11 +118,11 @@ t.test('the route status a gateway controller writes is valid for the CRDs', { s
   }
 })
 
-t.test('the Gateway and the TLSStore of manifests/examples/routing/ are valid', { skip }, async (t) => {
+t.test('the Gateway and the TLSStore of docs/examples/routing/ are valid', { skip }, async (t) => {
   const shown = Object.values(ROUTING_EXAMPLES).flatMap((file) => readYamlDocuments(file) as Json[])
   for (const kind of ['Gateway', 'TLSStore']) {
     const object = shown.find((each) => each?.kind === kind)
-    t.ok(object, `manifests/examples/routing/ holds a ${kind}`)
+    t.ok(object, `docs/examples/routing/ holds a ${kind}`)
     t.same(validateAgainstCrd(kind, object, { file: CRD_FILES[kind] }), [], kind)
   }
 })
