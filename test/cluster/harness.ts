@@ -163,7 +163,9 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const clock = new OffsetClock()
   const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
   const token = Buffer.from(secret.data.HOOK_TOKEN as string, 'base64').toString('utf8')
-  const app = await buildApp(loadConfig({ HOOK_TOKEN: token, ...options.hookEnv }), { logger: false, now: () => clock.now() })
+  // On an existing cluster every test definition names the stand-in's RuntimeClass (below): the hook must allow it.
+  const allowed = env.owned ? {} : { ALLOWED_RUNTIME_CLASSES: STANDIN_RUNTIME_CLASS }
+  const app = await buildApp(loadConfig({ HOOK_TOKEN: token, ...allowed, ...options.hookEnv }), { logger: false, now: () => clock.now() })
   const requests: HookRequest[] = []
   app.addHook('preHandler', async (request) => {
     if (request.method === 'POST') requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })

@@ -15,7 +15,7 @@ import type { DesiredChild } from '../../src/protocol.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { ApiError } from '../support/simulator/index.js'
 import { resourceByKind, routeParentStatus, type KubeObject } from '../support/simulator/index.js'
-import { challenge, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
+import { challenge, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
 import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../manifests/helpers.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../manifests/route-crds.js'
 import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
@@ -92,7 +92,9 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
   await t.test('a route status written as a gateway controller would: the hook reads Running or WaitingForEndpoint from it', async (t) => {
     const config = loadConfig({ GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls' })
     const parent = challenge({ name: 'pwn-tls-u-alice', definition: 'pwn-tls' })
-    const first = sync(syncRequest(parent, { related: [tlsDefinition()] }), config, new Date())
+    const created = sync(syncRequest(parent, { related: [tlsDefinition()] }), config, new Date())
+    // The sync after the flag Secret and the policies are observed as the Challenge's own: every child, the Deployment too.
+    const first = sync(syncRequest({ ...parent, status: created.status }, { related: [tlsDefinition()], children: observedChildren(created.children) }), config, new Date())
     const route = first.children.at(-1) as DesiredChild & { spec: { parentRefs: { name: string }[] } }
     t.equal(route.kind, 'TLSRoute')
     await create(route)
@@ -105,7 +107,10 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
       await rest.call('PUT', `${path(route, route.metadata.name)}/status`, { body: { ...current, status } })
       const stored = (await rest.get(path(route, route.metadata.name))) as KubeObject
       t.match((stored.status as Json).parents, status.parents, 'the API server keeps the status as written (the parentRef defaulted)')
-      const observed = readyWorld(first.children).map((child) => (child.kind === 'TLSRoute' ? { ...stored, metadata: { ...stored.metadata, namespace: 'challenges' } } : child))
+      // The stored route, observed as Metacontroller sees its own child: with the Challenge's controller reference.
+      const observed = readyWorld(first.children).map((child) =>
+        child.kind === 'TLSRoute' ? { ...stored, metadata: { ...stored.metadata, namespace: 'challenges', ownerReferences: (child.metadata as Json).ownerReferences } } : child,
+      )
       const answer = sync(syncRequest({ ...parent, status: first.status }, { related: [tlsDefinition()], children: observed }), config, new Date())
       t.match(answer.status, expected, `${JSON.stringify(verdict)}: ${JSON.stringify(expected)}`)
     }
