@@ -1,6 +1,8 @@
 /**
  * Metacontroller's hook protocol (CompositeController, hook versions v1 and v2): the requests it POSTs and the
- * answers it accepts. See ../shared/metacontroller-protocol.md.
+ * answers it accepts: Metacontroller's CompositeController reference
+ * (https://metacontroller.github.io/metacontroller/api/compositecontroller.html), and docs/design.md for how this
+ * project uses it.
  *
  * Kubernetes objects stay open at every level (`additionalProperties: true`): nothing a caller sends is
  * stripped, and nothing we answer loses a field on the way out. Only what the hook relies on is checked.

@@ -7,8 +7,12 @@
  *                                                      CompositeController, the CRDs or the simulator)
  *
  * Then every committed fixture is POSTed to a fresh server with the real clock, as `curl` against `npm start`
- * would, and must give the answer documented in README.md ("Fixtures"), twice byte for byte. Live stages are
+ * would, and must give the answer documented in test/fixtures/README.md, twice byte for byte. Live stages are
  * recorded in 2099 and stages meant to be over in 2020, so the answers do not depend on the day of the replay.
+ *
+ * test/fixtures/README.md (the fixtures' table, and the curl examples with their true answers) is generated here
+ * too: UPDATE_FIXTURES=1 rewrites it, and without it a stale file fails. README.md shows the first curl example
+ * exactly as that file does.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
@@ -29,14 +33,14 @@ const PAST = new Date('2020-01-01T00:00:00Z')
 const WEB = 'web-login-u-alice'
 const PWN = 'pwn-echo-u-alice'
 const TLS = 'pwn-tls-u-alice'
-/** The TLS fixtures: the gateway-api-tls component's settings and the Gateway of README.md. */
+/** The TLS fixtures: the gateway-api-tls component's settings and the Gateway of docs/examples/routing/. */
 const TLS_ENV = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' }
 
 type Hook = 'customize' | 'sync' | 'finalize'
 
 interface Expected {
   hook: Hook
-  /** what the request shows, for the README table */
+  /** what the request shows, for the table of test/fixtures/README.md */
   stage: string
   phase?: string
   reason?: string
@@ -62,7 +66,7 @@ const guards = (p: string) => [`NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-
 /** What a teardown keeps in its first step: the traffic path (Ingress, Service) goes first. */
 const firstTeardownStep = (p: string) => [`Pod/${p}`, ...guards(p)]
 
-/** Every fixture, what its request shows, and the answer documented in README.md. */
+/** Every fixture, what its request shows, and the answer documented in test/fixtures/README.md. */
 const FIXTURES: Record<string, Expected> = {
   customize: {
     hook: 'customize',
@@ -165,11 +169,9 @@ async function liveNetcat(t: Test, out: Requests): Promise<void> {
   out.set('sync-running-nodeport', await requestOf(world, PWN))
 }
 
-/** The Gateway of README.md, whose TLS listener takes routes from the challenges' namespace unless `sameNamespaceOnly`. */
+/** The Gateway of docs/examples/routing/, whose TLS listener takes routes from the challenges' namespace unless `sameNamespaceOnly`. */
 function gateway(sameNamespaceOnly: boolean): KubeObject {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  const block = readme.slice(readme.indexOf('kind: Gateway\n') - 'apiVersion: gateway.networking.k8s.io/v1\n'.length)
-  const object = parse(block.slice(0, block.indexOf('```'))) as KubeObject & { spec: { listeners: Record<string, unknown>[] } }
+  const object = parse(readFileSync(join(repoRoot, 'docs/examples/routing/gateway.yaml'), 'utf8')) as KubeObject & { spec: { listeners: Record<string, unknown>[] } }
   if (sameNamespaceOnly) for (const listener of object.spec.listeners) delete listener.allowedRoutes
   return object
 }
@@ -410,7 +412,17 @@ function described(answer: Answer, expected: Expected): Expected {
   return result
 }
 
-// ---- README: the Fixtures table and the curl example -----------------------------------------------------------
+// ---- test/fixtures/README.md: the table and the curl examples, generated and checked -----------------------------
+
+const FIXTURES_README = join(FIXTURES_DIR, 'README.md')
+
+/** The first example (README.md shows it too): one Running instance, its status and children, trimmed by jq. */
+const CURL_RUNNING = `curl -s localhost:8080/sync -H 'content-type: application/json' \\
+  -d @test/fixtures/sync-running.json | jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'`
+const CURL_FINALIZE =
+  "curl -s localhost:8080/finalize -H 'content-type: application/json' -d @test/fixtures/finalize-pods-left.json | jq '{finalized, phase: .status.phase, children: [.children[].metadata.name]}'"
+const CURL_TLS = "curl -s localhost:8080/sync -H 'content-type: application/json' -d @test/fixtures/sync-running-tls.json | jq '.status.endpoint'"
+const envLine = (env: Record<string, string> | undefined) => Object.entries(env ?? {}).map(([key, value]) => `${key}=${value}`).join(' ')
 
 function childSummary(children: string[]): string {
   if (children.length === 0) return 'none'
@@ -422,7 +434,7 @@ function childSummary(children: string[]): string {
   return [...counts].map(([kind, count]) => (count > 1 ? `${kind} ×${count}` : kind)).join(', ')
 }
 
-/** The README table rows, rendered from FIXTURES. */
+/** The table rows, rendered from FIXTURES. */
 function tableRows(): string[] {
   return Object.entries(FIXTURES).map(([name, expected]) => {
     const env = Object.entries(expected.env ?? {}).map(([key, value]) => `${key}=${value}`)
@@ -442,47 +454,145 @@ function tableRows(): string[] {
   })
 }
 
-t.test('README.md documents every fixture and its answer', async (t) => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  const start = readme.indexOf('\n## Fixtures')
-  const next = readme.indexOf('\n## ', start + 1)
-  // The section runs to the next second-level heading (or the end of the file).
-  const section = readme.slice(start, next === -1 ? undefined : next)
-  t.ok(readme.includes('\n## Fixtures\n'), 'a "## Fixtures" section')
-  const rows = section.split('\n').filter((line) => line.startsWith('| `'))
-  const expected = tableRows()
-  t.same(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
-  if (rows.join('\n') !== expected.join('\n')) t.comment(`The rows README.md should hold:\n${expected.join('\n')}`)
-})
-
-t.test('the curl example of README.md ("Try it with curl") shows the true answer', async (t) => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  const command = readme.indexOf('-d @test/fixtures/sync-running.json')
-  t.ok(command > 0, 'the example posts sync-running.json')
-  const start = readme.indexOf('```json\n', command) + '```json\n'.length
-  const shown = JSON.parse(readme.slice(start, readme.indexOf('```', start))) as unknown
+/** What `npm start` answers to sync-running.json, through the example's jq filter. */
+async function runningProjection(t: Test): Promise<unknown> {
   const app = await buildApp(loadConfig(TEST_ENV), { logger: false })
   t.teardown(() => app.close())
   const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running'), 'utf8'), headers: { 'content-type': 'application/json' } })
   const answer = response.json() as Answer & { status: Record<string, unknown> }
   // jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'
-  const projected = {
+  return {
     status: { phase: answer.status.phase, reason: answer.status.reason, endpoint: answer.status.endpoint, expiresAt: answer.status.expiresAt },
     children: (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`),
   }
-  t.same(shown, projected)
-})
+}
 
-t.test('the TLS curl example of README.md ("Fixtures") shows the true endpoint', async (t) => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  const command = readme.indexOf("-d @test/fixtures/sync-running-tls.json | jq '.status.endpoint'")
-  t.ok(command > 0, 'the example posts sync-running-tls.json')
-  const start = readme.indexOf('# ', command) + 2
-  const shown = JSON.parse(readme.slice(start, readme.indexOf('\n', start))) as unknown
-  const env = FIXTURES['sync-running-tls']?.env
-  t.match(readme.slice(readme.lastIndexOf('\n', command - 100), command), `${Object.entries(env ?? {}).map(([key, value]) => `${key}=${value}`).join(' ')} npm start`)
-  const app = await buildApp(loadConfig(env), { logger: false })
+/** What a server with the TLS fixtures' settings answers to sync-running-tls.json: the endpoint. */
+async function tlsEndpoint(t: Test): Promise<unknown> {
+  const app = await buildApp(loadConfig(FIXTURES['sync-running-tls']?.env), { logger: false })
   t.teardown(() => app.close())
   const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running-tls'), 'utf8'), headers: { 'content-type': 'application/json' } })
-  t.same(shown, (response.json() as { status: { endpoint: unknown } }).status.endpoint)
+  return (response.json() as { status: { endpoint: unknown } }).status.endpoint
+}
+
+/** The first curl example as Markdown: the command, then its answer. README.md shows exactly this. */
+function runningExample(projection: unknown): string {
+  return `\`\`\`sh\n${CURL_RUNNING}\n\`\`\`\n\n\`\`\`json\n${JSON.stringify(projection, null, 2)}\n\`\`\`\n`
+}
+
+/** The whole of test/fixtures/README.md. */
+function fixturesReadme(projection: unknown, endpoint: unknown): string {
+  const tlsEnv = envLine(FIXTURES['sync-running-tls']?.env)
+  return `# Fixtures
+
+<!-- Written by \`UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts\` (test/fixtures.test.ts); edit the test, not this file. -->
+
+Every \`*.json\` here is one whole hook request exactly as Metacontroller sends it: the CompositeController, the
+parent with its metadata (\`managedFields\`, finalizers, \`deletionTimestamp\` when it is being deleted) and status,
+one group per child rule (\`{}\` when empty), and the related objects of the customize rules: the instance's own
+ChallengeDefinition (and no other definition of the namespace), the instance's pods, the owner's Challenges and the
+Static flag Secrets of its definition. They are not written by hand: they are recorded from the simulator
+(\`test/support/simulator/\`, a Metacontroller stand-in) driving the real hook server with the CompositeController
+and the CRDs of \`manifests/\`, the example definitions \`web-login\` (HTTP), \`pwn-echo\` (NodePort) and \`pwn-tls\` (TLS)
+of \`manifests/examples/\`, and the player \`alice\`, in namespace \`challenges\`.
+
+## Try one
+
+Start the hook server with \`npm start\` (its defaults: a development \`FLAG_SECRET\`, no \`HOOK_TOKEN\`; with a token,
+add \`-H "authorization: Bearer $HOOK_TOKEN"\` to each call) and POST a fixture to the hook its row names. \`jq\` only
+trims the output.
+
+${runningExample(projection)}
+A teardown that waits for the last pod before it removes the isolation:
+
+\`\`\`sh
+${CURL_FINALIZE}
+\`\`\`
+
+The two TLS fixtures were recorded with the \`gateway-api-tls\` component and the Gateway of
+\`docs/examples/routing/gateway.yaml\`; POST them to a server started with the settings their rows name:
+
+\`\`\`sh
+${tlsEnv} npm start
+${CURL_TLS}
+# ${JSON.stringify(endpoint).replaceAll('":', '": ').replaceAll(',"', ', "')}
+\`\`\`
+
+## The same answer on any day
+
+- **Live stages are recorded in 2099**: the simulated clock started at 2099-01-01T00:00:00Z (the \`availableFrom\` of
+  \`sync-not-yet-available\` is 2100-01-01), so against the real clock every deadline in them (expiry, startup
+  timeout, queue expiry, release) still lies ahead.
+- **Stages meant to be over are recorded in 2020** (\`sync-expired\`, \`sync-past-deadline\`): their deadlines have long
+  passed.
+- Times the hook sets at a transition are the replay's own "now" (whole seconds), so they differ from one replay to
+  the next: \`admittedAt\` in \`sync-new\` and \`sync-restart\`, \`finishedAt\` in \`sync-crashloop\`, \`sync-expired\`,
+  \`sync-stop-solved\` and \`sync-past-deadline\`, \`lastRenewedAt\` and \`expiresAt\` (now + lifetime) in \`sync-renew\`.
+  Two POSTs within the same second give the same bytes; every other fixture answers the same bytes always.
+
+## The fixtures
+
+| fixture | POST to | what the request shows | answer: phase / reason | children answered |
+|---|---|---|---|---|
+${tableRows().join('\n')}
+
+The children are listed in the answer's order. The first sync answers every child but the Deployment, which
+comes once the flag Secret and the NetworkPolicies are observed as the Challenge's own (\`sync-new\`). A teardown
+keeps, in its first step, everything but the traffic path (the route, the Service), and keeps the NetworkPolicies
+and the flag Secret until no pod of the instance is left (\`finalize-pods-left\`). \`sync-queued\`'s owner already runs
+\`kernel-lab\` (\`pwn-echo\` with \`cost: 3\`), which fills the default \`OWNER_BUDGET\` of 3.
+
+## Keeping them true
+
+\`test/fixtures.test.ts\` (part of \`npm test\`) records every fixture again in memory and fails when a committed file
+differs, so a change to the hook's answers, the CompositeController, the CRDs or the simulator cannot leave them
+stale. It then POSTs every committed fixture to a fresh server with the real clock, as \`curl\` would, and checks the
+answer in the table above (twice, byte for byte), and the answers of the examples above. Regenerate the fixtures
+and this page with:
+
+\`\`\`sh
+UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts
+\`\`\`
+
+Regeneration is byte-stable: the simulated clock is fixed, uids count up from \`5eed0001-0000-4000-8000-…\` in each
+recorded world, and pod names, node ports and addresses are hashes.
+`
+}
+
+t.test('test/fixtures/README.md is the page the fixtures and their answers generate', async (t) => {
+  const page = fixturesReadme(await runningProjection(t), await tlsEndpoint(t))
+  if (process.env.UPDATE_FIXTURES === '1') {
+    writeFileSync(FIXTURES_README, page)
+    t.pass('wrote test/fixtures/README.md')
+  } else t.equal(readFileSync(FIXTURES_README, 'utf8'), page, 'test/fixtures/README.md is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts')
+})
+
+t.test('test/fixtures/README.md documents every fixture and its answer', async (t) => {
+  const page = readFileSync(FIXTURES_README, 'utf8')
+  t.ok(page.includes('\n## The fixtures\n'), 'a "## The fixtures" section')
+  const rows = page.split('\n').filter((line) => line.startsWith('| `'))
+  const expected = tableRows()
+  t.same(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
+  if (rows.join('\n') !== expected.join('\n')) t.comment(`The rows test/fixtures/README.md should hold:\n${expected.join('\n')}`)
+})
+
+t.test('the curl example (test/fixtures/README.md, and README.md) shows the true answer', async (t) => {
+  const page = readFileSync(FIXTURES_README, 'utf8')
+  const command = page.indexOf('-d @test/fixtures/sync-running.json')
+  t.ok(command > 0, 'the example posts sync-running.json')
+  const start = page.indexOf('```json\n', command) + '```json\n'.length
+  const shown = JSON.parse(page.slice(start, page.indexOf('```', start))) as unknown
+  t.same(shown, await runningProjection(t))
+  // The front door shows the same example, command and answer, as one block of text (no part of it read back).
+  t.ok(readFileSync(join(repoRoot, 'README.md'), 'utf8').includes(runningExample(shown)), 'README.md shows this example as test/fixtures/README.md does')
+})
+
+t.test('the TLS curl example of test/fixtures/README.md shows the true endpoint', async (t) => {
+  const page = readFileSync(FIXTURES_README, 'utf8')
+  const command = page.indexOf("-d @test/fixtures/sync-running-tls.json | jq '.status.endpoint'")
+  t.ok(command > 0, 'the example posts sync-running-tls.json')
+  const start = page.indexOf('# ', command) + 2
+  const shown = JSON.parse(page.slice(start, page.indexOf('\n', start))) as unknown
+  t.match(page.slice(page.lastIndexOf('\n', command - 100), command), `${envLine(FIXTURES['sync-running-tls']?.env)} npm start`)
+  t.same(shown, await tlsEndpoint(t))
 })

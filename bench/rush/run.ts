@@ -3,9 +3,9 @@
  *
  *   METACONTROLLER_BIN=/path/to/metacontroller npm run bench:rush -- --challenges=200 --label=defaults
  *
- * 1. Starts the cluster suite's control plane (etcd, kube-apiserver, kube-controller-manager; README "The cluster
- *    suite"), installs the project as an operator does, and a namespace made like manifests/challenges-namespace.yaml
- *    (its quota scaled to the run).
+ * 1. Starts the cluster suite's control plane (etcd, kube-apiserver, kube-controller-manager; docs/development.md,
+ *    "The cluster suite"), installs the project as an operator does, and a namespace made like
+ *    manifests/challenges-namespace.yaml (its quota scaled to the run).
  * 2. Runs the hook server as in production (`node dist/server.js`, a process of its own, so its CPU is its own;
  *    bench/rush/request-sizes.mjs preloaded to record each call's size), the kubelet stand-in of test/support
  *    bringing pods up with realistic delays, and Metacontroller (its metrics and pprof on loopback).

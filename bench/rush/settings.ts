@@ -54,7 +54,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
   }
   const challenges = number('challenges', 2000)
   const metacontroller = env.METACONTROLLER_BIN ?? ''
-  if (metacontroller === '') throw new Error('bench:rush: set METACONTROLLER_BIN to a Metacontroller binary (README, "The rush benchmark")')
+  if (metacontroller === '') throw new Error('bench:rush: set METACONTROLLER_BIN to a Metacontroller binary (bench/README.md, "The opening rush")')
   return {
     challenges,
     // Four Challenges per owner, as 2,000 over 500.

@@ -1,7 +1,7 @@
 /**
  * The public Challenge API (challenge-hooks.dev/v1alpha1): names, phases, reasons, labels, defaults and the
- * schemas of the two custom resources' specs. Every string here is part of the contract
- * (../shared/challenge-api.md); change none of them.
+ * schemas of the two custom resources' specs. Every string here is part of the public contract documented in
+ * docs/api.md; change none of them.
  */
 import { Type, type Static } from '@sinclair/typebox'
 

@@ -32,6 +32,8 @@ export async function metacontrollerRest(env: ClusterEnv): Promise<{ rest: Rest;
 
 export interface RunningController {
   name: 'stand-in' | 'metacontroller'
+  /** Metacontroller's process (none for the stand-in, which runs in this process) */
+  pid?: number
   sim: Simulator | undefined
   warnings: Rest['warnings']
   stop(): Promise<void>
@@ -68,8 +70,8 @@ export async function startStandIn(rest: Rest, hookUrl: string, token: string, c
   }
 }
 
-/** The Metacontroller binary, out of cluster, as Metacontroller's service account. */
-export async function startMetacontroller(env: ClusterEnv, token: string): Promise<RunningController> {
+/** The Metacontroller binary, out of cluster, as Metacontroller's service account; its log in `logFile` when given. */
+export async function startMetacontroller(env: ClusterEnv, token: string, logFile?: string): Promise<RunningController> {
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
   const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
   const kubeconfig = join(dir, 'kubeconfig')
@@ -84,7 +86,8 @@ export async function startMetacontroller(env: ClusterEnv, token: string): Promi
       'current-context': 'c',
     }),
   )
-  const log = openSync(join(dir, 'metacontroller.log'), 'a')
+  const logPath = logFile ?? join(dir, 'metacontroller.log')
+  const log = openSync(logPath, 'a')
   const child: ChildProcess = spawn(
     process.env.METACONTROLLER_BIN as string,
     // METACONTROLLER_ARGS adds flags (e.g. --zap-log-level=debug).
@@ -94,10 +97,11 @@ export async function startMetacontroller(env: ClusterEnv, token: string): Promi
   let stopping = false
   child.once('exit', (code, signal) => {
     // Tests would only time out: say why, and keep the log.
-    if (!stopping) console.error(`# metacontroller exited early (${code ?? signal}); its log: ${join(dir, 'metacontroller.log')}`)
+    if (!stopping) console.error(`# metacontroller exited early (${code ?? signal}); its log: ${logPath}`)
   })
   return {
     name: 'metacontroller',
+    pid: child.pid as number,
     sim: undefined,
     warnings: [],
     async stop() {
@@ -107,7 +111,7 @@ export async function startMetacontroller(env: ClusterEnv, token: string): Promi
         child.kill('SIGTERM')
         await exited
       }
-      if (process.env.METACONTROLLER_LOG !== undefined) writeFileSync(process.env.METACONTROLLER_LOG, readFileSync(join(dir, 'metacontroller.log')), { flag: 'a' })
+      if (process.env.METACONTROLLER_LOG !== undefined) writeFileSync(process.env.METACONTROLLER_LOG, readFileSync(logPath), { flag: 'a' })
       rmSync(dir, { recursive: true, force: true })
     },
   }

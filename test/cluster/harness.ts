@@ -11,7 +11,7 @@
  *   await s.until('web-login-u-alice', (st) => st.phase === 'Running', 'Running')
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -19,6 +19,7 @@ import type { Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
 import type { Json } from '../e2e/harness.js'
+import { METACONTROLLER_CRDS_FILE } from '../manifests/helpers.js'
 import { controlPlaneBinaries, repoRoot, startControlPlane } from '../support/kube/controlplane.js'
 import { Kubelet, STANDIN_NODE_LABEL, type KubeletOptions } from '../support/kube/kubelet.js'
 import { kubectlFor, kubectlOk, type Kubectl } from '../support/kube/kubectl.js'
@@ -36,7 +37,6 @@ export { metacontrollerRest } from './controllers.js'
 export { Recorder } from './recorder.js'
 export * from './names.js'
 export type { Json }
-const SHARED_METACONTROLLER_CRDS = join(repoRoot, '../shared/metacontroller-crds-v1.yaml')
 
 export interface ClusterEnv {
   kubeconfig: string
@@ -66,7 +66,8 @@ export async function connect(t: Test): Promise<ClusterEnv> {
  * them), then `kubectl apply --server-side -k manifests/`. Idempotent; returns kubectl's output of the apply.
  */
 export async function install(env: ClusterEnv, components: string[] = []): Promise<{ stdout: string; stderr: string }> {
-  const crds = existsSync(SHARED_METACONTROLLER_CRDS) ? readFileSync(SHARED_METACONTROLLER_CRDS, 'utf8') : MINIMAL_METACONTROLLER_CRDS
+  // Vendored in test/data/ (upstream's v4.17.2 file): a missing file fails here, never a stand-in.
+  const crds = readFileSync(METACONTROLLER_CRDS_FILE, 'utf8')
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: crds })
   await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io'])
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: METACONTROLLER_IDENTITY })
@@ -85,7 +86,7 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
 }
 
 /**
- * The Secret, once, as the README's install does it: a secrets.env of random values beside a copy of
+ * The Secret, once, as the install of docs/install.md does it: a secrets.env of random values beside a copy of
  * manifests/secrets/, then `kubectl apply -k`. Kept when it exists: a running Metacontroller holds its token.
  */
 async function installSecrets(env: ClusterEnv): Promise<void> {
@@ -271,29 +272,3 @@ metadata:
   name: metacontroller
   namespace: metacontroller
 `
-
-/** Used only when ../shared/metacontroller-crds-v1.yaml is absent: the kinds, with their specs unchecked. */
-const MINIMAL_METACONTROLLER_CRDS = ['compositecontrollers', 'decoratorcontrollers', 'controllerrevisions']
-  .map((plural) => {
-    const kind = { compositecontrollers: 'CompositeController', decoratorcontrollers: 'DecoratorController', controllerrevisions: 'ControllerRevision' }[plural] as string
-    const scope = plural === 'controllerrevisions' ? 'Namespaced' : 'Cluster'
-    return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ${plural}.metacontroller.k8s.io
-  # *.k8s.io is a protected group: the API server refuses its CRDs without this annotation.
-  annotations:
-    api-approved.kubernetes.io: unapproved, a test stand-in of Metacontroller's CRD
-spec:
-  group: metacontroller.k8s.io
-  scope: ${scope}
-  names: {plural: ${plural}, singular: ${kind.toLowerCase()}, kind: ${kind}}
-  versions:
-    - name: v1alpha1
-      served: true
-      storage: true
-      subresources: {status: {}}
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}`
-  })
-  .join('\n---\n')

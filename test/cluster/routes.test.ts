@@ -1,7 +1,7 @@
 // The routes on a real API server: Gateway API's standard CRDs (v1.6.3) and Traefik's (v3.7.13) from the Go module
 // cache installed, the install with every routing component applied without a warning, every route child the
-// hook renders accepted by the API server's own validation (CEL rules included, and they bite), README's Gateway
-// and TLSStore accepted, and a route status written as a gateway controller would: what the hook reads from the
+// hook renders accepted by the API server's own validation (CEL rules included, and they bite), the Gateway and
+// TLSStore of docs/examples/routing/ accepted, and a route status written as a gateway controller would: what the hook reads from the
 // stored, defaulted route decides Running or WaitingForEndpoint.
 // Only on the suite's own control plane (an existing cluster keeps the CRDs it has); skipped without the CRDs.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -12,12 +12,11 @@ import { parseAllDocuments } from 'yaml'
 import { sync } from '../../src/challenge/hooks.js'
 import { loadConfig } from '../../src/config.js'
 import type { DesiredChild } from '../../src/protocol.js'
-import { repoRoot } from '../support/kube/controlplane.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { ApiError } from '../support/simulator/index.js'
 import { resourceByKind, routeParentStatus, type KubeObject } from '../support/simulator/index.js'
 import { challenge, controllerRef, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
-import { componentsDir, manifestsDir } from '../manifests/helpers.js'
+import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../manifests/helpers.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../manifests/route-crds.js'
 import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
 
@@ -75,10 +74,9 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
     await t.rejects(create(noPort), { name: 'ApiError', message: /Must have port for Service reference/ })
   })
 
-  await t.test("README's Gateway and TLSStore are accepted", async (t) => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-    for (const [, block] of readme.matchAll(/```yaml\n([\s\S]*?)```/g)) {
-      for (const document of parseAllDocuments(block as string)) {
+  await t.test('the Gateway and the TLSStore of docs/examples/routing/ are accepted', async (t) => {
+    for (const file of Object.values(ROUTING_EXAMPLES)) {
+      for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
         const object = document.toJS() as KubeObject | null
         if (object?.kind !== 'Gateway' && object?.kind !== 'TLSStore') continue
         const namespace = object.metadata.namespace as string

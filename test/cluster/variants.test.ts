@@ -8,9 +8,12 @@ import t, { type Test } from 'tap'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { sortKeys } from '../support/simulator/json.js'
-import { lastAnswer, startSuite, type Json, type Scenario } from './harness.js'
+import { lastAnswer, STANDIN_RUNTIME_CLASS, startSuite, type Json, type Scenario } from './harness.js'
 
-const suite = await startSuite(t, { hookEnv: { PUBLIC_HOST: 'ctf.example.org', CLUSTER_CIDRS: '10.0.0.0/24,fd00:10::/108' } })
+// The runtime class variant names gvisor (or, on an existing cluster, the stand-in's class): the operator allows it.
+const suite = await startSuite(t, {
+  hookEnv: { PUBLIC_HOST: 'ctf.example.org', CLUSTER_CIDRS: '10.0.0.0/24,fd00:10::/108', ALLOWED_RUNTIME_CLASSES: `gvisor,${STANDIN_RUNTIME_CLASS}` },
+})
 
 interface Variant {
   what: string

@@ -1,18 +1,17 @@
 // End to end, over real HTTP: TLS (raw TCP by SNI) and HTTP challenges through each routing choice, with the
 // routing components of manifests/components/ applied to the CompositeController and the hook server's settings.
 // The simulator's gateway controller plays the Gateway (Accepted / ResolvedRefs in the route's status); the
-// Gateway itself is the one README.md shows.
+// Gateway itself is the one of docs/examples/routing/gateway.yaml.
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
+import { ROUTING_EXAMPLES } from '../manifests/helpers.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import {
   challengeRef,
   conditionOf,
   deletedBy,
   NS,
-  repoRoot,
   secondsUntil,
   startWorld,
   syncsOf,
@@ -24,19 +23,16 @@ const TLS = 'pwn-tls-u-alice'
 const WEB = 'web-login-u-alice'
 const GATEWAY_NS = 'gateway-system'
 
-/** The shared Gateway of README.md ("Gateway API"), as an operator would apply it. */
-function readmeGateway(): KubeObject {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  for (const [, block] of readme.matchAll(/```yaml\n([\s\S]*?)```/g)) {
-    for (const document of parseAllDocuments(block as string)) {
-      const value = document.toJS() as KubeObject | null
-      if (value?.kind === 'Gateway') return value
-    }
+/** The shared Gateway of docs/examples/routing/ (docs/routing.md, "Gateway API"), as an operator would apply it. */
+function exampleGateway(): KubeObject {
+  for (const document of parseAllDocuments(readFileSync(ROUTING_EXAMPLES.Gateway, 'utf8'))) {
+    const value = document.toJS() as KubeObject | null
+    if (value?.kind === 'Gateway') return value
   }
-  throw new Error('README.md shows no Gateway')
+  throw new Error('docs/examples/routing/gateway.yaml holds no Gateway')
 }
 
-/** The settings README.md gives next to that Gateway. */
+/** The settings that go with that Gateway (its file's header, and docs/routing.md). */
 const GATEWAY_ENV = {
   GATEWAY: `${GATEWAY_NS}/challenges`,
   BASE_DOMAIN: 'ctf.example.org',
@@ -93,9 +89,9 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
   })
   await world.assertQuiet(t)
 
-  // The operator applies the README's Gateway: its controller accepts the route.
+  // The operator applies the example Gateway: its controller accepts the route.
   cluster.advance(30)
-  world.create(readmeGateway())
+  world.create(exampleGateway())
   await world.settle(t)
   const route = cluster.get(routeRef('TLSRoute', TLS)) as KubeObject
   t.match((route.status as Json).parents, [
@@ -126,8 +122,8 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
 t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, StartupTimeout if it lasts, Running once fixed', async (t) => {
   const world = await startWorld(t, { components: ['gateway-api-tls'], env: GATEWAY_ENV })
   const { cluster } = world
-  // The README's Gateway, but its TLS listener takes routes of its own namespace only (the default).
-  const gateway = readmeGateway()
+  // The example Gateway, but its TLS listener takes routes of its own namespace only (the default).
+  const gateway = exampleGateway()
   const listeners = (gateway.spec as { listeners: Json[] }).listeners
   const tlsListener = listeners.find((listener) => listener.name === 'tls') as Json
   const allowed = tlsListener.allowedRoutes
@@ -157,7 +153,7 @@ t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, St
 
   // Another instance whose route the Gateway never takes (no listener of that name) runs out of time.
   const late = await startWorld(t, { components: ['gateway-api-tls'], env: { ...GATEWAY_ENV, GATEWAY_TLS_LISTENER: 'tcp' } })
-  late.create(readmeGateway())
+  late.create(exampleGateway())
   await startTls(late, t)
   await late.settle(t)
   t.match(late.status(TLS), { phase: 'Pending', reason: 'WaitingForEndpoint', message: /NoMatchingParent/ })
@@ -214,7 +210,7 @@ t.test('TLS through Traefik: an IngressRouteTCP (HostSNI, TLS ended by Traefik),
 t.test('HTTP through the Gateway API: an HTTPRoute on the HTTPS listener, https once accepted', async (t) => {
   const world = await startWorld(t, { components: ['gateway-api-http', 'gateway-api-tls'], env: GATEWAY_ENV })
   const { cluster } = world
-  world.create(readmeGateway())
+  world.create(exampleGateway())
   world.create(world.definition('web-login'))
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)

@@ -43,8 +43,8 @@ t.test('metacontrollerCrdsFile honours METACONTROLLER_CRDS and reports a missing
   process.env.METACONTROLLER_CRDS = join(dir, 'absent.yaml')
   t.equal(metacontrollerCrdsFile(), undefined)
   delete process.env.METACONTROLLER_CRDS
-  const beside = join(repoRoot, '..', 'shared', 'metacontroller-crds-v1.yaml')
-  t.equal(metacontrollerCrdsFile(), existsSync(beside) ? beside : undefined, 'default: ../shared beside the repo')
+  const vendored = join(repoRoot, 'test', 'data', 'metacontroller-crds-v1.yaml')
+  t.equal(metacontrollerCrdsFile(), existsSync(vendored) ? vendored : undefined, 'default: the copy vendored in test/data/')
 })
 
 t.test('toAjvSchema', async (t) => {

@@ -29,10 +29,15 @@ export interface ManifestObject {
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export const manifestsDir = join(repoRoot, 'manifests')
 const crdsDir = join(manifestsDir, 'crds')
+/** The Gateway and the TLSStore the routing docs tell the operator to apply (docs/routing.md). */
+export const ROUTING_EXAMPLES = { Gateway: join(repoRoot, 'docs/examples/routing/gateway.yaml'), TLSStore: join(repoRoot, 'docs/examples/routing/tlsstore.yaml') } as const
 
-/** Metacontroller's CRDs (../shared beside the repo, or $METACONTROLLER_CRDS); undefined when absent. */
+/** Metacontroller's own CRDs (v4.17.2), vendored as test data: test/data/README.md says where they come from. */
+export const METACONTROLLER_CRDS_FILE = join(repoRoot, 'test/data/metacontroller-crds-v1.yaml')
+
+/** Metacontroller's CRDs (the vendored copy, or $METACONTROLLER_CRDS to try another release); undefined when absent. */
 export function metacontrollerCrdsFile(): string | undefined {
-  const file = process.env.METACONTROLLER_CRDS ?? resolve(repoRoot, '../shared/metacontroller-crds-v1.yaml')
+  const file = process.env.METACONTROLLER_CRDS ?? METACONTROLLER_CRDS_FILE
   return existsSync(file) ? file : undefined
 }
 

@@ -49,7 +49,7 @@ const examples = kustomizations.get('examples') as Kustomization
 const secretsKustomization = kustomizations.get('secrets') as Kustomization
 const generators = [...(main.configMapGenerator ?? []), ...(main.secretGenerator ?? []), ...(secretsKustomization.secretGenerator ?? [])]
 
-// The hook server's configuration variables (challenge-api.md, and CLUSTER_CIDRS from src/config.ts) and where
+// The hook server's configuration variables (docs/api.md and src/config.ts) and where
 // each comes from.
 const fromConfigMap = [
   'BASE_DOMAIN', 'INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_NAMESPACE', 'INGRESS_POD_SELECTOR', 'PUBLIC_HOST',
@@ -268,7 +268,7 @@ t.test('kubectl kustomize builds the install with every combination of routing c
     const deployment = pick(objects, 'Deployment') as unknown as { spec: { template: { spec: { containers: { envFrom: { configMapRef: { name: string } }[] }[] } } } }
     t.equal(deployment.spec.template.spec.containers[0]?.envFrom[0]?.configMapRef.name, configMap.metadata.name, `${label}: the Deployment reads the merged ConfigMap`)
     t.equal(objects.length, base.length, `${label}: no object added or lost`)
-    // The settings start the server, given the Gateway the README tells the operator to name in config.env.
+    // The settings start the server, given the Gateway docs/routing.md tells the operator to name in config.env.
     const gatewayApi = components.some((name) => name.startsWith('gateway-api'))
     const env = { ...configMap.data, ...(gatewayApi ? { GATEWAY: 'gateway-system/challenges' } : {}) }
     const config = loadConfig(env)

@@ -7,15 +7,14 @@
 // - the CEL rules (x-kubernetes-validations) that apply to the fields a route sets are exactly the ones checked
 //   by hand below, so a new rule in a later release fails here instead of in a cluster;
 // - the status a gateway controller writes (the simulator's, which tests also write by hand) is valid;
-// - the Gateway and the TLSStore README.md shows are valid.
+// - the Gateway and the TLSStore of docs/examples/routing/ (docs/routing.md links them) are valid.
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
-import { join } from 'node:path'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
 import type { DesiredChild } from '../../src/protocol.js'
 import { routeParentStatus } from '../support/simulator/gateways.js'
-import { loadCrdSchema, repoRoot, validateAgainstCrd, type Schema } from './helpers.js'
+import { loadCrdSchema, readYamlDocuments, ROUTING_EXAMPLES, validateAgainstCrd, type Schema } from './helpers.js'
 import { CRD_FILES, missingCrds, routeChildren as routes } from './route-crds.js'
 
 const skip = missingCrds()
@@ -119,15 +118,11 @@ t.test('the route status a gateway controller writes is valid for the CRDs', { s
   }
 })
 
-t.test('the Gateway and the TLSStore of README.md are valid', { skip }, async (t) => {
-  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
-  const shown: Json[] = []
-  for (const [, block] of readme.matchAll(/```yaml\n([\s\S]*?)```/g)) {
-    for (const document of parseAllDocuments(block as string)) shown.push(document.toJS() as Json)
-  }
+t.test('the Gateway and the TLSStore of docs/examples/routing/ are valid', { skip }, async (t) => {
+  const shown = Object.values(ROUTING_EXAMPLES).flatMap((file) => readYamlDocuments(file) as Json[])
   for (const kind of ['Gateway', 'TLSStore']) {
     const object = shown.find((each) => each?.kind === kind)
-    t.ok(object, `README.md shows a ${kind}`)
+    t.ok(object, `docs/examples/routing/ holds a ${kind}`)
     t.same(validateAgainstCrd(kind, object, { file: CRD_FILES[kind] }), [], kind)
   }
 })

@@ -1,5 +1,5 @@
 /**
- * A test that needs a tool this machine lacks (kubectl, the shared CRD file) is skipped with the reason, except
+ * A test that needs a tool this machine lacks (kubectl, the route CRDs of the Go module cache) is skipped with the reason, except
  * under CI (`REQUIRE_TOOLS=1`, set by .ci/run, which builds or provides every tool): there a missing tool is a
  * failure, so a green CI never hides a test that did not run.
  */

@@ -1,15 +1,19 @@
 // npm run cluster:build | cluster:up | cluster:down | test:cluster
 //
 //   build  builds (or finds) etcd, kube-apiserver, kube-controller-manager and kubectl (controlplane/build.sh)
-//   up     starts a control plane that stays up until `down`; prints the KUBECONFIG to use
-//   down   stops it and removes its directory
+//   up     starts a control plane that stays up until `down`, installs the project in it as an operator does, and
+//          starts the hook server, the kubelet stand-in and a controller (the Metacontroller stand-in, or
+//          Metacontroller itself when METACONTROLLER_BIN is set) in a detached session; prints the KUBECONFIG to use
+//   down   stops the session and the control plane, and removes its directory
 //   test   the cluster suite: one control plane for all of test/cluster/ (or TEST_KUBECONFIG's existing cluster),
 //          tap over test/cluster/, then everything it started stopped and checked gone
-import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controlPlaneBinaries, repoRoot, startControlPlane, type ControlPlane } from './controlplane.js'
+import { install } from '../../cluster/harness.js'
+import { clusterEnv, runSession, SESSION_FILE, type SessionInfo } from '../../cluster/session.js'
 import { kubectlFor } from './kubectl.js'
 import { Rest } from './rest.js'
 
@@ -25,6 +29,11 @@ async function main(command: string | undefined, args: string[]): Promise<number
       return up()
     case 'down':
       return down()
+    case 'session':
+      // Internal: the detached process `up` starts.
+      await runSession(args[0] as string, args[1] as string)
+      // Whatever handle is left (a keep-alive socket) must not keep the session alive once it has stopped.
+      process.exit(0)
     case 'test':
       return test(args)
     default:
@@ -33,19 +42,72 @@ async function main(command: string | undefined, args: string[]): Promise<number
   }
 }
 
+interface State {
+  dir: string
+  pids: number[]
+  kubeconfig: string
+  binDir: string
+  /** the detached session's process */
+  session?: number
+}
+
 async function up(): Promise<number> {
   if (existsSync(STATE)) {
     console.error(`a control plane is already up (${STATE}); npm run cluster:down first`)
     return 1
   }
   const binDir = controlPlaneBinaries()
+  // The hook server runs as built: build it from the current src/ first.
+  if (spawnSync('npm', ['run', 'build', '--silent'], { cwd: repoRoot, stdio: 'inherit' }).status !== 0) return 1
   const plane = await startControlPlane({ binDir, owner: 0, detached: true })
-  mkdirSync(join(repoRoot, '.cluster'), { recursive: true })
-  writeFileSync(STATE, JSON.stringify({ dir: plane.dir, pids: plane.pids, kubeconfig: plane.kubeconfig, binDir }, null, 2))
-  console.log(`control plane up at ${plane.server} (logs in ${plane.dir})`)
-  console.log(`export KUBECONFIG=${plane.kubeconfig} PATH=${binDir}:$PATH`)
-  console.log('stop it with: npm run cluster:down')
-  return 0
+  const state: State = { dir: plane.dir, pids: plane.pids, kubeconfig: plane.kubeconfig, binDir }
+  const save = () => {
+    mkdirSync(join(repoRoot, '.cluster'), { recursive: true })
+    writeFileSync(STATE, JSON.stringify(state, null, 2))
+  }
+  save()
+  console.log(`control plane up at ${plane.server}`)
+  try {
+    // What an operator does first: Metacontroller's CRDs, namespace and service account, then the project and its Secret.
+    await install(clusterEnv(plane.kubeconfig, binDir))
+    console.log('installed: Metacontroller\'s CRDs, namespace and service account; kubectl apply --server-side -k manifests/; the Secret of manifests/secrets/')
+    const log = openSync(join(plane.dir, 'session.log'), 'a')
+    const session = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test/support/kube/cli.ts'), 'session', plane.dir, binDir], {
+      cwd: repoRoot,
+      detached: true,
+      stdio: ['ignore', log, log],
+    })
+    session.unref()
+    state.session = session.pid as number
+    save()
+    const info = await sessionUp(plane.dir, session.pid as number)
+    const mode = info.controller === 'metacontroller' ? `Metacontroller (${process.env.METACONTROLLER_BIN})` : 'the Metacontroller stand-in (set METACONTROLLER_BIN for the real one)'
+    console.log(`hook server at ${info.hookUrl} (probes and metrics at ${info.opsUrl}); controller: ${mode}; kubelet: the stand-in`)
+    console.log(`logs: ${Object.entries(info.logs).map(([name, file]) => `${name} ${file}`).join(', ')}`)
+    console.log('')
+    console.log(`export KUBECONFIG=${plane.kubeconfig} PATH=${binDir}:$PATH`)
+    console.log('kubectl apply -k manifests/examples/ && kubectl -n challenges get chal -w')
+    console.log('')
+    console.log('stop it all with: npm run cluster:down')
+    return 0
+  } catch (error) {
+    console.error(`cluster:up failed: ${(error as Error).message}`)
+    await down()
+    return 1
+  }
+}
+
+/** Waits for the session's <dir>/session.json; fails when the session exits first (its log says why). */
+async function sessionUp(dir: string, pid: number): Promise<SessionInfo> {
+  const file = join(dir, SESSION_FILE)
+  const deadline = Date.now() + 120_000
+  while (!existsSync(file)) {
+    const log = join(dir, 'session.log')
+    if (!isAlive(pid)) throw new Error(`the session exited during start; its log:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(none)'}`)
+    if (Date.now() > deadline) throw new Error(`the session was not up within 120 s (log: ${log})`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  return JSON.parse(readFileSync(file, 'utf8')) as SessionInfo
 }
 
 async function down(): Promise<number> {
@@ -53,11 +115,18 @@ async function down(): Promise<number> {
     console.log('no control plane is up')
     return 0
   }
-  const state = JSON.parse(readFileSync(STATE, 'utf8')) as { dir: string; pids: number[] }
+  const state = JSON.parse(readFileSync(STATE, 'utf8')) as State
+  // The session first: it stops the controller, the kubelet stand-in and the hook server (which drains for 5 s).
+  const sessionFile = join(state.dir, SESSION_FILE)
+  const children = existsSync(sessionFile) ? (JSON.parse(readFileSync(sessionFile, 'utf8')) as SessionInfo).children : []
+  const sessionPids = state.session === undefined ? [] : [state.session]
+  await killAll(sessionPids, 30_000)
+  // What a session that died on its own may have left, then the control plane.
+  await killAll(children)
   await killAll(state.pids)
   rmSync(state.dir, { recursive: true, force: true })
   rmSync(STATE, { force: true })
-  console.log(`stopped ${state.pids.length} processes, removed ${state.dir}`)
+  console.log(`stopped ${sessionPids.length + children.length + state.pids.length} processes, removed ${state.dir}`)
   return 0
 }
 
@@ -176,9 +245,10 @@ function isAlive(pid: number): boolean {
   return !/^\d+ \(.*\) Z/.test(stat)
 }
 
-async function killAll(pids: number[]): Promise<void> {
+/** SIGTERM, then SIGKILL for what still runs after `graceMs`. */
+async function killAll(pids: number[], graceMs = 10_000): Promise<void> {
   for (const pid of [...pids].reverse()) if (isAlive(pid)) process.kill(pid, 'SIGTERM')
-  for (let i = 0; i < 40 && pids.some(isAlive); i++) await new Promise((r) => setTimeout(r, 250))
+  for (let waited = 0; waited < graceMs && pids.some(isAlive); waited += 250) await new Promise((r) => setTimeout(r, 250))
   for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL')
 }
 
