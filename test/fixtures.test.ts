@@ -489,12 +489,15 @@ function fixturesReadme(projection: unknown, endpoint: unknown): string {
 
 Every \`*.json\` here is one whole hook request exactly as Metacontroller sends it: the CompositeController, the
 parent with its metadata (\`managedFields\`, finalizers, \`deletionTimestamp\` when it is being deleted) and status,
-one group per child rule (\`{}\` when empty), and the related objects of the customize rules: the instance's own
-ChallengeDefinition (and no other definition of the namespace), the instance's pods, the owner's Challenges and the
-Static flag Secrets of its definition. They are not written by hand: they are recorded from the simulator
-(\`test/support/simulator/\`, a Metacontroller stand-in) driving the real hook server with the CompositeController
-and the CRDs of \`manifests/\`, the example definitions \`web-login\` (HTTP), \`pwn-echo\` (NodePort) and \`pwn-tls\` (TLS)
-of \`manifests/examples/\`, and the player \`alice\`, in namespace \`challenges\`.
+one group per child rule (\`{}\` when empty, as the Deployments' always is: that rule stays only so that an upgrade
+deletes an earlier release's Deployment), and the related objects of the customize rules: the instance's own
+ChallengeDefinition (and no other definition of the namespace), the owner's Challenges, the Static flag Secrets of
+its definition, the Challenge's Namespace and the namespace's LimitRanges (empty groups here: the recorded cluster
+holds neither). The instance's pod is a child, not a related object. They are not written by hand: they are
+recorded from the simulator (\`test/support/simulator/\`, a Metacontroller stand-in) driving the real hook server
+with the CompositeController and the CRDs of \`manifests/\`, the example definitions \`web-login\` (HTTP),
+\`pwn-echo\` (NodePort) and \`pwn-tls\` (TLS) of \`manifests/examples/\`, and the player \`alice\`, in namespace
+\`challenges\`.
 
 ## Try one
 
@@ -536,11 +539,12 @@ ${CURL_TLS}
 |---|---|---|---|---|
 ${tableRows().join('\n')}
 
-The children are listed in the answer's order. The first sync answers every child but the Deployment, which
-comes once the flag Secret and the NetworkPolicies are observed as the Challenge's own (\`sync-new\`). A teardown
-keeps, in its first step, everything but the traffic path (the route, the Service), and keeps the NetworkPolicies
-and the flag Secret until no pod of the instance is left (\`finalize-pods-left\`). \`sync-queued\`'s owner already runs
-\`kernel-lab\` (\`pwn-echo\` with \`cost: 3\`), which fills the default \`OWNER_BUDGET\` of 3.
+The children are listed in the answer's order. The first sync answers every child but the Pod, which comes once
+the flag Secret and the NetworkPolicies are observed as the Challenge's own (\`sync-new\`). A teardown keeps, in its
+first step, everything but the traffic path (the route, the Service), each kept child as Metacontroller last applied
+it, and keeps the NetworkPolicies and the flag Secret until no pod of the instance is left
+(\`finalize-pods-left\`). \`sync-queued\`'s owner already runs \`kernel-lab\` (\`pwn-echo\` with \`cost: 3\`), which
+fills the default \`OWNER_BUDGET\` of 3.
 
 ## Keeping them true
 
@@ -555,7 +559,7 @@ UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts
 \`\`\`
 
 Regeneration is byte-stable: the simulated clock is fixed, uids count up from \`5eed0001-0000-4000-8000-…\` in each
-recorded world, and pod names, node ports and addresses are hashes.
+recorded world, and node ports and addresses are hashes.
 `
 }
 
