@@ -10,7 +10,7 @@ const suite = await startSuite(t)
 const NAME = 'web-login-u-alice'
 const FINALIZER = 'metacontroller.io/compositecontroller-challenge-hooks'
 const CHILD_GROUPS = ['Deployment.apps/v1', 'Ingress.networking.k8s.io/v1', 'NetworkPolicy.networking.k8s.io/v1', 'Pod.v1', 'Secret.v1', 'Service.v1']
-const RELATED_GROUPS = ['Challenge.challenge-hooks.dev/v1alpha1', 'ChallengeDefinition.challenge-hooks.dev/v1alpha1', 'Secret.v1']
+const RELATED_GROUPS = ['Challenge.challenge-hooks.dev/v1alpha1', 'ChallengeDefinition.challenge-hooks.dev/v1alpha1', 'LimitRange.v1', 'Namespace.v1', 'Secret.v1']
 
 const parentOf = (request: HookRequest) => (request.body.parent ?? {}) as { metadata?: Json; status?: Json }
 

@@ -90,7 +90,8 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
   })
 
   await t.test('a route status written as a gateway controller would: the hook reads Running or WaitingForEndpoint from it', async (t) => {
-    const config = loadConfig({ GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls' })
+    // The route was just stored and accepted: no settle time, so that the verdict alone decides the phase.
+    const config = loadConfig({ GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', ENDPOINT_SETTLE_MS: '0' })
     const parent = challenge({ name: 'pwn-tls-u-alice', definition: 'pwn-tls' })
     // The second sync: the flag Secret and the policies are the instance's own, so the answer holds every child.
     const created = sync(syncRequest(parent, { related: [tlsDefinition()] }), config, new Date())
