@@ -1,5 +1,5 @@
 /** Turns a schema error into a sentence naming the field, e.g. `spec.pod.containers[0].image: Expected string`. */
-import { DATE_TIME } from './api.js'
+import { DATE_TIME, DIGITS } from '../patterns.js'
 import { quote } from './read.js'
 
 export interface SchemaError {
@@ -13,6 +13,7 @@ const PATTERN_WORDS = new Map<unknown, string>([[DATE_TIME, 'is not a date-time 
 
 /** A key an author wrote that reads as itself in a path; any other key is quoted (it may be markup). */
 const PLAIN_KEY = /^[A-Za-z0-9_.\/~-]{1,128}$/
+const INDEX = new RegExp(DIGITS)
 
 /** One step of a field path: `[0]` for an index, `.name` for a plain key, `["…"]` for any other key. */
 export function pathStep(key: string, inArray: boolean): string {
@@ -25,7 +26,7 @@ export function fieldPath(root: string, pointer: string): string {
   let path = root
   for (const raw of pointer.split('/').slice(1)) {
     const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~')
-    path += pathStep(segment, /^\d+$/.test(segment))
+    path += pathStep(segment, INDEX.test(segment))
   }
   return path
 }
