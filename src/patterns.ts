@@ -12,6 +12,15 @@ export const DNS_LABEL = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
 /** An RFC 1123 subdomain: most object names (Secrets, IngressClasses, a Gateway's listeners). At most 253 characters. */
 export const DNS_SUBDOMAIN = '^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 
+/**
+ * The name of a ChallengeDefinition as a Challenge refers to it: lowercase alphanumerics at both ends, `-` and `.`
+ * inside. Its 63 characters (it is also the value of the label challenge-hooks.dev/definition) are a maxLength.
+ */
+export const DEFINITION_NAME = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$'
+
+/** A key of a Secret's data: alphanumerics, `-`, `_` and `.`. Its 253 characters are a maxLength. */
+export const SECRET_KEY = '^[-._a-zA-Z0-9]+$'
+
 /** The characters of a label value that is not empty: alphanumeric at both ends, `-`, `_` and `.` inside, at most 63. */
 const LABEL_VALUE_TEXT = '[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
 

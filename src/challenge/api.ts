@@ -4,7 +4,7 @@
  * (../shared/challenge-api.md); change none of them.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { DATE_TIME, DNS_LABEL, ENV_NAME, PORT_NAME, QUANTITY, RESOURCE_NAME } from '../patterns.js'
+import { DATE_TIME, DEFINITION_NAME, DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, PORT_NAME, QUANTITY, RESOURCE_NAME, SECRET_KEY } from '../patterns.js'
 
 /** Patterns of the schemas below, also read by the tests and the error messages (../patterns.ts has them all). */
 export { DATE_TIME, ENV_NAME }
@@ -140,7 +140,7 @@ const DateTime = () => Type.String({ pattern: DATE_TIME, maxLength: 64 })
 
 export const ChallengeSpecSchema = Type.Object(
   {
-    definitionRef: Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }),
+    definitionRef: Type.Object({ name: Type.String({ minLength: 1, maxLength: 63, pattern: DEFINITION_NAME }) }),
     owner: Type.Object({
       kind: Type.Union([Type.Literal('User'), Type.Literal('Team')]),
       // An owner id is a label value and a part of object names: a DNS label.
@@ -307,7 +307,7 @@ export const DefinitionSpecSchema = Type.Object(
           suffix: Type.Optional(Type.String({ maxLength: 64 })),
           env: Type.Optional(Type.String({ pattern: ENV_NAME })),
           staticSecretRef: Type.Optional(
-            Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }), key: Type.String({ minLength: 1, maxLength: 253 }) }),
+            Type.Object({ name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }), key: Type.String({ maxLength: 253, pattern: SECRET_KEY }) }),
           ),
         },
         { additionalProperties: false },
