@@ -28,6 +28,8 @@ t.test('ChallengeSpecSchema: what a Challenge may say', async (t) => {
     ['fields the contract does not know, kept', spec({ futureField: { any: 'thing' } })],
     ['sixteen parameters', spec({ parameters: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`P${i}`, 'x'])) })],
     ['a parameter value at its bound', spec({ parameters: { P: 'x'.repeat(Bounds.text) } })],
+    // As the API server counts: characters, not UTF-16 units (each of these is two).
+    ['a stopReason of 64 characters outside the BMP', spec({ stopReason: '🏁'.repeat(64) })],
   ]
   for (const [what, value] of rows) t.ok(check(value), what, { errors: check.errors })
 })

@@ -35,6 +35,8 @@ t.test('DefinitionSpecSchema: what a definition may say', async (t) => {
     ['a Static flag', spec({ flag: { mode: 'Static', prefix: x(64), suffix: x(64), env: 'CTF_FLAG', staticSecretRef: { name: x(253), key: x(253) } } })],
     ['a PerInstance flag', spec({ flag: { mode: 'PerInstance' } })],
     ['every exposure type', spec({ expose: { type: 'TLS', port: 1337, container: x(63) } })],
+    // As the API server counts: characters, not UTF-16 units (each of these is two).
+    ['a displayName of 128 characters outside the BMP', spec({ displayName: '🚩'.repeat(128) })],
   ]
   for (const [what, value] of rows) t.ok(check(value), what, { errors: check.errors })
 })
