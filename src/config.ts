@@ -4,8 +4,9 @@
  *
  * VARIABLES is the one description of every variable: its group, its parser (./config-parsers.ts: what it
  * accepts, its default) and what it means. loadConfig reads them in the table's order, then checks the rules that
- * tie variables together (RULES), then shapes the Config. docs/configuration.md and the comments of
- * manifests/config.env are generated from this table (`npm run docs:config`); a test fails when they drift.
+ * tie variables together (RULES), then shapes the Config (./config-types.ts). docs/configuration.md and the
+ * comments of manifests/config.env are generated from this table (`npm run docs:config`); a test fails when they
+ * drift.
  */
 import {
   anyText,
@@ -36,86 +37,16 @@ import {
   type Toleration,
 } from './config-parsers.js'
 import { HOST } from './patterns.js'
+import { HTTP_ROUTINGS, TLS_ROUTINGS, type Config } from './config-types.js'
 
 export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, type Toleration }
+export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-types.js'
 export { estimatedBits } from './config-parsers.js'
-
-export interface Config {
-  port: number
-  /** Probes and metrics listen here, apart from the hook calls (0: any free port, as for PORT). */
-  opsPort: number
-  host: string
-  logLevel: string
-  production: boolean
-  flagSecret: string
-  /** True when FLAG_SECRET was not set and the development value is in use (logged as a warning). */
-  flagSecretIsDevelopmentDefault: boolean
-  hookToken: string | undefined
-  /** PEM files of the hook port's certificate and key (TLS_CERT_FILE, TLS_KEY_FILE): hook calls over HTTPS. */
-  hookTls: { certFile: string; keyFile: string } | undefined
-  /** Also accepted while a token rotation is under way (Metacontroller still sends the old one). */
-  hookTokenPrevious: string | undefined
-  baseDomain: string
-  ingressClassName: string | undefined
-  ingressTlsSecret: string | undefined
-  ingressNamespace: string
-  /** Labels of the proxy's pods inside INGRESS_NAMESPACE (INGRESS_POD_SELECTOR), when the namespace holds others. */
-  ingressPodSelector: Record<string, string> | undefined
-  /** Which object routes HTTP instances, and which routes TLS instances by SNI. */
-  httpRouting: HttpRouting
-  tlsRouting: TlsRouting
-  /** The shared Gateway (GATEWAY=<namespace>/<name>) of GatewayAPI routing. */
-  gateway: GatewayRef | undefined
-  gatewayHttpListener: string | undefined
-  gatewayTlsListener: string | undefined
-  traefikHttpEntryPoint: string
-  traefikTlsEntryPoint: string
-  /** Hosts of TLS instances are <instanceId>.<tlsBaseDomain>, reached on tlsPort. */
-  tlsBaseDomain: string
-  tlsPort: number
-  publicHost: string
-  ownerBudget: number
-  bodyLimit: number
-  /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
-  clusterCidrs: string[]
-  /** Where instances may send DNS queries: the DNS pods (namespace and labels), node-local addresses, the port. */
-  dns: { namespace: string; podSelector: Record<string, string>; addresses: string[]; port: number }
-  /** Where challenge pods run: a node pool of their own (node selector, tolerations) and a default RuntimeClass. */
-  instancePods: InstancePods
-  /** Extended resources (nvidia.com/gpu, ...) definitions may request; none by default: they are scarce and uncapped. */
-  allowedExtendedResources: string[]
-  /** RuntimeClasses definitions may name (ALLOWED_RUNTIME_CLASSES, and INSTANCE_RUNTIME_CLASS); none by default. */
-  allowedRuntimeClasses: string[]
-  /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
-  maxResyncSeconds: number
-  /** Concurrent hook requests per process before answering 429 with Retry-After. */
-  maxInFlight: number
-  /** Hook calls are shed (429 with Retry-After) while the event loop's measured delay is above this; 0: never. */
-  maxEventLoopDelayMs: number
-  /** A request's headers and body must have arrived within this, or it gets 408 and its connection is closed. */
-  requestTimeoutMs: number
-  /** On SIGTERM: time between failing readiness and closing, for the Service to stop sending traffic. */
-  shutdownDrainMs: number
-  /** On SIGTERM: when calls still in flight are cut and the process exits, counted from the signal. */
-  shutdownTimeoutMs: number
-}
 
 /** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
 export const INTERNET_WITHOUT_CLUSTER_CIDRS =
   'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
   "(the kubelet's 10250, every NodePort, a public API server address). Set CLUSTER_CIDRS to the nodes' and the API server's addresses."
-
-const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
-export type HttpRouting = (typeof HTTP_ROUTINGS)[number]
-const TLS_ROUTINGS = ['GatewayAPI', 'Traefik'] as const
-export type TlsRouting = (typeof TLS_ROUTINGS)[number]
-
-export interface InstancePods {
-  nodeSelector: Record<string, string> | undefined
-  tolerations: Toleration[]
-  /** Used when a definition names no security.runtimeClassName. */
-  runtimeClassName: string | undefined
-}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const ANY_PORT = ' (0: any free port)'
