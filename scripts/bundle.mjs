@@ -7,29 +7,45 @@ import { Ajv } from 'ajv'
 import standalone from 'ajv/dist/standalone/index.js'
 import { build } from 'esbuild'
 
-const { PRECOMPILABLE, VALIDATION_OPTIONS } = await import(new URL('../dist/http/validation.js', import.meta.url).href)
+const { PRECOMPILABLE } = await import(new URL('../dist/http/validation.js', import.meta.url).href)
+const { DESCRIBED_OPTIONS, VALIDATION_OPTIONS } = await import(new URL('../dist/validator.js', import.meta.url).href)
+const { DefinitionSpecSchema } = await import(new URL('../dist/challenge/api.js', import.meta.url).href)
+
+/** `schemas` (by name) compiled now with `options`, as ajv's standalone code: a module exporting a validator per name. */
+function standaloneCode(schemas, options) {
+  const ajv = new Ajv({ ...options, code: { source: true, esm: true } })
+  const names = Object.keys(schemas)
+  for (const name of names) ajv.addSchema(schemas[name], name)
+  return (standalone.default ?? standalone)(ajv, Object.fromEntries(names.map((name) => [name, name])))
+}
 
 /**
- * The request schemas compiled now, with the server's own options, as ajv's standalone code: one module exporting
- * a validator per name of PRECOMPILABLE, which takes the place of dist/http/precompiled.js in the bundle.
+ * The modules the build replaces, and what with: the request schemas compiled with the server's own options (a
+ * validator per name of PRECOMPILABLE) in place of dist/http/precompiled.js, the definition's with the options of
+ * described errors in place of dist/challenge/precompiled.js.
  */
-function precompiledValidators() {
-  const ajv = new Ajv({ ...VALIDATION_OPTIONS, code: { source: true, esm: true } })
-  const names = Object.keys(PRECOMPILABLE)
-  for (const name of names) ajv.addSchema(PRECOMPILABLE[name], name)
-  const code = (standalone.default ?? standalone)(ajv, Object.fromEntries(names.map((name) => [name, name])))
-  return `${code}\nexport const PRECOMPILED = { ${names.join(', ')} };\n`
-}
+const REPLACED = [
+  [
+    /[\\/]dist[\\/]http[\\/]precompiled\.js$/,
+    () => `${standaloneCode(PRECOMPILABLE, VALIDATION_OPTIONS)}\nexport const PRECOMPILED = { ${Object.keys(PRECOMPILABLE).join(', ')} };\n`,
+  ],
+  [
+    /[\\/]dist[\\/]challenge[\\/]precompiled\.js$/,
+    () => `${standaloneCode({ definition: DefinitionSpecSchema }, DESCRIBED_OPTIONS)}\nexport const PRECOMPILED_DEFINITION = definition;\n`,
+  ],
+]
 
 const precompiled = {
   name: 'precompiled-validators',
   setup(bundler) {
-    bundler.onLoad({ filter: /[\\/]dist[\\/]http[\\/]precompiled\.js$/ }, () => ({
-      contents: precompiledValidators(),
-      // Where its require("ajv/dist/runtime/…") calls are resolved from (and bundled).
-      resolveDir: process.cwd(),
-      loader: 'js',
-    }))
+    for (const [filter, contents] of REPLACED) {
+      bundler.onLoad({ filter }, () => ({
+        contents: contents(),
+        // Where its require("ajv/dist/runtime/…") calls are resolved from (and bundled).
+        resolveDir: process.cwd(),
+        loader: 'js',
+      }))
+    }
   },
 }
 

@@ -6,13 +6,15 @@
  *
  *   npm run render -- manifests/examples/web-login.yaml manifests/examples/web-login.yaml
  */
-import { Value, type ValueError } from '@sinclair/typebox/value'
+import type { ErrorObject } from 'ajv'
 import { parseAllDocuments, stringify } from 'yaml'
 import { CHILD_GROUPS } from './challenge/api.js'
 import { sync } from './challenge/hooks.js'
 import { ROUTE_KINDS, routeGroup } from './challenge/routes.js'
 import { INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, type Config } from './config.js'
 import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './protocol.js'
+import { schemaError } from './challenge/schema-errors.js'
+import { compileSchema, DESCRIBED_OPTIONS } from './validator.js'
 
 export interface PreviewOptions {
   config: Config
@@ -114,8 +116,9 @@ function asStored(challenge: Json, definition: Json, now: Date): Json {
 
 export function preview(definition: Json, challenge: Json, options: PreviewOptions): Preview {
   const parent = asStored(challenge, definition, options.now)
-  if (!Value.Check(ChallengeObjectSchema, parent)) {
-    const error = Value.Errors(ChallengeObjectSchema, parent).First() as ValueError
+  const check = compileSchema(ChallengeObjectSchema, DESCRIBED_OPTIONS)
+  if (!check(parent)) {
+    const error = schemaError(check.errors as ErrorObject[])
     throw new PreviewError(`the Challenge is invalid: ${error.path} ${error.message}`)
   }
   const namespace = (parent.metadata as { namespace: string }).namespace

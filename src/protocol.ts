@@ -9,6 +9,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { ChallengeSpecSchema } from './challenge/api.js'
+import { NON_EMPTY_LABEL_VALUE } from './patterns.js'
 
 const Open = { additionalProperties: true } as const
 /**
@@ -50,7 +51,7 @@ export const ChallengeObjectSchema = Type.Object(
         ...ObjectMetaSchema.properties,
         namespace: Type.String({ minLength: 1 }),
         // Also the value of the pods' uid label (names.ts): the API server's uids always are label values.
-        uid: Type.String({ pattern: '^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$' }),
+        uid: Type.String({ pattern: NON_EMPTY_LABEL_VALUE }),
       },
       Open,
     ),

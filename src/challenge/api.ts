@@ -4,6 +4,10 @@
  * docs/api.md; change none of them.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { DATE_TIME, DEFINITION_NAME, DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, PORT_NAME, QUANTITY, RESOURCE_NAME, SECRET_KEY } from '../patterns.js'
+
+/** Patterns of the schemas below, also read by the tests and the error messages (../patterns.ts has them all). */
+export { DATE_TIME, ENV_NAME }
 
 export const GROUP = 'challenge-hooks.dev'
 export const VERSION = 'v1alpha1'
@@ -109,9 +113,6 @@ export const Defaults = {
 // ---------------------------------------------------------------------------------------------------------------
 // Schemas. They check what the hook relies on; the CRDs in manifests/ carry the same rules for the API server.
 
-const LABEL_VALUE = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
-export const ENV_NAME = '^[A-Za-z_][A-Za-z0-9_]{0,127}$'
 /**
  * Bounds of what an author or the platform may store, the same as the CRDs' (manifests/crds): every string and
  * list, and the totals a pod's command lines, env and a Challenge's parameters may add up to. What binds them is
@@ -137,15 +138,6 @@ export const Bounds = {
   probeHeaders: 8,
   path: 1024,
 } as const
-/**
- * What the API server stores as a `format: date-time` (time.ts, readTime): `t` and `z` in either case, any `±HH:MM`
- * offset, a signed 3-digit year, any character before a fraction, anything after a second `t`. A request the API
- * server accepted must never be refused here (a 400 on every hook would stop the Challenge's syncs and hang its
- * deletion on the finalizer). What this pattern lets through and is still not a date (February 30) is refused where
- * it is read, as the object's problem.
- */
-export const DATE_TIME = '^(\\d{4}|[+-]\\d{3})-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d([^\\nTt]\\d+)?([Zz]|[+-]\\d{2}:\\d{2})([Tt][\\s\\S]*)?$'
-
 export const MAX_COUNTER = 2147483647
 
 const Int = (min: number, max?: number) =>
@@ -154,10 +146,11 @@ const DateTime = () => Type.String({ pattern: DATE_TIME, maxLength: 64 })
 
 export const ChallengeSpecSchema = Type.Object(
   {
-    definitionRef: Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) }),
+    definitionRef: Type.Object({ name: Type.String({ minLength: 1, maxLength: 63, pattern: DEFINITION_NAME }) }),
     owner: Type.Object({
       kind: Type.Union([Type.Literal('User'), Type.Literal('Team')]),
-      id: Type.String({ pattern: LABEL_VALUE }),
+      // An owner id is a label value and a part of object names: a DNS label.
+      id: Type.String({ pattern: DNS_LABEL }),
     }),
     desiredState: Type.Optional(Type.Union([Type.Literal('Running'), Type.Literal('Stopped')])),
     stopReason: Type.Optional(Type.String({ maxLength: 64 })),
@@ -185,15 +178,13 @@ const EnvVar = Type.Object(
 const ContainerPort = Type.Object(
   {
     containerPort: Int(1, 65535),
-    name: Type.Optional(Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 15 })),
+    name: Type.Optional(Type.String({ pattern: PORT_NAME, maxLength: 15 })),
     protocol: Type.Optional(Type.Union([Type.Literal('TCP'), Type.Literal('UDP'), Type.Literal('SCTP')])),
   },
   { additionalProperties: false },
 )
-/** Kubernetes resource.Quantity: 500m, 1.5, 64Mi, 1e3, 2G. */
-const QUANTITY = '^[+]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+|[numkMGTPE]|[KMGTPE]i)?$'
 const Quantity = Type.Union([Type.String({ pattern: QUANTITY, maxLength: 64 }), Type.Number({ minimum: 0 })])
-const ResourceList = Type.Record(Type.RegExp(/^(?=.{1,253}$)[a-z0-9]([-a-z0-9.\/]*[a-z0-9])?$/), Quantity, {
+const ResourceList = Type.Record(Type.RegExp(new RegExp(RESOURCE_NAME)), Quantity, {
   additionalProperties: false,
   maxProperties: Bounds.resourceNames,
 })
@@ -201,7 +192,7 @@ const Resources = Type.Object(
   { requests: Type.Optional(ResourceList), limits: Type.Optional(ResourceList) },
   { additionalProperties: false },
 )
-const PortRef = Type.Union([Int(1, 65535), Type.String({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 15 })])
+const PortRef = Type.Union([Int(1, 65535), Type.String({ pattern: PORT_NAME, maxLength: 15 })])
 const Seconds = (min: number) => Type.Optional(Int(min, 3600))
 /**
  * A probe as the API server accepts it: one handler and its timings, nothing else. No `host` in httpGet or
@@ -322,7 +313,7 @@ export const DefinitionSpecSchema = Type.Object(
           suffix: Type.Optional(Type.String({ maxLength: 64 })),
           env: Type.Optional(Type.String({ pattern: ENV_NAME })),
           staticSecretRef: Type.Optional(
-            Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }), key: Type.String({ minLength: 1, maxLength: 253 }) }),
+            Type.Object({ name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }), key: Type.String({ maxLength: 253, pattern: SECRET_KEY }) }),
           ),
         },
         { additionalProperties: false },

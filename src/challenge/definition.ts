@@ -3,7 +3,8 @@
  * contract's defaults. A definition that asks for anything the security profile forbids is refused with a
  * message naming the field (Error / DefinitionInvalid): the hook never silently drops or alters it.
  */
-import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
+import type { ErrorObject, ValidateFunction } from 'ajv'
+import { compileSchema, DESCRIBED_OPTIONS } from '../validator.js'
 import {
   Bounds,
   Defaults,
@@ -17,7 +18,8 @@ import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'
 import { quote } from './read.js'
 import { resourcesProblem } from './resources.js'
-import { describeSchemaError, pathStep } from './schema-errors.js'
+import { PRECOMPILED_DEFINITION } from './precompiled.js'
+import { describeSchemaError, pathStep, schemaError } from './schema-errors.js'
 import { readTime } from './time.js'
 
 export type Egress = 'None' | 'DNS' | 'Internet'
@@ -50,7 +52,12 @@ export type DefinitionLookup =
   | { found: true; definition: ResolvedDefinition }
   | { found: false; reason: typeof Reason.DefinitionNotFound | typeof Reason.DefinitionInvalid; message: string }
 
-const checkSpec = TypeCompiler.Compile(DefinitionSpecSchema)
+let compiledSpecCheck: ValidateFunction<DefinitionSpec> | undefined
+/** The spec's schema check: the build's (dist/server.js), else compiled at first use. */
+function checkSpec(): ValidateFunction<DefinitionSpec> {
+  compiledSpecCheck ??= (PRECOMPILED_DEFINITION ?? compileSchema(DefinitionSpecSchema, DESCRIBED_OPTIONS)) as ValidateFunction<DefinitionSpec>
+  return compiledSpecCheck
+}
 
 export const DEFINITION_KIND = 'ChallengeDefinition'
 
@@ -88,10 +95,9 @@ function invalid(name: string, problem: string): DefinitionLookup {
 export function resolveDefinition(name: string, spec: unknown, policy: DefinitionPolicy = STRICT_POLICY): DefinitionLookup {
   const hostile = prototypeKeyPath(spec)
   if (hostile !== undefined) return invalid(name, `${hostile}: the key is refused (it names an object prototype)`)
-  if (!checkSpec.Check(spec)) {
-    // A failed Check always has a first error.
-    return invalid(name, describeSchemaError('spec', checkSpec.Errors(spec).First() as ValueError))
-  }
+  const check = checkSpec()
+  // A failed check always has its errors.
+  if (!check(spec)) return invalid(name, describeSchemaError('spec', schemaError(check.errors as ErrorObject[])))
   const problem = securityProblem(spec, policy) ?? consistencyProblem(spec) ?? podProblem(spec, policy)
   if (problem) return invalid(name, problem)
   // consistencyProblem has read both times.

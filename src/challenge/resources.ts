@@ -4,6 +4,7 @@
  * StartupTimeout after holding the owner's budget for the whole startup window. Extended resources (GPUs, FPGAs)
  * are scarce and uncapped by the defaults, so only those the operator allows may be asked for.
  */
+import { QUANTITY } from '../patterns.js'
 import type { DefinitionContainer } from './api.js'
 
 /** Requests and limits of a container that sets none (each one the author leaves out keeps its default). */
@@ -13,6 +14,7 @@ export const DEFAULT_RESOURCES = {
 } as const
 
 const STANDARD = ['cpu', 'memory', 'ephemeral-storage']
+const QUANTITY_PARTS = new RegExp(QUANTITY)
 
 const DECIMAL_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 }
 const BINARY_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 }
@@ -24,7 +26,7 @@ const BINARY_SUFFIX: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, 
  */
 export function quantityValue(quantity: string | number): number | undefined {
   if (typeof quantity === 'number') return Number.isFinite(quantity) && quantity >= 0 ? quantity : undefined
-  const match = /^\+?(\d+(?:\.\d*)?|\.\d+)(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$/.exec(quantity)
+  const match = QUANTITY_PARTS.exec(quantity)
   if (!match) return undefined
   const [, mantissa = '', exponent, suffix = ''] = match
   const power = exponent !== undefined ? Number(exponent) : Object.hasOwn(BINARY_SUFFIX, suffix) ? undefined : (DECIMAL_SUFFIX[suffix] as number)

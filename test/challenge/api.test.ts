@@ -1,11 +1,11 @@
 // The Challenge's spec as the contract writes it (src/challenge/api.ts, ChallengeSpecSchema; the HTTP layer checks
 // every request against it), one row per rule: a valid spec, then specs that each break one rule. The checker is
-// TypeBox's own compiler, the one definition.ts uses for the definitions.
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+// the hooks' own (src/validator.ts), the one the HTTP layer and definition.ts use.
 import t from 'tap'
+import { compileSchema } from '../../src/validator.js'
 import { Bounds, ChallengeSpecSchema, MAX_COUNTER } from '../../src/challenge/api.js'
 
-const check = TypeCompiler.Compile(ChallengeSpecSchema)
+const check = compileSchema(ChallengeSpecSchema)
 const valid = { definitionRef: { name: 'web-login' }, owner: { kind: 'Team', id: 'alice' } }
 const spec = (changes: Record<string, unknown>) => ({ ...valid, ...changes })
 
@@ -28,8 +28,10 @@ t.test('ChallengeSpecSchema: what a Challenge may say', async (t) => {
     ['fields the contract does not know, kept', spec({ futureField: { any: 'thing' } })],
     ['sixteen parameters', spec({ parameters: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`P${i}`, 'x'])) })],
     ['a parameter value at its bound', spec({ parameters: { P: 'x'.repeat(Bounds.text) } })],
+    // As the API server counts: characters, not UTF-16 units (each of these is two).
+    ['a stopReason of 64 characters outside the BMP', spec({ stopReason: '🏁'.repeat(64) })],
   ]
-  for (const [what, value] of rows) t.ok(check.Check(value), what, { errors: [...check.Errors(value)].map((e) => `${e.path}: ${e.message}`) })
+  for (const [what, value] of rows) t.ok(check(value), what, { errors: check.errors })
 })
 
 t.test('ChallengeSpecSchema: each rule refuses', async (t) => {
@@ -63,5 +65,5 @@ t.test('ChallengeSpecSchema: each rule refuses', async (t) => {
     ['a parameter value past its bound', spec({ parameters: { P: 'x'.repeat(Bounds.text + 1) } })],
     ['seventeen parameters', spec({ parameters: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`P${i}`, 'x'])) })],
   ]
-  for (const [what, value] of rows) t.notOk(check.Check(value), what)
+  for (const [what, value] of rows) t.notOk(check(value), what)
 })

@@ -1,12 +1,12 @@
 // A ChallengeDefinition's spec as the contract writes it (src/challenge/api.ts, DefinitionSpecSchema; definition.ts
-// checks every definition against it with TypeBox's compiler), one row per rule: valid specs, then specs that each
+// checks every definition against it with the hooks' validator, src/validator.ts), one row per rule: valid specs, then specs that each
 // break one rule. The CRD in manifests/ carries the same rules for the API server.
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import t from 'tap'
+import { compileSchema } from '../../src/validator.js'
 import { Bounds, DefinitionSpecSchema } from '../../src/challenge/api.js'
 
 type Json = Record<string, unknown>
-const check = TypeCompiler.Compile(DefinitionSpecSchema)
+const check = compileSchema(DefinitionSpecSchema)
 const web = { name: 'web', image: 'web:1' }
 const base = { pod: { containers: [web] }, expose: { type: 'HTTP', port: 80 } }
 const spec = (changes: Json) => ({ ...base, ...changes })
@@ -35,8 +35,10 @@ t.test('DefinitionSpecSchema: what a definition may say', async (t) => {
     ['a Static flag', spec({ flag: { mode: 'Static', prefix: x(64), suffix: x(64), env: 'CTF_FLAG', staticSecretRef: { name: x(253), key: x(253) } } })],
     ['a PerInstance flag', spec({ flag: { mode: 'PerInstance' } })],
     ['every exposure type', spec({ expose: { type: 'TLS', port: 1337, container: x(63) } })],
+    // As the API server counts: characters, not UTF-16 units (each of these is two).
+    ['a displayName of 128 characters outside the BMP', spec({ displayName: '🚩'.repeat(128) })],
   ]
-  for (const [what, value] of rows) t.ok(check.Check(value), what, { errors: [...check.Errors(value)].map((e) => `${e.path}: ${e.message}`) })
+  for (const [what, value] of rows) t.ok(check(value), what, { errors: check.errors })
 })
 
 t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
@@ -109,5 +111,5 @@ t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
     ['a static Secret key of 254 characters', spec({ flag: { mode: 'Static', staticSecretRef: { name: 'flags', key: x(254) } } })],
     ['a flag with an unknown field', spec({ flag: { value: 'flag{fixed}' } })],
   ]
-  for (const [what, value] of rows) t.notOk(check.Check(value), what)
+  for (const [what, value] of rows) t.notOk(check(value), what)
 })

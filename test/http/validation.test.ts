@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
 import { Ajv, type ValidateFunction } from 'ajv'
+import { DefinitionSpecSchema } from '../../src/challenge/api.js'
 import { CustomizeRequestSchema, CustomizeResponseSchema, SyncRequestSchema, SyncResponseSchema } from '../../src/protocol.js'
 import { PRECOMPILABLE, sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/app.js'
@@ -28,11 +29,13 @@ t.test('validators compiled ahead of time (the bundle\'s) are used as they are; 
   t.same(Object.keys(PRECOMPILABLE), ['sync', 'customize'], 'the names the build compiles')
 })
 
-t.test('the request schemas are valid JSON Schema (the server skips that check to start faster)', async (t) => {
+t.test('the request schemas, and the definition\'s, are valid JSON Schema (the server skips that check to start faster)', async (t) => {
   const checking = new Ajv({ ...VALIDATION_OPTIONS, validateSchema: true })
   for (const [name, schema] of [
     ['SyncRequestSchema', SyncRequestSchema],
     ['CustomizeRequestSchema', CustomizeRequestSchema],
+    // Not a request's, but compiled by the same validator (src/validator.ts) for every definition.
+    ['DefinitionSpecSchema', DefinitionSpecSchema],
   ] as const) {
     t.equal(checking.validateSchema(schema), true, `${name} against the meta-schema ${JSON.stringify(checking.errors ?? [])}`)
     const strict = new Ajv({ ...VALIDATION_OPTIONS, strict: true, allowUnionTypes: true })

@@ -50,6 +50,13 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   t.equal((await send(server.opsPort, 'GET', '/readyz')).statusCode, 200, '/readyz')
   const metrics = await send(server.opsPort, 'GET', '/metrics')
   t.match(metrics.body, /challenge_hooks_hook_duration_seconds_count\{hook="sync",code="200"\} 1/, '/metrics counts the call')
+  // The definition's check too: the bundle's compiled by the build, the app's at first use; the same message.
+  const invalid = JSON.parse(SYNC_BODY.toString('utf8')) as { related: Record<string, Record<string, { spec: { pod: Record<string, unknown> } }>> }
+  Object.assign((invalid.related['ChallengeDefinition.challenge-hooks.dev/v1alpha1']?.['web-login'] as { spec: { pod: Record<string, unknown> } }).spec.pod, { hostNetwork: true })
+  const fromBundle = JSON.parse((await send(server.port, 'POST', '/sync', { body: Buffer.from(JSON.stringify(invalid)), headers: AUTH })).body) as { status: { message?: string } }
+  const fromApp = (await app.inject({ method: 'POST', url: '/sync', payload: invalid, headers: AUTH })).json() as { status: { message?: string } }
+  t.match(fromBundle.status, { reason: 'DefinitionInvalid', message: /spec\.pod\.hostNetwork: is not allowed/ }, 'an invalid definition, told by the bundle')
+  t.equal(fromApp.status.message, fromBundle.status.message, 'as the app tells it')
   t.same(server.errors(), [], 'nothing logged at level error')
   t.comment(`measured: spawn to the first 200 on /sync ${firstOk.toFixed(0)} ms (with the "serving" line polled every 20 ms)`)
 })
