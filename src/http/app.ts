@@ -45,7 +45,8 @@ export function loggerOptions(config: Config): { level: string; redact: { paths:
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const metrics = createMetrics()
+  const now = options.now ?? (() => new Date())
+  const metrics = createMetrics(now)
   const state = { closing: false }
   const shedding = createShedding(config, { metrics, state, hookPaths: HOOK_PATHS })
   const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
@@ -77,7 +78,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   })
   registerErrorHandlers(app)
   registerJsonBody(app, shedding.beforeParse)
-  registerHookRoutes(app, { config, metrics, shedding, now: options.now ?? (() => new Date()) })
+  registerHookRoutes(app, { config, metrics, shedding, now })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true

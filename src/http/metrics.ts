@@ -3,6 +3,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { Reason } from '../challenge/api.js'
+import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js'
 
 const KNOWN_REASONS = new Set<string>(Object.values(Reason))
 
@@ -13,9 +14,11 @@ export interface HookMetrics {
   answers: Counter<'hook' | 'phase' | 'reason'>
   rejected: Counter<'cause'>
   inFlight: Gauge
+  /** What the answers say about the instances (instance-metrics.ts). */
+  instances: InstanceMetrics
 }
 
-export function createMetrics(): HookMetrics {
+export function createMetrics(clock: () => Date = () => new Date()): HookMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   return {
@@ -51,6 +54,7 @@ export function createMetrics(): HookMetrics {
       help: 'Hook calls being answered now.',
       registers: [registry],
     }),
+    instances: createInstanceMetrics(registry, clock),
   }
 }
 

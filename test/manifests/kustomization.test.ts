@@ -65,7 +65,7 @@ const COMPONENTS: Record<string, { apiVersion: string; resource: string; setting
 }
 const componentNames = Object.keys(COMPONENTS)
 /** The components an operator may add beside routing: TLS to the hooks, the hook server's NetworkPolicy openings, the author annotation. */
-const OTHER_COMPONENTS = ['definition-author', 'hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'prometheus-scrape']
+const OTHER_COMPONENTS = ['definition-author', 'hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'monitoring', 'prometheus-scrape']
 
 t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
   t.same([...kustomizations.keys()].sort(), [
@@ -342,6 +342,26 @@ t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPo
   )
   t.same(bound(helm).filter(([name]) => !rebound.includes(name)), bound(base).filter(([name]) => !rebound.includes(name)), 'the other actors\' bindings unchanged')
   unchanged(helm, ['ClusterRoleBinding', 'RoleBinding'], 'metacontroller-helm')
+
+  const monitoring = kustomizeWith(['monitoring', 'prometheus-scrape']).objects as ManifestObject[]
+  const added = monitoring.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name))
+  t.strictSame(
+    added.map((o) => `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).sort(),
+    ['ConfigMap challenge-hooks/challenge-hooks-dashboard', 'PodMonitor metacontroller/metacontroller', 'PrometheusRule challenge-hooks/challenge-hooks', 'ServiceMonitor challenge-hooks/challenge-hooks'],
+    'monitoring: the monitors, the rules and the dashboard',
+  )
+  const dashboard = find(monitoring, 'ConfigMap', 'challenge-hooks-dashboard')
+  t.strictSame(dashboard.metadata.labels, { grafana_dashboard: '1' }, "monitoring: the label Grafana's dashboard sidecar loads")
+  t.strictSame(JSON.parse(dashboard.data['challenge-hooks.json']).uid, 'challenge-hooks', 'monitoring: the dashboard, unchanged')
+  const service = find(base, 'Service')
+  const monitor = find(monitoring, 'ServiceMonitor')
+  const selected = Object.entries(monitor.spec.selector.matchLabels as Record<string, string>)
+  t.ok(selected.length > 0 && selected.every(([key, value]) => service.metadata.labels[key] === value), "monitoring: the ServiceMonitor selects the hook server's Service")
+  t.notOk(
+    base.some((o) => o.kind === 'Service' && o.metadata.name !== 'challenge-hooks' && selected.every(([key, value]) => o.metadata.labels?.[key] === value)),
+    'and no other Service',
+  )
+  t.ok((service.spec.ports as Json[]).some((port) => port.name === monitor.spec.endpoints[0].port), 'monitoring: on its ops port')
 })
 
 /** Upstream's manifests/production as of v4.17 (its RBAC file and StatefulSet, reduced to what the overlay touches). */

@@ -113,7 +113,9 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, shed
 
     const answerSync = (run: typeof sync) =>
       async function handle(request: FastifyRequest<{ Body: SyncRequest }>, reply: FastifyReply) {
-        const answer = run(request.body, config, now())
+        const at = now()
+        const answer = run(request.body, config, at)
+        metrics.instances.observe(request.body, answer, at)
         const outcome = request.hookOutcome as HookOutcome
         outcome.parent = parentName(request.body.parent)
         outcome.decided = {
