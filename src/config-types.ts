@@ -39,6 +39,8 @@ export interface Config {
   tlsPort: number
   publicHost: string
   ownerBudget: number
+  /** Where an owner's budget is counted: each namespace apart, or the whole cluster (hooks v2). */
+  ownerBudgetScope: OwnerBudgetScope
   bodyLimit: number
   /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
   clusterCidrs: string[]
@@ -81,3 +83,6 @@ export interface InstancePods {
   runtimeClassName: string | undefined
 }
 
+
+export const OWNER_BUDGET_SCOPES = ['Namespace', 'Cluster'] as const
+export type OwnerBudgetScope = (typeof OWNER_BUDGET_SCOPES)[number]

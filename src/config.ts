@@ -37,7 +37,7 @@ import {
   type Toleration,
 } from './config-parsers.js'
 import { HOST } from './patterns.js'
-import { HTTP_ROUTINGS, TLS_ROUTINGS, type Config } from './config-types.js'
+import { HTTP_ROUTINGS, OWNER_BUDGET_SCOPES, TLS_ROUTINGS, type Config } from './config-types.js'
 
 export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, type Toleration }
 export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-types.js'
@@ -254,6 +254,12 @@ export const VARIABLES = {
     parser: orElse(integer(0, 10000), 3),
     meaning: "the cost units of admitted instances one owner may hold at a time (a definition's `cost`, 1 by default)",
   },
+  OWNER_BUDGET_SCOPE: {
+    group: 'lifecycle',
+    parser: orElse(oneOf(OWNER_BUDGET_SCOPES), 'Namespace'),
+    meaning:
+      "where an owner's budget is counted: in each namespace apart (`Namespace`), or across every namespace of the cluster (`Cluster`, which needs the CompositeController's hooks at `version: v2`, the `budget-across-namespaces` component; otherwise the instances are Error / `ConfigError`)",
+  },
   MAX_RESYNC_SECONDS: {
     group: 'lifecycle',
     parser: orElse(integer(1, 3600), 300),
@@ -388,6 +394,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsPort: v.TLS_PORT,
     publicHost: v.PUBLIC_HOST,
     ownerBudget: v.OWNER_BUDGET,
+    ownerBudgetScope: v.OWNER_BUDGET_SCOPE,
     bodyLimit: v.BODY_LIMIT,
     clusterCidrs: v.CLUSTER_CIDRS,
     allowedExtendedResources: v.ALLOWED_EXTENDED_RESOURCES,

@@ -29,12 +29,12 @@ export interface HookServer {
 }
 
 /** `node dist/server.js` as in production (NODE_ENV=production, LOG_LEVEL=warn, the installed HOOK_TOKEN). */
-export async function startHookServer({ plane, cleanups }: RunContext, token: string, budget: number): Promise<HookServer> {
+export async function startHookServer({ plane, cleanups }: RunContext, token: string, budget: number, budgetScope = 'Namespace'): Promise<HookServer> {
   const [port, opsPort] = [await freePort(), await freePort()]
   const sizesFile = join(plane.dir, 'request-sizes.txt')
   const logFile = join(plane.dir, 'hook-server.log')
   const child = spawn(process.execPath, ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')], {
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', HOOK_TOKEN: token, FLAG_SECRET: randomBytes(32).toString('hex'), OWNER_BUDGET: String(budget), PORT: String(port), OPS_PORT: String(opsPort), RUSH_SIZES_FILE: sizesFile },
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', HOOK_TOKEN: token, FLAG_SECRET: randomBytes(32).toString('hex'), OWNER_BUDGET: String(budget), OWNER_BUDGET_SCOPE: budgetScope, PORT: String(port), OPS_PORT: String(opsPort), RUSH_SIZES_FILE: sizesFile },
     stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')],
   })
   track(plane, cleanups, child, 'hook server', logFile)

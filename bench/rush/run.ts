@@ -88,11 +88,11 @@ async function main(s: RushSettings): Promise<void> {
     contentType: 'application/merge-patch+json',
   })
   const context: RunContext = { plane, cleanups, log, out: OUT }
-  const hook = await startHookServer(context, token, s.budget)
+  const hook = await startHookServer(context, token, s.budget, s.budgetScope)
   const kubelet = new Kubelet(env.rest, { startup: startupDelays(s) })
   await kubelet.start()
   cleanups.push(() => kubelet.stop())
-  await applyControllerWithUrl(env, hook.url)
+  await applyControllerWithUrl(env, hook.url, s.budgetScope === 'Cluster' ? 'v2' : undefined)
   const installed = await env.rest.get<{ spec: { resyncPeriodSeconds?: number } }>(COMPOSITE_CONTROLLER)
   const mc = await startMetacontroller(context, env, s)
 

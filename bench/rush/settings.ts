@@ -12,6 +12,8 @@ export interface RushSettings {
   windowSeconds: number
   /** OWNER_BUDGET of the hook server (the issue's 3: each owner's fourth Challenge queues) */
   budget: number
+  /** OWNER_BUDGET_SCOPE: Cluster also moves the CompositeController's hooks to version v2 (budget-across-namespaces) */
+  budgetScope: 'Namespace' | 'Cluster'
   /** the kubelet stand-in: a pod's container runs after runningMs, then is Ready after readyMs (ranges, ms) */
   runningMs: [number, number]
   readyMs: [number, number]
@@ -29,6 +31,12 @@ export interface RushSettings {
   /** the kube-apiserver flags added to the suite's own (e.g. --max-requests-inflight) */
   apiserverArgs: string[]
   seed: number
+}
+
+function oneOf<T extends string>(value: string | undefined, values: readonly T[], name: string): T {
+  if (value === undefined) return values[0] as T
+  if (!values.includes(value as T)) throw new Error(`bench:rush: ${name} must be one of ${values.join(', ')}, got ${value}`)
+  return value as T
 }
 
 export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettings {
@@ -62,6 +70,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     definitions: number('definitions', 20),
     windowSeconds: number('window_seconds', 60),
     budget: number('budget', 3),
+    budgetScope: oneOf(given.budget_scope, ['Namespace', 'Cluster'] as const, 'budget_scope'),
     // An image already on the node: the container starts in 1-3 s; the readiness probe (periodSeconds 5) passes
     // at its first or second period.
     runningMs: range('running_ms', [1000, 3000]),

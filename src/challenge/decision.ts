@@ -32,6 +32,10 @@ export interface World {
   /** The request's child groups: one per child rule of the CompositeController. */
   childGroups: ReadonlySet<string>
   related: ObservedIndex
+  /** The owner's Challenges the request carries (this one included): from every namespace when the budget spans them. */
+  siblings: KubeObject[]
+  /** The customize hook's version (`v1`, `v2`), from the CompositeController the request carries. */
+  customizeVersion: string
 }
 
 export interface Outcome {

@@ -8,6 +8,7 @@
 import type { Config } from '../config.js'
 import type {
   ChallengeObject,
+  KubeObject,
   CustomizeRequest,
   CustomizeResponse,
   DesiredChild,
@@ -23,6 +24,7 @@ import { instanceId, type OwnerKey } from './secrets.js'
 import { condition, definedTimes, readPreviousStatus, type ChallengeStatus } from './status.js'
 import { buildStatus } from './status-report.js'
 import { teardown } from './teardown.js'
+import { field, text } from './read.js'
 import { formatTime, toSeconds } from './time.js'
 
 /** Retry a finalize that is still waiting for children or pods to go, in case no watch event arrives. */
@@ -54,7 +56,25 @@ export function observe(request: SyncRequest, config: Config): World {
     children,
     childGroups: new Set(Object.keys(request.children ?? {})),
     related: indexObjects(request.related, namespace),
+    siblings: ownerChallenges(request, config.ownerBudgetScope === 'Cluster' ? undefined : namespace),
+    customizeVersion: hookVersion(request.controller, 'customize'),
   }
+}
+
+/**
+ * The owner's Challenges the customize hook related, from every namespace the request holds (hook version v2 can
+ * relate them across namespaces; a budget counted per namespace keeps only the instance's own, `inNamespace`).
+ */
+function ownerChallenges(request: SyncRequest, inNamespace: string | undefined): KubeObject[] {
+  return Object.entries(request.related ?? {})
+    .filter(([group]) => group === `Challenge.${API_VERSION}`)
+    .flatMap(([, objects]) => Object.values(objects))
+    .filter((object) => inNamespace === undefined || object.metadata.namespace === inNamespace)
+}
+
+/** The version (`v1`, `v2`) of one of the CompositeController's hooks, as the request carries it; v1 when unset. */
+export function hookVersion(controller: unknown, hook: 'sync' | 'customize'): string {
+  return text(field(field(field(field(controller, 'spec'), 'hooks'), hook), 'version')) ?? 'v1'
 }
 
 /** A Deployment made before the uid label existed: its selector cannot change, so the instance keeps it. */
@@ -140,24 +160,31 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
 /**
  * What the sync needs besides its children, fetched by Metacontroller:
  * - the instance's own ChallengeDefinition, by name;
- * - the owner's Challenges, by the owner label (the budget queue; each carries its cost in status.cost);
- * - static flag Secrets labelled with the definition's name (never our own flag Secrets).
+ * - the owner's Challenges, by the owner label (the budget queue; each carries its cost in status.cost), in the
+ *   instance's namespace, or in every namespace when OWNER_BUDGET_SCOPE is Cluster (hook version v2);
+ * - static flag Secrets labelled with the definition's name (never our own flag Secrets);
+ * - the Namespace and its LimitRanges (what it would refuse a pod for).
  * Never the instance's pod: it is a child, whose events reach only its parent. A related rule makes Metacontroller
- * weigh every event of that kind in the cluster against every Challenge (docs/performance.md).
+ * weigh every event of that kind in the cluster against every Challenge (docs/design.md).
  */
-export function customize(request: CustomizeRequest): CustomizeResponse {
+export function customize(request: CustomizeRequest, config: Config): CustomizeResponse {
   const challenge = request.parent
   const namespace = challenge.metadata.namespace
-  const names = childNames(challenge.metadata.name, challenge.metadata.uid)
+  // With hook version v2, a rule without a namespace selects in every namespace: only the owner's Challenges may, and
+  // only when the budget is counted across namespaces. The namespace is allowed under v1 too (it is the parent's).
+  const owners = { matchLabels: { [Label.owner]: challenge.spec.owner.id } }
   return {
     relatedResources: [
       // Its own definition only: the sync request must not grow with the catalogue, and an edit of one
       // definition must re-sync only its instances. Siblings' costs come from their status.cost.
       { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace, names: [challenge.spec.definitionRef.name] },
-      { apiVersion: API_VERSION, resource: 'challenges', labelSelector: { matchLabels: { [Label.owner]: challenge.spec.owner.id } } },
+      config.ownerBudgetScope === 'Cluster'
+        ? { apiVersion: API_VERSION, resource: 'challenges', labelSelector: owners }
+        : { apiVersion: API_VERSION, resource: 'challenges', namespace, labelSelector: owners },
       {
         apiVersion: 'v1',
         resource: 'secrets',
+        namespace,
         labelSelector: {
           matchLabels: { [Label.definition]: challenge.spec.definitionRef.name },
           matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
@@ -166,7 +193,7 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       // What the namespace would refuse a pod for (namespace-policy.ts): objects that rarely change, so their events
       // cost Metacontroller's scan of every parent rarely.
       { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
-      { apiVersion: 'v1', resource: 'limitranges', labelSelector: {} },
+      { apiVersion: 'v1', resource: 'limitranges', namespace, labelSelector: {} },
     ],
   }
 }

@@ -4,7 +4,7 @@
  * forward. Pure: no I/O, no clock but the `now` it is given. Each rule is a small function; they are tried in this
  * order and the first that decides wins:
  *
- *   finishedRun → stopped → ownerLabels → definitionFound → challengeFields → routing → flagSource →
+ *   finishedRun → stopped → ownerLabels → definitionFound → challengeFields → routing → budgetScope → flagSource →
  *   hardDeadline → releaseGate → namespaceAdmits → admission → lifetimeOver → podFailure → startupTimeout →
  *   runningOrStarting
  *
@@ -23,7 +23,6 @@ import { lookupDefinition } from './definition.js'
 import { observeEndpoint } from './endpoint.js'
 import { flagData, parametersProblem } from './flag.js'
 import { namespaceRefusal } from './namespace-policy.js'
-import { objectsOfKind } from './observed.js'
 import { quote } from './read.js'
 import { applyRenewal } from './renewal.js'
 import { routingProblem } from './routes.js'
@@ -172,6 +171,16 @@ const routing: Rule = (c) => {
   return problem === undefined ? undefined : hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: problem })
 }
 
+/** A budget across namespaces needs the owner's Challenges of every namespace: only hook version v2 relates them. */
+const budgetScope: Rule = (c) => {
+  if (c.config.ownerBudgetScope !== 'Cluster' || c.world.customizeVersion === 'v2') return undefined
+  return hold(c, {
+    phase: Phase.Error,
+    reason: Reason.ConfigError,
+    message: "OWNER_BUDGET_SCOPE is Cluster, which counts an owner's budget across namespaces: the CompositeController's hooks must be at version v2 (the budget-across-namespaces component).",
+  })
+}
+
 const flagSource: Rule = (c) => {
   const { world } = c
   const flag = flagData({ ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related }, c.definition, c.config.flagSecret)
@@ -221,7 +230,7 @@ const admission: Rule = (c) => {
       message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
     })
   }
-  const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: objectsOfKind(world.related, 'Challenge') }
+  const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: world.siblings }
   const budget = budgetCheck(owner, definition.cost, config.ownerBudget, state.admittedAt)
   if (budget.admitted) {
     state.admittedAt ??= c.now
@@ -309,6 +318,7 @@ const RULES: Rule[] = [
   definitionFound,
   challengeFields,
   routing,
+  budgetScope,
   flagSource,
   hardDeadline,
   releaseGate,

@@ -164,22 +164,27 @@ t.test('retained children are what Metacontroller last applied, when its annotat
   t.strictSame(retain(observed(JSON.stringify({ ...applied, apiVersion: 'v2' }))), asObserved, 'another version\'s: kept as observed')
 })
 
-t.test('customize asks for its own definition (never the catalogue), the owner\'s Challenges, labelled static flag Secrets, its Namespace and LimitRanges; never pods', async (t) => {
+t.test('customize asks for its own definition (never the catalogue), the owner\'s Challenges, labelled static flag Secrets, its Namespace and LimitRanges, each in its namespace; never pods', async (t) => {
   const request = { controller: {}, parent: challenge() } as unknown as SyncRequest
-  t.strictSame(customize(request), {
-    relatedResources: [
-      { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challengedefinitions', namespace: 'challenges', names: ['web-login'] },
-      { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', labelSelector: { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } } },
-      {
-        apiVersion: 'v1',
-        resource: 'secrets',
-        labelSelector: {
-          matchLabels: { 'challenge-hooks.dev/definition': 'web-login' },
-          matchExpressions: [{ key: 'app.kubernetes.io/managed-by', operator: 'NotIn', values: ['challenge-hooks'] }],
-        },
+  const rules = (scope: 'Namespace' | 'Cluster') => customize(request, testConfig({ ownerBudgetScope: scope })).relatedResources
+  const owner = { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } }
+  t.strictSame(rules('Namespace'), [
+    { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challengedefinitions', namespace: 'challenges', names: ['web-login'] },
+    { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', namespace: 'challenges', labelSelector: owner },
+    {
+      apiVersion: 'v1',
+      resource: 'secrets',
+      namespace: 'challenges',
+      labelSelector: {
+        matchLabels: { 'challenge-hooks.dev/definition': 'web-login' },
+        matchExpressions: [{ key: 'app.kubernetes.io/managed-by', operator: 'NotIn', values: ['challenge-hooks'] }],
       },
-      { apiVersion: 'v1', resource: 'namespaces', names: ['challenges'] },
-      { apiVersion: 'v1', resource: 'limitranges', labelSelector: {} },
-    ],
-  })
+    },
+    { apiVersion: 'v1', resource: 'namespaces', names: ['challenges'] },
+    { apiVersion: 'v1', resource: 'limitranges', namespace: 'challenges', labelSelector: {} },
+  ])
+  // Across namespaces: only the owner's Challenges lose their namespace (hook version v2 then selects everywhere).
+  const cluster = rules('Cluster')
+  t.strictSame(cluster[1], { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', labelSelector: owner })
+  t.strictSame([cluster[0], ...cluster.slice(2)], [rules('Namespace')[0], ...rules('Namespace').slice(2)], 'the other rules are the same')
 })

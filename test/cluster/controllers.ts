@@ -118,7 +118,7 @@ export async function startMetacontroller(env: ClusterEnv, token: string, logFil
 }
 
 /** The installed CompositeController, its hooks pointed at this process's hook server. */
-export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string): Promise<void> {
+export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string, version?: 'v1' | 'v2'): Promise<void> {
   const stored = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
   // What an operator applies: the installed spec (with its components' child rules), no server-side metadata.
   const controller: CompositeController = { apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: stored.metadata.name }, spec: stored.spec }
@@ -127,6 +127,8 @@ export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string): 
     delete webhook.service
     delete webhook.path
     webhook.url = `${hookUrl}/${name}`
+    // The budget-across-namespaces component's change, when asked for.
+    if (version !== undefined) hook.version = version
   }
   await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify(controller) })
 }

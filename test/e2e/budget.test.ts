@@ -105,3 +105,41 @@ for (const first of [WEB, PWN]) {
     await world.assertQuiet(t)
   })
 }
+
+/** The same owner in two namespaces: pwn-echo in a second one, `challenges-baseline`. */
+async function twoNamespaces(t: Test, components: string[]): Promise<{ world: World; otherStatus: () => Record<string, unknown> }> {
+  const world = await startWorld(t, { components, env: { OWNER_BUDGET: '1' } })
+  const other = 'challenges-baseline'
+  const inOther = <T extends { metadata: { namespace?: string } }>(object: T): T => ({ ...object, metadata: { ...object.metadata, namespace: other } })
+  world.cluster.create(world.definition('web-login'))
+  world.cluster.create(inOther(world.definition('pwn-echo')))
+  world.cluster.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  await world.settle(t)
+  t.match(world.status(WEB), { phase: 'Running' })
+  world.cluster.advance(10)
+  world.cluster.create(inOther(world.challenge('pwn-echo', 'alice')))
+  await world.run(t)
+  const ref = { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: other, name: PWN }
+  return { world, otherStatus: () => (world.cluster.get(ref)?.status ?? {}) as Record<string, unknown> }
+}
+
+t.test('OWNER_BUDGET counts in each namespace apart by default: the owner holds one in each', async (t) => {
+  const { otherStatus } = await twoNamespaces(t, [])
+  t.match(otherStatus(), { phase: 'Pending', reason: 'Starting' }, 'the other namespace has its own budget')
+})
+
+t.test('budget-across-namespaces: the owner\'s instance in another namespace counts, and queues the second', async (t) => {
+  const { world, otherStatus } = await twoNamespaces(t, ['budget-across-namespaces'])
+  t.match(otherStatus(), {
+    phase: 'Pending',
+    reason: 'Queued',
+    message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.',
+  })
+  // The first one ends: the queued one, in the other namespace, is admitted by itself (its related rule selects
+  // the owner's Challenges everywhere, so the status write of the first re-syncs it).
+  world.cluster.advance(20)
+  world.patchSpec(WEB, { desiredState: 'Stopped' })
+  await world.run(t)
+  t.match(otherStatus(), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
+})

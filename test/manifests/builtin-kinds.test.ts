@@ -17,6 +17,7 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1'
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1'
 import { LimitRange, Namespace, ResourceQuota, Service, ServiceAccount } from 'kubernetes-models/v1'
+import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
 import { loadManifests, type ManifestObject } from './helpers.js'
 
 const models: Record<string, new (data: never) => { validate(): void }> = {
@@ -27,6 +28,10 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': ValidatingAdmissionPolicyBinding,
   'apps/v1/Deployment': Deployment,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  // The monitoring component's objects, against the Prometheus Operator's own schemas.
+  'monitoring.coreos.com/v1/PodMonitor': PodMonitor,
+  'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,

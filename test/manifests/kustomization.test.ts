@@ -65,7 +65,7 @@ const COMPONENTS: Record<string, { apiVersion: string; resource: string; setting
 }
 const componentNames = Object.keys(COMPONENTS)
 /** The components an operator may add beside routing: TLS to the hooks, the hook server's NetworkPolicy openings, the author annotation. */
-const OTHER_COMPONENTS = ['definition-author', 'hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'monitoring', 'prometheus-scrape']
+const OTHER_COMPONENTS = ['budget-across-namespaces', 'definition-author', 'hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'monitoring', 'prometheus-scrape']
 
 t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
   t.same([...kustomizations.keys()].sort(), [
@@ -342,6 +342,15 @@ t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPo
   )
   t.same(bound(helm).filter(([name]) => !rebound.includes(name)), bound(base).filter(([name]) => !rebound.includes(name)), 'the other actors\' bindings unchanged')
   unchanged(helm, ['ClusterRoleBinding', 'RoleBinding'], 'metacontroller-helm')
+
+  const budget = kustomizeWith(['budget-across-namespaces']).objects as ManifestObject[]
+  const hooksOf = (objects: ManifestObject[]) => find(objects, 'CompositeController').spec.hooks as Record<string, Json>
+  for (const hook of ['customize', 'sync', 'finalize']) {
+    t.strictSame(hooksOf(budget)[hook], { ...hooksOf(base)[hook], version: 'v2' }, `budget-across-namespaces: ${hook} at hook version v2`)
+  }
+  const budgetSettings = find(budget, 'ConfigMap', find(budget, 'Deployment').spec.template.spec.containers[0].envFrom[0].configMapRef.name).data
+  t.strictSame(loadConfig(budgetSettings).ownerBudgetScope, 'Cluster', 'budget-across-namespaces: the server counts across namespaces')
+  unchanged(budget, ['CompositeController', 'ConfigMap', 'Deployment'], 'budget-across-namespaces')
 
   const monitoring = kustomizeWith(['monitoring', 'prometheus-scrape']).objects as ManifestObject[]
   const added = monitoring.filter((o) => !base.some((b) => b.kind === o.kind && b.metadata.name === o.metadata.name))

@@ -135,7 +135,7 @@ export function registerHookRoutes(app: FastifyInstance, { config, metrics, shed
       { schema: { body: CustomizeRequestSchema } },
       async (request: FastifyRequest<{ Body: CustomizeRequest }>, reply) => {
         ;(request.hookOutcome as HookOutcome).parent = parentName(request.body.parent)
-        return sendAnswer(request, reply, customize(request.body))
+        return sendAnswer(request, reply, customize(request.body, config))
       },
     )
   })
