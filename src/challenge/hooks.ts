@@ -85,11 +85,17 @@ function legacySelector(children: ObservedIndex, base: string): boolean {
   return matchLabels?.[Label.instance] === base && matchLabels[Label.uid] === undefined
 }
 
-/** Seconds until the next deadline, rounded up so the next sync lands at or just after it, and capped. */
+/**
+ * Seconds until the next deadline, rounded up to a tenth of a second so the next sync lands at or just after it,
+ * and capped. Metacontroller takes a fraction (its resyncAfterSeconds is a float): whole seconds would add half a
+ * second on average to every wait that ends on a deadline, such as the settle time before Running.
+ */
 export function resyncAfter(nextDeadline: number | undefined, now: number, config: Config): number | undefined {
   if (nextDeadline === undefined) return undefined
-  return Math.min(config.maxResyncSeconds, Math.max(1, Math.ceil((nextDeadline - now) / 1000)))
+  return Math.min(config.maxResyncSeconds, Math.max(RESYNC_STEP_MS, Math.ceil((nextDeadline - now) / RESYNC_STEP_MS) * RESYNC_STEP_MS) / 1000)
 }
+
+const RESYNC_STEP_MS = 100
 
 /** Deletion is said by the request: a finalize call, or a parent that carries a deletionTimestamp. */
 export function beingDeleted(request: SyncRequest): boolean {

@@ -111,12 +111,15 @@ t.test('a finalizing call sent to /sync is a teardown, with or without a deletio
   t.match(sync(syncRequest(challenge(), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Pending' }, 'neither')
 })
 
-t.test('resyncAfter: none without a deadline; otherwise rounded up, at least 1 s, at most the cap', async (t) => {
+t.test('resyncAfter: none without a deadline; otherwise rounded up to a tenth of a second, at least 0.1 s, at most the cap', async (t) => {
   const config = testConfig({ maxResyncSeconds: 300 })
   const now = at(0).getTime()
   t.equal(resyncAfter(undefined, now, config), undefined)
-  t.equal(resyncAfter(now + 1500, now, config), 2, 'rounded up')
-  t.equal(resyncAfter(now - 5000, now, config), 1, 'a passed deadline: at once')
+  t.equal(resyncAfter(now + 1500, now, config), 1.5, 'a fraction of a second is kept')
+  t.equal(resyncAfter(now + 1501, now, config), 1.6, 'rounded up to the next tenth: the sync lands at or after the deadline')
+  t.equal(resyncAfter(now + 2000, now, config), 2)
+  t.equal(resyncAfter(now + 1, now, config), 0.1, 'at least a tenth of a second')
+  t.equal(resyncAfter(now - 5000, now, config), 0.1, 'a passed deadline: at once')
   t.equal(resyncAfter(now + 3_600_000, now, config), 300, 'capped')
 })
 
