@@ -208,8 +208,12 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   // second costs a node nothing.
   const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 1 } : undefined)
   if (probe) result.readinessProbe = probe as IContainer['readinessProbe']
+  const own = definitionContainer.securityContext
   result.securityContext = {
-    ...definitionContainer.securityContext,
+    ...own,
+    // The group only beside a user the definition names: the runtime refuses a group without a user (containerd
+    // cannot make the sandbox), and without a group a known user would run with group 0.
+    ...(restricted && own?.runAsUser !== undefined && own.runAsGroup === undefined ? { runAsGroup: DEFAULT_GROUP } : {}),
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
     // Baseline keeps the runtime's default capabilities but NET_RAW: raw sockets forge packets and play ARP games
@@ -238,15 +242,17 @@ function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nod
 }
 
 /**
- * The primary group of a Restricted pod's containers when the definition names none: without one the runtime runs
- * them with group 0, root's group on the node should a process ever get out. `nogroup`, which owns nothing.
+ * The primary group of a Restricted container whose definition names a user but no group: without one the runtime
+ * runs it with group 0, root's group on the node should a process ever get out. `nogroup`, which owns nothing. Where
+ * the definition names no user the image's `USER uid:gid` decides both: a pod-level group without a user makes
+ * containerd refuse the pod's sandbox, so no instance would start.
  */
 export const DEFAULT_GROUP = 65534
 
 /**
  * The instance's workload: one bare Pod, the hardened pod of the definition's security profile. A Pod, not a
  * Deployment: its status reaches the hook as an observed child, with no related-object rule that Metacontroller would
- * evaluate for every pod event of the cluster against every Challenge (docs/performance.md). One run never overlaps
+ * evaluate for every pod event of the cluster against every Challenge (docs/design.md). One run never overlaps
  * the next: the child rule's `Recreate` update strategy deletes the pod of the old run before it creates the new one.
  */
 export function pod(input: RenderInput): IPod & DesiredChild {
@@ -266,7 +272,7 @@ export function pod(input: RenderInput): IPod & DesiredChild {
       enableServiceLinks: false,
       ...placement(input),
       securityContext: {
-        ...(restricted ? { runAsNonRoot: true, runAsGroup: DEFAULT_GROUP } : {}),
+        ...(restricted ? { runAsNonRoot: true } : {}),
         seccompProfile: { type: 'RuntimeDefault' },
       },
       containers: definition.containers.map((each) => container(each, input)),

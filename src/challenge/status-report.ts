@@ -9,7 +9,7 @@
  * The progress conditions (Scheduled, ContainersStarted, WorkloadReady, EndpointReady) are refreshed only when
  * anything else in the status changes: the status is then written at the steps of the phase (admitted, Running, an
  * error) rather than at every step of a pod, each write being one more event Metacontroller weighs against every
- * Challenge (docs/performance.md); the instants they carry are the pod's own, so nothing is lost by waiting.
+ * Challenge (docs/design.md); the instants they carry are the pod's own, so nothing is lost by waiting.
  */
 import type { DesiredChild } from '../protocol.js'
 import { ConditionType, Phase, Reason } from './api.js'

@@ -43,8 +43,8 @@ t.test('the Pod of the Restricted profile, whole', async (t) => {
     spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          // Not group 0: root's group on the node, should a process ever get out.
-          securityContext: { runAsNonRoot: true, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } },
+          // No pod-level group: containerd refuses a group without a user; the image's USER decides both here.
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
               name: 'web',
@@ -130,6 +130,24 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   t.match(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
   t.match(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
   validateChildren(renderChildren(input(spec)))
+})
+
+t.test("a Restricted container's group: nogroup beside a user the definition names, the author's own kept, none without a user", async (t) => {
+  const contexts = (securityContexts: (Json | undefined)[], profile = 'Restricted') =>
+    podChild(
+      input({
+        ...web,
+        security: { profile },
+        pod: { containers: securityContexts.map((securityContext, index) => ({ name: `c${index}`, image: 'x', ...(securityContext ? { securityContext } : {}) })) },
+        expose: { container: 'c0', port: 8080 },
+      }),
+    ).spec.containers.map((each) => ({ runAsUser: each.securityContext?.runAsUser, runAsGroup: each.securityContext?.runAsGroup }))
+  t.strictSame(contexts([{ runAsUser: 10001 }, { runAsUser: 10002, runAsGroup: 3000 }, undefined]), [
+    { runAsUser: 10001, runAsGroup: 65534 },
+    { runAsUser: 10002, runAsGroup: 3000 },
+    { runAsUser: undefined, runAsGroup: undefined },
+  ])
+  t.strictSame(contexts([{ runAsUser: 0 }], 'Baseline'), [{ runAsUser: 0, runAsGroup: undefined }], 'Baseline leaves the group to the image')
 })
 
 t.test('network policies: isolate, expose per exposure type, internet', async (t) => {
