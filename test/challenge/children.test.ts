@@ -141,7 +141,7 @@ t.test("a Restricted container's group: nogroup beside a user the definition nam
         pod: { containers: securityContexts.map((securityContext, index) => ({ name: `c${index}`, image: 'x', ...(securityContext ? { securityContext } : {}) })) },
         expose: { container: 'c0', port: 8080 },
       }),
-    ).spec.containers.map((each) => ({ runAsUser: each.securityContext?.runAsUser, runAsGroup: each.securityContext?.runAsGroup }))
+    ).spec?.containers.map((each) => ({ runAsUser: each.securityContext?.runAsUser, runAsGroup: each.securityContext?.runAsGroup }))
   t.strictSame(contexts([{ runAsUser: 10001 }, { runAsUser: 10002, runAsGroup: 3000 }, undefined]), [
     { runAsUser: 10001, runAsGroup: 65534 },
     { runAsUser: 10002, runAsGroup: 3000 },
