@@ -240,10 +240,14 @@ const admission: Rule = (c) => {
   if (c.now >= giveUpAt) {
     return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance waited for a free slot longer than its lifetime.' })
   }
-  const message =
-    budget.held === undefined
-      ? 'Waiting for your other instances to report their cost.'
-      : `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`
+  if (budget.held === undefined) {
+    // The sibling's cost write should re-sync this instance, but that notice can be lost (in a rush of 2,000 two
+    // instances waited 4.5 minutes after both siblings ahead had written theirs; Metacontroller, for one, skips a
+    // parent whose customize call fails while it matches a related event). A recheck soon costs a call or two.
+    const message = 'Waiting for your other instances to report their cost.'
+    return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt, c.now + UNKNOWN_COST_RECHECK_MS))
+  }
+  const message = `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`
   return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt))
 }
 
@@ -336,6 +340,9 @@ const RULES: Rule[] = [
  * waiting on it could hold an instance Pending for as long as the clocks disagree.
  */
 const MAX_CLOCK_SKEW_MS = 60_000
+
+/** How soon an instance waiting for a sibling's first cost write looks again, should the write's notice be lost. */
+export const UNKNOWN_COST_RECHECK_MS = 5_000
 
 /**
  * When traffic can reach the instance: ENDPOINT_SETTLE_MS after its pod became ready and its endpoint came into

@@ -180,6 +180,7 @@ t.test('owner budget: over budget means Pending/Queued with no children, admitte
   t.equal(costly.status.message, 'Waiting for another of your instances to end: 2 of your 3 units are in use, and this challenge needs 2.')
   const unknown = step(challenge(), { related: [webDefinition(), sibling('a', undefined)], config: { ownerBudget: 1 } })
   t.match(unknown.status, { reason: 'Queued', message: "Waiting for your other instances to report their cost." }, 'a sibling ahead whose cost is not known yet')
+  t.strictSame(unknown.response.resyncAfterSeconds, 5, 'looked at again in 5 s, should the notice of the cost write be lost')
   t.same(queued.response.children, [])
   t.notOk('admittedAt' in queued.status)
   t.equal(queued.response.resyncAfterSeconds, 300)

@@ -1,10 +1,11 @@
 /**
  * A flood of hook calls, run as its own process (test/load/overload.test.ts spawns it) so that its CPU is not the
  * test's: FLOOD_CONNECTIONS keep-alive connections, each sending POST /sync with FLOOD_BODY the moment the previous
- * answer has arrived, for FLOOD_MS; Retry-After is not honoured (the worst case). Raw sockets and a minimal
- * response parser keep the client's own cost per call small. Prints one JSON line with what it got, then exits.
+ * answer has arrived, for FLOOD_MS; Retry-After is not honoured (the worst case), though FLOOD_BACKOFF_MS makes a
+ * connection wait that long after a 429 (bench/shedding/). Raw sockets and a minimal response parser keep the
+ * client's own cost per call small. Prints one JSON line with what it got, then exits.
  *
- *   FLOOD_PORT, FLOOD_TOKEN, FLOOD_BODY (a file), FLOOD_CONNECTIONS, FLOOD_MS
+ *   FLOOD_PORT, FLOOD_TOKEN, FLOOD_BODY (a file), FLOOD_CONNECTIONS, FLOOD_MS, FLOOD_BACKOFF_MS (default 0)
  */
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
@@ -12,6 +13,7 @@ import { connect, type Socket } from 'node:net'
 const port = Number(process.env.FLOOD_PORT)
 const connections = Number(process.env.FLOOD_CONNECTIONS)
 const durationMs = Number(process.env.FLOOD_MS)
+const backoffMs = Number(process.env.FLOOD_BACKOFF_MS ?? 0)
 const body = readFileSync(process.env.FLOOD_BODY as string)
 const head = Buffer.from(
   `POST /sync HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${process.env.FLOOD_TOKEN}\r\n` +
@@ -55,7 +57,8 @@ function run(): void {
         else retryAfterSeen = retryAfter
       }
       if (/\r\nconnection: close/i.test(headers)) return void socket.destroy()
-      next()
+      if (status === '429' && backoffMs > 0) setTimeout(next, backoffMs)
+      else next()
     }
   })
   socket.on('error', () => (errors += 1))
