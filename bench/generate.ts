@@ -237,7 +237,9 @@ export async function live(context: Context, index: number): Promise<Life> {
   cluster.create(created, 'ctf-platform')
   await sim.runUntilQuiet()
   cluster.advance(8)
-  await settle(cluster, sim)
+  // The pod is asked for once its guards are observed (a round), runs at the next; Running ENDPOINT_SETTLE_MS later.
+  await settle(cluster, sim, 2)
+  await sim.advance(3)
   const running = getChallenge(cluster, name)
   if ((running.status as Json | undefined)?.phase !== 'Running') throw new Error(`generating ${name}: not Running: ${JSON.stringify(running.status)}`)
   // Played for a while; most are solved, some the player stops.
