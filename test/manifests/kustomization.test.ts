@@ -422,7 +422,7 @@ t.test('manifests/metacontroller/: upstream\'s release without its wildcard RBAC
   t.same(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['ClusterRole/aggregate-metacontroller-view', 'ServiceAccount/metacontroller', 'StatefulSet/metacontroller'], 'the wildcard ClusterRole and its binding are gone')
   const statefulSet = objects.find((o) => o.kind === 'StatefulSet') as Json
   const pod = statefulSet.spec.template.spec
-  t.same(pod.containers[0].args, ['--zap-log-level=4', '--discovery-interval=20s', '--workers=20', '--client-go-qps=100', '--client-go-burst=200'])
+  t.same(pod.containers[0].args, ['--zap-log-level=4', '--discovery-interval=20s', '--workers=30', '--client-go-qps=300', '--client-go-burst=600'])
   t.same(pod.containers[0].resources, { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } })
   t.same(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
     { matchExpressions: [{ key: 'challenge-hooks.dev/pool', operator: 'NotIn', values: ['challenges'] }] },
