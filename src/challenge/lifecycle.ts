@@ -241,9 +241,9 @@ const admission: Rule = (c) => {
     return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance waited for a free slot longer than its lifetime.' })
   }
   if (budget.held === undefined) {
-    // The sibling's cost write should re-sync this instance, but that notice can be lost (in a rush of 2,000 two
-    // instances waited 4.5 minutes after both siblings ahead had written theirs; Metacontroller, for one, skips a
-    // parent whose customize call fails while it matches a related event). A recheck soon costs a call or two.
+    // The sibling's cost write re-syncs this instance, but Metacontroller matches related events against every
+    // Challenge in one goroutine per kind, which falls minutes behind in a rush (at 2,000 two instances waited 4.5
+    // minutes after both siblings ahead had written theirs). A recheck soon costs a call or two.
     const message = 'Waiting for your other instances to report their cost.'
     return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt, c.now + UNKNOWN_COST_RECHECK_MS))
   }
