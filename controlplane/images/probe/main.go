@@ -1,0 +1,189 @@
+// probe is both a target and a prober for the isolation tests.
+//
+//	probe                       serve: TCP on $TCP_PORTS (default 8080,9090), each connection gets "probe <port>\n";
+//	                            UDP echo on $UDP_PORTS (default 9053); with $PROBE_TARGETS set, check those once
+//	                            at start and print the report as one line "PROBE <json>"
+//	probe check TARGET...       try each target, print one JSON report: {"results":[{target,reached,answer|error}]}
+//	probe id                    print who the process runs as and what confines it (JSON)
+//
+// A target is [label=]tcp:HOST:PORT (reached: the connection was accepted), [label=]udp:HOST:PORT (reached: an
+// answer came back to "ping") or [label=]dns:NAME (reached: the resolver of /etc/resolv.conf answered with
+// addresses). A refused or timed-out attempt is not reached; its error says which.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+type result struct {
+	Target  string `json:"target"`
+	Reached bool   `json:"reached"`
+	Answer  string `json:"answer,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		report(check(os.Args[2:], timeout()))
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "id" {
+		printJSON(identity())
+		return
+	}
+	serve()
+}
+
+func timeout() time.Duration {
+	if value, err := time.ParseDuration(os.Getenv("PROBE_TIMEOUT")); err == nil {
+		return value
+	}
+	return 2 * time.Second
+}
+
+func report(results []result) {
+	printJSON(map[string]any{"results": results})
+}
+
+func printJSON(value any) {
+	out, _ := json.Marshal(value)
+	fmt.Println(string(out))
+}
+
+func check(targets []string, limit time.Duration) []result {
+	results := make([]result, len(targets))
+	var wg sync.WaitGroup
+	for i, target := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = checkOne(target, limit)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func checkOne(target string, limit time.Duration) result {
+	label, spec := target, target
+	if at := strings.Index(target, "="); at >= 0 {
+		label, spec = target[:at], target[at+1:]
+	}
+	kind, address, _ := strings.Cut(spec, ":")
+	out := result{Target: label}
+	var err error
+	switch kind {
+	case "tcp":
+		out.Answer, err = dialTCP(address, limit)
+	case "udp":
+		out.Answer, err = pingUDP(address, limit)
+	case "dns":
+		out.Answer, err = lookup(address, limit)
+	default:
+		err = fmt.Errorf("unknown target kind %q", kind)
+	}
+	if err != nil {
+		out.Error = err.Error()
+	} else {
+		out.Reached = true
+	}
+	return out
+}
+
+func dialTCP(address string, limit time.Duration) (string, error) {
+	conn, err := net.DialTimeout("tcp", address, limit)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	// A banner, when the service sends one at once; none (a TLS server) is still a connection.
+	_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	buffer := make([]byte, 128)
+	n, _ := conn.Read(buffer)
+	return strings.TrimSpace(string(buffer[:n])), nil
+}
+
+func pingUDP(address string, limit time.Duration) (string, error) {
+	conn, err := net.Dial("udp", address)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(limit))
+	if _, err := conn.Write([]byte("ping")); err != nil {
+		return "", err
+	}
+	buffer := make([]byte, 128)
+	n, err := conn.Read(buffer)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(buffer[:n])), nil
+}
+
+func lookup(name string, limit time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	addresses, err := net.DefaultResolver.LookupHost(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(addresses, ","), nil
+}
+
+func serve() {
+	for _, port := range ports("TCP_PORTS", "8080,9090") {
+		listener, err := net.Listen("tcp", ":"+port)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go func() {
+			for {
+				conn, err := listener.Accept()
+				if err != nil {
+					log.Fatal(err)
+				}
+				fmt.Fprintf(conn, "probe %s\n", port)
+				conn.Close()
+			}
+		}()
+	}
+	for _, port := range ports("UDP_PORTS", "9053") {
+		packets, err := net.ListenPacket("udp", ":"+port)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go func() {
+			buffer := make([]byte, 512)
+			for {
+				_, from, err := packets.ReadFrom(buffer)
+				if err != nil {
+					log.Fatal(err)
+				}
+				_, _ = packets.WriteTo([]byte("probe udp "+port+"\n"), from)
+			}
+		}()
+	}
+	log.Printf("probe: serving as uid %d gid %d", os.Getuid(), os.Getgid())
+	if targets := strings.Fields(os.Getenv("PROBE_TARGETS")); len(targets) > 0 {
+		out, _ := json.Marshal(map[string]any{"results": check(targets, timeout())})
+		fmt.Printf("PROBE %s\n", out)
+	}
+	select {}
+}
+
+func ports(variable, fallback string) []string {
+	value := os.Getenv(variable)
+	if value == "" {
+		value = fallback
+	}
+	return strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == ' ' })
+}
