@@ -78,6 +78,11 @@ if ! binaries_complete; then
     -o "$staging/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
   part "coredns $coredns" coredns -ldflags "-s -w" -o "$staging/bin/coredns" github.com/coredns/coredns
   # Upstream's flags, as ../build.sh builds the control plane (same tags and -trimpath: the same compiled packages).
+  # A control-plane build under way fills the same build cache: wait for it (its lock) instead of compiling twice.
+  cp_cache=${CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/controlplane}
+  mkdir -p "$cp_cache"
+  echo "node: waiting for any control-plane build in progress (its Go build cache is this part's)" >&2
+  flock "$cp_cache/.lock" true
   IFS=. read -r major minor _ <<<"${k8s#v}"
   ldflags="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do

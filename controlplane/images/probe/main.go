@@ -4,6 +4,8 @@
 //	                            UDP echo on $UDP_PORTS (default 9053); with $PROBE_TARGETS set, check those once
 //	                            at start and print the report as one line "PROBE <json>"
 //	probe check TARGET...       try each target, print one JSON report: {"results":[{target,reached,answer|error}]}
+//	probe until SECONDS TARGET  try TARGET every 20 ms until it is reached (or SECONDS pass); print when, as JSON
+//	                            {reached, reachedAtMs (Unix ms), attempts, answer|error}: how soon a path opened
 //	probe id                    print who the process runs as and what confines it (JSON)
 //
 // A target is [label=]tcp:HOST:PORT (reached: the connection was accepted), [label=]udp:HOST:PORT (reached: an
@@ -33,6 +35,10 @@ type result struct {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		report(check(os.Args[2:], timeout()))
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "until" {
+		printJSON(until(os.Args[2], os.Args[3]))
 		return
 	}
 	if len(os.Args) > 1 && os.Args[1] == "id" {
@@ -70,6 +76,24 @@ func check(targets []string, limit time.Duration) []result {
 	}
 	wg.Wait()
 	return results
+}
+
+func until(seconds, target string) map[string]any {
+	limit, err := time.ParseDuration(seconds + "s")
+	if err != nil {
+		return map[string]any{"reached": false, "error": err.Error()}
+	}
+	deadline := time.Now().Add(limit)
+	for attempts := 1; ; attempts++ {
+		out := checkOne(target, 500*time.Millisecond)
+		if out.Reached {
+			return map[string]any{"reached": true, "reachedAtMs": time.Now().UnixMilli(), "attempts": attempts, "answer": out.Answer}
+		}
+		if time.Now().After(deadline) {
+			return map[string]any{"reached": false, "attempts": attempts, "error": out.Error}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func checkOne(target string, limit time.Duration) result {

@@ -1,0 +1,111 @@
+// Running means reachable, on a real node: when a player's refresh first shows `Running`, a connection to
+// `status.endpoint` gets the app's answer. NodePort from outside the cluster (the node's address, through
+// kube-proxy); Internal from a pod beside the instance (by its cluster DNS name, through CoreDNS and kube-proxy).
+// For each instance it measures when the status said Running and when the path first carried a connection
+// (a prober that tries every 20 ms from the moment the Challenge is created), and prints them.
+import { connect } from 'node:net'
+import t from 'tap'
+import { app, definition, NODE_IP, startNodeSuite, workstation, type Json, type Scenario } from './harness.js'
+
+const suite = await startNodeSuite(t)
+const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']
+const BANNER = 'tcp-echo ready'
+
+interface Sample {
+  instance: string
+  /** ms from create to the first status read that said Running */
+  running: number
+  /** ms from create to the first connection that got the app's answer */
+  reachable: number
+}
+
+/** Reads the Challenge every 20 ms (a player refreshing fast) until it is Running; when, and the status. */
+async function whenRunning(s: Scenario, name: string, since: number): Promise<{ at: number; status: Json }> {
+  const deadline = since + 90_000
+  for (;;) {
+    const status = await s.status(name)
+    if (status.phase === 'Running') return { at: Date.now() - since, status }
+    if (Date.now() > deadline || status.phase === 'Error') throw new Error(`${name} not Running: ${JSON.stringify(status)}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+/** One TCP connection: the first line the service sends, or the error. */
+function banner(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 1000 })
+    let text = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      text += chunk
+      if (text.includes('\n')) socket.destroy()
+    })
+    socket.on('timeout', () => socket.destroy(new Error('timeout')))
+    socket.on('error', (error) => resolve(`error: ${error.message}`))
+    socket.on('close', () => resolve(text.trim()))
+  })
+}
+
+/** From the moment the Service has a node port: a connection every 20 ms until one gets the banner. */
+async function firstAnswerThroughNodePort(s: Scenario, name: string, since: number): Promise<number> {
+  const deadline = since + 90_000
+  let port: number | undefined
+  while (Date.now() < deadline) {
+    if (port === undefined) {
+      const service = await s.suite.rest.find<{ spec: { ports: { nodePort?: number }[] } }>(`/api/v1/namespaces/${s.ns}/services/${name}`)
+      port = service?.spec.ports[0]?.nodePort
+    } else if ((await banner(NODE_IP, port)) === BANNER) {
+      return Date.now() - since
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  throw new Error(`${name}: no answer through the node port`)
+}
+
+function table(samples: Sample[]): string {
+  const rows = samples.map((x) => `#   ${x.instance.padEnd(22)} Running ${String(x.running).padStart(5)} ms   reachable ${String(x.reachable).padStart(5)} ms   ${x.reachable > x.running ? `Running ${x.reachable - x.running} ms early` : 'reachable first'}`)
+  return rows.join('\n')
+}
+
+t.test('NodePort: the first Running a player sees already answers at the node address', async (t) => {
+  const s = await suite.scenario(t, 'reach-nodeport')
+  await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'NodePort', port: 9000 }, network: { egress: 'None' } }))
+  const samples: Sample[] = []
+  for (const owner of OWNERS) {
+    const name = `echo-u-${owner}`
+    const since = Date.now()
+    await s.create(s.challenge('echo', owner))
+    const reachable = firstAnswerThroughNodePort(s, name, since)
+    const { at, status } = await whenRunning(s, name, since)
+    // What a player does on seeing Running: connect to the endpoint it names.
+    const endpoint = status.endpoint as { host: string; port: number }
+    const answer = await banner(endpoint.host, endpoint.port)
+    t.strictSame(status.endpoint, { type: 'NodePort', host: NODE_IP, port: endpoint.port, connection: `nc ${NODE_IP} ${endpoint.port}` }, `${name}: the node's address and the node port`)
+    t.equal(answer, BANNER, `${name}: connecting right after Running gets the app's banner`)
+    samples.push({ instance: name, running: at, reachable: await reachable })
+  }
+  t.comment(`NodePort, create to Running and to the first answer:\n${table(samples)}`)
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
+})
+
+t.test('Internal: the first Running a player sees already answers by the cluster DNS name, from a pod beside it', async (t) => {
+  const s = await suite.scenario(t, 'reach-internal')
+  await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'Internal', port: 9000 }, network: { egress: 'None' } }))
+  const client = await workstation(suite, s.ns, 'workstation')
+  const samples: Sample[] = []
+  for (const owner of OWNERS) {
+    const name = `echo-u-${owner}`
+    const host = `${name}.${s.ns}.svc.cluster.local`
+    const since = Date.now()
+    await s.create(s.challenge('echo', owner))
+    // Tries from the pod every 20 ms, resolving the name each time, until the app answers; says when (Unix ms).
+    const prober = suite.kubectl(['exec', '-n', s.ns, client.name, '--', '/probe', 'until', '90', `tcp:${host}:9000`])
+    const { at, status } = await whenRunning(s, name, since)
+    t.strictSame(status.endpoint, { type: 'Internal', host, port: 9000, connection: `nc ${host} 9000` }, `${name}: the Service's cluster DNS name`)
+    const probed = JSON.parse((await prober).stdout) as { reached: boolean; reachedAtMs: number; answer: string }
+    t.equal(probed.answer, BANNER, `${name}: a pod beside it gets the app's banner`)
+    samples.push({ instance: name, running: at, reachable: probed.reachedAtMs - since })
+  }
+  t.comment(`Internal, create to Running and to the first answer:\n${table(samples)}`)
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
+})
