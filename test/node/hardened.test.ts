@@ -3,7 +3,7 @@
 // no privilege escalation (no_new_privs), the runtime's seccomp filter, no capabilities, a read-only root with a
 // writable /tmp, and its limits in the kernel's cgroups.
 import t from 'tap'
-import { app, definition, identityOf, podOf, startNodeSuite } from './harness.js'
+import { app, definition, identityOf, podOf, running, startNodeSuite } from './harness.js'
 
 const suite = await startNodeSuite(t)
 
@@ -11,7 +11,7 @@ t.test('a Restricted instance runs on the real runtime, confined as the contract
   const s = await suite.scenario(t, 'hardened')
   await s.create(definition('web', { pod: app('probe', 8080), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
   await s.create(s.challenge('web', 'alice'))
-  await s.until('web-u-alice', (st) => st.phase === 'Running', 'Running', 90_000)
+  await running(s, 'web-u-alice')
   const pod = await podOf(s, 'web-u-alice')
   const id = await identityOf(suite, s.ns, pod.name)
   t.comment(`the instance's process: uid ${id.uid}, gid ${id.gid}, groups [${(id.groups as number[]).join(', ')}], NoNewPrivs ${id.noNewPrivs}, Seccomp ${id.seccomp}, CapEff ${id.capEff}, CapBnd ${id.capBnd}, root writable ${id.rootWritable}, /tmp writable ${id.tmpWritable}, memory limit ${id.memoryLimit}, cpu quota ${id.cpuQuota}`)

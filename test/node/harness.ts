@@ -32,13 +32,25 @@ export function app(name: string, port: number, extra: Json = {}): Json {
     containers: [
       {
         name: 'app',
+        // No pull policy (a definition may not set one): a tag other than latest is IfNotPresent, so the imported
+        // image is used and nothing is pulled.
         image: image(name),
-        imagePullPolicy: 'IfNotPresent',
         ports: [{ name: 'main', containerPort: port }],
         resources: { requests: { cpu: '20m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
         ...extra,
       },
     ],
+  }
+}
+
+/** Waits until the instance is Running (fails at once on Error, with its reason); returns the status. */
+export async function running(s: Scenario, name: string, timeoutMs = 90_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const status = await s.status(name)
+    if (status.phase === 'Running') return status
+    if (status.phase === 'Error' || Date.now() > deadline) throw new Error(`${s.ns}/${name} is not Running: ${JSON.stringify({ phase: status.phase, reason: status.reason, message: status.message })}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
 

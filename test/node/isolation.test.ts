@@ -13,7 +13,7 @@ import t from 'tap'
 import { createNamespace } from '../cluster/harness.js'
 import {
   API_PORT, app, definition, DNS_SERVICE_IP, KUBELET_PORT, METADATA_IP, NODE_IP, podOf, probeFrom, PUBLIC_IP, PUBLIC_NAME,
-  startNodeSuite, workstation, type Json, type Scenario,
+  running, startNodeSuite, workstation, type Json, type Scenario,
 } from './harness.js'
 
 const suite = await startNodeSuite(t)
@@ -34,7 +34,7 @@ interface Instance {
 }
 
 async function instance(s: Scenario, name: string): Promise<Instance> {
-  await s.until(name, (st) => st.phase === 'Running', 'Running', 90_000)
+  await running(s, name)
   const service = await suite.rest.get<{ spec: { clusterIP: string; ports: { nodePort: number }[] } }>(`/api/v1/namespaces/${s.ns}/services/${name}`)
   return { pod: await podOf(s, name), clusterIP: service.spec.clusterIP, nodePort: (service.spec.ports[0] as { nodePort: number }).nodePort }
 }
