@@ -134,8 +134,8 @@ t.test('isolation by packets: what each place reaches, both ways', async (t) => 
   }
   const places = Object.keys(seen) as Place[]
   const want = Object.fromEntries(places.map((place) => [place, Object.fromEntries(Object.keys(towardsB).map((target) => [target, expected(place, target)]))]))
-  const header = `#   ${'target'.padEnd(30)}${places.map((place) => place.padEnd(12)).join('')}`
-  const rows = Object.keys(towardsB).map((target) => `#   ${target.padEnd(30)}${places.map((place) => (seen[place][target] ? 'reached' : '-').padEnd(12)).join('')}`)
+  const header = `  ${'target'.padEnd(30)}${places.map((place) => place.padEnd(12)).join('')}`
+  const rows = Object.keys(towardsB).map((target) => `  ${target.padEnd(30)}${places.map((place) => (seen[place][target] ? 'reached' : '-').padEnd(12)).join('')}`)
   t.comment(`what each place reached (A = alice's instances by egress, towards bob's; B = bob's, egress DNS, towards alice's DNS one):\n${header}\n${rows.join('\n')}`)
   for (const place of places) t.strictSame(seen[place], want[place], `${place}: reaches exactly what the contract allows`)
 })

