@@ -85,7 +85,10 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     await processes.stop()
     rmSync(dir, { recursive: true, force: true })
   }
-  const launch = (name: string, args: string[]) => processes.launch(name, join(options.binDir, name), args)
+  // On a node (lease endpoint reconciler) the API server took 10 s to end after SIGTERM, with no client left to
+  // serve: 2 s, then SIGKILL (its data goes with the temp dir anyway).
+  const launch = (name: string, args: string[]) =>
+    processes.launch(name, join(options.binDir, name), args, { graceMs: name === 'kube-apiserver' && options.forNode !== undefined ? 2000 : 10_000 })
   try {
     const node = options.forNode
     const address = node?.address ?? '127.0.0.1'

@@ -35,7 +35,10 @@ export class Processes {
   /** Stops one by name (e.g. the kubelet before the runtime), or every process, last started first. */
   async stop(name?: string): Promise<void> {
     for (const entry of [...this.#children].reverse()) {
-      if (name === undefined || entry.name === name) await terminate(entry.child, entry.graceMs)
+      if (name !== undefined && entry.name !== name) continue
+      const started = Date.now()
+      await terminate(entry.child, entry.graceMs)
+      if (process.env.DEBUG_STOP) console.log(`# stopped ${entry.name} in ${Date.now() - started} ms`)
     }
   }
 
