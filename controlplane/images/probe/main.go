@@ -5,7 +5,8 @@
 //	                            at start and print the report as one line "PROBE <json>"
 //	probe check TARGET...       try each target, print one JSON report: {"results":[{target,reached,answer|error}]}
 //	probe until SECONDS TARGET  try TARGET every 20 ms until it is reached (or SECONDS pass); print when, as JSON
-//	                            {reached, reachedAtMs (Unix ms), attempts, answer|error}: how soon a path opened
+//	                            {reached, reachedAtMs (Unix ms: when the first successful attempt started),
+//	                            attempts, answer|error}: how soon a path opened
 //	probe id                    print who the process runs as and what confines it (JSON)
 //
 // A target is [label=]tcp:HOST:PORT (reached: the connection was accepted), [label=]udp:HOST:PORT (reached: an
@@ -78,22 +79,42 @@ func check(targets []string, limit time.Duration) []result {
 	return results
 }
 
+// until starts an attempt every 20 ms, each on its own (a connection to an address nothing answers yet waits for
+// its timeout, and must not hide the moment the path opens), and reports the start of the first that succeeded.
 func until(seconds, target string) map[string]any {
 	limit, err := time.ParseDuration(seconds + "s")
 	if err != nil {
 		return map[string]any{"reached": false, "error": err.Error()}
 	}
-	deadline := time.Now().Add(limit)
-	for attempts := 1; ; attempts++ {
-		out := checkOne(target, 500*time.Millisecond)
-		if out.Reached {
-			return map[string]any{"reached": true, "reachedAtMs": time.Now().UnixMilli(), "attempts": attempts, "answer": out.Answer}
-		}
-		if time.Now().After(deadline) {
-			return map[string]any{"reached": false, "attempts": attempts, "error": out.Error}
-		}
-		time.Sleep(20 * time.Millisecond)
+	type success struct {
+		startedAt int64
+		attempt   int
+		answer    string
 	}
+	won := make(chan success, 1)
+	deadline := time.Now().Add(limit)
+	var lastError sync.Map
+	for attempt := 1; time.Now().Before(deadline); attempt++ {
+		startedAt := time.Now().UnixMilli()
+		go func() {
+			out := checkOne(target, 500*time.Millisecond)
+			if !out.Reached {
+				lastError.Store("error", out.Error)
+				return
+			}
+			select {
+			case won <- success{startedAt, attempt, out.Answer}:
+			default:
+			}
+		}()
+		select {
+		case first := <-won:
+			return map[string]any{"reached": true, "reachedAtMs": first.startedAt, "attempts": first.attempt, "answer": first.answer}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	last, _ := lastError.Load("error")
+	return map[string]any{"reached": false, "error": last}
 }
 
 func checkOne(target string, limit time.Duration) result {
