@@ -1,8 +1,11 @@
 // probe is both a target and a prober for the isolation tests.
 //
 //	probe                       serve: TCP on $TCP_PORTS (default 8080,9090), each connection gets "probe <port>\n";
-//	                            UDP echo on $UDP_PORTS (default 9053); with $PROBE_TARGETS set, check those once
-//	                            at start and print the report as one line "PROBE <json>"
+//	                            UDP echo on $UDP_PORTS (default 9053); with $PROBE_TARGETS set, from the moment it
+//	                            starts, check those every 20 ms for $PROBE_SECONDS (default 3) and print one line
+//	                            "PROBE <json>": per target, how many attempts reached it and when the last one
+//	                            that did started (ms since the process started): code that runs at start vs the
+//	                            node's firewall
 //	probe check TARGET...       try each target, print one JSON report: {"results":[{target,reached,answer|error}]}
 //	probe until SECONDS TARGET  try TARGET every 20 ms until it is reached (or SECONDS pass); print when, as JSON
 //	                            {reached, reachedAtMs (Unix ms: when the first successful attempt started),
@@ -219,10 +222,45 @@ func serve() {
 	}
 	log.Printf("probe: serving as uid %d gid %d", os.Getuid(), os.Getgid())
 	if targets := strings.Fields(os.Getenv("PROBE_TARGETS")); len(targets) > 0 {
-		out, _ := json.Marshal(map[string]any{"results": check(targets, timeout())})
-		fmt.Printf("PROBE %s\n", out)
+		fmt.Print("PROBE ")
+		printJSON(map[string]any{"startup": watchFromStart(targets)})
 	}
 	select {}
+}
+
+// started is when the process began (startup checks count from there).
+var started = time.Now()
+
+type window struct {
+	Attempts      int   `json:"attempts"`
+	Reached       int   `json:"reached"`
+	LastReachedMs int64 `json:"lastReachedMs"`
+}
+
+// watchFromStart checks the targets every 20 ms for $PROBE_SECONDS, from the process's start.
+func watchFromStart(targets []string) map[string]*window {
+	seconds, err := time.ParseDuration(os.Getenv("PROBE_SECONDS") + "s")
+	if err != nil {
+		seconds = 3 * time.Second
+	}
+	windows := map[string]*window{}
+	for _, target := range targets {
+		label, _, _ := strings.Cut(target, "=")
+		windows[label] = &window{LastReachedMs: -1}
+	}
+	for time.Since(started) < seconds {
+		at := time.Since(started).Milliseconds()
+		for _, out := range check(targets, 200*time.Millisecond) {
+			w := windows[out.Target]
+			w.Attempts++
+			if out.Reached {
+				w.Reached++
+				w.LastReachedMs = at
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return windows
 }
 
 func ports(variable, fallback string) []string {
