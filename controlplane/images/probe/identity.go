@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"strings"
+	"syscall"
 )
 
 // identity is what `probe id` reports: the ids the process runs with, and what the kernel says confines it.
@@ -20,6 +21,7 @@ func identity() map[string]any {
 	rootWritable := os.WriteFile("/probe-write-test", []byte("x"), 0o600) == nil
 	tmpWritable := os.WriteFile("/tmp/probe-write-test", []byte("x"), 0o600) == nil
 	return map[string]any{
+		"rawSocket":    rawSocket(),
 		"uid":          os.Getuid(),
 		"gid":          os.Getgid(),
 		"groups":       groups,
@@ -42,4 +44,14 @@ func read(paths ...string) string {
 		}
 	}
 	return ""
+}
+
+// rawSocket says whether the process may open a raw socket (CAP_NET_RAW: forging packets, ICMP floods).
+func rawSocket() string {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_ICMP)
+	if err != nil {
+		return err.Error()
+	}
+	syscall.Close(fd)
+	return "opened"
 }

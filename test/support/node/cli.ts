@@ -17,7 +17,6 @@ import { hostChanges, snapshotHost } from './host.js'
 import { createCgroupRoot, insideCommand, leftovers, startHolder, startNodeReaper, teardown } from './namespace.js'
 
 const TOOLS = ['runc', 'iptables', 'ipset', 'nft', 'conntrack', 'unshare', 'nsenter', 'ip']
-const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-', 'challenge-hooks-overlay-', 'challenge-hooks-suite-', 'challenge-hooks-node-', 'challenge-hooks-secrets-']
 
 async function main(command: string | undefined, args: string[]): Promise<number> {
   switch (command) {
@@ -56,7 +55,6 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
   }
   const controlPlaneBin = controlPlaneBinaries()
   const [nodeDir, imagesDir] = nodeBinaries()
-  const tempBefore = new Set(tempDirs())
   const before = snapshotHost()
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-node-'))
@@ -65,20 +63,23 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
   const holder = await startHolder(dir, cgroupRoot)
   startNodeReaper(process.pid, holder)
   const [command, argv] = insideCommand(holder, repoRoot, [process.execPath, '--import', 'tsx', 'test/support/node/inside.ts', mode, ...args])
-  const env = { ...process.env, NODE_RUN_DIR: dir, NODE_CGROUP_ROOT: cgroupRoot, CONTROLPLANE_BIN: controlPlaneBin, NODE_BIN_DIR: nodeDir, NODE_IMAGES_TAR: join(imagesDir, 'images.tar') }
+  // The run's own temp dir: what the suite leaves there is its own (other checkouts' suites share /tmp).
+  const runTmp = join(dir, 'tmp')
+  mkdirSync(runTmp)
+  const env = { ...process.env, TMPDIR: runTmp, NODE_RUN_DIR: dir, NODE_CGROUP_ROOT: cgroupRoot, CONTROLPLANE_BIN: controlPlaneBin, NODE_BIN_DIR: nodeDir, NODE_IMAGES_TAR: join(imagesDir, 'images.tar') }
   const inner = spawn(command, argv, { stdio: 'inherit', env })
   const forward = (signal: NodeJS.Signals) => inner.kill(signal)
   process.on('SIGINT', forward)
   process.on('SIGTERM', forward)
   const code = await new Promise<number>((resolve) => inner.on('close', (exit, signal) => resolve(exit ?? (signal ? 1 : 0))))
+  const leftTemp = readdirSync(runTmp).map((name) => join(runTmp, name))
   if (code !== 0 || process.env.NODE_KEEP_LOGS === '1') saveLogs(dir)
   const stopping = Date.now()
   teardown(holder)
   console.log(`# node: namespaces, cgroups and files removed in ${((Date.now() - stopping) / 1000).toFixed(1)} s; whole run ${((Date.now() - started) / 1000).toFixed(0)} s`)
 
   const problems = [...leftovers(holder), ...hostChanges(before, snapshotHost()).map((change) => `host ${change}`)]
-  const temp = tempDirs().filter((path) => !tempBefore.has(path))
-  if (temp.length > 0) problems.push(`temp files: ${temp.join(' ')}`)
+  if (leftTemp.length > 0) problems.push(`temp files the suite left: ${leftTemp.join(' ')}`)
   if (problems.length > 0) {
     console.log(`# not ok - nothing left behind:\n#   ${problems.join('\n#   ')}`)
     return code === 0 ? 1 : code
@@ -95,10 +96,6 @@ function saveLogs(dir: string): void {
   mkdirSync(target, { recursive: true })
   cpSync(source, target, { recursive: true })
   console.log(`# node: logs saved in ${target}`)
-}
-
-function tempDirs(): string[] {
-  return readdirSync(tmpdir()).filter((name) => TEMP_PREFIXES.some((prefix) => name.startsWith(prefix))).map((name) => join(tmpdir(), name))
 }
 
 process.exitCode = await main(process.argv[2], process.argv.slice(3))

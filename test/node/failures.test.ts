@@ -1,0 +1,60 @@
+// Real failures, as the runtime and the kubelet report them: an image that exits at once crash-loops, an image
+// that allocates past its memory limit is OOM-killed, and a slow starter stays Pending until it listens. Each ends
+// in the status the contract promises a player (Error / CrashLoopBackOff with a readable message; Pending, then
+// Running only once the app answers). The pods' own statuses say what the kernel did.
+import t from 'tap'
+import { app, definition, NODE_IP, running, startNodeSuite, type Json, type Scenario } from './harness.js'
+
+const suite = await startNodeSuite(t)
+const OOM_UNSAID =
+  'product defect (issue 27): an instance OOM-killed at its memory limit ends as "Container app keeps crashing.", ' +
+  'while the pod says OOMKilled: the player (and the author) are not told the limit is the cause'
+
+/** The container statuses of an instance's pods, as the kubelet wrote them. */
+async function containerStatuses(s: Scenario, instance: string): Promise<Json[]> {
+  const pods = (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter((pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === instance)
+  return pods.flatMap((pod) => ((pod.status as Json | undefined)?.containerStatuses ?? []) as Json[])
+}
+
+t.test('an image that exits at once, and one past its memory limit: Error / CrashLoopBackOff', async (t) => {
+  const s = await suite.scenario(t, 'failures')
+  await s.create(definition('crash', { pod: app('crash', 8080), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
+  await s.create(definition('hog', { pod: app('oom', 8080), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
+  const started = Date.now()
+  await s.create(s.challenge('crash', 'alice'))
+  await s.create(s.challenge('hog', 'alice'))
+  for (const [name, terminated] of [['crash-u-alice', 'Error'], ['hog-u-alice', 'OOMKilled']] as const) {
+    const status = await s.until(name, (st) => st.phase === 'Error', 'Error', 180_000)
+    const containers = await containerStatuses(s, name)
+    const last = ((containers[0]?.lastState as Json | undefined)?.terminated ?? {}) as Json
+    t.comment(`${name}: ${status.phase} / ${status.reason} after ${((Date.now() - started) / 1000).toFixed(0)} s: ${status.message} (the pod: restarts ${containers[0]?.restartCount}, last terminated ${last.reason} exit ${last.exitCode})`)
+    t.strictSame({ phase: status.phase, reason: status.reason }, { phase: 'Error', reason: 'CrashLoopBackOff' }, `${name}: the contract's reason`)
+    t.equal(last.reason, terminated, `${name}: the kubelet saw it end as ${terminated}`)
+    if (terminated === 'Error') t.equal(status.message, 'Container app keeps crashing.', `${name}: a message a player can read`)
+    else t.match(String(status.message), /memory/i, `${name}: the status says it ran out of memory`, { todo: OOM_UNSAID })
+    const children = await s.children(name)
+    t.strictSame(children.filter((child) => child.startsWith('Deployment/')), [], `${name}: an Error instance has no workload left`)
+  }
+})
+
+t.test('a slow starter is Pending until it listens, then Running and answering', async (t) => {
+  const s = await suite.scenario(t, 'slow')
+  // slow-start listens 8 s after it starts (its image's argument); the readiness probe is the hook's default.
+  await s.create(definition('slow', { pod: app('slow-start', 8080), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
+  const created = Date.now()
+  await s.create(s.challenge('slow', 'alice'))
+  const pending = await s.until('slow-u-alice', (st) => st.phase === 'Pending' && st.reason === 'Starting', 'Pending / Starting')
+  t.equal(pending.endpoint, undefined, 'no endpoint while Pending')
+  const status = await running(s, 'slow-u-alice')
+  const after = (Date.now() - created) / 1000
+  t.comment(`slow-start: Running ${after.toFixed(1)} s after create (it listens 8 s after its container starts)`)
+  t.ok(after >= 8, 'not Running before the app listens')
+  const endpoint = status.endpoint as { host: string; port: number }
+  // Up to 3 s of tries: Running may come before kube-proxy has programmed the node port (reachable.test.ts).
+  let answer = ''
+  for (let i = 0; i < 30 && answer !== 'slow-start\n'; i++) {
+    answer = await fetch(`http://${endpoint.host}:${endpoint.port}/`).then((response) => response.text(), (error: Error) => `error: ${error.message}`)
+    if (answer !== 'slow-start\n') await new Promise((r) => setTimeout(r, 100))
+  }
+  t.strictSame({ host: endpoint.host, answer }, { host: NODE_IP, answer: 'slow-start\n' }, 'the app answers at its endpoint')
+})
