@@ -7,6 +7,8 @@
 #   coredns/      CoreDNS, the cluster DNS (run as a pod of the node)
 #   kubernetes/   kubelet, kube-proxy, kube-scheduler: the same k8s.io/kubernetes module, versions and flags as
 #                 ../kubernetes (the control plane), so Go's build cache of that build is reused
+#   traefik/      Traefik, the proxy for HTTP by host name and TLS by SNI (Ingress, IngressRoute, IngressRouteTCP,
+#                 Gateway API), run as a pod of the node
 # and the test images of ../images (small static programs packed as image tarballs: no registry).
 #
 # Everything lands in a per-machine cache keyed by those versions and reused by later runs:
@@ -26,14 +28,15 @@ containerd=$(version_of github.com/containerd/containerd/v2 "$here/containerd/go
 cni=$(version_of github.com/containernetworking/plugins "$here/cni/go.mod")
 router=$(version_of github.com/cloudnativelabs/kube-router/v2 "$here/kube-router/go.mod")
 coredns=$(version_of github.com/coredns/coredns "$here/coredns/go.mod")
+traefik=$(version_of github.com/traefik/traefik/v3 "$here/traefik/go.mod")
 cache_root=${NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/node}
-dir="$cache_root/k8s-$k8s-containerd-$containerd-cni-$cni-kube-router-$router-coredns-$coredns"
+dir="$cache_root/k8s-$k8s-containerd-$containerd-cni-$cni-kube-router-$router-coredns-$coredns-traefik-$traefik"
 images_hash=$(cd "$images_src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
 images="$dir/images-$images_hash"
-binaries=(bin/containerd bin/ctr bin/containerd-shim-runc-v2 bin/kube-router bin/coredns bin/kubelet bin/kube-proxy bin/kube-scheduler
+binaries=(bin/containerd bin/ctr bin/containerd-shim-runc-v2 bin/kube-router bin/coredns bin/traefik bin/kubelet bin/kube-proxy bin/kube-scheduler
   cni/bridge cni/host-local cni/loopback cni/portmap)
 
-binaries_complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1; done; }
+binaries_complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1; done; [ -s "$dir/traefik-crds.yaml" ]; }
 images_complete() { [ -s "$images/images.tar" ]; }
 if binaries_complete && images_complete; then printf '%s\n%s\n' "$dir" "$images"; exit 0; fi
 if [ "${1:-}" = "--check" ]; then
@@ -77,6 +80,8 @@ if ! binaries_complete; then
   part "kube-router $router" kube-router -ldflags "-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$router" \
     -o "$staging/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
   part "coredns $coredns" coredns -ldflags "-s -w" -o "$staging/bin/coredns" github.com/coredns/coredns
+  part "traefik $traefik" traefik -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$traefik" \
+    -o "$staging/bin/traefik" github.com/traefik/traefik/v3/cmd/traefik
   # Upstream's flags, as ../build.sh builds the control plane (same tags and -trimpath: the same compiled packages).
   # A control-plane build under way fills the same build cache: wait for it (its lock) instead of compiling twice.
   cp_cache=${CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/controlplane}
@@ -90,6 +95,9 @@ if ! binaries_complete; then
   done
   part "kubelet, kube-proxy, kube-scheduler $k8s" kubernetes -tags selinux,notest -ldflags "$ldflags" -o "$staging/bin/" \
     k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler
+  # The CRDs of the Traefik that runs (IngressRoute, IngressRouteTCP, ...), from its module, beside its binary.
+  traefik_src=$(cd "$here/traefik" && go list -m -f '{{.Dir}}' github.com/traefik/traefik/v3)
+  cp "$traefik_src/docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml" "$staging/traefik-crds.yaml"
   "$staging/bin/kubelet" --version >&2
   "$staging/bin/containerd" --version >&2
   rm -rf "$dir"
@@ -103,7 +111,7 @@ if ! images_complete; then
   trap 'rm -rf "$staging"' EXIT
   started=$(date +%s)
   (cd "$images_src" && go build -trimpath -ldflags "-s -w" -o "$staging/bin/" ./...) >&2
-  cp "$dir/bin/coredns" "$staging/bin/"
+  cp "$dir/bin/coredns" "$dir/bin/traefik" "$staging/bin/"
   "$staging/bin/pack" -list "$images_src/images.txt" -bin "$staging/bin" -out "$staging/images.tar" >&2
   rm -rf "$staging/bin"
   echo "images $(( $(date +%s) - started ))" >>"$staging/build-times.txt"

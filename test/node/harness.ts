@@ -17,12 +17,14 @@ import { startSuite, type Json, type Scenario, type Suite } from '../cluster/har
 export type { Json, Scenario, Suite }
 export * from '../support/node/layout.js'
 
-export async function startNodeSuite(t: Test): Promise<Suite> {
+/** The suite of a test file; `components` of manifests/components/ and hook settings on top of the node's. */
+export async function startNodeSuite(t: Test, options: { components?: string[]; hookEnv?: Record<string, string> } = {}): Promise<Suite> {
   if (process.env.TEST_NODE !== '1') throw new Error('the real-node suite runs inside its node: npm run test:node [-- test/node/<file>.test.ts]')
   return startSuite(t, {
     realNode: true,
+    components: options.components,
     // Players reach NodePorts at the node's address; the node and Service ranges are the cluster's own.
-    hookEnv: { PUBLIC_HOST: NODE_IP, CLUSTER_CIDRS: `${POD_CIDR},${SERVICE_CIDR}` },
+    hookEnv: { PUBLIC_HOST: NODE_IP, CLUSTER_CIDRS: `${POD_CIDR},${SERVICE_CIDR}`, ...options.hookEnv },
   })
 }
 

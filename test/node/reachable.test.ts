@@ -5,7 +5,8 @@
 // (a prober that starts a connection every 20 ms from the moment the Challenge is created), and prints them.
 import { connect } from 'node:net'
 import t from 'tap'
-import { app, definition, NODE_IP, startNodeSuite, workstation, type Json, type Scenario } from './harness.js'
+import { app, definition, NODE_IP, startNodeSuite, workstation, type Scenario } from './harness.js'
+import { table, whenRunning, type Sample } from './timing.js'
 
 const suite = await startNodeSuite(t)
 const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']
@@ -14,25 +15,6 @@ const BANNER = 'tcp-echo ready'
 const RUNNING_EARLY =
   'product defect (issue 27): Running is written once the pod is Ready and the Service exists, before kube-proxy has ' +
   'programmed the Service (EndpointSlice, then its 1 s minimum sync period): a connection right after Running may be refused'
-
-interface Sample {
-  instance: string
-  /** ms from create to the first status read that said Running */
-  running: number
-  /** ms from create to the first connection that got the app's answer */
-  reachable: number
-}
-
-/** Reads the Challenge every 20 ms (a player refreshing fast) until it is Running; when, and the status. */
-async function whenRunning(s: Scenario, name: string, since: number): Promise<{ at: number; status: Json }> {
-  const deadline = since + 90_000
-  for (;;) {
-    const status = await s.status(name)
-    if (status.phase === 'Running') return { at: Date.now() - since, status }
-    if (Date.now() > deadline || status.phase === 'Error') throw new Error(`${name} not Running: ${JSON.stringify(status)}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 /** One TCP connection: the first line the service sends, or the error. */
 function banner(host: string, port: number): Promise<string> {
@@ -72,11 +54,6 @@ async function firstAnswerThroughNodePort(s: Scenario, name: string, since: numb
   }
   if (first === undefined) throw new Error(`${name}: no answer through the node port`)
   return first - since
-}
-
-function table(samples: Sample[]): string {
-  const rows = samples.map((x) => `  ${x.instance.padEnd(22)} Running ${String(x.running).padStart(5)} ms   reachable ${String(x.reachable).padStart(5)} ms   ${x.reachable > x.running ? `Running ${x.reachable - x.running} ms early` : 'reachable first'}`)
-  return rows.join('\n')
 }
 
 t.test('NodePort: the first Running a player sees already answers at the node address', async (t) => {
