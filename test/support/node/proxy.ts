@@ -1,11 +1,12 @@
 // Traefik as a cluster runs it: a pod in namespace `traefik` (the product's expose policy admits HTTP and TLS
 // traffic only from the ingress controller's namespace), watching Ingresses and its own CRDs, with the entry
-// points the project's Traefik components name: `websecure` (HTTPS) and `tcpsecure` (TLS by SNI). Its
+// points the project's Traefik components name: `websecure` (HTTPS) and `tcpsecure` (TLS by SNI), and `web`
+// (plain HTTP, where Ingresses without a TLS secret are served). Its
 // certificate is Traefik's default (self-signed): clients of the tests do not check it, they check who answers.
 import { image } from './layout.js'
 
 export const TRAEFIK_NAMESPACE = 'traefik'
-export const TRAEFIK_PORTS = { websecure: 8443, tcpsecure: 9443, ping: 8080 }
+export const TRAEFIK_PORTS = { web: 8000, websecure: 8443, tcpsecure: 9443, ping: 8080 }
 
 export function traefikManifests(): string {
   const objects = [
@@ -48,6 +49,7 @@ export function traefikManifests(): string {
                 image: image('traefik'),
                 imagePullPolicy: 'Never',
                 args: [
+                  `--entrypoints.web.address=:${TRAEFIK_PORTS.web}`,
                   `--entrypoints.websecure.address=:${TRAEFIK_PORTS.websecure}`,
                   `--entrypoints.tcpsecure.address=:${TRAEFIK_PORTS.tcpsecure}`,
                   `--entrypoints.traefik.address=:${TRAEFIK_PORTS.ping}`,
