@@ -10,6 +10,7 @@ import type { Test } from 'tap'
 import { kubectlFor, kubectlOk } from '../support/kube/kubectl.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import { TRAEFIK_NAMESPACE, TRAEFIK_PORTS, traefikManifests } from '../support/node/proxy.js'
+import { gatewayCrd } from '../manifests/route-crds.js'
 import { app, definition, podOf, probeFrom, workstation, type Json, type Scenario, type Suite } from './harness.js'
 import { table, whenRunning, type Sample } from './timing.js'
 
@@ -21,19 +22,30 @@ const ROUTED_EARLY =
   'loaded it (its providers apply changes in batches): a connection right after Running may get a 404 or no route'
 
 /** Traefik's CRDs (of the release that runs) and Traefik itself, Ready; before the install that names its routes. */
-export async function startTraefik(): Promise<void> {
+export async function startTraefik(options: { gateway?: boolean } = {}): Promise<void> {
   const kubectl = kubectlFor(process.env.TEST_KUBECTL ?? 'kubectl', process.env.TEST_KUBECONFIG ?? '')
+  if (options.gateway === true) {
+    for (const file of GATEWAY_CRDS) await kubectlOk(kubectl, ['apply', '--server-side', '-f', gatewayCrd(file)])
+    await kubectlOk(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', ...GATEWAY_CRDS.map((file) => `crd/${file}.gateway.networking.k8s.io`)])
+  }
   await kubectlOk(kubectl, ['apply', '--server-side', '-f', join(process.env.NODE_BIN_DIR ?? '', 'traefik-crds.yaml')])
   await kubectlOk(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/ingressroutes.traefik.io', 'crd/ingressroutetcps.traefik.io'])
-  await kubectlOk(kubectl, ['apply', '--server-side', '-f', '-'], { input: traefikManifests() })
+  await kubectlOk(kubectl, ['apply', '--server-side', '-f', '-'], { input: traefikManifests(options) })
   await kubectlOk(kubectl, ['-n', TRAEFIK_NAMESPACE, 'rollout', 'status', 'deployment/traefik', '--timeout=120s'])
 }
+
+/** Gateway API's standard CRDs (the pinned release, controlplane/route-crds.txt) that Traefik's provider watches. */
+const GATEWAY_CRDS = ['gatewayclasses', 'gateways', 'httproutes', 'grpcroutes', 'referencegrants', 'backendtlspolicies']
 
 export type Client = (host: string) => Promise<string>
 
 export async function proxyClients(suite: Suite): Promise<{ http: Client; https: Client; tls: Client }> {
-  const pods = await suite.rest.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${TRAEFIK_NAMESPACE}/pods`)
-  const proxy = String(((pods.items[0] as KubeObject).status as Json).podIP)
+  // The pod of the current rollout (an earlier one may still be terminating).
+  const pods = (await suite.rest.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${TRAEFIK_NAMESPACE}/pods`)).items.filter(
+    (pod) => pod.metadata.deletionTimestamp === undefined && ((pod.status as Json).conditions as Json[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  )
+  if (pods.length !== 1) throw new Error(`${pods.length} ready Traefik pods`)
+  const proxy = String(((pods[0] as KubeObject).status as Json).podIP)
   const get = (secure: boolean): Client => (host) =>
     new Promise((resolve) => {
       const options = { host: proxy, headers: { host }, path: '/', timeout: 1000 }

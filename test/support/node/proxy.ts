@@ -8,7 +8,8 @@ import { image } from './layout.js'
 export const TRAEFIK_NAMESPACE = 'traefik'
 export const TRAEFIK_PORTS = { web: 8000, websecure: 8443, tcpsecure: 9443, ping: 8080 }
 
-export function traefikManifests(): string {
+/** `gateway`: also its Gateway API provider (the Gateway API CRDs must be installed first). */
+export function traefikManifests(options: { gateway?: boolean } = {}): string {
   const objects = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: TRAEFIK_NAMESPACE } },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'traefik', namespace: TRAEFIK_NAMESPACE } },
@@ -23,6 +24,9 @@ export function traefikManifests(): string {
         { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'ingressclasses'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['networking.k8s.io'], resources: ['ingresses/status'], verbs: ['update'] },
         { apiGroups: ['traefik.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['gateway.networking.k8s.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['gateway.networking.k8s.io'], resources: ['*/status'], verbs: ['update', 'patch'] },
+        { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
       ],
     },
     {
@@ -56,6 +60,7 @@ export function traefikManifests(): string {
                   '--ping=true',
                   '--providers.kubernetescrd=true',
                   '--providers.kubernetesingress=true',
+                  ...(options.gateway === true ? ['--providers.kubernetesgateway=true'] : []),
                   '--log.level=INFO',
                   '--global.checknewversion=false',
                   '--global.sendanonymoususage=false',
