@@ -116,7 +116,8 @@ if ! images_complete; then
   rm -rf "$staging/bin"
   echo "images $(( $(date +%s) - started ))" >>"$staging/build-times.txt"
   echo "node: test images built in $(( $(date +%s) - started )) s" >&2
-  rm -rf "$images"
+  # Older test images (another hash) go: a checkout that still wants them rebuilds them in seconds.
+  rm -rf "$images" "$dir"/images-*
   chmod 755 "$staging"
   mv "$staging" "$images"
   trap - EXIT

@@ -20,12 +20,15 @@ export * from '../support/node/layout.js'
 /** The suite of a test file; `components` of manifests/components/ and hook settings on top of the node's. */
 export async function startNodeSuite(t: Test, options: { components?: string[]; hookEnv?: Record<string, string> } = {}): Promise<Suite> {
   if (process.env.TEST_NODE !== '1') throw new Error('the real-node suite runs inside its node: npm run test:node [-- test/node/<file>.test.ts]')
-  return startSuite(t, {
+  const suite = await startSuite(t, {
     realNode: true,
     components: options.components,
     // Players reach NodePorts at the node's address; the node and Service ranges are the cluster's own.
     hookEnv: { PUBLIC_HOST: NODE_IP, CLUSTER_CIDRS: `${POD_CIDR},${SERVICE_CIDR}`, ...options.hookEnv },
   })
+  // The hook server runs in this process; its installed Deployment's image (ghcr.io) cannot be pulled here.
+  await kubectlOk(suite.kubectl, ['-n', 'challenge-hooks', 'scale', 'deployment/challenge-hooks', '--replicas=0'])
+  return suite
 }
 
 /** One container of a test image listening on `port` (readiness: the hook's default TCP probe on the exposed port). */

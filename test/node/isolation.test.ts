@@ -11,6 +11,7 @@ import { connect } from 'node:net'
 import { Resolver } from 'node:dns/promises'
 import t from 'tap'
 import { createNamespace } from '../cluster/harness.js'
+import { eventually } from '../support/kube/eventually.js'
 import {
   API_PORT, app, definition, DNS_SERVICE_IP, KUBELET_PORT, METADATA_IP, NODE_IP, podOf, probeFrom, PUBLIC_IP, PUBLIC_NAME,
   running, startNodeSuite, workstation, type Json, type Scenario,
@@ -125,8 +126,17 @@ t.test('isolation by packets: what each place reaches, both ways', async (t) => 
   const towardsB = targets(b, elsewhere.ip)
   const towardsA = targets(a.DNS as Instance, elsewhere.ip)
 
+  // Every path that must carry packets is open before anything is asserted: a Service or NodePort may lag Running
+  // by a second (reachable.test.ts), which is not what this test is about.
+  // (Towards A too: B's view of A's Service must not pass only because it is not programmed yet.)
+  const allReached = (list: Record<string, string>) => eventually('the node to reach every target', async () => {
+    const seen = await fromNode(list)
+    return Object.values(seen).every(Boolean) && seen
+  }, undefined, { timeoutMs: 15_000 }).catch(() => fromNode(list))
+  const control = await allReached(towardsB)
+  t.ok(Object.values(await allReached(towardsA)).every(Boolean), "the node reaches every target towards alice's DNS instance too")
   const seen: Record<Place, Record<string, boolean>> = {
-    node: await fromNode(towardsB),
+    node: control,
     elsewhere: await reached(other, elsewhere.name, towardsB),
     'A None': await reached(s.ns, (a.None as Instance).pod.name, towardsB),
     'A DNS': await reached(s.ns, (a.DNS as Instance).pod.name, towardsB),

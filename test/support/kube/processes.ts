@@ -14,7 +14,7 @@ export interface LaunchOptions {
 
 export class Processes {
   readonly pids: number[] = []
-  readonly #children: { name: string; child: ChildProcess; graceMs: number }[] = []
+  readonly #children: { name: string; child: ChildProcess; graceMs: number; stopping: boolean }[] = []
 
   /** `detached`: the processes may outlive this one (a CLI that starts a world and exits). */
   constructor(
@@ -26,7 +26,12 @@ export class Processes {
     const log = openSync(join(this.dir, `${name}.log`), 'a')
     const child = spawn(command, args, { stdio: ['ignore', log, log], detached: this.detached, env: options.env ?? process.env })
     if (this.detached) child.unref()
-    this.#children.push({ name, child, graceMs: options.graceMs ?? 10_000 })
+    const entry = { name, child, graceMs: options.graceMs ?? 10_000, stopping: false }
+    // A daemon that ends by itself (or is killed from outside) explains the failures that follow: say so at once.
+    child.once('exit', (code, signal) => {
+      if (!entry.stopping && !this.detached) console.error(`# ${name} (pid ${child.pid}) exited unexpectedly at ${new Date().toISOString()}: ${signal ?? `code ${code}`}`)
+    })
+    this.#children.push(entry)
     this.pids.push(child.pid as number)
     appendFileSync(join(this.dir, 'pids'), `${child.pid}\n`)
     return child
@@ -37,6 +42,7 @@ export class Processes {
     for (const entry of [...this.#children].reverse()) {
       if (name !== undefined && entry.name !== name) continue
       const started = Date.now()
+      entry.stopping = true
       await terminate(entry.child, entry.graceMs)
       if (process.env.DEBUG_STOP) console.log(`# stopped ${entry.name} in ${Date.now() - started} ms`)
     }

@@ -72,8 +72,8 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
   process.on('SIGINT', forward)
   process.on('SIGTERM', forward)
   const code = await new Promise<number>((resolve) => inner.on('close', (exit, signal) => resolve(exit ?? (signal ? 1 : 0))))
-  // tsx's and V8's compile caches are the tools' own, not something a test made.
-  const leftTemp = readdirSync(runTmp).filter((name) => !/^(tsx|v8-compile-cache)-\d+$/.test(name)).map((name) => join(runTmp, name))
+  // tsx's, V8's and Node's compile caches are the tools' own, not something a test made.
+  const leftTemp = readdirSync(runTmp).filter((name) => !/^(tsx-\d+|v8-compile-cache-\d+|node-compile-cache)$/.test(name)).map((name) => join(runTmp, name))
   if (code !== 0 || process.env.NODE_KEEP_LOGS === '1') saveLogs(dir)
   const stopping = Date.now()
   teardown(holder)

@@ -53,7 +53,7 @@ async function main(mode: string | undefined, args: string[]): Promise<number> {
   // The control plane's logs go with its dir: keep a copy beside the node's, for cli.ts to save on failure.
   const saved = join(node.logs, 'control-plane')
   mkdirSync(saved, { recursive: true })
-  cpSync(node.plane.dir, saved, { recursive: true, filter: (source) => !source.includes('/etcd') && !source.includes('/pki') })
+  cpSync(node.plane.dir, saved, { recursive: true, filter: (source) => !/\/(etcd|pki)(\/|$)/.test(source) })
   started = Date.now()
   await node.stop()
   console.log(`# node: stopped in ${((Date.now() - started) / 1000).toFixed(1)} s`)
