@@ -9,12 +9,12 @@
 // server, the kubelet, NodePorts and pod addresses are then all reachable as on a node, and the host gets no
 // interface, route or address at all.
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { controlPlaneBinaries, repoRoot } from '../kube/controlplane.js'
 import { hostChanges, snapshotHost } from './host.js'
-import { createCgroupRoot, insideCommand, leftovers, startHolder, startNodeReaper, teardown } from './namespace.js'
+import { cgroupMounts, createCgroupRoot, insideCommand, leftovers, startHolder, startNodeReaper, teardown } from './namespace.js'
 
 const TOOLS = ['runc', 'iptables', 'ipset', 'nft', 'conntrack', 'unshare', 'nsenter', 'ip']
 
@@ -60,7 +60,12 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-node-'))
   const cgroupRoot = basename(dir)
   createCgroupRoot(cgroupRoot)
-  const holder = await startHolder(dir, cgroupRoot)
+  const holder = await startHolder(dir, cgroupRoot).catch((error: Error) => {
+    // Nothing ran yet: only the (empty) cgroups and the temp dir to remove.
+    for (const mount of cgroupMounts()) if (existsSync(join(mount, cgroupRoot))) rmdirSync(join(mount, cgroupRoot))
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  })
   startNodeReaper(process.pid, holder)
   const [command, argv] = insideCommand(holder, repoRoot, [process.execPath, '--import', 'tsx', 'test/support/node/inside.ts', mode, ...args])
   // The run's own temp dir: what the suite leaves there is its own (other checkouts' suites share /tmp).
