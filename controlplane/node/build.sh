@@ -14,7 +14,7 @@
 # Everything lands in a per-machine cache keyed by those versions and reused by later runs:
 #   ${NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/node}/<versions>/{bin,cni}/
 #   .../<versions>/images-<hash of ../images>/images.tar   (rebuilt alone, in seconds, when a test image changes)
-# The FIRST build takes about 15 to 30 minutes on 2 cores (times per part in <versions>/build-times.txt). Prints
+# The FIRST build takes about 10 to 30 minutes on 2 cores (times per part in <versions>/build-times.txt). Prints
 # two lines on stdout, the binaries' directory and the images' directory; progress on stderr.
 # `build.sh --check` only prints them if both are complete, else fails. runc, iptables, ipset, nftables and
 # conntrack are not built: they come from the distribution (apt-get install -y runc iptables ipset nftables conntrack).
@@ -40,7 +40,7 @@ binaries_complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1
 images_complete() { [ -s "$images/images.tar" ]; }
 if binaries_complete && images_complete; then printf '%s\n%s\n' "$dir" "$images"; exit 0; fi
 if [ "${1:-}" = "--check" ]; then
-  echo "node: $dir or $images is not built yet (controlplane/node/build.sh builds them: 15 to 30 minutes the first time)" >&2
+  echo "node: $dir or $images is not built yet (controlplane/node/build.sh builds them: 10 to 30 minutes the first time)" >&2
   exit 1
 fi
 if ! command -v go >/dev/null; then
@@ -66,7 +66,7 @@ part() {
 }
 
 if ! binaries_complete; then
-  echo "node: building into $dir (the first build takes 15 to 30 minutes on 2 cores; later runs reuse it)" >&2
+  echo "node: building into $dir (the first build takes 10 to 30 minutes on 2 cores; later runs reuse it)" >&2
   staging=$(mktemp -d "$cache_root/.build.XXXXXX")
   trap 'rm -rf "$staging"' EXIT
   mkdir -p "$staging/bin" "$staging/cni"
