@@ -3,12 +3,10 @@
 // in the status the contract promises a player (Error / CrashLoopBackOff with a readable message; Pending, then
 // Running only once the app answers). The pods' own statuses say what the kernel did.
 import t from 'tap'
+import { eventually } from '../support/kube/eventually.js'
 import { app, definition, NODE_IP, running, startNodeSuite, type Json, type Scenario } from './harness.js'
 
 const suite = await startNodeSuite(t)
-const OOM_UNSAID =
-  'product defect (issue 27): an instance OOM-killed at its memory limit ends as "Container app keeps crashing.", ' +
-  'while the pod says OOMKilled: the player (and the author) are not told the limit is the cause'
 
 /** The container statuses of an instance's pods, as the kubelet wrote them. */
 async function containerStatuses(s: Scenario, instance: string): Promise<Json[]> {
@@ -31,9 +29,11 @@ t.test('an image that exits at once, and one past its memory limit: Error / Cras
     t.strictSame({ phase: status.phase, reason: status.reason }, { phase: 'Error', reason: 'CrashLoopBackOff' }, `${name}: the contract's reason`)
     t.equal(last.reason, terminated, `${name}: the kubelet saw it end as ${terminated}`)
     if (terminated === 'Error') t.equal(status.message, 'Container app keeps crashing.', `${name}: a message a player can read`)
-    else t.match(String(status.message), /memory/i, `${name}: the status says it ran out of memory`, { todo: OOM_UNSAID })
+    else t.match(String(status.message), /memory/i, `${name}: the status says it ran out of memory`)
     const children = await s.children(name)
-    t.strictSame(children.filter((child) => child.startsWith('Deployment/')), [], `${name}: an Error instance has no workload left`)
+    t.strictSame(children.filter((child) => /^(Deployment|Pod)\//.test(child)), [], `${name}: an Error instance has no workload left`)
+    const gone = await eventually(`${name}: its pod gone`, async () => (await containerStatuses(s, name)).length === 0, undefined, { timeoutMs: 60_000 }).catch(() => false)
+    t.equal(gone, true, `${name}: and its pod is gone`)
   }
 })
 

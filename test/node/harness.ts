@@ -48,15 +48,32 @@ export function app(name: string, port: number, extra: Json = {}): Json {
   }
 }
 
-/** Waits until the instance is Running (fails at once on Error, with its reason); returns the status. */
+/** Kubelet events that mean the instance's pod cannot start as asked (not a slow start). */
+const POD_FAILURES = ['FailedCreatePodSandBox', 'Failed', 'FailedMount']
+
+/**
+ * Waits until the instance is Running; returns the status. Fails at once on Error (with its reason), and after
+ * 15 s when the kubelet keeps reporting that the instance's pod cannot start (its events say why: what the
+ * status alone would show only as a StartupTimeout minutes later).
+ */
 export async function running(s: Scenario, name: string, timeoutMs = 90_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs
+  const started = Date.now()
   for (;;) {
     const status = await s.status(name)
     if (status.phase === 'Running') return status
-    if (status.phase === 'Error' || Date.now() > deadline) throw new Error(`${s.ns}/${name} is not Running: ${JSON.stringify({ phase: status.phase, reason: status.reason, message: status.message })}`)
+    const said = JSON.stringify({ phase: status.phase, reason: status.reason, message: status.message })
+    if (status.phase === 'Error' || Date.now() > started + timeoutMs) throw new Error(`${s.ns}/${name} is not Running: ${said}`)
+    const failure = Date.now() > started + 15_000 ? await podFailure(s, name) : undefined
+    if (failure !== undefined) throw new Error(`${s.ns}/${name} is not Running (${said}): its pod cannot start: ${failure}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+}
+
+/** What the kubelet last said about why the instance's pod cannot start, if it did (its events). */
+export async function podFailure(s: Scenario, name: string): Promise<string | undefined> {
+  const { items: events } = await s.suite.rest.get<{ items: { involvedObject: { name: string }; reason: string; message: string }[] }>(`/api/v1/namespaces/${s.ns}/events`)
+  const failure = events.findLast((event) => event.involvedObject.name.startsWith(name) && POD_FAILURES.includes(event.reason))
+  return failure === undefined ? undefined : `${failure.reason}: ${failure.message}`
 }
 
 /** A ChallengeDefinition (namespace set by the scenario's create). */

@@ -11,10 +11,6 @@ import { table, whenRunning, type Sample } from './timing.js'
 const suite = await startNodeSuite(t)
 const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']
 const BANNER = 'tcp-echo ready'
-/** A product defect this suite found (see docs/real-node.md), asserted as the contract says and marked until fixed. */
-const RUNNING_EARLY =
-  'product defect (issue 27): Running is written once the pod is Ready and the Service exists, before kube-proxy has ' +
-  'programmed the Service (EndpointSlice, then its 1 s minimum sync period): a connection right after Running may be refused'
 
 /** One TCP connection: the first line the service sends, or the error. */
 function banner(host: string, port: number): Promise<string> {
@@ -70,11 +66,11 @@ t.test('NodePort: the first Running a player sees already answers at the node ad
     const endpoint = status.endpoint as { host: string; port: number }
     const answer = await banner(endpoint.host, endpoint.port)
     t.strictSame(status.endpoint, { type: 'NodePort', host: NODE_IP, port: endpoint.port, connection: `nc ${NODE_IP} ${endpoint.port}` }, `${name}: the node's address and the node port`)
-    t.equal(answer, BANNER, `${name}: connecting right after Running gets the app's banner`, { todo: RUNNING_EARLY })
+    t.equal(answer, BANNER, `${name}: connecting right after Running gets the app's banner`)
     samples.push({ instance: name, running: at, reachable: await reachable })
   }
   t.comment(`NodePort, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)', { todo: RUNNING_EARLY })
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
 })
 
 t.test('Internal: the first Running a player sees already answers by the cluster DNS name, from a pod beside it', async (t) => {
@@ -96,5 +92,5 @@ t.test('Internal: the first Running a player sees already answers by the cluster
     samples.push({ instance: name, running: at, reachable: probed.reachedAtMs - since })
   }
   t.comment(`Internal, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)', { todo: RUNNING_EARLY })
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
 })

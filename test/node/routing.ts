@@ -17,9 +17,6 @@ import { table, whenRunning, type Sample } from './timing.js'
 export const BASE_DOMAIN = 'challenges.test'
 export const TLS_BASE_DOMAIN = 'tcp.challenges.test'
 const OWNERS = ['p1', 'p2', 'p3']
-const ROUTED_EARLY =
-  'product defect (issue 27): with a proxy, Running is written once the route object exists, before the proxy has ' +
-  'loaded it (its providers apply changes in batches): a connection right after Running may get a 404 or no route'
 
 /** Traefik's CRDs (of the release that runs) and Traefik itself, Ready; before the install that names its routes. */
 export async function startTraefik(options: { gateway?: boolean } = {}): Promise<void> {
@@ -123,11 +120,11 @@ export async function routedScenario(t: Test, suite: Suite, name: string, { mode
     const host = `${String(status.instanceId)}.${domain}`
     const answer = await client(host)
     t.strictSame(status.endpoint, endpoint(host), `${instance}: the endpoint by host name on the proxy's port`)
-    t.equal(answer, want, `${instance}: right after Running, the proxy hands the app's answer`, { todo: ROUTED_EARLY })
+    t.equal(answer, want, `${instance}: right after Running, the proxy hands the app's answer`)
     samples.push({ instance, running: at, reachable: await reachable })
   }
   t.comment(`${name}, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)', { todo: ROUTED_EARLY })
+  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
 
   const beside = await workstation(suite, s.ns, 'beside')
   const target = await podOf(s, 'app-u-p1')

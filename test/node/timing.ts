@@ -1,5 +1,5 @@
 // Running vs reachable: when a reader first saw Running, and when a path first carried a connection, per instance.
-import type { Json, Scenario } from './harness.js'
+import { podFailure, type Json, type Scenario } from './harness.js'
 
 export interface Sample {
   instance: string
@@ -16,6 +16,9 @@ export async function whenRunning(s: Scenario, name: string, since: number): Pro
     const status = await s.status(name)
     if (status.phase === 'Running') return { at: Date.now() - since, status }
     if (Date.now() > deadline || status.phase === 'Error') throw new Error(`${name} not Running: ${JSON.stringify(status)}`)
+    // After 15 s: the kubelet saying the pod cannot start ends the wait (see harness.ts, running).
+    const failure = Date.now() > since + 15_000 ? await podFailure(s, name) : undefined
+    if (failure !== undefined) throw new Error(`${name} not Running (${status.phase}/${status.reason}): its pod cannot start: ${failure}`)
     await new Promise((r) => setTimeout(r, 20))
   }
 }
