@@ -4,7 +4,7 @@
 // Running only once the app answers). The pods' own statuses say what the kernel did.
 import t from 'tap'
 import { eventually } from '../support/kube/eventually.js'
-import { app, definition, NODE_IP, running, startNodeSuite, type Json, type Scenario } from './harness.js'
+import { app, definition, NODE_IP, reaches, running, startNodeSuite, type Json, type Scenario } from './harness.js'
 
 const suite = await startNodeSuite(t)
 
@@ -22,7 +22,7 @@ t.test('an image that exits at once, and one past its memory limit: Error / Cras
   await s.create(s.challenge('crash', 'alice'))
   await s.create(s.challenge('hog', 'alice'))
   for (const [name, terminated] of [['crash-u-alice', 'Error'], ['hog-u-alice', 'OOMKilled']] as const) {
-    const status = await s.until(name, (st) => st.phase === 'Error', 'Error', 180_000)
+    const status = await reaches(s, name, 'Error', 180_000)
     const containers = await containerStatuses(s, name)
     const last = ((containers[0]?.lastState as Json | undefined)?.terminated ?? {}) as Json
     t.comment(`${name}: ${status.phase} / ${status.reason} after ${((Date.now() - started) / 1000).toFixed(0)} s: ${status.message} (the pod: restarts ${containers[0]?.restartCount}, last terminated ${last.reason} exit ${last.exitCode})`)

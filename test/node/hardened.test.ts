@@ -4,7 +4,7 @@
 // writable /tmp, and its limits in the kernel's cgroups; a Baseline instance may run as root but still cannot open
 // a raw socket (NET_RAW dropped); an image that insists on root gets the contract's error under Restricted.
 import t from 'tap'
-import { app, definition, identityOf, podOf, running, startNodeSuite } from './harness.js'
+import { app, definition, identityOf, podOf, reaches, running, startNodeSuite } from './harness.js'
 
 const suite = await startNodeSuite(t)
 
@@ -47,7 +47,7 @@ t.test('an image that runs as root is refused under Restricted, with the contrac
   const s = await suite.scenario(t, 'hardened-root')
   await s.create(definition('rooted', { pod: app('root-app', 8080), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
   await s.create(s.challenge('rooted', 'alice'))
-  const status = await s.until('rooted-u-alice', (st) => st.phase === 'Error', 'Error', 90_000)
+  const status = await reaches(s, 'rooted-u-alice', 'Error')
   t.comment(`status: ${status.phase} / ${status.reason}: ${status.message}`)
   t.strictSame({ phase: status.phase, reason: status.reason, endpoint: status.endpoint }, { phase: 'Error', reason: 'ConfigError', endpoint: undefined }, 'Error / ConfigError, no endpoint')
   t.match(String(status.message), /^Container app cannot be created/, 'a message a player can read, naming the container')

@@ -57,22 +57,30 @@ const POD_FAILURES = ['FailedCreatePodSandBox', 'Failed', 'FailedMount']
  * status alone would show only as a StartupTimeout minutes later).
  */
 export async function running(s: Scenario, name: string, timeoutMs = 90_000): Promise<Json> {
+  return reaches(s, name, 'Running', timeoutMs, POD_FAILURES)
+}
+
+/**
+ * Waits until the instance's phase is `phase` (fails at once on another final phase); after 15 s, fails when the
+ * kubelet keeps reporting one of `failures` for its pod (default: it cannot even make the pod's sandbox).
+ */
+export async function reaches(s: Scenario, name: string, phase: string, timeoutMs = 90_000, failures = ['FailedCreatePodSandBox']): Promise<Json> {
   const started = Date.now()
   for (;;) {
     const status = await s.status(name)
-    if (status.phase === 'Running') return status
+    if (status.phase === phase) return status
     const said = JSON.stringify({ phase: status.phase, reason: status.reason, message: status.message })
-    if (status.phase === 'Error' || Date.now() > started + timeoutMs) throw new Error(`${s.ns}/${name} is not Running: ${said}`)
-    const failure = Date.now() > started + 15_000 ? await podFailure(s, name) : undefined
-    if (failure !== undefined) throw new Error(`${s.ns}/${name} is not Running (${said}): its pod cannot start: ${failure}`)
+    if ((status.phase === 'Error' && phase !== 'Error') || Date.now() > started + timeoutMs) throw new Error(`${s.ns}/${name} is not ${phase}: ${said}`)
+    const failure = Date.now() > started + 15_000 ? await podFailure(s, name, failures) : undefined
+    if (failure !== undefined) throw new Error(`${s.ns}/${name} is not ${phase} (${said}): its pod cannot start: ${failure}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
 
 /** What the kubelet last said about why the instance's pod cannot start, if it did (its events). */
-export async function podFailure(s: Scenario, name: string): Promise<string | undefined> {
+export async function podFailure(s: Scenario, name: string, reasons = POD_FAILURES): Promise<string | undefined> {
   const { items: events } = await s.suite.rest.get<{ items: { involvedObject: { name: string }; reason: string; message: string }[] }>(`/api/v1/namespaces/${s.ns}/events`)
-  const failure = events.findLast((event) => event.involvedObject.name.startsWith(name) && POD_FAILURES.includes(event.reason))
+  const failure = events.findLast((event) => event.involvedObject.name.startsWith(name) && reasons.includes(event.reason))
   return failure === undefined ? undefined : `${failure.reason}: ${failure.message}`
 }
 
