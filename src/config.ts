@@ -29,6 +29,7 @@ import {
   production,
   runtimeClasses,
   secret,
+  text,
   tolerations,
   DEVELOPMENT_FLAG_SECRET,
   type Env,
@@ -44,6 +45,11 @@ export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-typ
 export { estimatedBits } from './config-parsers.js'
 
 /** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
+/** Said by the server at start when PUBLIC_HOST is unset: any definition may expose a NodePort. */
+export const PUBLIC_HOST_UNSET =
+  'PUBLIC_HOST is not set: NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", ' +
+  "which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address."
+
 export const INTERNET_WITHOUT_CLUSTER_CIDRS =
   'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
   "(the kubelet's 10250, every NodePort, a public API server address). Set CLUSTER_CIDRS to the nodes' and the API server's addresses."
@@ -140,7 +146,8 @@ export const VARIABLES = {
   PUBLIC_HOST: {
     group: 'hosts',
     parser: orElse(matching(HOST, 'a host name or IP address', 'a host name or an IP address'), '127.0.0.1'),
-    meaning: "the host players use for NodePort endpoints (a node's public name or address)",
+    meaning:
+      "the host players use for NodePort endpoints (a node's public name or address). Unset, NodePort endpoints say `127.0.0.1`, which reaches nothing from a player's machine, and the server warns at start",
   },
   HTTP_ROUTING: {
     group: 'hosts',
@@ -393,6 +400,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsBaseDomain: v.TLS_BASE_DOMAIN ?? v.BASE_DOMAIN,
     tlsPort: v.TLS_PORT,
     publicHost: v.PUBLIC_HOST,
+    publicHostIsDefault: text(env, 'PUBLIC_HOST') === undefined,
     ownerBudget: v.OWNER_BUDGET,
     ownerBudgetScope: v.OWNER_BUDGET_SCOPE,
     bodyLimit: v.BODY_LIMIT,

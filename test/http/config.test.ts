@@ -41,6 +41,7 @@ t.test('defaults', async (t) => {
     tlsBaseDomain: 'challenges.localhost',
     tlsPort: 443,
     publicHost: '127.0.0.1',
+    publicHostIsDefault: true,
     ownerBudget: 3,
     ownerBudgetScope: 'Namespace',
     bodyLimit: 8 * 1024 * 1024,
@@ -133,6 +134,7 @@ t.test('every variable is read', async (t) => {
     tlsBaseDomain: 'tcp.ctf.example.org',
     tlsPort: 1337,
     publicHost: 'ctf.example.org',
+    publicHostIsDefault: false,
     ownerBudget: 5,
     ownerBudgetScope: 'Cluster',
     bodyLimit: 512 * 1024,
@@ -275,6 +277,11 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   t.equal(config.production, true)
   t.equal(config.flagSecret, SECRET, 'trimmed')
   t.equal(config.flagSecretIsDevelopmentDefault, false)
+})
+
+t.test('PUBLIC_HOST unset or blank is the default 127.0.0.1, said so; set, it is not', async (t) => {
+  t.match(loadConfig({ PUBLIC_HOST: '  ' }), { publicHost: '127.0.0.1', publicHostIsDefault: true }, 'blank')
+  t.match(loadConfig({ PUBLIC_HOST: '127.0.0.1' }), { publicHost: '127.0.0.1', publicHostIsDefault: false }, 'set, even to the default value')
 })
 
 t.test('production requires a HOOK_TOKEN: missing, empty or blank stops the start (authentication is never off)', async (t) => {
