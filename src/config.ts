@@ -45,10 +45,22 @@ export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-typ
 export { estimatedBits } from './config-parsers.js'
 
 /** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
-/** Said by the server at start when PUBLIC_HOST is unset: any definition may expose a NodePort. */
-export const PUBLIC_HOST_UNSET =
-  'PUBLIC_HOST is not set: NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", ' +
-  "which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address."
+/** A host that names the machine it is read on: players would reach their own (127.0.0.0/8, ::1, localhost). */
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|.+\.localhost)$/i
+
+/**
+ * Said by the server at start when NodePort endpoints would name a host no player can reach: PUBLIC_HOST unset (the
+ * default 127.0.0.1) or a loopback address (manifests/config.env ships 127.0.0.1 as a placeholder). Any definition
+ * may expose a NodePort; LoadBalancer endpoints name the load balancer's own address and do not use PUBLIC_HOST.
+ */
+export function publicHostWarning(config: Pick<Config, 'publicHost' | 'publicHostIsDefault'>): string | undefined {
+  const what = config.publicHostIsDefault ? 'is not set' : LOOPBACK_HOST.test(config.publicHost) ? `is ${config.publicHost}, a loopback address` : undefined
+  if (what === undefined) return undefined
+  return (
+    `PUBLIC_HOST ${what}: NodePort endpoints will say ${config.publicHost}, so players will see "nc ${config.publicHost} <nodePort>", ` +
+    "which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address."
+  )
+}
 
 export const INTERNET_WITHOUT_CLUSTER_CIDRS =
   'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
@@ -147,7 +159,7 @@ export const VARIABLES = {
     group: 'hosts',
     parser: orElse(matching(HOST, 'a host name or IP address', 'a host name or an IP address'), '127.0.0.1'),
     meaning:
-      "the host players use for NodePort endpoints (a node's public name or address). Unset, NodePort endpoints say `127.0.0.1`, which reaches nothing from a player's machine, and the server warns at start",
+      "the host players use for NodePort endpoints (a node's public name or address). Unset (or a loopback address such as the `127.0.0.1` of `manifests/config.env`), NodePort endpoints name a host no player's machine reaches, and the server warns at start",
   },
   HTTP_ROUTING: {
     group: 'hosts',

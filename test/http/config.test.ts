@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig } from '../../src/config.js'
+import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig, publicHostWarning } from '../../src/config.js'
 
 const SECRET = '0123456789abcdef0123456789abcdef' // 32 characters
 
@@ -282,6 +282,15 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
 t.test('PUBLIC_HOST unset or blank is the default 127.0.0.1, said so; set, it is not', async (t) => {
   t.match(loadConfig({ PUBLIC_HOST: '  ' }), { publicHost: '127.0.0.1', publicHostIsDefault: true }, 'blank')
   t.match(loadConfig({ PUBLIC_HOST: '127.0.0.1' }), { publicHost: '127.0.0.1', publicHostIsDefault: false }, 'set, even to the default value')
+})
+
+t.test('the start-up warning about PUBLIC_HOST: unset, or a loopback address; none for a host players can reach', async (t) => {
+  const warning = (env: Record<string, string>) => publicHostWarning(loadConfig(env))
+  const tail = "which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address."
+  t.equal(warning({}), `PUBLIC_HOST is not set: NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", ${tail}`)
+  t.equal(warning({ PUBLIC_HOST: '127.0.0.1' }), `PUBLIC_HOST is 127.0.0.1, a loopback address: NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", ${tail}`, "manifests/config.env's placeholder")
+  for (const host of ['127.1.2.3', '::1', 'localhost', 'LOCALHOST', 'ctf.localhost']) t.match(warning({ PUBLIC_HOST: host }), `PUBLIC_HOST is ${host}, a loopback address:`, host)
+  for (const host of ['ctf.example.org', '203.0.113.10', '10.0.0.127', '2001:db8::1', 'localhost.example.org', '1127.0.0.1']) t.equal(warning({ PUBLIC_HOST: host }), undefined, host)
 })
 
 t.test('production requires a HOOK_TOKEN: missing, empty or blank stops the start (authentication is never off)', async (t) => {
