@@ -38,8 +38,6 @@ export interface Config {
   tlsBaseDomain: string
   tlsPort: number
   publicHost: string
-  /** True when PUBLIC_HOST was not set and NodePort endpoints name 127.0.0.1 (logged as a warning). */
-  publicHostIsDefault: boolean
   ownerBudget: number
   /** Where an owner's budget is counted: each namespace apart, or the whole cluster (hooks v2). */
   ownerBudgetScope: OwnerBudgetScope

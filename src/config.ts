@@ -29,7 +29,6 @@ import {
   production,
   runtimeClasses,
   secret,
-  text,
   tolerations,
   DEVELOPMENT_FLAG_SECRET,
   type Env,
@@ -49,16 +48,16 @@ export { estimatedBits } from './config-parsers.js'
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|.+\.localhost)$/i
 
 /**
- * Said by the server at start when NodePort endpoints would name a host no player can reach: PUBLIC_HOST unset (the
- * default 127.0.0.1) or a loopback address (manifests/config.env ships 127.0.0.1 as a placeholder). Any definition
- * may expose a NodePort; LoadBalancer endpoints name the load balancer's own address and do not use PUBLIC_HOST.
+ * Said by the server at start when NodePort endpoints would name a host no player can reach: a loopback address, such
+ * as PUBLIC_HOST's default (unset) or the placeholder manifests/config.env ships, both 127.0.0.1. Any definition may
+ * expose a NodePort; LoadBalancer endpoints name the load balancer's own address and do not use PUBLIC_HOST.
  */
-export function publicHostWarning(config: Pick<Config, 'publicHost' | 'publicHostIsDefault'>): string | undefined {
-  const what = config.publicHostIsDefault ? 'is not set' : LOOPBACK_HOST.test(config.publicHost) ? `is ${config.publicHost}, a loopback address` : undefined
-  if (what === undefined) return undefined
+export function publicHostWarning(config: Pick<Config, 'publicHost'>): string | undefined {
+  const host = config.publicHost
+  if (!LOOPBACK_HOST.test(host)) return undefined
   return (
-    `PUBLIC_HOST ${what}: NodePort endpoints will say ${config.publicHost}, so players will see "nc ${config.publicHost} <nodePort>", ` +
-    "which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address."
+    `PUBLIC_HOST is ${host}, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say ${host}, ` +
+    `so players will see "nc ${host} <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`
   )
 }
 
@@ -412,7 +411,6 @@ export function loadConfig(env: Env = process.env): Config {
     tlsBaseDomain: v.TLS_BASE_DOMAIN ?? v.BASE_DOMAIN,
     tlsPort: v.TLS_PORT,
     publicHost: v.PUBLIC_HOST,
-    publicHostIsDefault: text(env, 'PUBLIC_HOST') === undefined,
     ownerBudget: v.OWNER_BUDGET,
     ownerBudgetScope: v.OWNER_BUDGET_SCOPE,
     bodyLimit: v.BODY_LIMIT,

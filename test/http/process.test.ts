@@ -52,7 +52,7 @@ t.test('start listens and serves; SIGTERM fails readiness, drains, closes and ex
   t.equal((await post(port, '/sync', JSON.stringify(newRequest()))).statusCode, 200)
 
   const warnings = fake.log.entries().filter((entry) => entry.level === 40).map((entry) => entry.msg)
-  t.match(warnings, [/FLAG_SECRET is not set/, /HOOK_TOKEN is not set/, /^PUBLIC_HOST is not set/, /network\.egress Internet with CLUSTER_CIDRS unset/], 'development defaults are warned about')
+  t.match(warnings, [/FLAG_SECRET is not set/, /HOOK_TOKEN is not set/, /^PUBLIC_HOST is 127\.0\.0\.1, a loopback address/, /network\.egress Internet with CLUSTER_CIDRS unset/], 'development defaults are warned about')
   t.match(fake.log.entries().find((entry) => entry.opsPort !== undefined), { port, opsPort, msg: 'serving hook calls on port, probes and metrics on opsPort' })
 
   const stopping = fake.shutdown({ signal: 'SIGTERM' })
@@ -128,7 +128,7 @@ t.test('PUBLIC_HOST unset: one warning line at start that names it and what play
   t.equal(fake.stderr(), '', 'started')
   t.strictSame(
     fake.log.entries().filter((entry) => (entry.level as number) >= 40).map((entry) => [entry.level, entry.msg]),
-    [[40, 'PUBLIC_HOST is not set: NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node\'s public name or address.']],
+    [[40, 'PUBLIC_HOST is 127.0.0.1, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node\'s public name or address.']],
     'production with everything else set: that warning, and only it',
   )
 })
