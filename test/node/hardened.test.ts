@@ -4,7 +4,7 @@
 // writable /tmp, and its limits in the kernel's cgroups; a Baseline instance may run as root but still cannot open
 // a raw socket (NET_RAW dropped); an image that insists on root gets the contract's error under Restricted.
 import t from 'tap'
-import { app, definition, identityOf, podOf, reaches, running, startNodeSuite } from './harness.js'
+import { app, definition, identityOf, podOf, reaches, running, startNodeSuite, type Json } from './harness.js'
 
 const suite = await startNodeSuite(t)
 
@@ -24,12 +24,30 @@ t.test('a Restricted instance runs on the real runtime, confined as the contract
   )
   // The definition's limits (64Mi, 200m), as the kernel enforces them (cgroup v1: bytes, and quota per 100 ms).
   t.strictSame({ memory: id.memoryLimit, cpu: id.cpuQuota }, { memory: String(64 * 1024 * 1024), cpu: '20000' }, 'memory and CPU limits in the cgroups')
-  const groups = { gid: id.gid, groups: id.groups }
-  t.strictSame(
-    { gidIsRoot: id.gid === 0, rootInGroups: (id.groups as number[]).includes(0) },
-    { gidIsRoot: false, rootInGroups: false },
-    `not in group root (runs as gid ${JSON.stringify(groups)})`,
-  )
+  // The definition names no user: the kubelet hands containerd the image's uid alone (its USER 10001:10001 loses its
+  // group on the way), so the hook's runAsGroup on the container is what keeps the process out of group 0.
+  t.strictSame({ gid: id.gid, groups: id.groups }, { gid: 65534, groups: [65534] }, 'gid 65534 (nogroup, set by the hook), no group 0')
+})
+
+t.test('a Restricted container whose definition names a user or a group alone: nogroup beside the user, the image\'s uid beside the group', async (t) => {
+  const s = await suite.scenario(t, 'hardened-ids')
+  await s.create(definition('named', { pod: app('probe', 8080, { securityContext: { runAsUser: 10002 } }), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
+  await s.create(definition('grouped', { pod: app('probe', 8080, { securityContext: { runAsGroup: 4000 } }), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
+  await s.create(s.challenge('named', 'alice'))
+  await s.create(s.challenge('grouped', 'alice'))
+  const ids: Record<string, Json> = {}
+  for (const name of ['named-u-alice', 'grouped-u-alice']) {
+    await running(s, name)
+    const id = await identityOf(suite, s.ns, (await podOf(s, name)).name)
+    ids[name] = { uid: id.uid, gid: id.gid, groups: id.groups }
+  }
+  t.comment(`runAsUser 10002 alone: ${JSON.stringify(ids['named-u-alice'])}; runAsGroup 4000 alone: ${JSON.stringify(ids['grouped-u-alice'])}`)
+  t.strictSame(ids, {
+    // The hook adds runAsGroup 65534 (nogroup) beside the definition's runAsUser.
+    'named-u-alice': { uid: 10002, gid: 65534, groups: [65534] },
+    // A group alone starts (on the container the kubelet supplies the image's uid): the image's 10001, the group 4000.
+    'grouped-u-alice': { uid: 10001, gid: 4000, groups: [4000] },
+  }, 'no group 0 either way')
 })
 
 t.test('a Baseline instance may run as root, without NET_RAW: no raw socket', async (t) => {
