@@ -3,54 +3,13 @@
 // kube-proxy); Internal from a pod beside the instance (by its cluster DNS name, through CoreDNS and kube-proxy).
 // For each instance it measures when the status said Running and when the path first carried a connection
 // (a prober that starts a connection every 20 ms from the moment the Challenge is created), and prints them.
-import { connect } from 'node:net'
 import t from 'tap'
-import { app, definition, NODE_IP, startNodeSuite, workstation, type Scenario } from './harness.js'
-import { table, whenRunning, type Sample } from './timing.js'
+import { app, definition, NODE_IP, startNodeSuite, workstation } from './harness.js'
+import { banner, firstAnswerThroughNodePort, table, whenRunning, type Sample } from './timing.js'
 
 const suite = await startNodeSuite(t)
 const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']
 const BANNER = 'tcp-echo ready'
-
-/** One TCP connection: the first line the service sends, or the error. */
-function banner(host: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 1000 })
-    let text = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk: string) => {
-      text += chunk
-      if (text.includes('\n')) socket.destroy()
-    })
-    socket.on('timeout', () => socket.destroy(new Error('timeout')))
-    socket.on('error', (error) => resolve(`error: ${error.message}`))
-    socket.on('close', () => resolve(text.trim()))
-  })
-}
-
-/**
- * From the moment the Service has a node port: a connection started every 20 ms, each on its own (one that waits
- * for its timeout must not hide the moment the path opens), until one gets the banner; when that one started.
- */
-async function firstAnswerThroughNodePort(s: Scenario, name: string, since: number): Promise<number> {
-  const deadline = since + 90_000
-  let port: number | undefined
-  let first: number | undefined
-  while (first === undefined && Date.now() < deadline) {
-    if (port === undefined) {
-      const service = await s.suite.rest.find<{ spec: { ports: { nodePort?: number }[] } }>(`/api/v1/namespaces/${s.ns}/services/${name}`)
-      port = service?.spec.ports[0]?.nodePort
-    } else {
-      const startedAt = Date.now()
-      void banner(NODE_IP, port).then((answer) => {
-        if (answer === BANNER && (first === undefined || startedAt < first)) first = startedAt
-      })
-    }
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  if (first === undefined) throw new Error(`${name}: no answer through the node port`)
-  return first - since
-}
 
 t.test('NodePort: the first Running a player sees already answers at the node address', async (t) => {
   const s = await suite.scenario(t, 'reach-nodeport')
@@ -60,7 +19,7 @@ t.test('NodePort: the first Running a player sees already answers at the node ad
     const name = `echo-u-${owner}`
     const since = Date.now()
     await s.create(s.challenge('echo', owner))
-    const reachable = firstAnswerThroughNodePort(s, name, since)
+    const reachable = firstAnswerThroughNodePort(s, name, since, BANNER)
     const { at, status } = await whenRunning(s, name, since)
     // What a player does on seeing Running: connect to the endpoint it names.
     const endpoint = status.endpoint as { host: string; port: number }

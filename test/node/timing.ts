@@ -1,5 +1,6 @@
 // Running vs reachable: when a reader first saw Running, and when a path first carried a connection, per instance.
-import { podFailure, type Json, type Scenario } from './harness.js'
+import { connect } from 'node:net'
+import { NODE_IP, podFailure, type Json, type Scenario } from './harness.js'
 
 export interface Sample {
   instance: string
@@ -28,3 +29,44 @@ export function table(samples: Sample[]): string {
   return rows.join('\n')
 }
 
+
+/** One TCP connection: the first line the service sends, or the error. */
+export function banner(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 1000 })
+    let text = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      text += chunk
+      if (text.includes('\n')) socket.destroy()
+    })
+    socket.on('timeout', () => socket.destroy(new Error('timeout')))
+    socket.on('error', (error) => resolve(`error: ${error.message}`))
+    socket.on('close', () => resolve(text.trim()))
+  })
+}
+
+/**
+ * From the moment the instance's Service has a node port: a connection to the node's address started every 20 ms,
+ * each on its own (one that waits for its timeout must not hide the moment the path opens), until one gets
+ * `answer`; ms from `since` to when that one started.
+ */
+export async function firstAnswerThroughNodePort(s: Scenario, name: string, since: number, answer: string, timeoutMs = 90_000): Promise<number> {
+  const deadline = since + timeoutMs
+  let port: number | undefined
+  let first: number | undefined
+  while (first === undefined && Date.now() < deadline) {
+    if (port === undefined) {
+      const service = await s.suite.rest.find<{ spec: { ports: { nodePort?: number }[] } }>(`/api/v1/namespaces/${s.ns}/services/${name}`)
+      port = service?.spec.ports[0]?.nodePort
+    } else {
+      const startedAt = Date.now()
+      void banner(NODE_IP, port).then((got) => {
+        if (got === answer && (first === undefined || startedAt < first)) first = startedAt
+      })
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  if (first === undefined) throw new Error(`${name}: no answer through the node port`)
+  return first - since
+}

@@ -4,8 +4,8 @@
 //	                            UDP echo on $UDP_PORTS (default 9053); with $PROBE_TARGETS set, from the moment it
 //	                            starts, check those every 20 ms for $PROBE_SECONDS (default 3) and print one line
 //	                            "PROBE <json>": per target, how many attempts reached it and when the last one
-//	                            that did started (ms since the process started): code that runs at start vs the
-//	                            node's firewall
+//	                            that did started (ms since the process started, and Unix ms), with the process's
+//	                            start in Unix ms: code that runs at start vs the node's firewall
 //	probe check TARGET...       try each target, print one JSON report: {"results":[{target,reached,answer|error}]}
 //	probe until SECONDS TARGET  try TARGET every 20 ms until it is reached (or SECONDS pass); print when, as JSON
 //	                            {reached, reachedAtMs (Unix ms: when the first successful attempt started),
@@ -223,7 +223,7 @@ func serve() {
 	log.Printf("probe: serving as uid %d gid %d", os.Getuid(), os.Getgid())
 	if targets := strings.Fields(os.Getenv("PROBE_TARGETS")); len(targets) > 0 {
 		fmt.Print("PROBE ")
-		printJSON(map[string]any{"startup": watchFromStart(targets)})
+		printJSON(map[string]any{"startedAtMs": started.UnixMilli(), "startup": watchFromStart(targets)})
 	}
 	select {}
 }
@@ -235,6 +235,8 @@ type window struct {
 	Attempts      int   `json:"attempts"`
 	Reached       int   `json:"reached"`
 	LastReachedMs int64 `json:"lastReachedMs"`
+	// LastReachedAtMs: the same moment in Unix ms (-1: never reached), to set beside the node's other clocks.
+	LastReachedAtMs int64 `json:"lastReachedAtMs"`
 }
 
 // watchFromStart checks the targets every 20 ms for $PROBE_SECONDS, from the process's start.
@@ -246,16 +248,18 @@ func watchFromStart(targets []string) map[string]*window {
 	windows := map[string]*window{}
 	for _, target := range targets {
 		label, _, _ := strings.Cut(target, "=")
-		windows[label] = &window{LastReachedMs: -1}
+		windows[label] = &window{LastReachedMs: -1, LastReachedAtMs: -1}
 	}
 	for time.Since(started) < seconds {
-		at := time.Since(started).Milliseconds()
+		now := time.Now()
+		at := now.Sub(started).Milliseconds()
 		for _, out := range check(targets, 200*time.Millisecond) {
 			w := windows[out.Target]
 			w.Attempts++
 			if out.Reached {
 				w.Reached++
 				w.LastReachedMs = at
+				w.LastReachedAtMs = now.UnixMilli()
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
