@@ -2,9 +2,12 @@
 // the list, each a single layer holding one static binary at /<binary>, run as the line's user.
 //
 //	pack -list images.txt -bin DIR -out images.tar
+//	pack -image REFERENCE -user UID:GID -out image.tar -file /DEST=SOURCE... -- ENTRYPOINT...
 //
 // A list line is: REFERENCE BINARY USER [ARG...] (the ARGs follow the binary in the image's entrypoint); '#'
-// starts a comment. The tarball is reproducible: fixed times, sorted entries.
+// starts a comment. The second form packs one image of several files (the real-node suite's image of the hook
+// server: a Node binary, its shared libraries and dist/server.js). The tarball is reproducible: fixed times,
+// sorted entries.
 package main
 
 import (
@@ -29,6 +32,8 @@ type image struct {
 	binary     string
 	user       string
 	entrypoint []string
+	// files of a -image image: path in the image (no leading slash) -> path here
+	files map[string]string
 }
 
 type blob struct {
@@ -43,19 +48,41 @@ func main() {
 	list := flag.String("list", "", "the image list")
 	bin := flag.String("bin", "", "where the binaries are")
 	out := flag.String("out", "", "the tarball to write")
+	single := flag.String("image", "", "one image of -file files instead of a list")
+	user := flag.String("user", "", "the -image image's user")
+	files := map[string]string{}
+	flag.Func("file", "/DEST=SOURCE: a file of the -image image", func(value string) error {
+		dest, source, ok := strings.Cut(value, "=")
+		if !ok || !strings.HasPrefix(dest, "/") {
+			return fmt.Errorf("want /DEST=SOURCE, got %q", value)
+		}
+		files[strings.TrimPrefix(dest, "/")] = source
+		return nil
+	})
 	flag.Parse()
-	images, err := readList(*list)
-	if err != nil {
+	var images []image
+	var err error
+	if *single != "" {
+		images = []image{{reference: *single, user: *user, entrypoint: flag.Args(), files: files}}
+	} else if images, err = readList(*list); err != nil {
 		log.Fatal(err)
 	}
 	var blobs []blob
 	var manifest []map[string]any
 	for _, img := range images {
-		content, err := os.ReadFile(filepath.Join(*bin, img.binary))
-		if err != nil {
-			log.Fatal(err)
+		sources := img.files
+		if sources == nil {
+			sources = map[string]string{img.binary: filepath.Join(*bin, img.binary)}
 		}
-		layer := tarOf(map[string][]byte{img.binary: content})
+		contents := map[string][]byte{}
+		for name, source := range sources {
+			content, err := os.ReadFile(source)
+			if err != nil {
+				log.Fatal(err)
+			}
+			contents[name] = content
+		}
+		layer := tarOf(contents)
 		layerDigest := digest(layer)
 		config, _ := json.Marshal(map[string]any{
 			"architecture": "amd64",
@@ -70,11 +97,11 @@ func main() {
 		manifest = append(manifest, map[string]any{"Config": configName, "RepoTags": []string{img.reference}, "Layers": []string{layerName}})
 	}
 	manifestJSON, _ := json.Marshal(manifest)
-	files := map[string][]byte{"manifest.json": manifestJSON}
+	entries := map[string][]byte{"manifest.json": manifestJSON}
 	for _, b := range blobs {
-		files[b.name] = b.data
+		entries[b.name] = b.data
 	}
-	if err := os.WriteFile(*out, tarOf(files), 0o644); err != nil {
+	if err := os.WriteFile(*out, tarOf(entries), 0o644); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "pack: %d images in %s\n", len(images), *out)
@@ -97,19 +124,23 @@ func readList(path string) ([]image, error) {
 		if len(fields) < 3 {
 			return nil, fmt.Errorf("%s: %q: want REFERENCE BINARY USER [ARG...]", path, line)
 		}
-		images = append(images, image{fields[0], fields[1], fields[2], append([]string{"/" + fields[1]}, fields[3:]...)})
+		images = append(images, image{reference: fields[0], binary: fields[1], user: fields[2], entrypoint: append([]string{"/" + fields[1]}, fields[3:]...)})
 	}
 	return images, scanner.Err()
 }
 
-// tarOf packs files (name -> content) as a tar with sorted names, parent directories first, fixed times.
+// tarOf packs files (name -> content) as a tar with sorted names, every parent directory first, fixed times.
 func tarOf(files map[string][]byte) []byte {
 	var buffer bytes.Buffer
 	writer := tar.NewWriter(&buffer)
 	seen := map[string]bool{}
 	for _, name := range sortedKeys(files) {
-		if dir := filepath.Dir(name); dir != "." && !seen[dir] {
+		var parents []string
+		for dir := filepath.Dir(name); dir != "." && !seen[dir]; dir = filepath.Dir(dir) {
 			seen[dir] = true
+			parents = append([]string{dir}, parents...)
+		}
+		for _, dir := range parents {
 			_ = writer.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir + "/", Mode: 0o755, ModTime: epoch, Format: tar.FormatPAX})
 		}
 		_ = writer.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o755, Size: int64(len(files[name])), ModTime: epoch, Format: tar.FormatPAX})
