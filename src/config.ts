@@ -44,6 +44,23 @@ export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-typ
 export { estimatedBits } from './config-parsers.js'
 
 /** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
+/** A host that names the machine it is read on: players would reach their own (127.0.0.0/8, ::1, localhost). */
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|.+\.localhost)$/i
+
+/**
+ * Said by the server at start when NodePort endpoints would name a host no player can reach: a loopback address, such
+ * as PUBLIC_HOST's default (unset) or the placeholder manifests/config.env ships, both 127.0.0.1. Any definition may
+ * expose a NodePort; LoadBalancer endpoints name the load balancer's own address and do not use PUBLIC_HOST.
+ */
+export function publicHostWarning(config: Pick<Config, 'publicHost'>): string | undefined {
+  const host = config.publicHost
+  if (!LOOPBACK_HOST.test(host)) return undefined
+  return (
+    `PUBLIC_HOST is ${host}, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say ${host}, ` +
+    `so players will see "nc ${host} <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`
+  )
+}
+
 export const INTERNET_WITHOUT_CLUSTER_CIDRS =
   'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
   "(the kubelet's 10250, every NodePort, a public API server address). Set CLUSTER_CIDRS to the nodes' and the API server's addresses."
@@ -140,7 +157,8 @@ export const VARIABLES = {
   PUBLIC_HOST: {
     group: 'hosts',
     parser: orElse(matching(HOST, 'a host name or IP address', 'a host name or an IP address'), '127.0.0.1'),
-    meaning: "the host players use for NodePort endpoints (a node's public name or address)",
+    meaning:
+      "the host players use for NodePort endpoints (a node's public name or address). Unset (or a loopback address such as the `127.0.0.1` of `manifests/config.env`), NodePort endpoints name a host no player's machine reaches, and the server warns at start",
   },
   HTTP_ROUTING: {
     group: 'hosts',

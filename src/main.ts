@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { createSecureContext } from 'node:tls'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { ConfigError, INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, type Config } from './config.js'
+import { ConfigError, INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, publicHostWarning, type Config } from './config.js'
 import { buildApp } from './http/app.js'
 
 /** sysexits.h EX_CONFIG: the configuration is wrong; restarting will not help. */
@@ -80,6 +80,8 @@ export async function start(ports: ProcessPorts): Promise<FastifyInstance | unde
   if (config.hookToken === undefined) {
     app.log.warn('HOOK_TOKEN is not set: anyone who can reach the hook can call it.')
   }
+  const publicHost = publicHostWarning(config)
+  if (publicHost !== undefined) app.log.warn(publicHost)
   if (config.clusterCidrs.length === 0) {
     // The server cannot know whether a definition uses Internet egress until it syncs one: said once, at start.
     app.log.warn(`if a definition uses ${INTERNET_WITHOUT_CLUSTER_CIDRS}`)

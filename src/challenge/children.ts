@@ -211,9 +211,10 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   const own = definitionContainer.securityContext
   result.securityContext = {
     ...own,
-    // The group only beside a user the definition names: the runtime refuses a group without a user (containerd
-    // cannot make the sandbox), and without a group a known user would run with group 0.
-    ...(restricted && own?.runAsUser !== undefined && own.runAsGroup === undefined ? { runAsGroup: DEFAULT_GROUP } : {}),
+    // Every Restricted container gets a group unless its definition names one. On the container, not the pod: a
+    // pod-level group without a user makes containerd refuse the sandbox, whereas a container's user comes from its
+    // image when the definition names none (the kubelet passes the image's uid, never its group, to the runtime).
+    ...(restricted && own?.runAsGroup === undefined ? { runAsGroup: DEFAULT_GROUP } : {}),
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
     // Baseline keeps the runtime's default capabilities but NET_RAW: raw sockets forge packets and play ARP games
@@ -242,9 +243,10 @@ function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nod
 }
 
 /**
- * The primary group of a Restricted container whose definition names a user but no group: without one the runtime
- * runs it with group 0, root's group on the node should a process ever get out. `nogroup`, which owns nothing. Where
- * the definition names no user the image's `USER uid:gid` decides both: a pod-level group without a user makes
+ * The primary group of a Restricted container whose definition names no group: without one the runtime runs it with
+ * group 0, root's group on the node should a process ever get out, even when the image's `USER` names a group (the
+ * kubelet hands the runtime the image's uid alone; the real-node suite showed gid 0 for `USER 10001:10001`).
+ * `nogroup`, which owns nothing. Set on each container, never on the pod: a pod-level group without a user makes
  * containerd refuse the pod's sandbox, so no instance would start.
  */
 export const DEFAULT_GROUP = 65534

@@ -178,12 +178,6 @@ function securityProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string
     const allowed = policy.runtimeClasses.length === 0 ? 'none is allowed' : `allowed: ${policy.runtimeClasses.join(', ')}`
     return `spec.security.runtimeClassName: the RuntimeClass ${runtimeClass} is not one the operator allows (${allowed}; ALLOWED_RUNTIME_CLASSES)`
   }
-  for (const [index, container] of spec.pod.containers.entries()) {
-    const context = container.securityContext
-    if (context?.runAsGroup !== undefined && context.runAsUser === undefined) {
-      return `spec.pod.containers[${index}].securityContext.runAsGroup: a group needs a user (runAsUser): the container runtime refuses a group alone`
-    }
-  }
   if ((spec.security?.profile ?? Defaults.profile) !== 'Restricted') return undefined
   for (const [index, container] of spec.pod.containers.entries()) {
     if (container.securityContext?.runAsUser === 0) {

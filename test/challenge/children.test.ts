@@ -43,7 +43,7 @@ t.test('the Pod of the Restricted profile, whole', async (t) => {
     spec: {
           automountServiceAccountToken: false,
           enableServiceLinks: false,
-          // No pod-level group: containerd refuses a group without a user; the image's USER decides both here.
+          // No pod-level group: containerd refuses a group without a user (the sandbox has no image to take one from).
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           containers: [
             {
@@ -56,7 +56,8 @@ t.test('the Pod of the Restricted profile, whole', async (t) => {
                 limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
               },
               readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              // Not group 0 (root's on the node): the image's uid comes with no group, even from USER uid:gid.
+              securityContext: { runAsGroup: 65534, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
               volumeMounts: [
                 { name: 'tmp', mountPath: '/tmp' },
                 { name: 'flag', mountPath: '/flag', subPath: 'flag', readOnly: true },
@@ -132,7 +133,7 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   validateChildren(renderChildren(input(spec)))
 })
 
-t.test("a Restricted container's group: nogroup beside a user the definition names, the author's own kept, none without a user", async (t) => {
+t.test("a Restricted container's group: nogroup unless the definition names one, with or without a user; none on the pod", async (t) => {
   const contexts = (securityContexts: (Json | undefined)[], profile = 'Restricted') =>
     podChild(
       input({
@@ -142,10 +143,12 @@ t.test("a Restricted container's group: nogroup beside a user the definition nam
         expose: { container: 'c0', port: 8080 },
       }),
     ).spec?.containers.map((each) => ({ runAsUser: each.securityContext?.runAsUser, runAsGroup: each.securityContext?.runAsGroup }))
-  t.strictSame(contexts([{ runAsUser: 10001 }, { runAsUser: 10002, runAsGroup: 3000 }, undefined]), [
+  // No user named: the kubelet passes the image's uid (never its group) to the runtime, so the group must be set.
+  t.strictSame(contexts([{ runAsUser: 10001 }, { runAsUser: 10002, runAsGroup: 3000 }, undefined, { runAsGroup: 4000 }]), [
     { runAsUser: 10001, runAsGroup: 65534 },
     { runAsUser: 10002, runAsGroup: 3000 },
-    { runAsUser: undefined, runAsGroup: undefined },
+    { runAsUser: undefined, runAsGroup: 65534 },
+    { runAsUser: undefined, runAsGroup: 4000 },
   ])
   t.strictSame(contexts([{ runAsUser: 0 }], 'Baseline'), [{ runAsUser: 0, runAsGroup: undefined }], 'Baseline leaves the group to the image')
 })

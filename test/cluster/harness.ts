@@ -127,6 +127,8 @@ export interface SuiteOptions {
   /** kustomize components of manifests/components/ installed with the base (their CRDs must be there) */
   components?: string[]
   kubelet?: KubeletOptions
+  /** The cluster has a real node (npm run test:node): no kubelet stand-in, the node's kubelet runs the pods. */
+  realNode?: boolean
 }
 
 export interface Suite extends ClusterEnv {
@@ -137,7 +139,8 @@ export interface Suite extends ClusterEnv {
   controller: 'stand-in' | 'metacontroller'
   /** the stand-in, when it is the controller: its history holds every sync, with errors and warnings */
   sim: Simulator | undefined
-  kubelet: Kubelet
+  /** the kubelet stand-in; undefined on a real node */
+  kubelet: Kubelet | undefined
   /** what happened, from watches: every status transition and every deletion */
   recorder: Recorder
   /** every hook request the hook server received, in order (whichever controller sent it) */
@@ -182,8 +185,8 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const hookUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  const kubelet = new Kubelet(env.rest, options.kubelet)
-  await kubelet.start()
+  const kubelet = options.realNode === true ? undefined : new Kubelet(env.rest, options.kubelet)
+  await kubelet?.start()
   if (runtimeClass !== undefined) await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: runtimeClassYaml(runtimeClass) })
   const installed = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
   const childResources = (installed.spec.childResources ?? []).map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
@@ -195,7 +198,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const controller = process.env.METACONTROLLER_BIN ? await startMetacontroller(env, identity.token) : await startStandIn(identity.rest, hookUrl, token, clock)
   t.teardown(async () => {
     await controller.stop()
-    kubelet.stop()
+    kubelet?.stop()
     recorder.stop()
     await app.close()
   })

@@ -185,7 +185,7 @@ async function describeWorld(suite: Suite, ns: string): Promise<string> {
     `objects: ${objects.stdout.trim().split('\n').join(' | ') || 'none'}`,
     `events: ${events.stdout.trim().split('\n').slice(-5).join(' | ') || 'none'}`,
     `sync errors: ${syncErrors.join(' | ') || 'none'}`,
-    `kubelet errors: ${suite.kubelet.errors.slice(-3).join(' | ') || 'none'}`,
+    `kubelet errors: ${suite.kubelet === undefined ? 'n/a (real node)' : suite.kubelet.errors.slice(-3).join(' | ') || 'none'}`,
   ].join('; ')
 }
 

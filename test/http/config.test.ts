@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig } from '../../src/config.js'
+import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig, publicHostWarning } from '../../src/config.js'
 
 const SECRET = '0123456789abcdef0123456789abcdef' // 32 characters
 
@@ -275,6 +275,17 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   t.equal(config.production, true)
   t.equal(config.flagSecret, SECRET, 'trimmed')
   t.equal(config.flagSecretIsDevelopmentDefault, false)
+})
+
+t.test('the start-up warning about PUBLIC_HOST: a loopback address (unset, blank, the placeholder); none for a host players can reach', async (t) => {
+  const warning = (env: Record<string, string>) => publicHostWarning(loadConfig(env))
+  const said = (host: string) =>
+    `PUBLIC_HOST is ${host}, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say ${host}, so players will see "nc ${host} <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`
+  t.equal(warning({}), said('127.0.0.1'), 'unset')
+  t.equal(warning({ PUBLIC_HOST: ' ' }), said('127.0.0.1'), 'blank')
+  t.equal(warning({ PUBLIC_HOST: '127.0.0.1' }), said('127.0.0.1'), "manifests/config.env's placeholder")
+  for (const host of ['127.1.2.3', '::1', 'localhost', 'LOCALHOST', 'ctf.localhost']) t.equal(warning({ PUBLIC_HOST: host }), said(host), host)
+  for (const host of ['ctf.example.org', '203.0.113.10', '10.0.0.127', '2001:db8::1', 'localhost.example.org', '1127.0.0.1']) t.equal(warning({ PUBLIC_HOST: host }), undefined, host)
 })
 
 t.test('production requires a HOOK_TOKEN: missing, empty or blank stops the start (authentication is never off)', async (t) => {

@@ -2,14 +2,14 @@
 // built from Kubernetes' own Go modules (controlplane/build.sh), on 127.0.0.1 with free ports and a temp dir.
 // What it started is removed by stop(), and by a detached reaper when the owning process dies first (a test
 // killed by a timeout, Ctrl-C): no process and no directory outlives the run.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { appendFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePorts, Processes, startReaper, waitFor } from './processes.js'
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 
@@ -23,6 +23,10 @@ export interface ControlPlane {
   binDir: string
   /** components' process ids (also in <dir>/pids, which the reaper reads) */
   pids: number[]
+  /** the CA bundle of the API server's serving certificate */
+  ca: string
+  /** the admin's bearer token */
+  token: string
   stop(): Promise<void>
 }
 
@@ -34,6 +38,12 @@ export interface StartOptions {
   detached?: boolean
   /** flags added to kube-apiserver's (a benchmark trying the server's own limits) */
   apiserverArgs?: string[]
+  /**
+   * For a real node (test/support/node/): the API server listens on this address (the node's, inside the suite's
+   * network namespace, where every port is free) and publishes it as the `kubernetes` Service's endpoint, so pods
+   * reach it; the controllers a real node needs run too (NODE_CONTROLLERS).
+   */
+  forNode?: { address: string }
 }
 
 /** Admission plugins on top of the defaults (PodSecurity, ValidatingAdmissionPolicy, ServiceAccount, ... are on). */
@@ -44,7 +54,14 @@ const EXTRA_ADMISSION = ['OwnerReferencesPermissionEnforcement']
  * node-lifecycle controller from evicting the pods of the stand-in node.
  */
 const CONTROLLERS = ['deployment', 'replicaset', 'garbagecollector', 'namespace', 'serviceaccount', 'validatingadmissionpolicy-status-controller']
-const STARTUP_TIMEOUT_MS = 60_000
+/**
+ * What a real node needs on top: EndpointSlices for Services (kube-proxy programs nothing without them), the
+ * kube-root-ca.crt ConfigMap in every namespace (pods with a projected token wait for it), and the node
+ * lifecycle controller (it lifts the node's not-ready taint once the kubelet reports Ready).
+ */
+const NODE_CONTROLLERS = ['endpointslice', 'endpointslicemirroring', 'root-ca-cert-publisher', 'nodelifecycle']
+/** Fixed ports of the control plane on a node's own address (a fresh network namespace has them all free). */
+const NODE_PORTS = [2379, 2380, 6443]
 
 /** Builds (the first time: 10 to 25 minutes) or finds the binaries; returns their directory. */
 export function controlPlaneBinaries(options: { build: boolean } = { build: true }): string {
@@ -62,24 +79,20 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-cp-'))
   const owner = options.owner ?? process.pid
   if (owner !== 0) startReaper(owner, dir)
-  const processes: ChildProcess[] = []
-  const pids: number[] = []
+  const processes = new Processes(dir, options.detached ?? false)
   const stop = async () => {
     // Reverse order: the controller manager and the API server go before etcd.
-    for (const child of [...processes].reverse()) await terminate(child)
+    await processes.stop()
     rmSync(dir, { recursive: true, force: true })
   }
-  const launch = (name: string, args: string[]) => {
-    const log = openSync(join(dir, `${name}.log`), 'a')
-    const child = spawn(join(options.binDir, name), args, { stdio: ['ignore', log, log], detached: options.detached ?? false })
-    if (options.detached) child.unref()
-    processes.push(child)
-    pids.push(child.pid as number)
-    appendFileSync(join(dir, 'pids'), `${child.pid}\n`)
-    return child
-  }
+  // On a node (lease endpoint reconciler) the API server took 10 s to end after SIGTERM, with no client left to
+  // serve: 2 s, then SIGKILL (its data goes with the temp dir anyway).
+  const launch = (name: string, args: string[]) =>
+    processes.launch(name, join(options.binDir, name), args, { graceMs: name === 'kube-apiserver' && options.forNode !== undefined ? 2000 : 10_000 })
   try {
-    const [etcdPort, peerPort, apiPort] = await freePorts(3)
+    const node = options.forNode
+    const address = node?.address ?? '127.0.0.1'
+    const [etcdPort, peerPort, apiPort] = node === undefined ? await freePorts(3) : NODE_PORTS
     const etcdUrl = `http://127.0.0.1:${etcdPort}`
     const peerUrl = `http://127.0.0.1:${peerPort}`
     const etcd = launch('etcd', [
@@ -100,14 +113,15 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
     // One RSA key signs service-account tokens and verifies them.
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 })
-    const server = `https://127.0.0.1:${apiPort}`
+    const server = `https://${address}:${apiPort}`
     const apiserver = launch('kube-apiserver', [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
+      `--bind-address=${address}`,
       `--secure-port=${apiPort}`,
       // Without it the server looks for a default route to advertise, and may exit.
-      '--advertise-address=127.0.0.1',
-      '--endpoint-reconciler-type=none',
+      `--advertise-address=${address}`,
+      // On a node, the `kubernetes` Service leads to the API server (pods such as CoreDNS use it); else to nothing.
+      `--endpoint-reconciler-type=${node === undefined ? 'none' : 'lease'}`,
       `--cert-dir=${join(dir, 'pki')}`,
       '--service-cluster-ip-range=10.0.0.0/24',
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
@@ -116,6 +130,8 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       '--authorization-mode=RBAC',
       `--enable-admission-plugins=${EXTRA_ADMISSION.join(',')}`,
+      // kubectl logs/exec: reach the kubelet at the node's address, not by its host name.
+      ...(node === undefined ? [] : ['--kubelet-preferred-address-types=InternalIP']),
       ...(options.apiserverArgs ?? []),
     ])
     // The self-signed serving certificate (with its CA) appears in cert-dir once the server starts.
@@ -126,77 +142,22 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
 
     const kcm = launch('kube-controller-manager', [
       `--kubeconfig=${kubeconfig}`,
-      `--controllers=${CONTROLLERS.join(',')}`,
+      `--controllers=${[...CONTROLLERS, ...(node === undefined ? [] : NODE_CONTROLLERS)].join(',')}`,
       '--leader-elect=false',
       '--secure-port=0',
+      // What root-ca-cert-publisher publishes: the CA pods use to trust the API server.
+      ...(node === undefined ? [] : [`--root-ca-file=${ca}`]),
     ])
     // Pods are refused until a namespace's `default` ServiceAccount exists: wait for the controller to make one.
     await waitFor('kube-controller-manager', kcm, dir, async () =>
       (await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, token, ca)).includes('"name":"default"'),
     )
-    return { dir, kubeconfig, server, binDir: options.binDir, pids, stop }
+    return { dir, kubeconfig, server, binDir: options.binDir, pids: processes.pids, ca, token, stop }
   } catch (error) {
-    const logs = tailLogs(dir)
+    const logs = processes.tail()
     await stop()
     throw new Error(`${(error as Error).message}\n${logs}`)
   }
-}
-
-/**
- * A detached shell that waits for the owner to die or the dir to disappear (a clean stop), then kills every
- * process listed in <dir>/pids and removes the dir. It is its own process group, so a signal to the test
- * runner's group does not take it along.
- */
-function startReaper(owner: number, dir: string): void {
-  const script = `
-    while kill -0 ${owner} 2>/dev/null && [ -d "$1" ]; do sleep 0.5; done
-    [ -d "$1" ] || exit 0
-    pids=$(cat "$1/pids" 2>/dev/null)
-    [ -n "$pids" ] && kill -TERM $pids 2>/dev/null
-    for i in $(seq 20); do alive=0; for p in $pids; do kill -0 $p 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; sleep 0.25; done
-    [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-    rm -rf "$1"`
-  spawn('bash', ['-c', script, 'reaper', dir], { detached: true, stdio: 'ignore' }).unref()
-}
-
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
-}
-
-async function waitFor(name: string, child: ChildProcess, dir: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start (logs in ${dir})`)
-    if (await ready().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`${name} not ready after ${STARTUP_TIMEOUT_MS / 1000} s`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-function tailLogs(dir: string): string {
-  return ['etcd', 'kube-apiserver', 'kube-controller-manager']
-    .filter((name) => existsSync(join(dir, `${name}.log`)))
-    .map((name) => `--- ${name}.log (last lines) ---\n${readFileSync(join(dir, `${name}.log`), 'utf8').split('\n').slice(-15).join('\n')}`)
-    .join('\n')
-}
-
-/** Ports free right now on 127.0.0.1 (the OS picks them; a tiny race remains, as in envtest). */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const server = createServer()
-      server.once('error', reject)
-      server.listen(0, '127.0.0.1', () => resolve(server))
-    })),
-  )
-  const ports = servers.map((server) => (server.address() as { port: number }).port)
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
-  return ports
 }
 
 async function httpGet(url: string): Promise<string> {
