@@ -4,12 +4,12 @@
 // killed by a timeout, Ctrl-C): no process and no directory outlives the run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { appendFileSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePorts, logTail, spawnLogged, stopChild, waitUntil } from '../processes.js'
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 
@@ -66,12 +66,11 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   const pids: number[] = []
   const stop = async () => {
     // Reverse order: the controller manager and the API server go before etcd.
-    for (const child of [...processes].reverse()) await terminate(child)
+    for (const child of [...processes].reverse()) await stopChild(child, 10_000)
     rmSync(dir, { recursive: true, force: true })
   }
   const launch = (name: string, args: string[]) => {
-    const log = openSync(join(dir, `${name}.log`), 'a')
-    const child = spawn(join(options.binDir, name), args, { stdio: ['ignore', log, log], detached: options.detached ?? false })
+    const child = spawnLogged(join(options.binDir, name), args, { logFile: join(dir, `${name}.log`), detached: options.detached ?? false })
     if (options.detached) child.unref()
     processes.push(child)
     pids.push(child.pid as number)
@@ -159,44 +158,16 @@ function startReaper(owner: number, dir: string): void {
   spawn('bash', ['-c', script, 'reaper', dir], { detached: true, stdio: 'ignore' }).unref()
 }
 
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
-  await exited
-  clearTimeout(timer)
-}
-
-async function waitFor(name: string, child: ChildProcess, dir: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + STARTUP_TIMEOUT_MS
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start (logs in ${dir})`)
-    if (await ready().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`${name} not ready after ${STARTUP_TIMEOUT_MS / 1000} s`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+/** Waits until a component answers; fails at once when it exits (its log is in the dir). */
+function waitFor(name: string, child: ChildProcess, dir: string, ready: () => Promise<boolean>): Promise<void> {
+  return waitUntil(name, ready, { timeoutMs: STARTUP_TIMEOUT_MS, everyMs: 100, child, detail: () => `logs in ${dir}` })
 }
 
 function tailLogs(dir: string): string {
   return ['etcd', 'kube-apiserver', 'kube-controller-manager']
     .filter((name) => existsSync(join(dir, `${name}.log`)))
-    .map((name) => `--- ${name}.log (last lines) ---\n${readFileSync(join(dir, `${name}.log`), 'utf8').split('\n').slice(-15).join('\n')}`)
+    .map((name) => `--- ${name}.log (last lines) ---\n${logTail(join(dir, `${name}.log`), 15)}`)
     .join('\n')
-}
-
-/** Ports free right now on 127.0.0.1 (the OS picks them; a tiny race remains, as in envtest). */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const server = createServer()
-      server.once('error', reject)
-      server.listen(0, '127.0.0.1', () => resolve(server))
-    })),
-  )
-  const ports = servers.map((server) => (server.address() as { port: number }).port)
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
-  return ports
 }
 
 async function httpGet(url: string): Promise<string> {
