@@ -20,6 +20,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
 import { componentSettings, withComponents, type ManifestObject } from '../manifests/helpers.js'
 import { TEST_ENV } from '../helpers/app.js'
+import { challenge as buildChallenge } from '../helpers/world.js'
 import {
   Cluster,
   httpTransport,
@@ -78,18 +79,9 @@ export function example(name: ExampleName, spec: Json = {}, rename?: string): Ku
   }
 }
 
-/** A Challenge as a platform creates it: the deterministic name, the two labels, owner and definition. */
-export function challenge(definition: string, owner: string, spec: Json = {}, name = `${definition}-u-${owner}`): KubeObject {
-  return {
-    apiVersion: API,
-    kind: 'Challenge',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
-    },
-    spec: { definitionRef: { name: definition }, owner: { kind: 'User', id: owner }, ...spec },
-  }
+/** A Challenge as a platform creates it (test/helpers/world.ts builds it), for the simulated cluster to store. */
+export function challenge(definition: string, owner: string, spec: Json = {}, name?: string): KubeObject {
+  return buildChallenge({ as: 'created', namespace: NS, definition, owner, spec, ...(name === undefined ? {} : { name }) }) as KubeObject
 }
 
 export function challengeRef(name: string): ObjectRef {
