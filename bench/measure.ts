@@ -21,6 +21,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { figuresOf, ratioMissed, TARGET_COLD_START_MS } from './analysis.js'
@@ -33,6 +34,13 @@ import { summarise, summariseStart } from './profile.js'
 import { BIG, RESULTS_VERSION, SERVERS, type BenchResults, type RequestRecord, type ServerName, type Variant } from './results.js'
 import { timeStages } from './stages.js'
 
+// No flags: the settings are the BENCH_* variables above.
+try {
+  parseArgs({ args: process.argv.slice(2), options: {}, strict: true })
+} catch (error) {
+  console.error(`bench measure: ${(error as Error).message}\nusage: npm run bench (no arguments: its settings are BENCH_* environment variables, bench/README.md)`)
+  process.exit(2)
+}
 const began = performance.now()
 const here = dirname(fileURLToPath(import.meta.url))
 // Compiled to bench/out/build/bench/measure.js.

@@ -37,7 +37,7 @@ import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure
 import { sleep, waitUntil } from '../../test/support/processes.js'
 import { gitCommit, scrape, startHookServer, startMetacontroller, type RunContext } from './processes.js'
 import { Steps } from './phases.js'
-import { readSettings, type RushSettings } from './settings.js'
+import { readSettings, UsageError, type RushSettings } from './settings.js'
 import { summarise, type Snapshot } from './summary.js'
 import { writeReport } from './report.js'
 
@@ -51,7 +51,7 @@ const DEFINITION_LIFETIME_SECONDS = 3 * 3600
 /** Creations in flight at once: the platform's backend, a handful of API calls at a time. */
 const CREATE_CONCURRENCY = 16
 
-const settings = readSettings(process.env, process.argv.slice(2))
+const settings = settingsOrExit()
 const log = (text: string) => console.log(`rush [${((Date.now() - started) / 1000).toFixed(1)} s] ${text}`)
 const started = Date.now()
 const cleanups: Array<() => Promise<void> | void> = []
@@ -290,6 +290,17 @@ function challengeObject(o: number, d: number): KubeObject {
     kind: 'Challenge',
     metadata: { name: challengeName(o, d), namespace: NS, labels: { 'challenge-hooks.dev/owner': ownerName(o), 'challenge-hooks.dev/definition': definitionName(d) } },
     spec: { definitionRef: { name: definitionName(d) }, owner: { kind: 'User', id: ownerName(o) } },
+  }
+}
+
+/** The run's settings; a flag it does not know or a value out of range ends it with exit code 2. */
+function settingsOrExit(): RushSettings {
+  try {
+    return readSettings(process.env, process.argv.slice(2))
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    console.error(error.message)
+    process.exit(2)
   }
 }
 

@@ -11,6 +11,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { controlPlaneBinaries, repoRoot, startControlPlane, type ControlPlane } from './controlplane.js'
 import { install } from '../../cluster/harness.js'
 import { clusterEnv, runSession, SESSION_FILE, type SessionInfo } from '../../cluster/session.js'
@@ -21,7 +22,19 @@ import { isAlive, sleep, stopPids } from '../processes.js'
 const STATE = join(repoRoot, '.cluster', 'current.json')
 const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-', 'challenge-hooks-overlay-', 'challenge-hooks-suite-']
 
-async function main(command: string | undefined, args: string[]): Promise<number> {
+const USAGE = 'usage: cli.ts build | up | down | test [tap args]'
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv
+  // `test` hands the rest to tap as it is (files, tap's own flags); the other commands take no flags.
+  if (command !== 'test') {
+    try {
+      parseArgs({ args, options: {}, allowPositionals: command === 'session', strict: true })
+    } catch (error) {
+      console.error(`cli.ts ${command ?? ''}: ${(error as Error).message}\n${USAGE}`)
+      return 2
+    }
+  }
   switch (command) {
     case 'build':
       console.log(controlPlaneBinaries())
@@ -38,8 +51,8 @@ async function main(command: string | undefined, args: string[]): Promise<number
     case 'test':
       return test(args)
     default:
-      console.error('usage: cli.ts build | up | down | test [tap args]')
-      return 64
+      console.error(`cli.ts: ${command === undefined ? 'no command' : `unknown command ${command}`}\n${USAGE}`)
+      return 2
   }
 }
 
@@ -235,4 +248,4 @@ function tempDirs(): string[] {
   return readdirSync(tmpdir()).filter((name) => TEMP_PREFIXES.some((prefix) => name.startsWith(prefix))).map((name) => join(tmpdir(), name))
 }
 
-process.exitCode = await main(process.argv[2], process.argv.slice(3))
+process.exitCode = await main(process.argv.slice(2))
