@@ -302,7 +302,7 @@ export function service(input: RenderInput): IService & DesiredChild {
 
 /**
  * Every child of a running instance, in a fixed order so the same request gives the same bytes. The Pod comes
- * once the flag Secret and the NetworkPolicies are the instance's own (lifecycle.ts): until then it would mount
+ * once the flag Secret and the NetworkPolicies are the instance's own (running.ts): until then it would mount
  * whatever Secret holds its flag Secret's name, and run before its isolation exists.
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {
