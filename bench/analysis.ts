@@ -6,7 +6,6 @@
 import { fmt, kib, median, pairedRatio, pct, type Summary } from './figures.js'
 import type { SizeName } from './generate.js'
 import { BIG, SERVERS, type BenchResults, type RoundRun, type ServerName, type Variant } from './results.js'
-import type { StageTimes } from './stages.js'
 
 /** The real server's req/s over the I/O baseline's, per size (small 0.6, medium 0.9, large and above 0.85). */
 export const TARGET_RATIOS: Record<SizeName, number> = { small: 0.6, medium: 0.9, large: 0.85, xlarge: 0.85 }
@@ -38,7 +37,7 @@ export function figuresOf(results: BenchResults) {
   const summary = (size: SizeName, variant: Variant) => results.summaries[size]?.[variant] as Summary
   const ratioOf = (size: SizeName, base: ServerName) => pairedRatio(rounds(size, 'real'), rounds(size, base))
   const ratio = (size: SizeName, base: ServerName) => ratioOf(size, base).median
-  const stage = (size: SizeName) => results.stages[size] as StageTimes
+  const stage = (size: SizeName) => results.stages[size]
   const usPerRequest = (size: SizeName, server: ServerName) => 1e6 / summary(size, server).rps
   return {
     sizes,
@@ -46,7 +45,7 @@ export function figuresOf(results: BenchResults) {
     summary,
     ratioOf,
     ratio,
-    ratioText(size: SizeName, base: ServerName) {
+    ratioText: (size: SizeName, base: ServerName) => {
       const r = ratioOf(size, base)
       return `${fmt(r.median, 2)} (${fmt(r.min, 2)}–${fmt(r.max, 2)})`
     },
@@ -58,12 +57,12 @@ export function figuresOf(results: BenchResults) {
       Math.log(usPerRequest(b, server) / usPerRequest(a, server)) / Math.log(bytes(b) / bytes(a)),
     stage,
     /** In process: the work of a call beyond the I/O baseline's (decode + JSON.parse), µs. */
-    beyondUs(size: SizeName) {
+    beyondUs: (size: SizeName) => {
       const t = stage(size)
       return t.validate + t.sync + t.stringify + t.etag
     },
-    realRss: (size: SizeName) => (results.rssMax[size] as Record<ServerName, number>).real,
-    ioRss: (size: SizeName) => (results.rssMax[size] as Record<ServerName, number>).io,
+    realRss: (size: SizeName) => results.rssMax[size].real,
+    ioRss: (size: SizeName) => results.rssMax[size].io,
     coldMedian: median(results.coldStarts),
     nonOk: sizes.reduce((n, size) => n + SERVERS.reduce((m, s) => m + summary(size, s).unexpected, 0), 0),
     nonNotModified: BIG.reduce((n, size) => n + (summary(size, 'etag')?.unexpected ?? 0), 0),

@@ -5,7 +5,7 @@
 import { fmt, kib, pct, plain, sizeLabel, table } from './figures.js'
 import type { SizeName } from './generate.js'
 import { figuresOf, STEPS, targetsOf, type Figures, type Target } from './analysis.js'
-import { BIG, SERVERS, type BenchResults, type ServerName } from './results.js'
+import { BIG, SERVERS, type BenchResults } from './results.js'
 import { STAGE_LABELS, type StageTimes } from './stages.js'
 
 /** Where hand-written findings start in RESULTS.md: a rewrite keeps everything after it. */
@@ -185,7 +185,7 @@ export function resultsMarkdown(results: BenchResults): string {
       ['', ...SERVERS],
       [
         ['after start', ...SERVERS.map((s) => fmt(rssIdle[s], 1))],
-        ...sizes.map((size) => [size, ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt((rssMax[size] as Record<ServerName, number>)[s], 1)))]),
+        ...sizes.map((size) => [size, ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt(rssMax[size][s], 1)))]),
       ],
     ),
     '',

@@ -17,7 +17,7 @@ import type { RushSettings } from './settings.js'
 export interface RunContext {
   plane: ControlPlane
   cleanups: Array<() => Promise<void> | void>
-  log(text: string): void
+  log: (text: string) => void
   /** bench/out/rush */
   out: string
 }

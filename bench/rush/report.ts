@@ -10,7 +10,7 @@ const BEGIN = '<!-- rush: begin (written by npm run bench:rush; the text between
 const END = '<!-- rush: end -->'
 const FINDINGS = '<!-- findings: text below this line is kept when the file is rewritten -->'
 
-type Run = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Run = Record<string, any>
 
 export function writeReport(dir: string, resultsFile: string): void {
   const runs: Run[] = readdirSync(dir)

@@ -51,7 +51,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
   for (const [key, value] of Object.entries(env)) if (key.startsWith('RUSH_') && value !== undefined) given[key.slice(5).toLowerCase()] = value
   let flags: Record<string, string | undefined>
   try {
-    flags = parseArgs({ args: argv, options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' }])), strict: true }).values as Record<string, string | undefined>
+    flags = parseArgs({ args: argv, options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' }])), strict: true }).values
   } catch (error) {
     throw new UsageError(`bench:rush: ${(error as Error).message}\nusage: npm run bench:rush -- ${FLAGS.map((flag) => `[--${flag}=…]`).join(' ')}`)
   }
@@ -63,7 +63,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
   }
   const range = (name: string, fallback: [number, number]): [number, number] => {
     if (given[name] === undefined) return fallback
-    const parts = (given[name] as string).split('-').map(Number)
+    const parts = given[name].split('-').map(Number)
     const low = parts[0] as number
     const high = parts[1] ?? low
     if (!Number.isFinite(low) || !Number.isFinite(high) || low > high) throw new UsageError(`bench:rush: ${name} must be a range like 1000-3000, got ${given[name]}`)

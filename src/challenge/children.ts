@@ -185,7 +185,7 @@ function environment(container: DefinitionContainer, input: RenderInput): IEnvVa
   const env: IEnvVar[] = (container.env ?? [])
     .filter((variable) => !Object.hasOwn(parameters, variable.name))
     .map((variable) => ({ name: variable.name, value: variable.value ?? '' }))
-  for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] as string })
+  for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] })
   env.push({ name: input.definition.flag.env, valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } } })
   return env
 }
@@ -207,7 +207,7 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   // Probed every second: an instance is Running as soon as it listens (a player waits for it), and a TCP connect a
   // second costs a node nothing.
   const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 1 } : undefined)
-  if (probe) result.readinessProbe = probe as IContainer['readinessProbe']
+  if (probe) result.readinessProbe = probe
   const own = definitionContainer.securityContext
   result.securityContext = {
     ...own,

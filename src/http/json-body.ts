@@ -109,7 +109,8 @@ export function registerJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const refusal = bodyChecks.get(app)?.(request) ?? depthRefusal(body as string)
-    if (refusal === undefined) parseJson(request, body as string, done)
+    // The default parser answers through `done`; what it returns is nothing to wait for.
+    if (refusal === undefined) void parseJson(request, body as string, done)
     else done(refusal, undefined)
   })
 }

@@ -46,9 +46,9 @@ export interface Refusal {
 /** The checks of the table above, for the plugin to install. */
 export interface SheddingChecks {
   /** For the node:http handler of the hook port: answers 429 and returns true when the call must be refused. */
-  gate(request: IncomingMessage, response: ServerResponse): boolean
+  gate: (request: IncomingMessage, response: ServerResponse) => boolean
   /** For the JSON body parser, once a hook call's body is in: the error to answer instead of parsing it. */
-  beforeParse(request: FastifyRequest): RetryLaterError | undefined
+  beforeParse: (request: FastifyRequest) => RetryLaterError | undefined
   onRequest: onRequestHookHandler
   preValidation: preValidationHookHandler
 }

@@ -68,7 +68,7 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   t.match(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
 
   await s.patchSpec(NAME, { desiredState: 'Running', restarts: 2 })
-  status = await running(s, NAME, 2)
+  await running(s, NAME, 2)
   t.same(await s.children(NAME), WEB(NAME), 'relaunched: every child back')
 
   await s.advance(1800)

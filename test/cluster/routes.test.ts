@@ -103,10 +103,10 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
       [{ accepted: 'NotAllowedByListeners', resolvedRefs: true }, { phase: 'Pending', reason: 'WaitingForEndpoint' }],
       [{ accepted: true, resolvedRefs: true }, { phase: 'Running', endpoint: { type: 'TLS', port: 443 } }],
     ] as const) {
-      const current = (await rest.get(path(route, route.metadata.name))) as KubeObject
+      const current = await rest.get<KubeObject>(path(route, route.metadata.name))
       const status = { parents: [routeParentStatus(current, route.spec.parentRefs[0] as { name: string }, verdict, new Date().toISOString().replace(/\.\d+Z$/, 'Z'))] }
       await rest.call('PUT', `${path(route, route.metadata.name)}/status`, { body: { ...current, status } })
-      const stored = (await rest.get(path(route, route.metadata.name))) as KubeObject
+      const stored = await rest.get<KubeObject>(path(route, route.metadata.name))
       t.match((stored.status as Json).parents, status.parents, 'the API server keeps the status as written (the parentRef defaulted)')
       // As Metacontroller would have made it: owned by the Challenge (this test created it as the admin).
       const owned = { ...stored, metadata: { ...stored.metadata, namespace: 'challenges', ownerReferences: [controllerRef(parent.metadata.uid as string)] } }

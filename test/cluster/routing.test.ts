@@ -69,7 +69,7 @@ t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway a
       await admitRoute(suite, path, route, 'NotAllowedByListeners')
       const refused = await s.until(name, (st) => st.reason === 'WaitingForEndpoint' && /NotAllowedByListeners|not accepted/i.test(String(st.message)), 'the refusal in the message')
       t.match(refused, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'a refused route keeps it Pending')
-      await admitRoute(suite, path, (await routeOf(s, name, path)) as KubeObject, true)
+      await admitRoute(suite, path, await routeOf(s, name, path), true)
       const running = await s.until(name, (st) => st.phase === 'Running', 'Running')
       const host = `${String(running.instanceId)}.${kind === 'TLSRoute' ? 'tcp.ctf.example.org' : 'challenges.localhost'}`
       if (kind === 'TLSRoute') t.same(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')

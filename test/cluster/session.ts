@@ -84,7 +84,7 @@ interface HookServer {
   url: string
   opsUrl: string
   pid: number
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 /** `node dist/server.js` as in the install: production mode, the Secret's values, manifests/config.env. */

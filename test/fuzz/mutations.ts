@@ -221,7 +221,7 @@ export function applyMutation(request: Record<string, Json>, mutation: Mutation)
       return
     case 'add': {
       const target = (container as Record<string, Json>)[key]
-      put(isContainer(target) && !Array.isArray(target) ? target : (container as Container), mutation.key, structuredClone(mutation.value))
+      put(isContainer(target) && !Array.isArray(target) ? target : container, mutation.key, structuredClone(mutation.value))
       return
     }
     case 'rekey': {

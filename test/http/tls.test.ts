@@ -3,7 +3,7 @@
 // stays plain HTTP for the kubelet's probes; a missing or unusable pair stops the start with exit 78.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -47,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
       // Internal: the detached process `up` starts.
       await runSession(args[0] as string, args[1] as string)
       // Whatever handle is left (a keep-alive socket) must not keep the session alive once it has stopped.
-      process.exit(0)
+      return process.exit(0)
     case 'test':
       return test(args)
     default:
@@ -92,7 +92,7 @@ async function up(): Promise<number> {
       stdio: ['ignore', log, log],
     })
     session.unref()
-    state.session = session.pid as number
+    state.session = session.pid
     save()
     const info = await sessionUp(plane.dir, session.pid as number)
     const mode = info.controller === 'metacontroller' ? `Metacontroller (${process.env.METACONTROLLER_BIN})` : 'the Metacontroller stand-in (set METACONTROLLER_BIN for the real one)'

@@ -23,7 +23,7 @@ export interface ControlPlane {
   binDir: string
   /** components' process ids (also in <dir>/pids, which the reaper reads) */
   pids: number[]
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 export interface StartOptions {
@@ -137,7 +137,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   } catch (error) {
     const logs = tailLogs(dir)
     await stop()
-    throw new Error(`${(error as Error).message}\n${logs}`)
+    throw new Error(`${(error as Error).message}\n${logs}`, { cause: error })
   }
 }
 

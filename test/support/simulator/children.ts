@@ -43,7 +43,7 @@ export class Children {
     if (this.#generateSelector) {
       return labelMatcher({ matchLabels: { 'controller-uid': String(parent.metadata.uid) } })
     }
-    const selector = ((parent.spec as { selector?: LabelSelector } | undefined)?.selector ?? {}) as LabelSelector
+    const selector = (parent.spec as { selector?: LabelSelector } | undefined)?.selector ?? {}
     if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0) {
       throw new Error('.spec.selector must have either matchLabels, matchExpressions, or both')
     }

@@ -73,7 +73,7 @@ export class Webhooks {
       // A copy: whatever the hook does to its request cannot reach the cluster or the recorded request.
       response = await this.#transport.call(hook, deepCopy(request), headers)
     } catch (error) {
-      throw new Error(`${hook} hook failed: http error: ${messageOf(error)}`)
+      throw new Error(`${hook} hook failed: http error: ${messageOf(error)}`, { cause: error })
     }
     if (response.statusCode === 429) throw new RetryAfter(retryAfterSeconds(header(response, 'retry-after'), this.#now()))
     const text = String(response.text ?? JSON.stringify(response.body))
@@ -113,8 +113,8 @@ function decodeWith<T>(decode: () => T, hook: HookName, version: HookVersion): T
   try {
     return decode()
   } catch (error) {
-    if (error instanceof CrashError) throw new Error(`${hook} hook answer would crash Metacontroller: ${error.message}`)
-    throw new Error(`${hook} hook failed (version=${version}): ${(error as Error).message}`)
+    if (error instanceof CrashError) throw new Error(`${hook} hook answer would crash Metacontroller: ${error.message}`, { cause: error })
+    throw new Error(`${hook} hook failed (version=${version}): ${(error as Error).message}`, { cause: error })
   }
 }
 
