@@ -1,6 +1,6 @@
 // ESLint (npm run lint): the recommended rules of ESLint and typescript-eslint, type-aware (the type checker's view
 // through tsconfig.json, which covers src/, test/, bench/ and scripts/), over every TypeScript and JavaScript file
-// of those directories. Formatting is not ESLint's job here. `.ci/run` runs it as a suite: any
+// of those directories. Formatting is Prettier's (.prettierrc), not ESLint's. `.ci/run` runs it as a suite: any
 // finding fails CI. Every rule turned off or narrowed below says why.
 import js from '@eslint/js'
 import globals from 'globals'
