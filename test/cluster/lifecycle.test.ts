@@ -3,7 +3,7 @@
 // finalize teardown until the Challenge is gone. The controller is the stand-in (as Metacontroller's service
 // account) or, with METACONTROLLER_BIN, Metacontroller itself; the kubelet is the stand-in.
 import t, { type Test } from 'tap'
-import { conditionOf } from '../e2e/harness.js'
+import { conditionOf } from '../helpers/world.js'
 import { assertPrintable } from './printing.js'
 import { startSuite, type Json, type Scenario } from './harness.js'
 

@@ -16,8 +16,8 @@ import { kubectlOk } from '../support/kube/kubectl.js'
 import { ApiError } from '../support/simulator/index.js'
 import { resourceByKind, routeParentStatus, type KubeObject } from '../support/simulator/index.js'
 import { challenge, controllerRef, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
-import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../manifests/helpers.js'
-import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../manifests/route-crds.js'
+import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../helpers/manifests.js'
+import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../support/route-crds.js'
 import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
 
 const skip = missingCrds()

@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { routeParentStatus, type KubeObject } from '../support/simulator/index.js'
-import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, TRAEFIK_MODULE } from '../manifests/route-crds.js'
+import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, TRAEFIK_MODULE } from '../support/route-crds.js'
 import { connect, startSuite, type Json, type Scenario, type Suite } from './harness.js'
 
 const skip = missingCrds()

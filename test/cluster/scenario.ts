@@ -9,10 +9,11 @@ import { kubectlOk } from '../support/kube/kubectl.js'
 import { resourcePath } from '../support/kube/rest.js'
 import { resourceByName, type KubeObject } from '../support/simulator/index.js'
 import type { ResourceType } from '../support/simulator/objects.js'
-import { example, type Json } from '../e2e/harness.js'
+import { example } from '../helpers/examples.js'
+import type { Json } from '../helpers/world.js'
 import { challenge as buildChallenge } from '../helpers/world.js'
 import type { ClusterEnv, Suite } from './harness.js'
-import { AUTHOR, CHALLENGES, NAMESPACE_PREFIX, PLATFORM } from './names.js'
+import { AUTHOR, CHALLENGES, NAMESPACE_PREFIX, PLATFORM } from '../support/kube/names.js'
 
 export interface ScenarioOptions {
   /** Pod Security level the namespace enforces (default restricted) */

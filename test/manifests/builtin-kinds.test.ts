@@ -18,7 +18,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1'
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1'
 import { LimitRange, Namespace, ResourceQuota, Service, ServiceAccount } from 'kubernetes-models/v1'
 import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
-import { loadManifests, type ManifestObject } from './helpers.js'
+import { loadManifests, type ManifestObject } from '../helpers/manifests.js'
 
 const models: Record<string, new (data: never) => { validate(): void }> = {
   'apiextensions.k8s.io/v1/CustomResourceDefinition': CustomResourceDefinition,

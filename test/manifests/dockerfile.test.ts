@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { repoRoot } from './helpers.js'
+import { repoRoot } from '../helpers/manifests.js'
 
 interface Instruction {
   keyword: string

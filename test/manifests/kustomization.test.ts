@@ -22,7 +22,7 @@ import {
   readYamlDocuments,
   withComponents,
   type ManifestObject,
-} from './helpers.js'
+} from '../helpers/manifests.js'
 
 interface Generator {
   name: string

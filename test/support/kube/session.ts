@@ -8,15 +8,15 @@
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { readEnvFile } from '../manifests/helpers.js'
-import { repoRoot } from '../support/kube/controlplane.js'
-import { Kubelet } from '../support/kube/kubelet.js'
-import { kubectlFor } from '../support/kube/kubectl.js'
-import { OffsetClock } from '../support/kube/live-cluster.js'
-import { Rest } from '../support/kube/rest.js'
-import { freePort, spawnLogged, stopChild, waitUntil } from '../support/processes.js'
+import { readEnvFile } from '../../helpers/manifests.js'
+import { repoRoot } from './controlplane.js'
+import { Kubelet } from './kubelet.js'
+import { kubectlFor } from './kubectl.js'
+import { OffsetClock } from './live-cluster.js'
+import { Rest } from './rest.js'
+import { freePort, spawnLogged, stopChild, waitUntil } from '../processes.js'
 import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn, type RunningController } from './controllers.js'
-import type { ClusterEnv } from './harness.js'
+import type { ClusterEnv } from './install.js'
 
 /** What <dir>/session.json says once the session is up. */
 export interface SessionInfo {
