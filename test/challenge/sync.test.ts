@@ -102,6 +102,12 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
   const again = step(running.parent, { related: [webDefinition()], children: ready, now: at(90) })
   t.same(again.status, running.status)
   t.same(again.response.children, running.response.children)
+  // A status written without progress conditions (by a release before them), the rest unchanged: none is added
+  // until something else changes, so the upgrade alone writes no status.
+  const PROGRESS = ['Scheduled', 'ContainersStarted', 'WorkloadReady', 'EndpointReady']
+  const withoutProgress = { ...running.status, conditions: (running.status.conditions as Json[]).filter(({ type }) => !PROGRESS.includes(type as string)) }
+  const upgraded = step({ ...running.parent, status: withoutProgress }, { related: [webDefinition()], children: ready, now: at(90) })
+  t.same(upgraded.status, withoutProgress, 'the stored status, as it was')
 })
 
 t.test('TLS and ingress class from the configuration', async (t) => {
