@@ -1,12 +1,22 @@
 # syntax=docker/dockerfile:1
 # The hook server's image: docker build -t ghcr.io/challenge-hooks/challenge-hooks:0.1.0 .
-# The base image is pinned by digest (the tag's multi-arch index), the same in
-# every stage, so a rebuild gets the same Node and Debian unless this file
-# changes. Refresh it on purpose (security updates), in all three FROM lines:
-#   docker buildx imagetools inspect node:22-bookworm-slim   (or: crane digest)
+#
+# Node 24, the major of .node-version. The build runs on the official node image; the runtime is Google's distroless
+# Node 24 image, which holds node and the C and TLS libraries it links, and no shell, npm or package manager. The
+# server needs nothing more: dist/server.js is one bundle of the server and all its dependencies
+# (scripts/bundle.mjs; test/load/bundle.test.ts runs it alone in an empty directory), so the runtime gets no
+# node_modules, only that file and package.json (its "type": "module" tells node at once that the bundle is ESM).
+#
+# Both bases are pinned by the digest of their tag's multi-arch index, so a rebuild gets the same Node and Debian
+# until this file changes. These digests were taken from public Dockerfiles that pin the same tags (no registry was
+# reachable where this file was written): node:24-bookworm-slim@sha256:0e0ff40c… in three unrelated repositories,
+# gcr.io/distroless/nodejs24-debian12:nonroot@sha256:14d42e25… in six. Refresh both on purpose (security updates):
+#   docker buildx imagetools inspect node:24-bookworm-slim                      (or: crane digest node:24-bookworm-slim)
+#   docker buildx imagetools inspect gcr.io/distroless/nodejs24-debian12:nonroot
+# then build, and run `npm run test:load` against the image's node if its Node minor moved.
 
 # --- build: compile TypeScript to dist/, and bundle the server into dist/server.js ---
-FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS build
+FROM node:24-bookworm-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea419520094bc35842ff83dd8cbe6f9b6 AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
@@ -16,26 +26,18 @@ COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
 
-# --- deps: production dependencies only ---
-FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS deps
-WORKDIR /app
-ENV NODE_ENV=production
-COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm \
-    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-
-# --- runtime: node, the compiled server and its production dependencies ---
-FROM node:22-bookworm-slim@sha256:43ac6c60b8f89723f746e8a92ce91abd5017e627ce1ddfe4238355d3a30b772c AS runtime
+# --- runtime: node and the bundled server, nothing else ---
+FROM gcr.io/distroless/nodejs24-debian12:nonroot@sha256:14d42e2511532589a7c7e01a753667a74fcc96266e137e8125006b87b0c32d0a AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
-COPY --from=deps /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-# Files stay owned by root and read-only to the server; the Deployment also
-# runs it as 10001 with a read-only root filesystem.
+COPY package.json ./
+COPY --from=build /app/dist/server.js ./dist/server.js
+# Files stay owned by root and read-only to the server; the Deployment also runs it as 10001 with a read-only root
+# filesystem.
 USER 10001:10001
 # 8080: hook calls (PORT); 8081: probes and metrics (OPS_PORT).
 EXPOSE 8080 8081
-# Exec form, node as PID 1 with no npm or shell in between, so SIGTERM reaches
-# the server, which then fails /readyz and drains.
-CMD ["node", "dist/server.js"]
+# Exec form, node as PID 1 with no npm or shell in between (the image has neither), so SIGTERM reaches the server,
+# which then fails /readyz and drains. The distroless image keeps node at /nodejs/bin/node, not on PATH.
+ENTRYPOINT ["/nodejs/bin/node"]
+CMD ["dist/server.js"]

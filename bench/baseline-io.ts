@@ -1,6 +1,6 @@
 /**
  * The I/O limit: bare node:http that reads the body, JSON.parses it and answers with the bytes the real server
- * answered to that request (recorded by run.ts, looked up by the request's length). Nothing else.
+ * answered to that request (recorded by measure.ts, looked up by the request's length). Nothing else.
  *
  *   node baseline-io.js   (PORT, BENCH_RESPONSES = a JSON file [{requestBytes, headers, body}])
  */

@@ -59,11 +59,10 @@ export function summarize(runs: Run[]): Summary {
 }
 
 /** A server's req/s as a share of another's, paired round by round (same moment of the machine): median, min, max. */
-export function pairedRatio(a: Run[], b: Run[]): { median: number; min: number; max: number } {
-  const ratios = a.map((run, i) => run.rps / (b[i] as Run).rps)
+export function pairedRatio(a: ReadonlyArray<{ rps: number }>, b: ReadonlyArray<{ rps: number }>): { median: number; min: number; max: number } {
+  const ratios = a.map((run, i) => run.rps / (b[i] as { rps: number }).rps)
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) }
 }
-
 
 export const kib = (bytes: number) => bytes / 1024
 export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a')

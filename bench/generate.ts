@@ -189,8 +189,8 @@ export interface Context {
 
 export async function createContext(root: string, nowMs: number): Promise<Context> {
   const dist = (file: string) => pathToFileURL(join(root, 'dist', file)).href
-  const { buildApp } = (await import(dist('http/app.js'))) as { buildApp(config: unknown, options: { logger: false; now: () => Date }): Promise<App> }
-  const { loadConfig } = (await import(dist('config.js'))) as { loadConfig(env: Record<string, string>): unknown }
+  const { buildApp } = (await import(dist('http/app.js'))) as { buildApp: (config: unknown, options: { logger: false; now: () => Date }) => Promise<App> }
+  const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: Record<string, string>) => unknown }
   const env = serverEnv()
   const clock: Context['clock'] = { cluster: undefined }
   // The hooks see the simulated clock, as a server would see the wall clock at that moment.

@@ -1,43 +1,23 @@
 /**
  * The bench's servers as child processes: spawned on free loopback ports, polled until they answer, stopped, and
- * all killed whatever happens to the bench (its exit, Ctrl-C, or a run past the hard stop).
+ * all killed whatever happens to the bench (its exit, Ctrl-C, or a run past the hard stop). Their lifetime is
+ * test/support/processes.ts's, as for every process the suites start.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { freePort, killOnExit, running, sleep, stopChild } from '../test/support/processes.js'
 
-const children = new Set<ChildProcess>()
-
-/** Kills every server the bench started when it exits, is interrupted, or runs past `hardStopMs`. */
+/**
+ * Ends the bench on Ctrl-C or SIGTERM, or once it runs past `hardStopMs`; every server it started dies with it
+ * (killOnExit).
+ */
 export function superviseChildren(hardStopMs: number): void {
-  const killAll = () => {
-    for (const child of children) child.kill('SIGKILL')
-  }
-  process.on('exit', killAll)
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      killAll()
-      process.exit(130)
-    })
-  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130))
   setTimeout(() => {
     console.error(`bench: still running after ${hardStopMs / 1000} s; stopping`)
-    killAll()
     process.exit(1)
   }, hardStopMs).unref()
-}
-
-/** A free port on 127.0.0.1 (bench/rush uses it too). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number }
-      probe.close(() => resolvePort(port))
-    })
-  })
 }
 
 export interface Running {
@@ -53,8 +33,6 @@ export interface Answer {
   headers: Record<string, string>
   body: Buffer
 }
-
-export const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
 export interface ServerOptions {
   /** The repository (the servers' working directory). */
@@ -76,23 +54,14 @@ export function serverProcesses(options: ServerOptions) {
       env: { PATH: process.env.PATH ?? '', ...options.env, ...extraEnv, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    children.add(child)
-    child.once('exit', () => children.delete(child))
+    killOnExit(child)
     let stderr = ''
     child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)))
     child.stdout?.resume()
     return { name, child, pid: child.pid as number, port, stderr: () => stderr }
   }
 
-  async function stop(server: Running): Promise<void> {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) return
-    const exited = new Promise<void>((done) => server.child.once('exit', () => done()))
-    server.child.kill('SIGTERM')
-    const timer = setTimeout(() => server.child.kill('SIGKILL'), 5000)
-    await exited
-    clearTimeout(timer)
-  }
-
+  const stop = (server: Running): Promise<void> => stopChild(server.child, 5000)
 
   function post(port: number, body: Buffer, headers: Record<string, string> = options.headers): Promise<Answer> {
     return new Promise((resolveAnswer, reject) => {
@@ -111,14 +80,13 @@ export function serverProcesses(options: ServerOptions) {
     })
   }
 
-
   /** Spawns the real server and polls /sync with `probe` until it answers 200; returns the time that took. */
   async function startReal(probe: Buffer, nodeArgs: string[] = []): Promise<{ server: Running; firstOkMs: number }> {
     const port = await freePort()
     const t0 = performance.now()
     const server = spawnNode('real', [...options.realNodeArgs, ...nodeArgs, 'dist/server.js'], {}, port)
     for (;;) {
-      if (server.child.exitCode !== null) throw new Error(`the real server exited with ${server.child.exitCode}: ${server.stderr()}`)
+      if (!running(server.child)) throw new Error(`the real server exited (${server.child.exitCode ?? server.child.signalCode}): ${server.stderr()}`)
       if (performance.now() - t0 > 15_000) throw new Error(`the real server did not answer 200 within 15 s: ${server.stderr()}`)
       const answer = await post(port, probe).catch(() => undefined)
       if (answer?.status === 200) return { server, firstOkMs: performance.now() - t0 }

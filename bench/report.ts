@@ -1,104 +1,96 @@
-/** bench/RESULTS.md: every figure of one run, as Markdown. */
-import { readFileSync } from 'node:fs'
-import { availableParallelism, cpus, release, totalmem } from 'node:os'
-import type { Generated, SizeName } from './generate.js'
-import { fmt, gitDescription, pct, sizeLabel, table, type Summary } from './figures.js'
-import type { ProfileSummary, StartSummary } from './profile.js'
+/**
+ * bench/RESULTS.md's figures and the console's tables, rendered from one run's results (bench/out/results.json)
+ * alone: no measuring here, and nothing read from the machine the report is rendered on.
+ */
+import { fmt, kib, pct, plain, sizeLabel, table } from './figures.js'
+import type { SizeName } from './generate.js'
+import { figuresOf, STEPS, targetsOf, type Figures, type Target } from './analysis.js'
+import { BIG, SERVERS, type BenchResults } from './results.js'
 import { STAGE_LABELS, type StageTimes } from './stages.js'
 
-export const SERVERS = ['real', 'io', 'sync'] as const
-export type ServerName = (typeof SERVERS)[number]
-export type Variant = ServerName | 'etag'
+/** Where hand-written findings start in RESULTS.md: a rewrite keeps everything after it. */
+export const FINDINGS_MARKER = '<!-- findings: text below this line is kept when the file is rewritten -->'
 
-export interface Target {
-  target: string
-  value: string
-  met: boolean
-  cause?: string
+/** RESULTS.md as rewritten: the rendered figures, then whatever followed the marker in the file before. */
+export function withFindings(rendered: string, previous: string): string {
+  const findings = previous.includes(FINDINGS_MARKER) ? previous.slice(previous.indexOf(FINDINGS_MARKER) + FINDINGS_MARKER.length).trimStart() : ''
+  return `${rendered}${findings ? `\n${findings}` : ''}`
 }
 
-export interface Recorded {
-  size: SizeName
-  requestBytes: number
-  headers: Record<string, string>
-  body: string
-  phase: string
+/** The throughput table, as printed on the console and in RESULTS.md. */
+function throughputTable(f: Figures): { header: string[]; rows: string[][] } {
+  const header = ['size', 'server', 'req/s', 'min–max', 'p50 ms', 'p99 ms', 'non-200', 'CPU µs/req', 'µs/req', 'µs/KiB', 'real ÷ this']
+  const rows: string[][] = []
+  for (const size of f.sizes) {
+    for (const server of SERVERS) {
+      const s = f.summary(size, server)
+      rows.push([
+        `${size} ${sizeLabel(f.bytes(size))}`,
+        server,
+        fmt(s.rps),
+        `${fmt(s.rpsMin)}–${fmt(s.rpsMax)}`,
+        fmt(s.p50Ms, 2),
+        fmt(s.p99Ms, 2),
+        String(s.unexpected),
+        fmt(s.serverCpuUs),
+        fmt(f.usPerRequest(size, server)),
+        fmt(f.usPerRequest(size, server) / kib(f.bytes(size)), 2),
+        server === 'real' ? '' : f.ratioText(size, server),
+      ])
+    }
+  }
+  return { header, rows }
 }
 
-/** The settings a run used, as the report states them. */
-export interface Settings {
-  concurrency: number
-  rounds: number
-  durationMs: number
-  firstWarmupMs: number
-  sizeWarmupMs: number
-  warmupMs: number
-  realNodeArgs: string[]
-  logLevel: string
-  coldStarts: number
+function etagTable(f: Figures): { header: string[]; rows: string[][] } {
+  const header = ['size', 'req/s 200', 'req/s 304', '304 ÷ 200', 'received B/req (200)', 'received B/req (304)', 'saved B/req', 'sent B/req', 'non-304']
+  const rows = BIG.map((size) => {
+    const full = f.summary(size, 'real')
+    const cached = f.summary(size, 'etag')
+    return [size, fmt(full.rps), fmt(cached.rps), fmt(cached.rps / full.rps, 2), fmt(full.receivedPerRequest), fmt(cached.receivedPerRequest), fmt(full.receivedPerRequest - cached.receivedPerRequest), fmt(cached.sentPerRequest), String(cached.unexpected)]
+  })
+  return { header, rows }
 }
 
-export interface ReportInput {
-  root: string
-  settings: Settings
-  loadBefore: number[]
-  loadAfter: number[]
-  totalSeconds: number
-  generateSeconds: number
-  generated: Generated[]
-  recordedOf: (size: SizeName) => Recorded
-  heapMb: Map<SizeName, number>
-  sameAnswer: Map<SizeName, boolean>
-  sizes: SizeName[]
-  stage: (size: SizeName) => StageTimes
-  beyondUs: (size: SizeName) => number
-  /** The throughput table, as printed on the console. */
-  header: string[]
-  rows: string[][]
-  cpuRatio: (size: SizeName, base: ServerName) => number
-  nonOk: number
-  summary: (size: SizeName, variant: Variant) => Summary
-  steps: Array<[SizeName, SizeName]>
-  bytes: (size: SizeName) => number
-  usPerRequest: (size: SizeName, server: ServerName) => number
-  exponent: (a: SizeName, b: SizeName, server?: ServerName) => number
-  coldStarts: number[]
-  coldMedian: number
-  start: { summary: StartSummary; file: string } | undefined
-  rssIdle: Record<ServerName, number>
-  realRss: (size: SizeName) => number
-  rssMax: Map<SizeName, Record<ServerName, number>>
-  etagHeader: string[]
-  etagRows: string[][]
-  nonNotModified: number
-  targets: Target[]
-  profiles: Array<{ size: SizeName; summary: ProfileSummary; requests: number; file: string }>
+/** What the console shows at the end of a run: both tables, cold start and memory, every target. */
+export function consoleReport(results: BenchResults): string {
+  const f = figuresOf(results)
+  const throughput = throughputTable(f)
+  const etag = etagTable(f)
+  return [
+    plain(throughput.header, throughput.rows),
+    '',
+    plain(etag.header, etag.rows),
+    '',
+    `cold start median ${fmt(f.coldMedian)} ms; real server RSS max ${f.sizes.map((s) => `${s} ${fmt(f.realRss(s), 1)} MB`).join(', ')}`,
+    ...targetsOf(results, f).map((t: Target) => `${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.value}`),
+  ].join('\n')
 }
 
-/** Sizes the ETag figures are about. */
-export const BIG: SizeName[] = ['medium', 'large', 'xlarge']
-
-export function resultsMarkdown(input: ReportInput): string {
-  const { root, loadBefore, loadAfter, totalSeconds, generateSeconds, generated, recordedOf, heapMb, sameAnswer, sizes, stage, beyondUs } = input
-  const { header, rows, cpuRatio, nonOk, summary, steps, bytes, usPerRequest, exponent, coldStarts, coldMedian, start, rssIdle, realRss, rssMax } = input
-  const { etagHeader, etagRows, nonNotModified, targets, profiles } = input
-  const { concurrency: CONCURRENCY, rounds: ROUNDS, durationMs: DURATION_MS, firstWarmupMs: FIRST_WARMUP_MS, sizeWarmupMs: SIZE_WARMUP_MS, warmupMs: WARMUP_MS } = input.settings
-  const { realNodeArgs: REAL_NODE_ARGS, logLevel: LOG_LEVEL, coldStarts: COLD_STARTS } = input.settings
-  const cpuModel = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown'
+/** RESULTS.md up to the findings marker (the marker included). */
+export function resultsMarkdown(results: BenchResults): string {
+  const f = figuresOf(results)
+  const { sizes, stage, beyondUs, cpuRatio, nonOk, summary, bytes, usPerRequest, exponent, coldMedian, realRss, nonNotModified } = f
+  const { machine, loadBefore, loadAfter, totalSeconds, generateSeconds, coldStarts, start, rssIdle, rssMax, profiles } = results
+  const { concurrency: CONCURRENCY, rounds: ROUNDS, durationMs: DURATION_MS, firstWarmupMs: FIRST_WARMUP_MS, sizeWarmupMs: SIZE_WARMUP_MS, warmupMs: WARMUP_MS } = results.settings
+  const { realNodeArgs: REAL_NODE_ARGS, logLevel: LOG_LEVEL, coldStarts: COLD_STARTS } = results.settings
+  const { header, rows } = throughputTable(f)
+  const etag = etagTable(f)
+  const targets = targetsOf(results, f)
   const md: string[] = []
   md.push('# Benchmark: the hook server against the limit', '')
-  md.push(`Written by \`npm run bench\` (bench/run.ts) on ${new Date().toISOString()}; every figure below is from that run. Re-run to refresh.`, '')
+  md.push(`Measured by \`npm run bench\` (bench/measure.ts) on ${results.date} and rendered from its bench/out/results.json (bench/render.ts); every figure below is from that run. Re-run to refresh.`, '')
   md.push('## Machine and settings', '')
   md.push(
     table(
       ['', ''],
       [
-        ['CPU', `${cpuModel}, ${availableParallelism()} cores`],
-        ['memory', `${fmt(totalmem() / 1024 ** 3, 1)} GiB`],
-        ['OS', `Linux ${release()}`],
-        ['Node', process.version],
-        ['commit', gitDescription(root)],
-        ['load average (1 min) at start / end', `${fmt(loadBefore[0] as number, 2)} / ${fmt(loadAfter[0] as number, 2)} (other work shares the ${availableParallelism()} cores; see the min–max spread)`],
+        ['CPU', `${machine.cpu}, ${machine.cores} cores`],
+        ['memory', `${fmt(machine.memoryGiB, 1)} GiB`],
+        ['OS', machine.os],
+        ['Node', machine.node],
+        ['commit', machine.commit],
+        ['load average (1 min) at start / end', `${fmt(loadBefore[0] as number, 2)} / ${fmt(loadAfter[0] as number, 2)} (other work shares the ${machine.cores} cores; see the min–max spread)`],
         ['load', `closed loop, concurrency ${CONCURRENCY} (Metacontroller's default --workers), keep-alive; per size, ${ROUNDS} rounds in which every server runs once, in rotated order; each run: warm-up (${FIRST_WARMUP_MS} ms before a server's very first run, ${SIZE_WARMUP_MS} ms before a size's first round, ${WARMUP_MS} ms otherwise), then ${DURATION_MS} ms measured. Servers stay up from the smallest size to the largest.`],
         ['figures', 'req/s: median of the rounds (min–max beside it); latencies: percentiles over every request of every round; ratios: median of the round-by-round ratios'],
         ['load generator', 'bench/load.ts: node:http keep-alive Agent, in the parent process; every server is its own child process'],
@@ -118,10 +110,14 @@ export function resultsMarkdown(input: ReportInput): string {
   md.push(
     table(
       ['size', 'body', 'what', 'the real server answers', 'heap of the parsed body', 'sync baseline answers the same bytes'],
-      generated.map((g) => {
-        const r = recordedOf(g.name)
-        return [g.name, sizeLabel(g.body.length), g.what, `200 ${r.phase}, ${sizeLabel(Buffer.byteLength(r.body))}`, `${fmt((heapMb.get(g.name) as number) * 1024)} KiB`, sameAnswer.get(g.name) ? 'yes' : "no: the answer carries the call's own time"]
-      }),
+      results.requests.map((r) => [
+        r.size,
+        sizeLabel(r.bytes),
+        r.what,
+        `200 ${r.answerPhase}, ${sizeLabel(r.answerBytes)}`,
+        `${fmt(r.heapMb * 1024)} KiB`,
+        r.sameAnswer ? 'yes' : "no: the answer carries the call's own time",
+      ]),
     ),
     '',
   )
@@ -160,7 +156,7 @@ export function resultsMarkdown(input: ReportInput): string {
   )
   md.push('### Time per request against size', '')
   md.push('k in time ∝ size^k between consecutive sizes (k ≤ 1: time grows no faster than size; from small to medium the fixed cost per call dominates).', '')
-  const allSteps: Array<[SizeName, SizeName]> = [['small', 'medium'], ...steps]
+  const allSteps: Array<[SizeName, SizeName]> = [['small', 'medium'], ...STEPS]
   md.push(
     table(
       ['step', 'size ×', ...SERVERS.map((s) => `${s}: time ×`), ...SERVERS.map((s) => `${s}: k`)],
@@ -189,7 +185,7 @@ export function resultsMarkdown(input: ReportInput): string {
       ['', ...SERVERS],
       [
         ['after start', ...SERVERS.map((s) => fmt(rssIdle[s], 1))],
-        ...sizes.map((size) => [size, ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt((rssMax.get(size) as Record<ServerName, number>)[s], 1)))]),
+        ...sizes.map((size) => [size, ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt(rssMax[size][s], 1)))]),
       ],
     ),
     '',
@@ -199,7 +195,7 @@ export function resultsMarkdown(input: ReportInput): string {
     'The real server answers with a strong ETag (SHA-256 of the answer); the same request with `If-None-Match: <that ETag>` gets 304 and no body. The 304 runs were interleaved with the 200 runs of the same server. Bytes are wire bytes per request (status line, headers, body).',
     '',
   )
-  md.push(table(etagHeader, etagRows), '')
+  md.push(table(etag.header, etag.rows), '')
   md.push(
     `Non-304 answers to a matching If-None-Match: **${nonNotModified}**. What the ETag saves: the answer's body on the wire (${BIG.map((size) => `${size} ${fmt(summary(size, 'real').receivedPerRequest - summary(size, 'etag').receivedPerRequest)} B`).join(', ')} per call) and Metacontroller's decoding of it. What it does not save: the request (${BIG.map((size) => sizeLabel(summary(size, 'etag').sentPerRequest)).join(', ')}) still travels and is still parsed, validated and synced, because the ETag is computed from the answer; the server's work per call is the same, so its req/s does not move beyond noise.`,
     '',
@@ -230,6 +226,6 @@ export function resultsMarkdown(input: ReportInput): string {
     )
     for (const p of profiles) md.push(`Hottest functions by self time, ${p.size}: ${p.summary.functions.slice(0, 8).map((f) => `\`${f.name}\` ${pct(f.share)}`).join(', ')}.`, '')
   }
-  md.push('<!-- findings: text below this line is kept when the file is rewritten -->', '')
+  md.push(FINDINGS_MARKER, '')
   return md.join('\n')
 }

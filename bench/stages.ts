@@ -49,8 +49,8 @@ function time(fn: Fn, budgetMs: number): number {
 /** Each stage is timed `reps` times, interleaved with the others; the fastest is kept (noise only adds). */
 export async function timeStages(root: string, env: Record<string, string>, bodies: Map<string, Buffer>, budgetMs = 40, reps = 3): Promise<Map<string, StageTimes>> {
   const dist = (file: string) => pathToFileURL(join(root, 'dist', file)).href
-  const { sync } = (await import(dist('challenge/hooks.js'))) as { sync(request: unknown, config: unknown, now: Date): unknown }
-  const { loadConfig } = (await import(dist('config.js'))) as { loadConfig(env: Record<string, string>): unknown }
+  const { sync } = (await import(dist('challenge/hooks.js'))) as { sync: (request: unknown, config: unknown, now: Date) => unknown }
+  const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: Record<string, string>) => unknown }
   const { SyncRequestSchema } = (await import(dist('protocol.js'))) as { SyncRequestSchema: object }
   const fastifyRequire = createRequire(createRequire(join(root, 'package.json')).resolve('fastify'))
   const AjvCompiler = fastifyRequire('@fastify/ajv-compiler') as () => (external: object, options: object) => (route: object) => (data: unknown) => boolean
@@ -73,7 +73,7 @@ export async function timeStages(root: string, env: Record<string, string>, bodi
     const copy = () => pool[next++ % pool.length]
     const fns: Record<keyof StageTimes, Fn> = {
       decode: () => body.toString('utf8'),
-      jsonParse: () => JSON.parse(text),
+      jsonParse: (): unknown => JSON.parse(text),
       validate: () => validate(copy()),
       sync: () => sync(copy(), config, now),
       stringify: () => JSON.stringify(answer),

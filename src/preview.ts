@@ -6,6 +6,7 @@
  *
  *   npm run render -- manifests/examples/web-login.yaml manifests/examples/web-login.yaml
  */
+import { parseArgs } from 'node:util'
 import type { ErrorObject } from 'ajv'
 import { parseAllDocuments, stringify } from 'yaml'
 import { CHILD_GROUPS } from './challenge/api.js'
@@ -168,13 +169,20 @@ Configuration comes from the same environment variables as the server (BASE_DOMA
 
 /** The command; returns the exit code (0 ok, 1 the inputs are wrong or the definition is refused, 2 usage). */
 export function runCli(argv: readonly string[], io: CliIo): number {
-  const args = argv.filter((arg) => arg !== '--json')
-  const json = args.length !== argv.length
-  if (args[0] !== 'render' || args.length !== 3) {
+  let parsed: { values: { json?: boolean }; positionals: string[] }
+  try {
+    parsed = parseArgs({ args: [...argv], options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true })
+  } catch (error) {
+    io.stderr.write(`challenge-hooks render: ${(error as Error).message}\n${USAGE}`)
+    return 2
+  }
+  const { values, positionals } = parsed
+  if (positionals[0] !== 'render' || positionals.length !== 3) {
     io.stderr.write(USAGE)
     return 2
   }
-  const [, definitionFile, challengeFile] = args as [string, string, string]
+  const [, definitionFile, challengeFile] = positionals as [string, string, string]
+  const json = values.json === true
   try {
     const definition = documentOfKind(io.readFile(definitionFile), 'ChallengeDefinition', definitionFile)
     const challenge = documentOfKind(io.readFile(challengeFile), 'Challenge', challengeFile)

@@ -459,7 +459,7 @@ async function runningProjection(t: Test): Promise<unknown> {
   const app = await buildApp(loadConfig(TEST_ENV), { logger: false })
   t.teardown(() => app.close())
   const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running'), 'utf8'), headers: { 'content-type': 'application/json' } })
-  const answer = response.json() as Answer & { status: Record<string, unknown> }
+  const answer = response.json<Answer & { status: Record<string, unknown> }>()
   // jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'
   return {
     status: { phase: answer.status.phase, reason: answer.status.reason, endpoint: answer.status.endpoint, expiresAt: answer.status.expiresAt },
@@ -472,7 +472,7 @@ async function tlsEndpoint(t: Test): Promise<unknown> {
   const app = await buildApp(loadConfig(FIXTURES['sync-running-tls']?.env), { logger: false })
   t.teardown(() => app.close())
   const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running-tls'), 'utf8'), headers: { 'content-type': 'application/json' } })
-  return (response.json() as { status: { endpoint: unknown } }).status.endpoint
+  return response.json<{ status: { endpoint: unknown } }>().status.endpoint
 }
 
 /** The first curl example as Markdown: the command, then its answer. README.md shows exactly this. */

@@ -110,6 +110,9 @@ t.test('usage and input errors', async (t) => {
     t.equal(runCli(argv, cli), 2, argv.join(' '))
     t.match(err(), /^usage: challenge-hooks render/)
   }
+  const flagged = io()
+  t.equal(runCli(['render', 'a.yaml', 'b.yaml', '--yaml'], flagged.cli), 2, 'an unknown flag')
+  t.match(flagged.err(), /^challenge-hooks render: Unknown option '--yaml'.*\nusage: challenge-hooks render/s, 'names the flag, then the usage')
   const broken = io({ 'broken.yaml': 'kind: [' , 'empty.yaml': 'kind: ConfigMap\n' })
   t.equal(runCli(['render', 'broken.yaml', 'broken.yaml'], broken.cli), 1)
   t.match(broken.err(), /^challenge-hooks render: broken\.yaml: /)

@@ -47,7 +47,7 @@ interface Instance {
 
 const suite = await startNodeSuite(t)
 
-t.test(`${CHALLENGES} Challenges of an app that listens at once: create to Running and to the first connection`, async (t) => {
+void t.test(`${CHALLENGES} Challenges of an app that listens at once: create to Running and to the first connection`, async (t) => {
   const s = await suite.scenario(t, 'node-start')
   await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'NodePort', port: 9000 }, network: { egress: 'None' } }))
   const loadBefore = loadavg()

@@ -1,14 +1,15 @@
 // The processes of a rush run besides the control plane: the hook server and Metacontroller, each tracked so that
-// the control plane's reaper kills it should the benchmark die first; scraping, profiling, waiting.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+// the control plane's reaper kills it should the benchmark die first; scraping, profiling, waiting. Their lifetime
+// is test/support/processes.ts's, as for every process the suites start.
+import { spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { repoRoot, type ControlPlane } from '../../test/support/kube/controlplane.js'
-import { metacontrollerRest } from '../../test/cluster/controllers.js'
-import type { ClusterEnv } from '../../test/cluster/harness.js'
-import { freePort } from '../processes.js'
+import { metacontrollerRest } from '../../test/support/kube/controllers.js'
+import type { ClusterEnv } from '../../test/support/kube/install.js'
+import { freePort, logTail, output, spawnLogged, stopChild, waitUntil } from '../../test/support/processes.js'
 import { parseMetrics, type Sample } from './measure.js'
 import type { RushSettings } from './settings.js'
 
@@ -16,7 +17,7 @@ import type { RushSettings } from './settings.js'
 export interface RunContext {
   plane: ControlPlane
   cleanups: Array<() => Promise<void> | void>
-  log(text: string): void
+  log: (text: string) => void
   /** bench/out/rush */
   out: string
 }
@@ -33,13 +34,13 @@ export async function startHookServer({ plane, cleanups }: RunContext, token: st
   const [port, opsPort] = [await freePort(), await freePort()]
   const sizesFile = join(plane.dir, 'request-sizes.txt')
   const logFile = join(plane.dir, 'hook-server.log')
-  const child = spawn(process.execPath, ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')], {
+  const child = spawnLogged(process.execPath, ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')], {
     env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', HOOK_TOKEN: token, FLAG_SECRET: randomBytes(32).toString('hex'), OWNER_BUDGET: String(budget), OWNER_BUDGET_SCOPE: budgetScope, PORT: String(port), OPS_PORT: String(opsPort), RUSH_SIZES_FILE: sizesFile },
-    stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')],
+    logFile,
   })
   track(plane, cleanups, child, 'hook server', logFile)
   const server = { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${opsPort}/metrics`, pid: child.pid as number, sizesFile }
-  await waitFor('the hook server', async () => (await fetch(`http://127.0.0.1:${opsPort}/readyz`).catch(() => undefined))?.ok === true, 30)
+  await waitUntil('the hook server', async () => (await fetch(`http://127.0.0.1:${opsPort}/readyz`).catch(() => undefined))?.ok === true, { timeoutMs: 30_000 })
   return server
 }
 
@@ -79,7 +80,7 @@ export async function startMetacontroller({ plane, cleanups, log, out }: RunCont
   const [metricsPort, pprofPort] = [await freePort(), await freePort()]
   const logFile = join(plane.dir, 'metacontroller.log')
   const args = [`--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${metricsPort}`, `--pprof-address=127.0.0.1:${pprofPort}`, '--health-probe-bind-address=0', ...s.metacontrollerArgs]
-  const child = spawn(s.metacontroller, args, { stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')] })
+  const child = spawnLogged(s.metacontroller, args, { logFile })
   track(plane, cleanups, child, 'metacontroller', logFile)
   // A binary built from a source archive carries no version in its build info: METACONTROLLER_VERSION names it.
   const version = process.env.METACONTROLLER_VERSION ?? (await versionOf(s.metacontroller))
@@ -95,7 +96,7 @@ export async function startMetacontroller({ plane, cleanups, log, out }: RunCont
         writeFileSync(file, Buffer.from(await response.arrayBuffer()))
         writeFileSync(join(out, `${s.label}-${s.challenges}.cpu.pprof`), readFileSync(file))
         // Every function, none dropped for being small: the parent scan's share is read off this list.
-        const top = await run('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=100000', '-nodefraction=0', '-edgefraction=0', s.metacontroller, file])
+        const top = await output('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=100000', '-nodefraction=0', '-edgefraction=0', s.metacontroller, file])
         const shares: Record<string, number> = {}
         for (const name of PROFILED) {
           // -top lines: flat flat% sum% cum cum% function
@@ -116,17 +117,11 @@ function track(plane: ControlPlane, cleanups: RunContext['cleanups'], child: Chi
   appendFileSync(join(plane.dir, 'pids'), `${child.pid}\n`)
   let stopping = false
   child.once('exit', (code, signal) => {
-    const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-10).join('\n') : ''
-    if (!stopping) console.error(`rush: ${name} exited early (${code ?? signal}); its log ends:\n${tail}`)
+    if (!stopping) console.error(`rush: ${name} exited early (${code ?? signal}); its log ends:\n${logTail(logFile)}`)
   })
   cleanups.push(async () => {
     stopping = true
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-    await exited
-    clearTimeout(timer)
+    await stopChild(child, 15_000)
   })
 }
 
@@ -141,7 +136,7 @@ export async function scrape(url: string): Promise<Sample[]> {
 
 async function versionOf(binary: string): Promise<string> {
   // Metacontroller prints no version flag; go version -m reads the module's build info.
-  const info = await run('go', ['version', '-m', binary]).catch(() => '')
+  const info = await output('go', ['version', '-m', binary]).catch(() => '')
   const vcs = /vcs\.revision=(\S+)/.exec(info)?.[1]
   const main = /\tmod\s+\S+\s+(\S+)/.exec(info)?.[1]
   return [main, vcs?.slice(0, 12)].filter(Boolean).join(' ') || 'unknown'
@@ -149,28 +144,4 @@ async function versionOf(binary: string): Promise<string> {
 
 export function gitCommit(): string {
   return spawnSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim()
-}
-
-function run(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    child.stderr.on('data', () => undefined)
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')}: exit ${code}`))))
-  })
-}
-
-export async function waitFor(what: string, ready: () => Promise<boolean>, timeoutSeconds: number, everyMs = 200): Promise<void> {
-  const deadline = Date.now() + timeoutSeconds * 1000
-  for (;;) {
-    if (await ready().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${timeoutSeconds} s)`)
-    await sleep(everyMs)
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }

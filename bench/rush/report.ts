@@ -1,15 +1,16 @@
 // The rush section of bench/RESULTS.md, rendered from every run in bench/out/rush/*.json. It sits below the
-// findings marker of bench/run.ts (kept when `npm run bench` rewrites the file), between its own two markers.
+// findings marker of bench/report.ts (kept when `npm run bench` rewrites the file), between its own two markers.
 //
 //   npx tsx bench/rush/report.ts     (re-render without running; run.ts calls it after each run)
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 
 const BEGIN = '<!-- rush: begin (written by npm run bench:rush; the text between these markers is replaced) -->'
 const END = '<!-- rush: end -->'
 const FINDINGS = '<!-- findings: text below this line is kept when the file is rewritten -->'
 
-type Run = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Run = Record<string, any>
 
 export function writeReport(dir: string, resultsFile: string): void {
   const runs: Run[] = readdirSync(dir)
@@ -132,6 +133,12 @@ function render(runs: Run[]): string {
 }
 
 if (process.argv[1]?.endsWith('report.ts')) {
+  try {
+    parseArgs({ args: process.argv.slice(2), options: {}, strict: true })
+  } catch (error) {
+    console.error(`bench/rush/report.ts: ${(error as Error).message}\nusage: npx tsx bench/rush/report.ts (no arguments)`)
+    process.exit(2)
+  }
   const root = new URL('../..', import.meta.url).pathname
   writeReport(join(root, 'bench/out/rush'), join(root, 'bench/RESULTS.md'))
 }

@@ -29,14 +29,15 @@ import { Kubelet } from '../../test/support/kube/kubelet.js'
 import { kubectlFor, kubectlOk } from '../../test/support/kube/kubectl.js'
 import { Rest } from '../../test/support/kube/rest.js'
 import { resourceByName, type KubeObject } from '../../test/support/simulator/index.js'
-import { example } from '../../test/e2e/harness.js'
-import { applyControllerWithUrl } from '../../test/cluster/controllers.js'
-import { install, type ClusterEnv } from '../../test/cluster/harness.js'
-import { API, CHALLENGES, COMPOSITE_CONTROLLER, PLATFORM, AUTHOR } from '../../test/cluster/names.js'
+import { example } from '../../test/helpers/examples.js'
+import { applyControllerWithUrl } from '../../test/support/kube/controllers.js'
+import { install, type ClusterEnv } from '../../test/support/kube/install.js'
+import { API, CHALLENGES, COMPOSITE_CONTROLLER, PLATFORM, AUTHOR } from '../../test/support/kube/names.js'
 import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure.js'
-import { gitCommit, scrape, sleep, startHookServer, startMetacontroller, waitFor, type RunContext } from './processes.js'
+import { sleep, waitUntil } from '../../test/support/processes.js'
+import { gitCommit, scrape, startHookServer, startMetacontroller, type RunContext } from './processes.js'
 import { Steps } from './phases.js'
-import { readSettings, type RushSettings } from './settings.js'
+import { readSettings, UsageError, type RushSettings } from './settings.js'
 import { summarise, type Snapshot } from './summary.js'
 import { writeReport } from './report.js'
 
@@ -50,7 +51,7 @@ const DEFINITION_LIFETIME_SECONDS = 3 * 3600
 /** Creations in flight at once: the platform's backend, a handful of API calls at a time. */
 const CREATE_CONCURRENCY = 16
 
-const settings = readSettings(process.env, process.argv.slice(2))
+const settings = settingsOrExit()
 const log = (text: string) => console.log(`rush [${((Date.now() - started) / 1000).toFixed(1)} s] ${text}`)
 const started = Date.now()
 const cleanups: Array<() => Promise<void> | void> = []
@@ -72,7 +73,7 @@ async function main(s: RushSettings): Promise<void> {
   const env: ClusterEnv = { kubeconfig: plane.kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig), rest: Rest.fromFile(plane.kubeconfig), owned: true }
   await install(env)
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(s.challenges) })
-  await waitFor('the default ServiceAccount of the namespace', async () => (await env.rest.find(`/api/v1/namespaces/${NS}/serviceaccounts/default`)) !== undefined, 60)
+  await waitUntil('the default ServiceAccount of the namespace', async () => (await env.rest.find(`/api/v1/namespaces/${NS}/serviceaccounts/default`)) !== undefined, { timeoutMs: 60_000 })
   for (let d = 0; d < s.definitions; d++) {
     // Three hours of play: no instance expires (nor a queued one gives up) while a run lasts; at 2,000 the wait for
     // Metacontroller to catch up alone took ~13 minutes, and the default 30-minute lifetime ended a queue inside it.
@@ -131,7 +132,7 @@ async function main(s: RushSettings): Promise<void> {
   })
 
   // Metacontroller is up once it answers on its metrics port; give discovery a moment to find the CRDs.
-  await waitFor('Metacontroller metrics', async () => (await scrape(mc.metricsUrl)).length > 0, 60)
+  await waitUntil('Metacontroller metrics', async () => (await scrape(mc.metricsUrl)).length > 0, { timeoutMs: 60_000 })
   await sleep(3000)
   const before = await snapshot('start')
   const profile = mc.profile(s.windowSeconds + 60)
@@ -165,13 +166,13 @@ async function main(s: RushSettings): Promise<void> {
 
   const admitted = expectedAdmitted(plan, s.budget)
   let lastReport = 0
-  await waitFor(`${admitted} admitted instances Running`, async () => {
+  await waitUntil(`${admitted} admitted instances Running`, async () => {
     if (Date.now() - lastReport > 15_000) {
       lastReport = Date.now()
       log(`${runningAt.size}/${admitted} Running${failedAt.size > 0 ? `, ${failedAt.size} in Error` : ''}; load ${loadavg()[0]?.toFixed(1)}`)
     }
     return runningAt.size + failedAt.size >= admitted
-  }, s.timeoutSeconds, 250).catch((error: Error) => log(`${error.message}: measuring what was reached`))
+  }, { timeoutMs: s.timeoutSeconds * 1000, everyMs: 250 }).catch((error: Error) => log(`${error.message}: measuring what was reached`))
   const allRunning = await snapshot('running')
   log(`${runningAt.size}/${admitted} Running after ${((allRunning.time - t0) / 1000).toFixed(1)} s`)
 
@@ -183,7 +184,7 @@ async function main(s: RushSettings): Promise<void> {
   const settleLimit = Math.ceil((SETTLED_RATE * plan.length * SETTLE_WINDOW_SECONDS) / RESYNC_SECONDS)
   const callsSeen: Array<{ time: number; calls: number }> = [{ time: allRunning.time, calls: hookCalls(allRunning.hook) }]
   const drain: Array<{ seconds: number; callsPerMinute: number }> = []
-  await waitFor(`hook calls at the resync rate (at most ${settleLimit} in ${SETTLE_WINDOW_SECONDS} s)`, async () => {
+  await waitUntil(`hook calls at the resync rate (at most ${settleLimit} in ${SETTLE_WINDOW_SECONDS} s)`, async () => {
     const now = { time: Date.now(), calls: hookCalls(await scrape(hook.metricsUrl)) }
     callsSeen.push(now)
     if (now.time - allRunning.time >= ((drain.at(-1)?.seconds ?? 0) + 60) * 1000) {
@@ -194,7 +195,7 @@ async function main(s: RushSettings): Promise<void> {
     }
     const windowStart = callsSeen.find((x) => x.time >= now.time - SETTLE_WINDOW_SECONDS * 1000) as { time: number; calls: number }
     return now.time - windowStart.time >= (SETTLE_WINDOW_SECONDS - 5) * 1000 && now.calls - windowStart.calls <= settleLimit
-  }, s.settleMaxSeconds, 5000).catch((error: Error) => log(`${error.message}: not settled after ${s.settleMaxSeconds} s`))
+  }, { timeoutMs: s.settleMaxSeconds * 1000, everyMs: 5000 }).catch((error: Error) => log(`${error.message}: not settled after ${s.settleMaxSeconds} s`))
   await sleep(1500)
   const settled = await snapshot('settled')
   const profiled = await profile
@@ -289,6 +290,17 @@ function challengeObject(o: number, d: number): KubeObject {
     kind: 'Challenge',
     metadata: { name: challengeName(o, d), namespace: NS, labels: { 'challenge-hooks.dev/owner': ownerName(o), 'challenge-hooks.dev/definition': definitionName(d) } },
     spec: { definitionRef: { name: definitionName(d) }, owner: { kind: 'User', id: ownerName(o) } },
+  }
+}
+
+/** The run's settings; a flag it does not know or a value out of range ends it with exit code 2. */
+function settingsOrExit(): RushSettings {
+  try {
+    return readSettings(process.env, process.argv.slice(2))
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    console.error(error.message)
+    process.exit(2)
   }
 }
 

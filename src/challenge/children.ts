@@ -185,7 +185,7 @@ function environment(container: DefinitionContainer, input: RenderInput): IEnvVa
   const env: IEnvVar[] = (container.env ?? [])
     .filter((variable) => !Object.hasOwn(parameters, variable.name))
     .map((variable) => ({ name: variable.name, value: variable.value ?? '' }))
-  for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] as string })
+  for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] })
   env.push({ name: input.definition.flag.env, valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } } })
   return env
 }
@@ -207,7 +207,7 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   // Probed every second: an instance is Running as soon as it listens (a player waits for it), and a TCP connect a
   // second costs a node nothing.
   const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 1 } : undefined)
-  if (probe) result.readinessProbe = probe as IContainer['readinessProbe']
+  if (probe) result.readinessProbe = probe
   const own = definitionContainer.securityContext
   result.securityContext = {
     ...own,
@@ -304,7 +304,7 @@ export function service(input: RenderInput): IService & DesiredChild {
 
 /**
  * Every child of a running instance, in a fixed order so the same request gives the same bytes. The Pod comes
- * once the flag Secret and the NetworkPolicies are the instance's own (lifecycle.ts): until then it would mount
+ * once the flag Secret and the NetworkPolicies are the instance's own (running.ts): until then it would mount
  * whatever Secret holds its flag Secret's name, and run before its isolation exists.
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {

@@ -1,7 +1,7 @@
 /**
  * Where players connect, as observed on the instance's own Service and route: the endpoint exists once traffic has
  * a path to the instance (a node port or a load-balancer address allocated, the route in place and, for Gateway
- * API, accepted), and the instant from which that path has existed, for the settle time of lifecycle.ts.
+ * API, accepted), and the instant from which that path has existed, for the settle time of running.ts.
  */
 import type { Config } from '../config.js'
 import type { KubeObject } from '../protocol.js'

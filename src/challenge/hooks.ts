@@ -11,7 +11,6 @@ import type {
   KubeObject,
   CustomizeRequest,
   CustomizeResponse,
-  DesiredChild,
   SyncRequest,
   SyncResponse,
 } from '../protocol.js'

@@ -13,28 +13,30 @@
  * `spec.restarts` starts a new run. The pod runs only once its flag Secret and NetworkPolicies are observed as the
  * Challenge's own children, and the instance is Running only ENDPOINT_SETTLE_MS after its pod became ready and
  * its Service and route came into place: kube-proxy and the proxies program a new path only after that.
+ *
+ * This file holds the run and the gates up to admission; the rules of an admitted run and its timers (from
+ * lifetimeOver on) are in running.ts, and what a rule returns (finish, hold) in rule.ts.
  */
 import type { Config } from '../config.js'
 import type { ChallengeObject } from '../protocol.js'
 import { ConditionType, Label, Phase, Reason } from './api.js'
 import { budgetCheck } from './budget.js'
-import type { Context, Decision, Outcome, Progress, RunState, World } from './decision.js'
+import type { Context, Decision, RunState, World } from './decision.js'
 import { lookupDefinition } from './definition.js'
-import { observeEndpoint } from './endpoint.js'
 import { flagData, parametersProblem } from './flag.js'
 import { namespaceRefusal } from './namespace-policy.js'
 import { quote } from './read.js'
 import { applyRenewal } from './renewal.js'
 import { routingProblem } from './routes.js'
+import { finish, hold, nextDeadline, type Rule } from './rule.js'
+import { lifetimeOver, podFailure, runningOrStarting, startupTimeout } from './running.js'
 import { earliest, formatTime, readTime } from './time.js'
-import { currentPod, missingGuards, podEnded, podInstants, podProblem, readySince } from './workload.js'
+import { currentPod } from './workload.js'
 
 export type { Decision, World } from './decision.js'
 
 /** Errors that end the run: the workload is gone and stays gone until a restart. */
 const RUN_ENDING_ERRORS = new Set<string>([Reason.StartupTimeout, Reason.CrashLoopBackOff, Reason.InvalidImage, Reason.ConfigError, Reason.PodRefused])
-
-type Rule = (c: Context) => Decision | undefined
 
 export function decide(world: World, config: Config, now: number): Decision {
   // Every field a rule reads was set by a rule before it (definitionFound sets the definition, and so on).
@@ -46,7 +48,7 @@ export function decide(world: World, config: Config, now: number): Decision {
   return applyRenewal(c, runningOrStarting(c))
 }
 
-// ---- the run and its endings -----------------------------------------------------------------------------------
+// ---- the run ---------------------------------------------------------------------------------------------------
 
 /** `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. */
 function runState(world: World): RunState {
@@ -70,51 +72,7 @@ function runState(world: World): RunState {
   }
 }
 
-const NO_PROGRESS: Progress = { scheduledAt: undefined, containersStartedAt: undefined, readyAt: undefined }
-
-function base(c: Context, outcome: Outcome): Decision {
-  return {
-    phase: outcome.phase,
-    reason: outcome.reason,
-    message: outcome.message,
-    state: c.state,
-    workload: false,
-    pod: false,
-    admitted: false,
-    definition: c.definition,
-    flagData: undefined,
-    endpoint: undefined,
-    routeProblem: undefined,
-    expiresAt: undefined,
-    progress: NO_PROGRESS,
-    renewal: undefined,
-    nextDeadline: undefined,
-  }
-}
-
-/** Ends the run: the finish time is recorded once and the workload is torn down. */
-function finish(c: Context, outcome: Outcome): Decision {
-  c.state.finishedAt ??= c.now
-  return base(c, outcome)
-}
-
-/**
- * A condition of the world (not of the run): re-checked on every sync, so fixing it recovers. The instance gives
- * up its budget slot meanwhile (its siblings see it as not admitted) and is admitted again later.
- */
-function hold(c: Context, outcome: Outcome, wakeAt?: number): Decision {
-  c.state.admittedAt = undefined
-  const decision = base(c, outcome)
-  if (outcome.phase === Phase.Pending) decision.nextDeadline = wakeAt
-  return decision
-}
-
-/** The instants among the gathered deadlines still ahead, the earliest. */
-function nextDeadline(c: Context, ...more: (number | undefined)[]): number | undefined {
-  return earliest(...[...c.deadlines, ...more].filter((instant) => instant !== undefined && instant > c.now))
-}
-
-// ---- the rules, in order ---------------------------------------------------------------------------------------
+// ---- the rules, in order (from lifetimeOver on in running.ts) --------------------------------------------------
 
 /** A finished run stays finished: its workload is gone, and only a restart (a new run) brings it back. */
 const finishedRun: Rule = (c) => {
@@ -251,69 +209,6 @@ const admission: Rule = (c) => {
   return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt))
 }
 
-/** The end of the lifetime, once the instance has started (a passed hard deadline ended the run above). */
-const lifetimeOver: Rule = (c) => {
-  const { startedAt, lastRenewedAt } = c.state
-  if (startedAt === undefined) return undefined
-  const softEnd = Math.max(startedAt, lastRenewedAt ?? startedAt) + c.lifetimeMs
-  if (c.now < softEnd) return undefined
-  return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
-}
-
-/** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
-const podFailure: Rule = (c) => {
-  const { world, state } = c
-  c.missing = missingGuards(world.children, world.names, c.definition.egress)
-  c.pod = c.missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
-  c.problem = podProblem(c.pod)
-  return c.problem?.fatal ? finish(c, { phase: Phase.Error, reason: c.problem.reason, message: c.problem.message }) : undefined
-}
-
-/** Pending longer than startupTimeoutSeconds since admission, never Running: an Error that says what was last seen. */
-const startupTimeout: Rule = (c) => {
-  const { state, definition, now } = c
-  c.observed = observeEndpoint(c.world.children, c.world.names, definition, c.world.namespace, c.world.instanceId, c.config)
-  if (state.startedAt !== undefined) return undefined
-  const startupDeadline = (state.admittedAt as number) + definition.startupTimeoutSeconds * 1000
-  c.startupDeadline = startupDeadline
-  if (now < startupDeadline || reachableAt(c) <= now) return undefined
-  const routeWait = routeWaitWords(c)
-  const cause =
-    c.problem !== undefined
-      ? ` ${c.problem.message}`
-      : c.missing.length > 0
-        ? ` ${neverCreated(c.missing)}`
-        : c.pod === undefined
-          ? ' Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge\'s events say which) or it is still being replaced.'
-          : readySince(c.pod) !== undefined && routeWait !== undefined
-            ? ` The instance was ready, but ${routeWait}.`
-            : ''
-  return finish(c, { phase: Phase.Error, reason: Reason.StartupTimeout, message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}` })
-}
-
-function runningOrStarting(c: Context): Decision {
-  const { state, now } = c
-  const ready = readySince(c.pod)
-  const reachable = reachableAt(c)
-  const running = reachable <= now
-  if (running && state.startedAt === undefined) state.startedAt = now
-  const expiresAt = state.startedAt === undefined ? c.hardEnd : earliest(Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + c.lifetimeMs, c.hardEnd)
-  const instants = podInstants(c.pod)
-  const decision: Decision = {
-    ...base(c, running ? runningOutcome(expiresAt as number) : pendingOutcome(c, ready)),
-    workload: true,
-    pod: c.missing.length === 0 && !podEnded(c.pod),
-    admitted: true,
-    flagData: c.flagData,
-    endpoint: running ? c.observed.endpoint : undefined,
-    routeProblem: c.observed.routeProblem,
-    expiresAt,
-    progress: { scheduledAt: instants.scheduled, containersStartedAt: instants.started, readyAt: ready },
-  }
-  decision.nextDeadline = nextDeadline(c, expiresAt, ...(running ? [] : [reachable, c.startupDeadline]))
-  return decision
-}
-
 /** Every rule but the last, runningOrStarting, which always decides. */
 const RULES: Rule[] = [
   finishedRun,
@@ -335,61 +230,11 @@ const RULES: Rule[] = [
 
 // ---- helpers of the rules --------------------------------------------------------------------------------------
 
-/**
- * A recorded instant this far ahead of the hook's clock is a wrong clock (a node's), not an event to wait for:
- * waiting on it could hold an instance Pending for as long as the clocks disagree.
- */
-const MAX_CLOCK_SKEW_MS = 60_000
-
-/** How soon an instance waiting for a sibling's first cost write looks again, should the write's notice be lost. */
+/** How soon an instance waiting for a sibling's first cost write looks again, should the write's notice come late. */
 export const UNKNOWN_COST_RECHECK_MS = 5_000
-
-/**
- * When traffic can reach the instance: ENDPOINT_SETTLE_MS after its pod became ready and its endpoint came into
- * place (the Service, the route, a Gateway's acceptance), which kube-proxy (its minimum sync period is a second)
- * and the proxies need to program the new path. The kubelet and the API server record whole seconds, so the
- * default 2.5 s means at least 1.5 s after the event. Infinity while either is missing.
- */
-function reachableAt(c: Context): number {
-  const ready = readySince(c.pod)
-  if (ready === undefined || c.observed.endpoint === undefined) return Infinity
-  const since = Math.max(ready, c.observed.since)
-  return since > c.now + MAX_CLOCK_SKEW_MS ? c.now : since + c.config.endpointSettleMs
-}
-
-function runningOutcome(expiresAt: number): Outcome {
-  return { phase: Phase.Running, reason: Reason.Ready, message: `The instance is running until ${formatTime(expiresAt)}.` }
-}
-
-/**
- * Why the instance is not Running yet. While it starts and while its new path settles the words do not change,
- * so the status is written once on the way to Running, not at every step of the pod.
- */
-function pendingOutcome(c: Context, ready: number | undefined): Outcome {
-  if (c.problem !== undefined) return { phase: Phase.Pending, reason: c.problem.reason, message: c.problem.message }
-  if (ready !== undefined && c.observed.endpoint === undefined) {
-    const routeWait = routeWaitWords(c)
-    const message = routeWait !== undefined ? `The instance is ready; ${routeWait}.` : 'The instance is ready; waiting for its address.'
-    return { phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message }
-  }
-  return { phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' }
-}
-
-/** Shown while the workload is ready but its Gateway has not taken the route (a player may read it). */
-function routeWaitWords(c: Context): string | undefined {
-  const problem = c.observed.routeProblem
-  return problem === undefined ? undefined : `the gateway has not accepted its route yet (${problem.reason})`
-}
 
 function units(count: number): string {
   return count === 1 ? '1 unit' : `${count} units`
-}
-
-/** Why a run never got its pod: the guard children that were never observed as its own. */
-function neverCreated(missing: readonly string[]): string {
-  return missing.length === 1
-    ? `Its ${missing[0]} never appeared as its own: the API server refused it, or an object of that name that this Challenge does not own is in the way.`
-    : `Its ${missing.join(', ')} never appeared as its own: the API server refused them, or objects of those names that this Challenge does not own are in the way.`
 }
 
 function ownerLabelProblem(challenge: ChallengeObject): string | undefined {

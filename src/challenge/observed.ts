@@ -21,7 +21,7 @@ export function indexObjects(groups: ObjectGroups | undefined, namespace: string
       if (object.metadata.namespace !== undefined && object.metadata.namespace !== namespace) continue
       const kind = kindOf(groupKey, object)
       let byName = index.get(kind)
-      if (!byName) index.set(kind, (byName = new Map()))
+      if (!byName) index.set(kind, (byName = new Map<string, KubeObject>()))
       byName.set(object.metadata.name, object)
     }
   }

@@ -13,7 +13,7 @@ export interface SchemaError {
 const PATTERN_WORDS = new Map<unknown, string>([[DATE_TIME, 'is not a date-time (RFC 3339, such as 2026-11-27T18:00:00Z)']])
 
 /** A key an author wrote that reads as itself in a path; any other key is quoted (it may be markup). */
-const PLAIN_KEY = /^[A-Za-z0-9_.\/~-]{1,128}$/
+const PLAIN_KEY = /^[A-Za-z0-9_./~-]{1,128}$/
 const INDEX = new RegExp(DIGITS)
 
 /** One step of a field path: `[0]` for an index, `.name` for a plain key, `["…"]` for any other key. */
@@ -71,11 +71,12 @@ const WORDS: Record<string, (error: ErrorObject) => string> = {
  */
 export function schemaError(errors: readonly ErrorObject[]): SchemaError {
   const error = errors[errors.length - 1] as ErrorObject
-  const key = error.keyword === 'required' ? error.params.missingProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined
+  // ajv's params of these two keywords name the property.
+  const key = (error.keyword === 'required' ? error.params.missingProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined) as string | undefined
   const words = WORDS[error.keyword]
   return {
     path: key === undefined ? error.instancePath : `${error.instancePath}${pointerStep(String(key))}`,
     message: words === undefined ? String(error.message) : words(error),
-    schema: error.parentSchema as object,
+    schema: error.parentSchema,
   }
 }

@@ -11,7 +11,7 @@ import { clientErrorHandler, registerErrorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
 import { registerJsonBody } from './json-body.js'
 import { serverFactory } from './http-server.js'
-import { createShedding } from './load-shedding.js'
+import { loadShedding } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
 import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
@@ -48,7 +48,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const now = options.now ?? (() => new Date())
   const metrics = createMetrics(now)
   const state = { closing: false }
-  const shedding = createShedding(config, { metrics, state, hookPaths: HOOK_PATHS })
   const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
   // Only the hook port speaks TLS: the kubelet's probes and Prometheus stay on plain HTTP on the ops port.
   const hookServers = options.tls === undefined ? servers : { ...servers, tls: options.tls }
@@ -58,7 +57,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     // One line per hook call is logged by the hook routes, with the parent and the phase decided.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: serverFactory(hookServers, shedding.gate),
+    serverFactory: serverFactory(hookServers),
     clientErrorHandler: clientErrorHandler(() => metrics.rejected.inc({ cause: 'timeout' })),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -77,8 +76,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     done(null, payload)
   })
   registerErrorHandlers(app)
-  registerJsonBody(app, shedding.beforeParse)
-  registerHookRoutes(app, { config, metrics, shedding, now })
+  registerJsonBody(app)
+  // Before the hook routes: its route hooks then run before theirs (the bearer token).
+  await app.register(loadShedding, { config, metrics, state, hookPaths: HOOK_PATHS })
+  registerHookRoutes(app, { config, metrics, now })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true

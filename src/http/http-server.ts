@@ -31,15 +31,20 @@ export function timeoutCheckInterval(requestTimeoutMs: number): number {
 }
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void
+/** Sees a request before the app does and may answer it itself: returns true when it did. */
+export type RequestGate = (request: IncomingMessage, response: ServerResponse) => boolean
+
+const gates = new WeakMap<Server, RequestGate>()
 
 /**
- * `gate`, when given, sees each request before the app does and may answer it itself (load shedding: returns true
- * when it did).
+ * Installs `gate` on a server made by serverFactory: it sees each request after the pipelining bound and before
+ * the app (load shedding installs one on the hook port's server).
  */
-export function serverFactory(
-  settings: ServerSettings,
-  gate?: (request: IncomingMessage, response: ServerResponse) => boolean,
-): (handler: Handler) => Server {
+export function setRequestGate(server: Server, gate: RequestGate): void {
+  gates.set(server, gate)
+}
+
+export function serverFactory(settings: ServerSettings): (handler: Handler) => Server {
   return (handler) => {
     const waiting = new WeakMap<Socket, number>()
     const options = {
@@ -57,7 +62,7 @@ export function serverFactory(
       }
       waiting.set(socket, count)
       response.once('finish', () => waiting.set(socket, (waiting.get(socket) as number) - 1))
-      if (gate?.(request, response)) return
+      if (gates.get(server)?.(request, response)) return
       handler(request, response)
     }
     // An https.Server is a tls.Server with the same request handling, timeouts and close methods as an http.Server.

@@ -91,19 +91,26 @@ function depthRefusal(body: string): BodyError | undefined {
   return at < 0 ? undefined : new BodyError('TOO_DEEP', `The body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels (at character ${at}).`)
 }
 
-/**
- * `beforeParse` sees each body once it is in, before it is parsed, and may refuse it (load shedding: returns the
- * error to answer).
- */
-export function registerJsonBody(app: FastifyInstance, beforeParse: (request: FastifyRequest) => Error | undefined): void {
+/** Sees a body once it is in, before it is parsed, and may refuse it: returns the error to answer. */
+export type BodyCheck = (request: FastifyRequest) => Error | undefined
+
+const bodyChecks = new WeakMap<FastifyInstance, BodyCheck>()
+
+/** Installs `check` on the JSON parser of `app` (load shedding installs one on the hook app). */
+export function setBodyCheck(app: FastifyInstance, check: BodyCheck): void {
+  bodyChecks.set(app, check)
+}
+
+export function registerJsonBody(app: FastifyInstance): void {
   // 'ignore': keys such as "__proto__" stay plain own data properties, as JSON.parse makes them. Refusing them
   // would let one author's definition or one player's parameter refuse every request that carries it (every sync
   // and finalize of a namespace); the domain refuses such keys where they are written, and never merges them.
   const parseJson = app.getDefaultJsonParser('ignore', 'ignore')
   app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const refusal = beforeParse(request) ?? depthRefusal(body as string)
-    if (refusal === undefined) parseJson(request, body as string, done)
+    const refusal = bodyChecks.get(app)?.(request) ?? depthRefusal(body as string)
+    // The default parser answers through `done`; what it returns is nothing to wait for.
+    if (refusal === undefined) void parseJson(request, body as string, done)
     else done(refusal, undefined)
   })
 }

@@ -1,30 +1,34 @@
 /**
- * Load shedding of the hook calls. Metacontroller re-queues a parent answered 429 with an integer Retry-After
- * (no error event), so a call refused early costs a retry one second later and nothing else.
+ * Load shedding of the hook calls: one Fastify plugin (`loadShedding`), registered on the hook app, that owns its
+ * sampler of the event loop's delay and installs every check point itself. Metacontroller re-queues a parent
+ * answered 429 with an integer Retry-After (no error event), so a call refused early costs a retry one second
+ * later and nothing else.
+ *
+ * | point | where | checks | why there |
+ * |---|---|---|---|
+ * | gate | the hook port's node:http handler, after the pipelining bound (http-server.ts), before Fastify | delay | a refused call costs the parse of its headers and a 200-byte answer |
+ * | body | the JSON parser, once a body is in, before it is parsed (json-body.ts) | delay | the calls let in during one turn send their bodies in the next; parsing them all (80 KB each for a Running instance) would make that turn as long as the gate kept the first one short |
+ * | onRequest | the hook routes, before the bearer token | delay, then the in-flight cap | a full cap refuses before the body is read; a refusal costs no hashing and tells nothing |
+ * | preValidation | the hook routes, once the body is parsed | delay, then the cap; then counts the call in flight until its answer is done | a call holds a slot only once its body is in, so uploads that trickle in never hold one (REQUEST_TIMEOUT_MS ends them) |
  *
  * Event-loop delay, MAX_EVENT_LOOP_DELAY_MS (0 turns it off), measured two ways:
  * - across turns of the loop: @fastify/under-pressure samples the loop's delay every PRESSURE_SAMPLE_INTERVAL_MS;
  * - within the current turn: the loop runs every ready connection's callbacks back to back, and 400 connections
  *   whose calls all arrived at once would be answered in one turn of seconds while probes and timers wait. Once
  *   the calls of this turn have run past the limit, the rest are refused.
- * This first check runs in the node:http handler (`gate`), before Fastify builds anything for the call: a refused
- * call costs the parse of its headers and a 200-byte answer. It runs again once a body is in, before the body is
- * parsed (`beforeParse`): the calls let in during one turn send their bodies in the next, and parsing them all
- * (80 KB of JSON each, for a Running instance) would make that turn as long as the gate kept the first one short.
  *
- * In-flight cap, MAX_IN_FLIGHT: calls whose body has arrived and whose answer is not finished. A call counts only
- * once its body is in (preValidation), so uploads that trickle in never hold a slot (REQUEST_TIMEOUT_MS ends
- * them); a full cap also refuses before the body is read.
- *
- * Both come before the bearer token is checked: a refusal costs no hashing and tells nothing.
+ * In-flight cap, MAX_IN_FLIGHT: calls whose body has arrived and whose answer is not finished.
  */
 import underPressure from '@fastify/under-pressure'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify'
+import fastifyPlugin from 'fastify-plugin'
 import type { Config } from '../config.js'
 import type { ErrorBody } from '../protocol.js'
 import { errorBody, RetryLaterError } from './errors.js'
+import { setRequestGate } from './http-server.js'
+import { setBodyCheck } from './json-body.js'
 import type { HookMetrics } from './metrics.js'
 
 /** Seconds Metacontroller waits before retrying a parent we shed (it honours an integer Retry-After). */
@@ -39,13 +43,14 @@ export interface Refusal {
   message: string
 }
 
-export interface Shedding {
+/** The checks of the table above, for the plugin to install. */
+export interface SheddingChecks {
   /** For the node:http handler of the hook port: answers 429 and returns true when the call must be refused. */
-  gate(request: IncomingMessage, response: ServerResponse): boolean
+  gate: (request: IncomingMessage, response: ServerResponse) => boolean
   /** For the JSON body parser, once a hook call's body is in: the error to answer instead of parsing it. */
-  beforeParse(request: FastifyRequest): RetryLaterError | undefined
-  /** Registers the measuring and the in-flight cap on the hook routes' context; `log` is the app's logger. */
-  register(hooks: FastifyInstance, log: FastifyBaseLogger): Promise<void>
+  beforeParse: (request: FastifyRequest) => RetryLaterError | undefined
+  onRequest: onRequestHookHandler
+  preValidation: preValidationHookHandler
 }
 
 /**
@@ -112,20 +117,24 @@ export function holdUntilNextTurn(socket: Socket): void {
   })
 }
 
-export interface SheddingOptions {
+export interface LoadSheddingOptions {
+  config: Config
   metrics: HookMetrics
   /** While shutting down, the gate's answers close their connection too. */
   state: { closing: boolean }
-  /** The routes the gate applies to (POST only). */
+  /** The routes shed (POST only). */
   hookPaths: readonly string[]
 }
 
-export function createShedding(config: Config, { metrics, state, hookPaths }: SheddingOptions): Shedding {
+export interface CheckOptions extends LoadSheddingOptions {
+  /** The sampler's last reading of the loop's delay, ms. */
+  reading: () => number
+  log: FastifyBaseLogger
+}
+
+export function sheddingChecks({ config, metrics, state, hookPaths, reading, log }: CheckOptions): SheddingChecks {
   const paths = new Set(hookPaths)
   const turn = turnClock()
-  /** under-pressure's last reading; set by register(), which runs before the first call can arrive. */
-  let reading: () => number
-  let log: FastifyBaseLogger | undefined
   let lastLogged = Number.NEGATIVE_INFINITY
   let refusedSinceLog = 0
   const inFlight = new Set<FastifyRequest>()
@@ -136,7 +145,7 @@ export function createShedding(config: Config, { metrics, state, hookPaths }: Sh
     refusedSinceLog += 1
     const now = performance.now()
     if (now - lastLogged >= SHED_LOG_INTERVAL_MS) {
-      log?.warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
+      log.warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
       lastLogged = now
       refusedSinceLog = 0
     }
@@ -149,6 +158,8 @@ export function createShedding(config: Config, { metrics, state, hookPaths }: Sh
     (inFlight.size < config.maxInFlight ? undefined : { cause: 'overloaded', message: `More than ${config.maxInFlight} hook calls in flight` })
   const answer = (reply: FastifyReply, refusal: Refusal) =>
     reply.code(429).header('retry-after', String(RETRY_AFTER_SECONDS)).send(refuse(refusal))
+  /** The route hooks apply to the hook routes only; every other route of the app passes. */
+  const isHook = (request: FastifyRequest) => paths.has(request.routeOptions.url as string)
 
   return {
     gate(request, response) {
@@ -173,29 +184,43 @@ export function createShedding(config: Config, { metrics, state, hookPaths }: Sh
       return refusal === undefined ? undefined : new RetryLaterError(refuse(refusal), RETRY_AFTER_SECONDS)
     },
 
-    async register(hooks, logger) {
-      log = logger
-      // Only measuring: no threshold is given to the plugin, so it refuses nothing itself; the gate reads it.
-      await hooks.register(underPressure, { sampleInterval: PRESSURE_SAMPLE_INTERVAL_MS })
-      reading = () => hooks.memoryUsage().eventLoopDelay
-      hooks.addHook('onRequest', (request, reply, done) => {
-        const refusal = due()
-        if (refusal === undefined) done()
-        else answer(reply, refusal)
-      })
-      hooks.addHook('preValidation', (request, reply, done) => {
-        const refusal = due()
-        if (refusal !== undefined) return void answer(reply, refusal)
-        inFlight.add(request)
+    onRequest(request, reply, done) {
+      const refusal = isHook(request) ? due() : undefined
+      if (refusal === undefined) done()
+      else answer(reply, refusal)
+    },
+
+    preValidation(request, reply, done) {
+      if (!isHook(request)) return void done()
+      const refusal = due()
+      if (refusal !== undefined) return void answer(reply, refusal)
+      inFlight.add(request)
+      metrics.inFlight.set(inFlight.size)
+      // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
+      // onResponse never comes, and onRequestAbort neither once the body is in).
+      reply.raw.once('close', () => {
+        inFlight.delete(request)
         metrics.inFlight.set(inFlight.size)
-        // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
-        // onResponse never comes, and onRequestAbort neither once the body is in).
-        reply.raw.once('close', () => {
-          inFlight.delete(request)
-          metrics.inFlight.set(inFlight.size)
-        })
-        done()
       })
+      done()
     },
   }
 }
+
+/**
+ * The plugin: registers the sampler, then installs each check point of the table on the app it is registered on
+ * (not encapsulated: the gate and the JSON parser belong to the whole app; the route hooks pass every route but
+ * the hook routes).
+ */
+export const loadShedding = fastifyPlugin(
+  async function loadShedding(app: FastifyInstance, options: LoadSheddingOptions) {
+    // Only measuring: no threshold is given to under-pressure, so it refuses nothing itself; the checks read it.
+    await app.register(underPressure, { sampleInterval: PRESSURE_SAMPLE_INTERVAL_MS })
+    const checks = sheddingChecks({ ...options, reading: () => app.memoryUsage().eventLoopDelay, log: app.log })
+    setRequestGate(app.server, checks.gate)
+    setBodyCheck(app, checks.beforeParse)
+    app.addHook('onRequest', checks.onRequest)
+    app.addHook('preValidation', checks.preValidation)
+  },
+  { name: 'load-shedding', fastify: '5.x' },
+)

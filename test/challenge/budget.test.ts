@@ -18,7 +18,7 @@ function challenge(name: string, spec: Record<string, unknown> = {}, status: Rec
     metadata: { name, namespace: NAMESPACE, creationTimestamp: EARLY, ...metadata },
     spec: { owner: { kind: 'team', id: 'alice' }, ...spec },
     status,
-  } as KubeObject
+  }
 }
 
 /** This instance, created LATE, cost 1, budget 1, never admitted before: admitted unless a sibling holds or precedes. */

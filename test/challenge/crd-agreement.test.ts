@@ -189,8 +189,8 @@ function walk(crd: Schema, hook: Schema, path: string, into: Walked): void {
 
 function walkBoth(): Walked {
   const into: Walked = { differences: [], hookOnly: [], crdOnly: [], compared: 0, nodes: new Map() }
-  walk(crdSpec('challenges.yaml'), ChallengeSpecSchema as unknown as Schema, 'Challenge.spec', into)
-  walk(crdSpec('challengedefinitions.yaml'), DefinitionSpecSchema as unknown as Schema, 'ChallengeDefinition.spec', into)
+  walk(crdSpec('challenges.yaml'), ChallengeSpecSchema, 'Challenge.spec', into)
+  walk(crdSpec('challengedefinitions.yaml'), DefinitionSpecSchema, 'ChallengeDefinition.spec', into)
   return into
 }
 
@@ -234,7 +234,7 @@ t.test("the CRDs' CEL rules state the hook's Bounds and parameter names", async 
   const definition = crdSpec('challengedefinitions.yaml')
   const pod = (definition.properties as Record<string, Schema>).pod as Schema
   t.same(rules(pod).map(numbers), [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText]], 'command and args, env variables, env values')
-  const parameters = ((crdSpec('challenges.yaml').properties as Record<string, Schema>).parameters ?? {}) as Schema
+  const parameters = ((crdSpec('challenges.yaml').properties as Record<string, Schema>).parameters ?? {})
   const [names, , total] = rules(parameters) as [string, string, string]
   t.same(numbers(total), [Bounds.parametersText], 'names and values together')
   const [, size, pattern] = /^self\.all\(k, size\(k\) <= (\d+) && k\.matches\('(.+)'\)\)$/.exec(names) ?? []

@@ -75,6 +75,6 @@ t.test('schema errors name the field the way a spec is read', async (t) => {
     ['', 'spec'],
   ]
   for (const [pointer, path] of rows) t.equal(fieldPath('spec', pointer), path, pointer || '(root)')
-  t.equal(describeSchemaError('spec', { path: '/pod/extra', message: 'Unexpected property' } as never), 'spec.pod.extra: is not allowed')
-  t.equal(describeSchemaError('spec', { path: '/lifetimeSeconds', message: 'Expected integer' } as never), 'spec.lifetimeSeconds: Expected integer')
+  t.equal(describeSchemaError('spec', { path: '/pod/extra', message: 'Unexpected property' }), 'spec.pod.extra: is not allowed')
+  t.equal(describeSchemaError('spec', { path: '/lifetimeSeconds', message: 'Expected integer' }), 'spec.lifetimeSeconds: Expected integer')
 })

@@ -24,7 +24,7 @@ function apiServerAccepts(value: string): boolean {
 
 /** Every time field of a status, the conditions' included. */
 function writtenTimes(status: Json): string[] {
-  const times = ['admittedAt', 'startedAt', 'lastRenewedAt', 'expiresAt', 'finishedAt'].flatMap((field) => (typeof status[field] === 'string' ? [status[field] as string] : []))
+  const times = ['admittedAt', 'startedAt', 'lastRenewedAt', 'expiresAt', 'finishedAt'].flatMap((field) => (typeof status[field] === 'string' ? [status[field]] : []))
   for (const condition of (status.conditions ?? []) as Json[]) times.push(condition.lastTransitionTime as string)
   return times
 }

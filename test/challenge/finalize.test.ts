@@ -3,7 +3,7 @@ import { customize, finalize, sync } from '../../src/challenge/hooks.js'
 import { retain } from '../../src/challenge/teardown.js'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { testConfig } from '../helpers/app.js'
-import { challenge, pod, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
+import { challenge, pod, readyWorld, syncRequest, webDefinition } from '../helpers/world.js'
 import type { KubeObject, SyncRequest } from '../../src/protocol.js'
 
 const NAME = 'web-login-u-alice'
@@ -151,7 +151,7 @@ t.test('retained children are what Metacontroller last applied, when its annotat
       // What the API server defaulted: not in the last answer, so not kept (Recreate would see a change).
       spec: { containers: [{ name: 'web', image: 'x', imagePullPolicy: 'IfNotPresent' }], restartPolicy: 'Always' },
       status: { phase: 'Running' },
-    }) as unknown as KubeObject
+    })
   t.strictSame(retain(observed(JSON.stringify(applied))), applied)
   const asObserved = {
     apiVersion: 'v1',

@@ -10,11 +10,11 @@ const NAME = 'web-login-u-alice'
 const BASELINE = { security: { profile: 'Baseline' } }
 
 function namespace(labels: Record<string, string> = {}, name = NAMESPACE): KubeObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } } as KubeObject
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }
 }
 
 function limitRange(limits: Json[], name = 'limits'): KubeObject {
-  return { apiVersion: 'v1', kind: 'LimitRange', metadata: { name, namespace: NAMESPACE }, spec: { limits } } as KubeObject
+  return { apiVersion: 'v1', kind: 'LimitRange', metadata: { name, namespace: NAMESPACE }, spec: { limits } }
 }
 
 const enforce = (level: string) => namespace({ 'pod-security.kubernetes.io/enforce': level })
@@ -96,7 +96,7 @@ t.test('LimitRange: Container and Pod bounds on cpu, memory and ephemeral-storag
   t.match(second.status.message, /LimitRange "b" refuses the pod: container web's memory limit/, 'every LimitRange counts')
   const long = start(big, [limitRange([{ type: 'Container', max: { memory: '1Gi' } }], 'l'.repeat(200))])
   t.equal(long.status.message, `The namespace's LimitRange "${'l'.repeat(127)}…" refuses the pod: container web's memory limit is above the maximum 1Gi.`, 'a long name is cut')
-  const malformed = start(big, [{ ...limitRange([]), spec: { limits: 'none' } } as KubeObject, limitRange([{ type: 'Container', max: 7 }])])
+  const malformed = start(big, [{ ...limitRange([]), spec: { limits: 'none' } }, limitRange([{ type: 'Container', max: 7 }])])
   t.equal(malformed.status.reason, 'Starting', 'a LimitRange of another shape refuses nothing')
 })
 

@@ -9,7 +9,7 @@ export const names = childNames('web-login-u-alice', UID)
 
 /** A `kind` object named `name` in NAMESPACE; `extra` replaces whole top-level fields (metadata too). */
 export function object(kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject {
-  return { apiVersion: 'v1', kind, metadata: { name, namespace: NAMESPACE }, ...extra } as KubeObject
+  return { apiVersion: 'v1', kind, metadata: { name, namespace: NAMESPACE }, ...extra }
 }
 
 /** What Metacontroller writes on each child it creates for the Challenge of UID: the hook counts no other child as its own. */

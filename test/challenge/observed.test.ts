@@ -14,7 +14,7 @@ t.test('indexObjects: the object kind first, the group key only as a fallback', 
         web: object('Deployment', 'web'),
         // A group key says nothing about what the object is: its own kind wins.
         lying: object('Service', 'lying'),
-        kindless: { metadata: { name: 'kindless', namespace: NAMESPACE } } as KubeObject,
+        kindless: { metadata: { name: 'kindless', namespace: NAMESPACE } },
         'empty-kind': object('', 'empty-kind'),
         'number-kind': object(7 as unknown as string, 'number-kind'),
       },

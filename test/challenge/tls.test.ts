@@ -9,7 +9,6 @@ import { challenge, conditionOf, observedChildren, readyWorld, tlsDefinition, ty
 import type { KubeObject } from '../../src/protocol.js'
 
 const NAME = 'pwn-tls-u-alice'
-const GATEWAY = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls' } as const
 const config = { gateway: { namespace: 'gateway-system', name: 'challenges' }, gatewayTlsListener: 'tls', tlsBaseDomain: 'tcp.ctf.example.org', tlsPort: 8443 }
 const parent = () => challenge({ name: NAME, definition: 'pwn-tls' })
 const related = [tlsDefinition()]

@@ -1,6 +1,6 @@
 // Admission for real: every CEL rule of the CRDs and the label ValidatingAdmissionPolicy, each with an object the
 // API server accepts and one it refuses, asserting the API server's own message. No controller runs here.
-import { largestDefinitionSpec, largestParameters } from '../support/largest.js'
+import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import t from 'tap'
 import { ApiError } from '../support/simulator/index.js'
 import { API, connect, createNamespace, install, type Json } from './harness.js'

@@ -10,42 +10,34 @@
  *   await s.create(s.challenge('web-login', 'alice'))
  *   await s.until('web-login-u-alice', (st) => st.phase === 'Running', 'Running')
  */
-import { createHash, randomBytes } from 'node:crypto'
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 import type { Test } from 'tap'
 import { loadConfig } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
-import type { Json } from '../e2e/harness.js'
-import { METACONTROLLER_CRDS_FILE } from '../manifests/helpers.js'
-import { controlPlaneBinaries, repoRoot, startControlPlane } from '../support/kube/controlplane.js'
+import type { Json } from '../helpers/world.js'
+import { controlPlaneBinaries, startControlPlane } from '../support/kube/controlplane.js'
 import { Kubelet, STANDIN_NODE_LABEL, type KubeletOptions } from '../support/kube/kubelet.js'
-import { kubectlFor, kubectlOk, type Kubectl } from '../support/kube/kubectl.js'
+import { kubectlFor, kubectlOk } from '../support/kube/kubectl.js'
 import { OffsetClock } from '../support/kube/live-cluster.js'
+import { install, type ClusterEnv } from '../support/kube/install.js'
 import { Rest } from '../support/kube/rest.js'
 import { resourceByName, type CompositeController, type Simulator } from '../support/simulator/index.js'
 import type { ResourceType } from '../support/simulator/objects.js'
-import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn } from './controllers.js'
-import { COMPOSITE_CONTROLLER } from './names.js'
+import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn } from '../support/kube/controllers.js'
+import { COMPOSITE_CONTROLLER } from '../support/kube/names.js'
 import { Recorder } from './recorder.js'
 import { startScenario, type Scenario, type ScenarioOptions } from './scenario.js'
 
 export { createNamespace, type Scenario, type ScenarioOptions } from './scenario.js'
-export { metacontrollerRest } from './controllers.js'
+export { metacontrollerRest } from '../support/kube/controllers.js'
 export { Recorder } from './recorder.js'
-export * from './names.js'
+export * from '../support/kube/names.js'
+export { install, type ClusterEnv } from '../support/kube/install.js'
 export type { Json }
-
-export interface ClusterEnv {
-  kubeconfig: string
-  kubectl: Kubectl
-  /** the admin */
-  rest: Rest
-  /** the suite's own throwaway control plane (false: an existing cluster, where the suite only touches its own) */
-  owned: boolean
-}
 
 /** The cluster the suite runs against: TEST_KUBECONFIG (set by `npm run test:cluster`), or one of its own. */
 export async function connect(t: Test): Promise<ClusterEnv> {
@@ -59,48 +51,6 @@ export async function connect(t: Test): Promise<ClusterEnv> {
   const plane = await startControlPlane({ binDir })
   t.teardown(plane.stop)
   return { kubeconfig: plane.kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig), rest: Rest.fromFile(plane.kubeconfig), owned: true }
-}
-
-/**
- * What an operator does: Metacontroller's CRDs and its namespace and service account (as its own install makes
- * them), then `kubectl apply --server-side -k manifests/`. Idempotent; returns kubectl's output of the apply.
- */
-export async function install(env: ClusterEnv, components: string[] = []): Promise<{ stdout: string; stderr: string }> {
-  // Vendored in test/data/ (upstream's v4.17.2 file): a missing file fails here, never a stand-in.
-  const crds = readFileSync(METACONTROLLER_CRDS_FILE, 'utf8')
-  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: crds })
-  await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io'])
-  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: METACONTROLLER_IDENTITY })
-  // With components, an overlay as an operator writes one: manifests/ plus manifests/components/<name>.
-  const overlay = components.length === 0 ? undefined : mkdtempSync(join(tmpdir(), 'challenge-hooks-overlay-'))
-  if (overlay !== undefined) {
-    const kustomization = { resources: [relative(overlay, join(repoRoot, 'manifests'))], components: components.map((name) => relative(overlay, join(repoRoot, 'manifests/components', name))) }
-    writeFileSync(join(overlay, 'kustomization.yaml'), JSON.stringify(kustomization))
-  }
-  const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-k', overlay ?? 'manifests/'], { cwd: repoRoot }).finally(() => {
-    if (overlay !== undefined) rmSync(overlay, { recursive: true, force: true })
-  })
-  await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/challenges.challenge-hooks.dev', 'crd/challengedefinitions.challenge-hooks.dev'])
-  await installSecrets(env)
-  return { stdout: applied.stdout, stderr: applied.stderr }
-}
-
-/**
- * The Secret, once, as the install of docs/install.md does it: a secrets.env of random values beside a copy of
- * manifests/secrets/, then `kubectl apply -k`. Kept when it exists: a running Metacontroller holds its token.
- */
-async function installSecrets(env: ClusterEnv): Promise<void> {
-  const existing = await env.kubectl(['get', 'secret', 'challenge-hooks-secrets', '-n', 'challenge-hooks', '-o', 'name'])
-  if (existing.stdout.trim() !== '') return
-  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-secrets-'))
-  try {
-    cpSync(join(repoRoot, 'manifests/secrets'), dir, { recursive: true })
-    const random = () => randomBytes(32).toString('hex')
-    writeFileSync(join(dir, 'secrets.env'), `FLAG_SECRET=${random()}\nHOOK_TOKEN=${random()}\n`)
-    await kubectlOk(env.kubectl, ['apply', '--server-side', '-k', dir])
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
 }
 
 export interface HookRequest {
@@ -262,16 +212,3 @@ scheduling:
     ${STANDIN_NODE_LABEL}: "true"
 `
 }
-
-/** Metacontroller's namespace and service account, as its upstream install creates them. */
-const METACONTROLLER_IDENTITY = `apiVersion: v1
-kind: Namespace
-metadata:
-  name: metacontroller
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: metacontroller
-  namespace: metacontroller
-`

@@ -3,7 +3,7 @@
 // finalize teardown until the Challenge is gone. The controller is the stand-in (as Metacontroller's service
 // account) or, with METACONTROLLER_BIN, Metacontroller itself; the kubelet is the stand-in.
 import t, { type Test } from 'tap'
-import { conditionOf } from '../e2e/harness.js'
+import { conditionOf } from '../helpers/world.js'
 import { assertPrintable } from './printing.js'
 import { startSuite, type Json, type Scenario } from './harness.js'
 
@@ -68,7 +68,7 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   t.match(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
 
   await s.patchSpec(NAME, { desiredState: 'Running', restarts: 2 })
-  status = await running(s, NAME, 2)
+  await running(s, NAME, 2)
   t.same(await s.children(NAME), WEB(NAME), 'relaunched: every child back')
 
   await s.advance(1800)

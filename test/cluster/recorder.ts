@@ -4,8 +4,8 @@ import { Informer } from '../support/kube/informer.js'
 import type { Rest } from '../support/kube/rest.js'
 import type { WatchEvent } from '../support/simulator/index.js'
 import type { ResourceType } from '../support/simulator/objects.js'
-import type { Json } from '../e2e/harness.js'
-import { API } from './names.js'
+import type { Json } from '../helpers/world.js'
+import { API } from '../support/kube/names.js'
 
 /**
  * Watches of the Challenges, their children and pods, recording `phase/reason` each time it changes (per

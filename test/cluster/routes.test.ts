@@ -16,8 +16,8 @@ import { kubectlOk } from '../support/kube/kubectl.js'
 import { ApiError } from '../support/simulator/index.js'
 import { resourceByKind, routeParentStatus, type KubeObject } from '../support/simulator/index.js'
 import { challenge, controllerRef, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
-import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../manifests/helpers.js'
-import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../manifests/route-crds.js'
+import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../helpers/manifests.js'
+import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../support/route-crds.js'
 import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
 
 const skip = missingCrds()
@@ -103,10 +103,10 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
       [{ accepted: 'NotAllowedByListeners', resolvedRefs: true }, { phase: 'Pending', reason: 'WaitingForEndpoint' }],
       [{ accepted: true, resolvedRefs: true }, { phase: 'Running', endpoint: { type: 'TLS', port: 443 } }],
     ] as const) {
-      const current = (await rest.get(path(route, route.metadata.name))) as KubeObject
+      const current = await rest.get<KubeObject>(path(route, route.metadata.name))
       const status = { parents: [routeParentStatus(current, route.spec.parentRefs[0] as { name: string }, verdict, new Date().toISOString().replace(/\.\d+Z$/, 'Z'))] }
       await rest.call('PUT', `${path(route, route.metadata.name)}/status`, { body: { ...current, status } })
-      const stored = (await rest.get(path(route, route.metadata.name))) as KubeObject
+      const stored = await rest.get<KubeObject>(path(route, route.metadata.name))
       t.match((stored.status as Json).parents, status.parents, 'the API server keeps the status as written (the parentRef defaulted)')
       // As Metacontroller would have made it: owned by the Challenge (this test created it as the admin).
       const owned = { ...stored, metadata: { ...stored.metadata, namespace: 'challenges', ownerReferences: [controllerRef(parent.metadata.uid as string)] } }

@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { routeParentStatus, type KubeObject } from '../support/simulator/index.js'
-import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, TRAEFIK_MODULE } from '../manifests/route-crds.js'
+import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, TRAEFIK_MODULE } from '../support/route-crds.js'
 import { connect, startSuite, type Json, type Scenario, type Suite } from './harness.js'
 
 const skip = missingCrds()
@@ -69,7 +69,7 @@ t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway a
       await admitRoute(suite, path, route, 'NotAllowedByListeners')
       const refused = await s.until(name, (st) => st.reason === 'WaitingForEndpoint' && /NotAllowedByListeners|not accepted/i.test(String(st.message)), 'the refusal in the message')
       t.match(refused, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'a refused route keeps it Pending')
-      await admitRoute(suite, path, (await routeOf(s, name, path)) as KubeObject, true)
+      await admitRoute(suite, path, await routeOf(s, name, path), true)
       const running = await s.until(name, (st) => st.phase === 'Running', 'Running')
       const host = `${String(running.instanceId)}.${kind === 'TLSRoute' ? 'tcp.ctf.example.org' : 'challenges.localhost'}`
       if (kind === 'TLSRoute') t.same(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')

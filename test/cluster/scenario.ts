@@ -9,9 +9,11 @@ import { kubectlOk } from '../support/kube/kubectl.js'
 import { resourcePath } from '../support/kube/rest.js'
 import { resourceByName, type KubeObject } from '../support/simulator/index.js'
 import type { ResourceType } from '../support/simulator/objects.js'
-import { example, type Json } from '../e2e/harness.js'
+import { example } from '../helpers/examples.js'
+import type { Json } from '../helpers/world.js'
+import { challenge as buildChallenge } from '../helpers/world.js'
 import type { ClusterEnv, Suite } from './harness.js'
-import { API, AUTHOR, CHALLENGES, NAMESPACE_PREFIX, PLATFORM } from './names.js'
+import { AUTHOR, CHALLENGES, NAMESPACE_PREFIX, PLATFORM } from '../support/kube/names.js'
 
 export interface ScenarioOptions {
   /** Pod Security level the namespace enforces (default restricted) */
@@ -77,12 +79,8 @@ export async function startScenario(t: Test, suite: Suite, name: string, options
       const pinned = suite.runtimeClass === undefined || security.runtimeClassName !== undefined ? spec : { ...spec, security: { ...security, runtimeClassName: suite.runtimeClass } }
       return inNamespace(example(definitionName, pinned, rename), ns)
     },
-    challenge: (definition, owner, spec = {}, challengeName = `${definition}-u-${owner}`) => ({
-      apiVersion: API,
-      kind: 'Challenge',
-      metadata: { name: challengeName, namespace: ns, labels: { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition } },
-      spec: { definitionRef: { name: definition }, owner: { kind: 'User', id: owner }, ...spec },
-    }),
+    challenge: (definition, owner, spec = {}, challengeName) =>
+      buildChallenge({ as: 'created', namespace: ns, definition, owner, spec, ...(challengeName === undefined ? {} : { name: challengeName }) }) as KubeObject,
     async create(object) {
       const plural = object.kind === 'Challenge' ? 'challenges' : object.kind === 'ChallengeDefinition' ? 'challengedefinitions' : undefined
       if (plural === undefined) throw new Error(`scenario.create: ${object.kind} is not created by the platform or an author`)

@@ -3,7 +3,7 @@
 // are created as Metacontroller creates them (a controller reference to the Challenge with blockOwnerDeletion) in a
 // namespace that enforces Pod Security, the pods Metacontroller creates are admitted, and the
 // status is written through the status subresource and reads back exactly as the hook answered (nothing pruned).
-import { largestDefinitionSpec, largestParameters } from '../support/largest.js'
+import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import t, { type Test } from 'tap'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'

@@ -18,8 +18,10 @@ import type { Test } from 'tap'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig, type Config } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
-import { componentSettings, withComponents, type ManifestObject } from '../manifests/helpers.js'
+import { example, type ExampleName } from '../helpers/examples.js'
+import { componentSettings, withComponents, type ManifestObject } from '../helpers/manifests.js'
 import { TEST_ENV } from '../helpers/app.js'
+import { challenge as buildChallenge } from '../helpers/world.js'
 import {
   Cluster,
   httpTransport,
@@ -56,40 +58,11 @@ export const compositeController = yamlDocuments('manifests/compositecontroller.
 export const challengeCrd = yamlDocuments('manifests/crds/challenges.yaml')[0] as unknown as KubeObject
 export const definitionCrd = yamlDocuments('manifests/crds/challengedefinitions.yaml')[0] as unknown as KubeObject
 
-/** The example ChallengeDefinitions (web-login: HTTP, pwn-echo: NodePort, pwn-tls: TLS), in the challenges namespace. */
-const EXAMPLES: Record<string, KubeObject> = {}
-for (const file of ['manifests/examples/web-login.yaml', 'manifests/examples/pwn-echo.yaml', 'manifests/examples/tls/pwn-tls.yaml']) {
-  for (const doc of yamlDocuments(file)) {
-    if (doc.kind === 'ChallengeDefinition') {
-      const object = doc as unknown as KubeObject
-      EXAMPLES[object.metadata.name] = object
-    }
-  }
-}
+export { example, type ExampleName }
 
-export type ExampleName = 'web-login' | 'pwn-echo' | 'pwn-tls'
-
-export function example(name: ExampleName, spec: Json = {}, rename?: string): KubeObject {
-  const base = structuredClone(EXAMPLES[name]) as KubeObject
-  return {
-    ...base,
-    metadata: { ...base.metadata, name: rename ?? name, namespace: NS },
-    spec: { ...(base.spec as Json), ...spec },
-  }
-}
-
-/** A Challenge as a platform creates it: the deterministic name, the two labels, owner and definition. */
-export function challenge(definition: string, owner: string, spec: Json = {}, name = `${definition}-u-${owner}`): KubeObject {
-  return {
-    apiVersion: API,
-    kind: 'Challenge',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
-    },
-    spec: { definitionRef: { name: definition }, owner: { kind: 'User', id: owner }, ...spec },
-  }
+/** A Challenge as a platform creates it (test/helpers/world.ts builds it), for the simulated cluster to store. */
+export function challenge(definition: string, owner: string, spec: Json = {}, name?: string): KubeObject {
+  return buildChallenge({ as: 'created', namespace: NS, definition, owner, spec, ...(name === undefined ? {} : { name }) }) as KubeObject
 }
 
 export function challengeRef(name: string): ObjectRef {

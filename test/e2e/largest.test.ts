@@ -6,7 +6,7 @@
 import t from 'tap'
 import { Bounds } from '../../src/challenge/api.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
-import { largestDefinitionSpec, largestParameters } from '../support/largest.js'
+import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import { startWorld, syncsOf } from './harness.js'
 
 const ANNOTATIONS_LIMIT = 256 * 1024

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
-import { ROUTING_EXAMPLES } from '../manifests/helpers.js'
+import { ROUTING_EXAMPLES } from '../helpers/manifests.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import {
   challengeRef,

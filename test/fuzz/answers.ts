@@ -4,7 +4,7 @@
  * the API server would accept (kubernetes-models' OpenAPI validation).
  */
 import { validateChild } from '../helpers/validate.js'
-import { validateAgainstCrd } from '../manifests/helpers.js'
+import { validateAgainstCrd } from '../helpers/manifests.js'
 
 type Loose = Record<string, unknown>
 

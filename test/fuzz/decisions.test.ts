@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify'
 import type { KubeObject } from '../../src/protocol.js'
 import { buildTestApp, FIXED_NOW } from '../helpers/app.js'
 import type { Json } from '../helpers/world.js'
-import { NAME, requestFor, runs, SEED, world, type World } from './world-gen.js'
+import { requestFor, runs, SEED, world, type World } from './world-gen.js'
 
 interface Answer {
   statusCode: number
@@ -42,7 +42,7 @@ function withPod(body: Json, change: (pod: KubeObject) => KubeObject | undefined
   const changed = change(pods[key] as KubeObject)
   if (changed === undefined) delete pods[key]
   else pods[key] = changed
-  return request as unknown as Json
+  return request
 }
 
 const waiting = (name: string, reason: string) => ({ name, ready: false, restartCount: 0, state: { waiting: { reason } } })
@@ -95,7 +95,7 @@ t.test('a fatal pod problem outranks a transient one, whichever container has it
       if (withTransient.status?.reason !== 'ImagePullBackOff') return
       pulling += 1
       const pair = [waiting('web', 'ImagePullBackOff'), waiting('sidecar', 'InvalidImageName')]
-      const both = await ask(app, url, withPod(body, pending(fatalFirst ? pair.reverse() : pair)) as Json)
+      const both = await ask(app, url, withPod(body, pending(fatalFirst ? pair.reverse() : pair)))
       if (both.status?.phase !== 'Error' || both.status.reason !== 'InvalidImage') {
         throw new Error(`an invalid image beside an image pull back-off gave ${both.status?.phase}/${both.status?.reason}`)
       }

@@ -4,7 +4,7 @@
  * a short list of small edits.
  */
 import fc from 'fast-check'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../http/worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type Container = Json[] | { [key: string]: Json }
@@ -221,7 +221,7 @@ export function applyMutation(request: Record<string, Json>, mutation: Mutation)
       return
     case 'add': {
       const target = (container as Record<string, Json>)[key]
-      put(isContainer(target) && !Array.isArray(target) ? target : (container as Container), mutation.key, structuredClone(mutation.value))
+      put(isContainer(target) && !Array.isArray(target) ? target : container, mutation.key, structuredClone(mutation.value))
       return
     }
     case 'rekey': {

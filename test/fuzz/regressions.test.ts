@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { answerProblems } from './answers.js'
 import { mutated, serialize, type Json } from './mutations.js'
-import { runningRequest } from '../http/worlds.js'
+import { runningRequest } from '../helpers/worlds.js'
 
 type Loose = Record<string, any>
 
@@ -41,7 +41,7 @@ t.test(
     for (const field of ['startedAt', 'lastRenewedAt']) {
       const request = runningRequest() as Loose
       request.parent.status[field] = '+275760-09-13T00:00:00.000Z'
-      const { response, problems } = await answer(app, '/sync', request as Json)
+      const { response, problems } = await answer(app, '/sync', request)
       t.same(problems, [], field)
       t.ok(response.statusCode < 500, `${field}: ${response.statusCode}`)
     }
@@ -59,12 +59,12 @@ t.test(
     ] as const) {
       const request = runningRequest() as Loose
       request.parent.status[field] = value
-      const { problems } = await answer(app, '/sync', request as Json)
+      const { problems } = await answer(app, '/sync', request)
       t.same(problems, [], `${field} = ${value}`)
     }
     const request = runningRequest() as Loose
     request.parent.status.conditions[0].lastTransitionTime = '1'
-    t.same((await answer(app, '/sync', request as Json)).problems, [], 'condition lastTransitionTime')
+    t.same((await answer(app, '/sync', request)).problems, [], 'condition lastTransitionTime')
   },
 )
 
@@ -75,7 +75,7 @@ t.test(
     for (const field of ['restarts', 'renewals']) {
       const request = runningRequest() as Loose
       request.parent.spec[field] = 2 ** 53 + 2 // a valid int64 for the API server
-      const { response, problems } = await answer(app, '/sync', request as Json)
+      const { response, problems } = await answer(app, '/sync', request)
       t.same(problems, [], field)
       t.equal(response.statusCode, 400, field)
       t.match(response.json().message, new RegExp(`body\\.parent\\.spec\\.${field} must be <= 2147483647`), field)
@@ -94,7 +94,7 @@ t.test(
     for (const [what, edit] of edits) {
       const request = runningRequest() as Loose
       edit(definitionOf(request).spec.pod.containers[0])
-      const { response, problems } = await answer(app, '/sync', request as Json)
+      const { response, problems } = await answer(app, '/sync', request)
       t.same(problems, [], what)
       t.match(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
     }

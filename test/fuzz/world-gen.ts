@@ -187,13 +187,13 @@ function shapePod(child: KubeObject, w: World): void {
 }
 
 function strip(record: Record<string, unknown>): Json {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Json
+  return Object.fromEntries(Object.entries(record as Record<string, Json>).filter(([, value]) => value !== undefined))
 }
 
 /** The request Metacontroller would send for this world, with hook v1's inner keys (name) or v2's (namespace/name). */
 export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string; body: Json } {
   const base = w.observed.kind === 'web' ? webDefinition() : netcatDefinition({}, 'web-login')
-  const definition = { ...base, spec: { ...(base.spec as Json), ...(strip(w.tweaks) as Json) } } as KubeObject
+  const definition = { ...base, spec: { ...(base.spec as Json), ...strip(w.tweaks) } } as KubeObject
   const desired = prepared(challenge(), { related: [base] }).response.children
   let children = readyWorld(desired, w.observed.lbAddress ? { lbAddress: '203.0.113.7' } : {})
   children = children.filter((_, index) => !w.observed.drop.includes(index))
@@ -215,7 +215,7 @@ export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string
         definition: 'web-login',
         createdAt: each.createdAt,
         spec: { desiredState: each.desiredState, restarts: each.restarts },
-        status: strip({ phase: each.phase, admittedAt: each.admittedAt, run: 0 }) as Record<string, Json>,
+        status: strip({ phase: each.phase, admittedAt: each.admittedAt, run: 0 }),
       }),
     )
   }
@@ -225,15 +225,15 @@ export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string
       kind: 'Secret',
       metadata: { name: 'web-login-static', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
       data: { flag: Buffer.from('CTF{static}').toString('base64') },
-    } as KubeObject)
+    })
   }
   const parent = challenge({
-    spec: strip(w.spec) as Record<string, Json>,
-    status: w.status as Record<string, Json>,
+    spec: strip(w.spec),
+    status: w.status,
     ...(w.observed.labelMismatch ? { labels: { 'challenge-hooks.dev/owner': 'mallory' } } : {}),
     ...(w.deleting ? { deletionTimestamp: '2026-11-22T11:59:00Z' } : {}),
   })
   const request = syncRequest(parent, { children, related, finalizing: w.deleting, version })
-  return { url: w.deleting ? '/finalize' : '/sync', body: request as unknown as Json }
+  return { url: w.deleting ? '/finalize' : '/sync', body: request }
 }
 

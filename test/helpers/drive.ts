@@ -3,7 +3,7 @@ import { finalize, sync } from '../../src/challenge/hooks.js'
 import type { Config } from '../../src/config.js'
 import type { KubeObject, SyncResponse } from '../../src/protocol.js'
 import { testConfig } from './app.js'
-import { challenge, observedChildren, syncRequest, type ChallengeOptions, type Json, type RequestOptions } from './world.js'
+import { observedChildren, syncRequest, type Json, type RequestOptions } from './world.js'
 
 export const T0 = Date.parse('2026-11-22T12:00:00Z')
 export const at = (seconds: number): Date => new Date(T0 + seconds * 1000)
@@ -34,10 +34,6 @@ export function step(
 export function prepared(parent: KubeObject & { spec: Json }, options: RequestOptions & { now?: Date; config?: Partial<Config> } = {}): Step {
   const first = step(parent, options)
   return step(first.parent, { ...options, children: observedChildren(first.response.children) })
-}
-
-export function newChallenge(options: ChallengeOptions = {}): KubeObject & { spec: Json } {
-  return challenge(options)
 }
 
 export function kinds(response: SyncResponse): string[] {

@@ -14,7 +14,7 @@ export const POD_TIMES = { scheduled: '2026-11-22T12:00:02Z', started: '2026-11-
 export async function post(app: FastifyInstance, url: string, request: SyncRequest, headers: Record<string, string> = {}): Promise<SyncResponse> {
   const response = await app.inject({ method: 'POST', url, payload: request, headers })
   if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body}`)
-  return response.json() as SyncResponse
+  return response.json<SyncResponse>()
 }
 
 /** The observed children of `answer`, its Pod ready since `times`. */

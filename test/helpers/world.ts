@@ -39,6 +39,7 @@ export function conditionOf(status: Json, type: string): Json | undefined {
 
 export interface ChallengeOptions {
   name?: string
+  namespace?: string
   uid?: string
   owner?: string
   ownerKind?: 'User' | 'Team'
@@ -48,28 +49,32 @@ export interface ChallengeOptions {
   status?: Json
   labels?: Record<string, string>
   deletionTimestamp?: string
+  /**
+   * `stored` (the default): as the API server stores it and Metacontroller sends it to the hooks (a uid, generation
+   * and creation time, the spec's defaults filled in). `created`: as the CTF platform creates it, for a cluster
+   * (the simulator's, or a real one) to store: none of these.
+   */
+  as?: 'stored' | 'created'
 }
 
+/** The one builder of Challenges for tests: the deterministic name, the two labels, the owner and the definition. */
 export function challenge(options: ChallengeOptions = {}): KubeObject & { spec: Json } {
   const owner = options.owner ?? 'alice'
   const definition = options.definition ?? 'web-login'
+  const stored = options.as !== 'created'
   const object: KubeObject & { spec: Json } = {
     apiVersion: 'challenge-hooks.dev/v1alpha1',
     kind: 'Challenge',
     metadata: {
       name: options.name ?? `${definition}-u-${owner}`,
-      namespace: NAMESPACE,
-      uid: options.uid ?? UID,
-      generation: 1,
-      creationTimestamp: options.createdAt ?? '2026-11-22T11:59:00Z',
+      namespace: options.namespace ?? NAMESPACE,
+      ...(stored ? { uid: options.uid ?? UID, generation: 1, creationTimestamp: options.createdAt ?? '2026-11-22T11:59:00Z' } : {}),
       labels: options.labels ?? { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
     },
     spec: {
       definitionRef: { name: definition },
       owner: { kind: options.ownerKind ?? 'User', id: owner },
-      desiredState: 'Running',
-      renewals: 0,
-      restarts: 0,
+      ...(stored ? { desiredState: 'Running', renewals: 0, restarts: 0 } : {}),
       ...options.spec,
     },
   }

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { MAX_JSON_DEPTH, tooDeep, tooDeepAt } from '../../src/http/json-body.js'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
 
 type Loose = Record<string, any>
 const HOOKS = ['/sync', '/finalize', '/customize'] as const
@@ -205,7 +205,7 @@ t.test('bodies nesting too deeply to be echoed are 400, not a stack overflow (re
   // A small body is parsed (in milliseconds, whatever its shape) and refused only where its answer would echo it.
   assertRefused(
     t,
-    await postRaw(app, '/finalize', deep(finalizingRequest() as Loose, 5000), 'application/json'),
+    await postRaw(app, '/finalize', deep(finalizingRequest(), 5000), 'application/json'),
     400,
     new RegExp(`^body\\.children\\.Secret\\.v1\\.web-login-u-alice-flag\\.data\\.a nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels\\.$`),
     '/finalize depth 5000',
@@ -214,7 +214,7 @@ t.test('bodies nesting too deeply to be echoed are 400, not a stack overflow (re
   t.equal((await postRaw(app, '/sync', deep(runningRequest() as Loose, 5000), 'application/json')).statusCode, 200, '/sync depth 5000')
   // A large one is refused before it is parsed, at the first level past the limit, on every hook.
   for (const [url, request] of [['/finalize', finalizingRequest()], ['/sync', runningRequest()]] as const) {
-    const payload = deep(request as unknown as Loose, 200_000)
+    const payload = deep(request, 200_000)
     const response = await postRaw(app, url, payload, 'application/json')
     assertRefused(t, response, 400, new RegExp(`^The body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels \\(at character \\d+\\)\\.$`), `${url} depth 200000`)
     const at = Number(/at character (\d+)/.exec(response.json().message)?.[1])

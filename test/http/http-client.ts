@@ -35,7 +35,7 @@ export function arrivals(
   app: FastifyInstance,
   hook: 'preParsing' | 'preHandler' = 'preParsing',
   wait?: (release: () => void) => void,
-): { next(): Promise<void> } {
+): { next: () => Promise<void> } {
   const waiting: (() => void)[] = []
   let arrived = 0
   app.addHook(hook, async (request: FastifyRequest) => {

@@ -3,7 +3,7 @@
 // stays plain HTTP for the kubelet's probes; a missing or unusable pair stops the start with exit 78.
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,7 +13,7 @@ import { EX_CONFIG, start } from '../../src/main.js'
 import { toolMissing } from '../support/tools.js'
 import { get, post } from './http-client.js'
 import { fakeProcess } from './fake-process.js'
-import { newRequest } from './worlds.js'
+import { newRequest } from '../helpers/worlds.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-tls-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))

@@ -5,7 +5,7 @@ import { DefinitionSpecSchema } from '../../src/challenge/api.js'
 import { CustomizeRequestSchema, CustomizeResponseSchema, SyncRequestSchema, SyncResponseSchema } from '../../src/protocol.js'
 import { PRECOMPILABLE, sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/app.js'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from './worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
 
 t.test('one compiled validator per schema: /sync and /finalize share theirs', async (t) => {
   const compile = sharedValidatorCompiler()

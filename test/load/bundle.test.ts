@@ -54,7 +54,7 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   const invalid = JSON.parse(SYNC_BODY.toString('utf8')) as { related: Record<string, Record<string, { spec: { pod: Record<string, unknown> } }>> }
   Object.assign((invalid.related['ChallengeDefinition.challenge-hooks.dev/v1alpha1']?.['web-login'] as { spec: { pod: Record<string, unknown> } }).spec.pod, { hostNetwork: true })
   const fromBundle = JSON.parse((await send(server.port, 'POST', '/sync', { body: Buffer.from(JSON.stringify(invalid)), headers: AUTH })).body) as { status: { message?: string } }
-  const fromApp = (await app.inject({ method: 'POST', url: '/sync', payload: invalid, headers: AUTH })).json() as { status: { message?: string } }
+  const fromApp = (await app.inject({ method: 'POST', url: '/sync', payload: invalid, headers: AUTH })).json<{ status: { message?: string } }>()
   t.match(fromBundle.status, { reason: 'DefinitionInvalid', message: /spec\.pod\.hostNetwork: is not allowed/ }, 'an invalid definition, told by the bundle')
   t.equal(fromApp.status.message, fromBundle.status.message, 'as the app tells it')
   t.same(server.errors(), [], 'nothing logged at level error')

@@ -7,13 +7,16 @@
  * `npm run test:load` builds dist/ first and runs these files one at a time (tap --jobs 1), so no other test file
  * competes for the two cores while the figures are taken.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request, type IncomingHttpHeaders } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { exitOf, killOnExit, running, sleep, spawnLogged, waitFor } from '../support/processes.js'
+
+export { sleep }
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 export const TOKEN = 'load-test-token-0123456789abcdef0123456789abcdef'
@@ -70,32 +73,24 @@ export async function startServer(
   if (!existsSync(entry)) throw new Error('dist/server.js is missing: run the load suite with `npm run test:load` (it builds first)')
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-load-'))
   const logFile = join(dir, 'server.log')
-  const out = openSync(logFile, 'w')
-  const child = spawn(process.execPath, [entry], { cwd: where.cwd ?? repoRoot, env: serverEnv(extra), stdio: ['ignore', out, out] })
-  closeSync(out)
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  }
+  const child = spawnLogged(process.execPath, [entry], { cwd: where.cwd ?? repoRoot, env: serverEnv(extra), logFile })
   // Also when the test process ends without its teardown (tap's timeout): no server outlives the suite.
-  process.once('exit', kill)
+  const letGo = killOnExit(child)
   t.teardown(() => {
-    kill()
-    process.removeListener('exit', kill)
+    if (running(child)) child.kill('SIGKILL')
+    letGo()
     rmSync(dir, { recursive: true, force: true })
   })
-  const exited = new Promise<number | string>((done) => child.once('exit', (code, signal) => done(code ?? String(signal))))
-  let status: number | string | undefined
-  void exited.then((code) => (status = code))
+  const exited = exitOf(child)
   const log = () => readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '')
-  const deadline = performance.now() + 15_000
-  let serving: { port: number; opsPort: number } | undefined
-  while (serving === undefined) {
-    if (status !== undefined) throw new Error(`the server exited (${status}) before serving:\n${log().join('\n')}`)
-    if (performance.now() > deadline) throw new Error(`the server did not start within 15 s:\n${log().join('\n')}`)
-    const line = log().find((each) => each.includes('"opsPort"'))
-    if (line === undefined) await sleep(20)
-    else serving = JSON.parse(line) as { port: number; opsPort: number }
-  }
+  const serving = await waitFor(
+    'the server to serve',
+    () => {
+      const line = log().find((each) => each.includes('"opsPort"'))
+      return line === undefined ? undefined : (JSON.parse(line) as { port: number; opsPort: number })
+    },
+    { timeoutMs: 15_000, everyMs: 20, child, detail: () => `\n${log().join('\n')}` },
+  )
   return {
     child,
     pid: child.pid as number,
@@ -228,5 +223,3 @@ export function terminationGracePeriodSeconds(): number {
 export function probeTimeoutMs(): number {
   return Math.min(...[...hookServerManifest().matchAll(/timeoutSeconds: (\d+)/g)].map((match) => Number(match[1]) * 1000))
 }
-
-export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))

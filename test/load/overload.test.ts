@@ -9,6 +9,7 @@ import t from 'tap'
 import { spawn } from 'node:child_process'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
+import { killOnExit, running } from '../support/processes.js'
 import { probe, probeTimeoutMs, repoRoot, sample, send, sleep, startServer, TOKEN } from './harness.js'
 
 const CONNECTIONS = 400
@@ -47,13 +48,10 @@ function flood(t: { teardown(fn: () => unknown): void }, port: number): Promise<
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   setPriority(child.pid as number, 19)
-  const kill = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  }
-  process.once('exit', kill)
+  const letGo = killOnExit(child)
   t.teardown(() => {
-    kill()
-    process.removeListener('exit', kill)
+    if (running(child)) child.kill('SIGKILL')
+    letGo()
   })
   const killer = setTimeout(() => child.kill('SIGKILL'), FLOOD_MS + 30_000)
   let output = ''

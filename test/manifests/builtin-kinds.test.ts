@@ -18,7 +18,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1'
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1'
 import { LimitRange, Namespace, ResourceQuota, Service, ServiceAccount } from 'kubernetes-models/v1'
 import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
-import { loadManifests, type ManifestObject } from './helpers.js'
+import { loadManifests, type ManifestObject } from '../helpers/manifests.js'
 
 const models: Record<string, new (data: never) => { validate(): void }> = {
   'apiextensions.k8s.io/v1/CustomResourceDefinition': CustomResourceDefinition,
@@ -44,11 +44,16 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
 }
-// Validated elsewhere: against Metacontroller's CRD (compositecontroller.test.ts) and ours (crds.test.ts).
+// Validated elsewhere: against Metacontroller's CRD (compositecontroller.test.ts) and ours (crds.test.ts); the
+// Prometheus Operator's kinds of the monitoring component by what they select (kustomization.test.ts) and by
+// promtool (test/monitoring/).
 const customKinds = new Set([
   'metacontroller.k8s.io/v1alpha1/CompositeController',
   'challenge-hooks.dev/v1alpha1/ChallengeDefinition',
   'challenge-hooks.dev/v1alpha1/Challenge',
+  'monitoring.coreos.com/v1/ServiceMonitor',
+  'monitoring.coreos.com/v1/PodMonitor',
+  'monitoring.coreos.com/v1/PrometheusRule',
 ])
 
 const manifests = loadManifests()

@@ -2,7 +2,7 @@
 // test/data/), and wired to our CRD, Service and token.
 import { join } from 'node:path'
 import t from 'tap'
-import { loadManifests, manifestsDir, METACONTROLLER_CRDS_FILE, metacontrollerCrdsFile, readEnvFile, readYamlDocuments, validateAgainstCrd } from './helpers.js'
+import { loadManifests, manifestsDir, METACONTROLLER_CRDS_FILE, metacontrollerCrdsFile, readEnvFile, readYamlDocuments, validateAgainstCrd } from '../helpers/manifests.js'
 import { loadConfig } from '../../src/config.js'
 
 interface Webhook {

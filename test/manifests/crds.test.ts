@@ -4,7 +4,7 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { Ajv } from 'ajv'
-import { loadCrdSchema, manifestsDir, readYamlDocuments, toAjvSchema, validateAgainstCrd, type Schema } from './helpers.js'
+import { loadCrdSchema, manifestsDir, readYamlDocuments, toAjvSchema, validateAgainstCrd, type Schema } from '../helpers/manifests.js'
 
 interface Crd {
   metadata: { name: string }

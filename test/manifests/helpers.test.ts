@@ -12,7 +12,7 @@ import {
   repoRoot,
   toAjvSchema,
   validateAgainstCrd,
-} from './helpers.js'
+} from '../helpers/manifests.js'
 
 t.test('readYamlDocuments skips empty documents and reports YAML errors with the file', async (t) => {
   const dir = t.testdir({

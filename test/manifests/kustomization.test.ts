@@ -22,7 +22,7 @@ import {
   readYamlDocuments,
   withComponents,
   type ManifestObject,
-} from './helpers.js'
+} from '../helpers/manifests.js'
 
 interface Generator {
   name: string
@@ -254,7 +254,7 @@ for (const http of [[], ['gateway-api-http'], ['traefik-http']]) {
 
 const probe = kustomizeWith([])
 t.test('kubectl kustomize builds the install with every combination of routing components', { skip: probe.skip ?? false }, async (t) => {
-  const base = (built.objects ?? []) as ManifestObject[]
+  const base = built.objects ?? []
   const pick = (objects: ManifestObject[], kind: string) => objects.find((o) => o.kind === kind) as ManifestObject & Record<string, unknown>
   for (const components of COMBINATIONS) {
     const label = components.join(' + ')
@@ -281,7 +281,7 @@ t.test('kubectl kustomize builds the install with every combination of routing c
 type Json = Record<string, any>
 
 t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPolicy for Prometheus or a hostNetwork Metacontroller', { skip: probe.skip ?? false }, async (t) => {
-  const base = (built.objects ?? []) as ManifestObject[]
+  const base = built.objects ?? []
   const find = (objects: ManifestObject[], kind: string, name = 'challenge-hooks') => objects.find((o) => o.kind === kind && o.metadata.name === name) as unknown as Json
   const unchanged = (objects: ManifestObject[], changed: string[], label: string) => {
     const rest = (from: ManifestObject[]) => from.filter((o) => !changed.includes(o.kind))
@@ -416,7 +416,7 @@ t.test('manifests/metacontroller/: upstream\'s release without its wildcard RBAC
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   // The same patches over a local stand-in of upstream's objects (the test runs offline).
   const source = readFileSync(join(manifestsDir, 'metacontroller', 'kustomization.yaml'), 'utf8')
-  writeFileSync(join(dir, 'kustomization.yaml'), source.replace(/^  - https:\/\/github\.com\/.*$/m, '  - upstream.yaml'))
+  writeFileSync(join(dir, 'kustomization.yaml'), source.replace(/^ {2}- https:\/\/github\.com\/.*$/m, '  - upstream.yaml'))
   writeFileSync(join(dir, 'upstream.yaml'), UPSTREAM_STANDIN)
   const objects = kustomize(dir).objects as (ManifestObject & Json)[]
   t.same(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['ClusterRole/aggregate-metacontroller-view', 'ServiceAccount/metacontroller', 'StatefulSet/metacontroller'], 'the wildcard ClusterRole and its binding are gone')

@@ -14,8 +14,8 @@ import t from 'tap'
 import { parseAllDocuments } from 'yaml'
 import type { DesiredChild } from '../../src/protocol.js'
 import { routeParentStatus } from '../support/simulator/gateways.js'
-import { loadCrdSchema, readYamlDocuments, ROUTING_EXAMPLES, validateAgainstCrd, type Schema } from './helpers.js'
-import { CRD_FILES, missingCrds, routeChildren as routes } from './route-crds.js'
+import { loadCrdSchema, readYamlDocuments, ROUTING_EXAMPLES, validateAgainstCrd, type Schema } from '../helpers/manifests.js'
+import { CRD_FILES, missingCrds, routeChildren as routes } from '../support/route-crds.js'
 
 const skip = missingCrds()
 

@@ -9,7 +9,7 @@ import t, { type Test } from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { liveToRunning, T0 } from '../helpers/lives.js'
 import { challenge, syncRequest, webDefinition } from '../helpers/world.js'
-import { repoRoot } from '../manifests/helpers.js'
+import { repoRoot } from '../helpers/manifests.js'
 import { dashboard, dashboardExprs, ruleGroups } from './monitoring.js'
 
 interface Selector {

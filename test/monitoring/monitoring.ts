@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
-import { componentsDir, repoRoot } from '../manifests/helpers.js'
+import { componentsDir, repoRoot } from '../helpers/manifests.js'
 import { toolMissing } from '../support/tools.js'
 
 export const MONITORING = join(componentsDir, 'monitoring')

@@ -12,7 +12,7 @@ import t from 'tap'
 import { createNamespace } from '../cluster/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { repoRoot } from '../support/kube/controlplane.js'
-import { newRequest } from '../http/worlds.js'
+import { newRequest } from '../helpers/worlds.js'
 import { probeFrom, startNodeSuite, workstation, type Json } from './harness.js'
 
 const suite = await startNodeSuite(t)

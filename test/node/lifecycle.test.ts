@@ -81,7 +81,9 @@ t.test('an instance with real pods: Running, renew, restart, stop, relaunch, exp
   const created = Date.now()
   await s.create(s.challenge('echo', 'alice'))
   await whenRunning(s, NAME, created)
-  let { status, pod: first } = await runningRun(s, 0)
+  const started = await runningRun(s, 0)
+  const first = started.pod
+  let status = started.status
   const port = (status.endpoint as { port: number }).port
   t.strictSame(status.endpoint, { type: 'NodePort', host: NODE_IP, port, connection: `nc ${NODE_IP} ${port}` }, 'Running at the node port')
   t.equal(await banner(NODE_IP, port), BANNER, 'the app answers at the endpoint')

@@ -10,7 +10,7 @@ import type { Test } from 'tap'
 import { kubectlFor, kubectlOk } from '../support/kube/kubectl.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import { TRAEFIK_NAMESPACE, TRAEFIK_PORTS, traefikManifests } from '../support/node/proxy.js'
-import { gatewayCrd } from '../manifests/route-crds.js'
+import { gatewayCrd } from '../support/route-crds.js'
 import { app, definition, podOf, probeFrom, workstation, type Json, type Scenario, type Suite } from './harness.js'
 import { table, whenRunning, type Sample } from './timing.js'
 

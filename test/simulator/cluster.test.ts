@@ -1,7 +1,7 @@
 import t from 'tap'
 import { ApiError, Cluster, timestamp, type WatchEvent } from '../support/simulator/cluster.js'
 import type { KubeObject } from '../support/simulator/objects.js'
-import { challenge, deployment, NS, secret, service } from './fixtures.js'
+import { challenge, deployment, NS, secret } from './fixtures.js'
 
 const ref = (obj: KubeObject) => ({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: NS, name: obj.metadata.name })
 

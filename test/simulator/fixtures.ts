@@ -1,5 +1,6 @@
 // Shared fixtures for the simulator's own tests: a CompositeController like the project's, a Challenge parent,
 // and a fake hook whose behaviour each test writes as a few lines of JS.
+import { challenge as buildChallenge } from '../helpers/world.js'
 import { jsonResponse, type HookName, type HookResponse, type HookTransport } from '../support/simulator/hooks.js'
 import type { KubeObject } from '../support/simulator/objects.js'
 import type { CompositeController, SyncRequest } from '../support/simulator/simulator.js'
@@ -29,13 +30,9 @@ export function controller(patch: Partial<CompositeController['spec']> = {}): Co
   }
 }
 
+/** A Challenge of the definition `web` as the platform creates it (test/helpers/world.ts), labelled by owner only. */
 export function challenge(name = 'web-u-alice', spec: Record<string, unknown> = {}): KubeObject {
-  return {
-    apiVersion: 'challenge-hooks.dev/v1alpha1',
-    kind: 'Challenge',
-    metadata: { name, namespace: NS, labels: { 'challenge-hooks.dev/owner': 'alice' } },
-    spec: { definitionRef: { name: 'web' }, owner: { kind: 'User', id: 'alice' }, ...spec },
-  }
+  return buildChallenge({ as: 'created', name, namespace: NS, definition: 'web', labels: { 'challenge-hooks.dev/owner': 'alice' }, spec }) as KubeObject
 }
 
 export function deployment(name: string, extra: { annotations?: Record<string, string>; replicas?: number; image?: string } = {}): KubeObject {

@@ -1,6 +1,7 @@
 /**
  * POST /sync, /finalize, /customize. Each handler hands the validated request to a pure hook and sends its
- * answer; the surrounding hooks authenticate (before the body is read), shed load, time and log.
+ * answer; the surrounding hooks authenticate (before the body is read), time and log. Load shedding's hooks
+ * (../load-shedding.ts) run before them.
  */
 import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -15,13 +16,11 @@ import {
 } from '../../protocol.js'
 import { requireBearer } from '../auth.js'
 import { tooDeepError } from '../json-body.js'
-import type { Shedding } from '../load-shedding.js'
 import { reasonLabel, type HookMetrics } from '../metrics.js'
 
 export interface HookRouteOptions {
   config: Config
   metrics: HookMetrics
-  shedding: Shedding
   now: () => Date
 }
 
@@ -70,12 +69,11 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-export function registerHookRoutes(app: FastifyInstance, { config, metrics, shedding, now }: HookRouteOptions): void {
+export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   typed.decorateRequest('hookOutcome', undefined)
 
   typed.register(async (hooks) => {
-    await shedding.register(hooks, app.log)
     if (config.hookToken !== undefined) {
       const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
       const checkBearer = requireBearer([config.hookToken, ...previous])

@@ -11,16 +11,30 @@ import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { controlPlaneBinaries, repoRoot, startControlPlane, type ControlPlane } from './controlplane.js'
-import { install } from '../../cluster/harness.js'
-import { clusterEnv, runSession, SESSION_FILE, type SessionInfo } from '../../cluster/session.js'
+import { install } from './install.js'
+import { clusterEnv, runSession, SESSION_FILE, type SessionInfo } from './session.js'
 import { kubectlFor } from './kubectl.js'
 import { Rest } from './rest.js'
+import { isAlive, sleep, stopPids } from '../processes.js'
 
 const STATE = join(repoRoot, '.cluster', 'current.json')
 const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-', 'challenge-hooks-overlay-', 'challenge-hooks-suite-']
 
-async function main(command: string | undefined, args: string[]): Promise<number> {
+const USAGE = 'usage: cli.ts build | up | down | test [tap args]'
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv
+  // `test` hands the rest to tap as it is (files, tap's own flags); the other commands take no flags.
+  if (command !== 'test') {
+    try {
+      parseArgs({ args, options: {}, allowPositionals: command === 'session', strict: true })
+    } catch (error) {
+      console.error(`cli.ts ${command ?? ''}: ${(error as Error).message}\n${USAGE}`)
+      return 2
+    }
+  }
   switch (command) {
     case 'build':
       console.log(controlPlaneBinaries())
@@ -33,12 +47,12 @@ async function main(command: string | undefined, args: string[]): Promise<number
       // Internal: the detached process `up` starts.
       await runSession(args[0] as string, args[1] as string)
       // Whatever handle is left (a keep-alive socket) must not keep the session alive once it has stopped.
-      process.exit(0)
+      return process.exit(0)
     case 'test':
       return test(args)
     default:
-      console.error('usage: cli.ts build | up | down | test [tap args]')
-      return 64
+      console.error(`cli.ts: ${command === undefined ? 'no command' : `unknown command ${command}`}\n${USAGE}`)
+      return 2
   }
 }
 
@@ -78,7 +92,7 @@ async function up(): Promise<number> {
       stdio: ['ignore', log, log],
     })
     session.unref()
-    state.session = session.pid as number
+    state.session = session.pid
     save()
     const info = await sessionUp(plane.dir, session.pid as number)
     const mode = info.controller === 'metacontroller' ? `Metacontroller (${process.env.METACONTROLLER_BIN})` : 'the Metacontroller stand-in (set METACONTROLLER_BIN for the real one)'
@@ -105,7 +119,7 @@ async function sessionUp(dir: string, pid: number): Promise<SessionInfo> {
     const log = join(dir, 'session.log')
     if (!isAlive(pid)) throw new Error(`the session exited during start; its log:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(none)'}`)
     if (Date.now() > deadline) throw new Error(`the session was not up within 120 s (log: ${log})`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
+    await sleep(250)
   }
   return JSON.parse(readFileSync(file, 'utf8')) as SessionInfo
 }
@@ -120,10 +134,10 @@ async function down(): Promise<number> {
   const sessionFile = join(state.dir, SESSION_FILE)
   const children = existsSync(sessionFile) ? (JSON.parse(readFileSync(sessionFile, 'utf8')) as SessionInfo).children : []
   const sessionPids = state.session === undefined ? [] : [state.session]
-  await killAll(sessionPids, 30_000)
+  await stopPids(sessionPids, 30_000)
   // What a session that died on its own may have left, then the control plane.
-  await killAll(children)
-  await killAll(state.pids)
+  await stopPids(children)
+  await stopPids(state.pids)
   rmSync(state.dir, { recursive: true, force: true })
   rmSync(STATE, { force: true })
   console.log(`stopped ${sessionPids.length + children.length + state.pids.length} processes, removed ${state.dir}`)
@@ -234,22 +248,4 @@ function tempDirs(): string[] {
   return readdirSync(tmpdir()).filter((name) => TEMP_PREFIXES.some((prefix) => name.startsWith(prefix))).map((name) => join(tmpdir(), name))
 }
 
-/** Running, and not a zombie waiting to be reaped (a detached process whose parent exited is reaped by init). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8') : ''
-  return !/^\d+ \(.*\) Z/.test(stat)
-}
-
-/** SIGTERM, then SIGKILL for what still runs after `graceMs`. */
-async function killAll(pids: number[], graceMs = 10_000): Promise<void> {
-  for (const pid of [...pids].reverse()) if (isAlive(pid)) process.kill(pid, 'SIGTERM')
-  for (let waited = 0; waited < graceMs && pids.some(isAlive); waited += 250) await new Promise((r) => setTimeout(r, 250))
-  for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL')
-}
-
-process.exitCode = await main(process.argv[2], process.argv.slice(3))
+process.exitCode = await main(process.argv.slice(2))

@@ -27,7 +27,7 @@ export interface ControlPlane {
   ca: string
   /** the admin's bearer token */
   token: string
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 export interface StartOptions {
@@ -156,7 +156,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   } catch (error) {
     const logs = processes.tail()
     await stop()
-    throw new Error(`${(error as Error).message}\n${logs}`)
+    throw new Error(`${(error as Error).message}\n${logs}`, { cause: error })
   }
 }
 

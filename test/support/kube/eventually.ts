@@ -16,7 +16,7 @@ export async function eventually<T>(
   options: EventuallyOptions = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000)
-  let lastError = ''
+  let lastError: string
   for (;;) {
     try {
       const value = await check()

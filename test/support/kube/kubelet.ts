@@ -226,7 +226,7 @@ export function behaviourOf(containers: Container[]): Behaviour {
 }
 
 function containersOf(pod: KubeObject): Container[] {
-  return ((pod.spec as { containers?: Container[] } | undefined)?.containers ?? []) as Container[]
+  return (pod.spec as { containers?: Container[] } | undefined)?.containers ?? []
 }
 
 function condition(type: string, status: string, reason?: string, message?: string): Json {

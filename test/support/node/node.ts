@@ -103,7 +103,7 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
   } catch (error) {
     const tail = processes.tail(25)
     await stop()
-    throw new Error(`${(error as Error).message}\n${tail}`)
+    throw new Error(`${(error as Error).message}\n${tail}`, { cause: error })
   }
 }
 

@@ -371,7 +371,7 @@ function content(obj: KubeObject): JsonObject {
 
 function withoutBookkeeping(obj: KubeObject): KubeObject {
   const { resourceVersion: _rv, managedFields: _mf, ...metadata } = obj.metadata
-  return { ...obj, metadata: metadata as KubeObject['metadata'] }
+  return { ...obj, metadata }
 }
 
 // ---- managedFields: one entry per (manager, subresource), describing the fields of the object it wrote ----
@@ -382,7 +382,7 @@ const LIST_KEYS = ['name', 'containerPort', 'port', 'uid', 'type', 'mountPath', 
 function writtenPart(obj: KubeObject, subresource?: 'status'): JsonObject {
   const { labels, annotations, finalizers, ownerReferences } = obj.metadata
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...body } = obj
-  return deepCopy(subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body }) as JsonObject
+  return deepCopy(subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body })
 }
 
 /** The parts of `next` that differ from `previous`: whole values, keyed list items by their key. */
@@ -456,7 +456,7 @@ function onlyFields(set: JsonObject, present: JsonObject): JsonObject {
       result[key] = value
       continue
     }
-    const kept = onlyFields(value as JsonObject, present[key] as JsonObject)
+    const kept = onlyFields(value as JsonObject, present[key])
     if (Object.keys(kept).some((k) => k !== '.')) result[key] = kept
   }
   return result

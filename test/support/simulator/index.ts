@@ -1,5 +1,5 @@
 // A Metacontroller stand-in for tests: an in-memory cluster, the composite controller's sync loop, and transports
-// to reach the hook server. See simulator.ts for what is modelled and how faithfully.
+// to reach the hook server. See simulator.ts for what is modelled and how faithfully, and in which file.
 //
 //   const cluster = new Cluster()                                   // clock starts 2025-01-01T00:00:00Z
 //   cluster.registerCRD(challengesCrd)                             // optional: prune + default like the API server
@@ -32,4 +32,4 @@ export type {
   SyncRequest,
   SyncResult,
   UpdateMethod,
-} from './simulator.js'
+} from './controller.js'

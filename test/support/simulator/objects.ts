@@ -1,4 +1,7 @@
-// Kubernetes object shapes, the resource table, owner references and label selectors.
+// Kubernetes object shapes, the resource table, owner references, label selectors and the grouping of objects in
+// a hook request.
+import type { HookVersion } from './related.js'
+
 export interface OwnerReference {
   apiVersion: string
   kind: string
@@ -166,4 +169,19 @@ function requirement({ key, operator, values = [] }: LabelSelectorRequirement): 
     default:
       throw new Error(`label selector: ${String(operator)} is not a valid operator (key ${key})`)
   }
+}
+
+/** `namespace/name`: the key of an object in a work queue and in a v2 hook request's groups. */
+export function keyOf(obj: KubeObject): string {
+  return `${obj.metadata.namespace}/${obj.metadata.name}`
+}
+
+/** `{"<Kind>.<apiVersion>": {key: object}}`: a group per rule even when empty; keys `name` (v1) or `namespace/name` (v2). */
+export function groupObjects(groups: Array<[ResourceType, KubeObject[]]>, version: HookVersion): Record<string, Record<string, KubeObject>> {
+  const result: Record<string, Record<string, KubeObject>> = {}
+  for (const [resource, objects] of groups) {
+    const group = (result[groupName(resource.apiVersion, resource.kind)] ??= {})
+    for (const obj of objects) group[version === 'v1' ? obj.metadata.name : keyOf(obj)] = obj
+  }
+  return result
 }

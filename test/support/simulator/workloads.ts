@@ -80,7 +80,7 @@ export function rolloutDeployments(cluster: Cluster): void {
 export function runBarePods(cluster: Cluster): void {
   for (const pod of cluster.list('v1', 'Pod')) {
     if (pod.metadata.deletionTimestamp !== undefined || controllerOf(pod)?.kind === 'Deployment') continue
-    const template = (pod.metadata.labels ?? {}) as Record<string, string>
+    const template = pod.metadata.labels ?? {}
     runPod(cluster, pod, cluster.podFailureFor(pod.metadata.namespace as string, pod.metadata.name, template))
   }
 }
@@ -123,7 +123,7 @@ function rollout(cluster: Cluster, stored: KubeObject): void {
     for (let i = live.length; i < spec.replicas; i++) createPod(cluster, deployment, hash)
     for (const extra of live.slice(spec.replicas)) cluster.delete(refOf(extra))
   }
-  const mode = cluster.podFailureFor(deployment.metadata.namespace as string, deployment.metadata.name, (spec.template.metadata.labels ?? {}) as Record<string, string>)
+  const mode = cluster.podFailureFor(deployment.metadata.namespace as string, deployment.metadata.name, spec.template.metadata.labels ?? {})
   for (const pod of owned()) if (pod.metadata.deletionTimestamp === undefined) runPod(cluster, pod, mode)
   updateDeploymentStatus(cluster, deployment, owned(), hash)
 }

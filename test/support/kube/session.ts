@@ -6,18 +6,17 @@
  * METACONTROLLER_BIN names its binary. It runs in a detached process of its own until SIGTERM
  * (`npm run cluster:down`), and writes <dir>/session.json once everything is up.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { openSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort } from '../../bench/processes.js'
-import { readEnvFile } from '../manifests/helpers.js'
-import { repoRoot } from '../support/kube/controlplane.js'
-import { Kubelet } from '../support/kube/kubelet.js'
-import { kubectlFor } from '../support/kube/kubectl.js'
-import { OffsetClock } from '../support/kube/live-cluster.js'
-import { Rest } from '../support/kube/rest.js'
+import { readEnvFile } from '../../helpers/manifests.js'
+import { repoRoot } from './controlplane.js'
+import { Kubelet } from './kubelet.js'
+import { kubectlFor } from './kubectl.js'
+import { OffsetClock } from './live-cluster.js'
+import { Rest } from './rest.js'
+import { freePort, spawnLogged, stopChild, waitUntil } from '../processes.js'
 import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn, type RunningController } from './controllers.js'
-import type { ClusterEnv } from './harness.js'
+import type { ClusterEnv } from './install.js'
 
 /** What <dir>/session.json says once the session is up. */
 export interface SessionInfo {
@@ -85,7 +84,7 @@ interface HookServer {
   url: string
   opsUrl: string
   pid: number
-  stop(): Promise<void>
+  stop: () => Promise<void>
 }
 
 /** `node dist/server.js` as in the install: production mode, the Secret's values, manifests/config.env. */
@@ -93,27 +92,17 @@ async function startHookServer(dir: string, secrets: Record<string, string>): Pr
   const [port, opsPort] = [await freePort(), await freePort()]
   const logFile = join(dir, 'hook-server.log')
   const settings = Object.fromEntries(readEnvFile(join(repoRoot, 'manifests/config.env')))
-  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, 'dist/server.js')], {
+  const child = spawnLogged(process.execPath, [join(repoRoot, 'dist/server.js')], {
     env: { ...process.env, ...settings, ...secrets, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(opsPort) },
-    stdio: ['ignore', openSync(logFile, 'a'), openSync(logFile, 'a')],
+    logFile,
   })
   const opsUrl = `http://127.0.0.1:${opsPort}`
-  const deadline = Date.now() + 30_000
-  while ((await fetch(`${opsUrl}/readyz`).catch(() => undefined))?.ok !== true) {
-    if (child.exitCode !== null) throw new Error(`the hook server exited with ${child.exitCode}; its log: ${logFile}`)
-    if (Date.now() > deadline) throw new Error(`the hook server was not ready within 30 s; its log: ${logFile}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  await waitUntil('the hook server', async () => (await fetch(`${opsUrl}/readyz`)).ok, { timeoutMs: 30_000, child, detail: () => `its log: ${logFile}` })
   return {
     url: `http://127.0.0.1:${port}`,
     opsUrl,
     pid: child.pid as number,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = new Promise((resolve) => child.once('exit', resolve))
-      // It drains for SHUTDOWN_DRAIN_MS (5 s), then exits.
-      child.kill('SIGTERM')
-      await exited
-    },
+    // It drains for SHUTDOWN_DRAIN_MS (5 s), then exits.
+    stop: () => stopChild(child, 30_000),
   }
 }

@@ -1,16 +1,16 @@
 // The controller of a test file: the Metacontroller stand-in on the real API server, or the Metacontroller binary
 // named by METACONTROLLER_BIN; both as Metacontroller's service account, reaching the hooks on loopback.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
-import { kubectlOk } from '../support/kube/kubectl.js'
-import { LiveCluster, type OffsetClock } from '../support/kube/live-cluster.js'
-import { Rest } from '../support/kube/rest.js'
-import { httpTransport, resourceByName, Simulator, type CompositeController } from '../support/simulator/index.js'
-import type { Json } from '../e2e/harness.js'
-import type { ClusterEnv } from './harness.js'
+import { kubectlOk } from './kubectl.js'
+import { LiveCluster, type OffsetClock } from './live-cluster.js'
+import { Rest } from './rest.js'
+import { spawnLogged, stopChild } from '../processes.js'
+import { httpTransport, resourceByName, Simulator, type CompositeController } from '../simulator/index.js'
+import type { Json } from '../../helpers/world.js'
+import type { ClusterEnv } from './install.js'
 import { API, COMPOSITE_CONTROLLER } from './names.js'
 
 /** A Rest client that authenticates as Metacontroller's service account (a token from the TokenRequest API). */
@@ -87,12 +87,11 @@ export async function startMetacontroller(env: ClusterEnv, token: string, logFil
     }),
   )
   const logPath = logFile ?? join(dir, 'metacontroller.log')
-  const log = openSync(logPath, 'a')
-  const child: ChildProcess = spawn(
+  const child = spawnLogged(
     process.env.METACONTROLLER_BIN as string,
     // METACONTROLLER_ARGS adds flags (e.g. --zap-log-level=debug).
     [`--kubeconfig=${kubeconfig}`, '--discovery-interval=1s', '--metrics-address=0', '--health-probe-bind-address=0', ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean)],
-    { stdio: ['ignore', log, log] },
+    { logFile: logPath },
   )
   let stopping = false
   child.once('exit', (code, signal) => {
@@ -106,11 +105,7 @@ export async function startMetacontroller(env: ClusterEnv, token: string, logFil
     warnings: [],
     async stop() {
       stopping = true
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve))
-        child.kill('SIGTERM')
-        await exited
-      }
+      await stopChild(child, 30_000)
       if (process.env.METACONTROLLER_LOG !== undefined) writeFileSync(process.env.METACONTROLLER_LOG, readFileSync(logPath), { flag: 'a' })
       rmSync(dir, { recursive: true, force: true })
     },

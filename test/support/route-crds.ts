@@ -11,7 +11,7 @@ import { resolveDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
 import { loadConfig } from '../../src/config.js'
 import type { DesiredChild } from '../../src/protocol.js'
-import { toolMissing } from '../support/tools.js'
+import { toolMissing } from './tools.js'
 
 /** Pinned in controlplane/route-crds.txt, which controlplane/build.sh downloads. */
 const PINNED = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../controlplane/route-crds.txt'), 'utf8')

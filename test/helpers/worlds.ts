@@ -4,8 +4,8 @@
  * children observed, the same one being deleted, and a customize call.
  */
 import type { CustomizeRequest, SyncRequest } from '../../src/protocol.js'
-import { prepared, step } from '../helpers/drive.js'
-import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition } from '../helpers/world.js'
+import { prepared, step } from './drive.js'
+import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition } from './world.js'
 
 export type Version = 'v1' | 'v2'
 

@@ -1,0 +1,75 @@
+// What an operator does to install the project on a cluster (docs/install.md): Metacontroller's CRDs, namespace and
+// service account, then the manifests (with components, through an overlay), then the Secret. Used by the cluster
+// suite (test/cluster/harness.ts), `npm run cluster:up` (cli.ts) and bench:rush.
+import { randomBytes } from 'node:crypto'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { METACONTROLLER_CRDS_FILE } from '../../helpers/manifests.js'
+import { repoRoot } from './controlplane.js'
+import { kubectlOk, type Kubectl } from './kubectl.js'
+import type { Rest } from './rest.js'
+
+export interface ClusterEnv {
+  kubeconfig: string
+  kubectl: Kubectl
+  /** the admin */
+  rest: Rest
+  /** the suite's own throwaway control plane (false: an existing cluster, where the suite only touches its own) */
+  owned: boolean
+}
+
+/**
+ * What an operator does: Metacontroller's CRDs and its namespace and service account (as its own install makes
+ * them), then `kubectl apply --server-side -k manifests/`. Idempotent; returns kubectl's output of the apply.
+ */
+export async function install(env: ClusterEnv, components: string[] = []): Promise<{ stdout: string; stderr: string }> {
+  // Vendored in test/data/ (upstream's v4.17.2 file): a missing file fails here, never a stand-in.
+  const crds = readFileSync(METACONTROLLER_CRDS_FILE, 'utf8')
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: crds })
+  await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io'])
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: METACONTROLLER_IDENTITY })
+  // With components, an overlay as an operator writes one: manifests/ plus manifests/components/<name>.
+  const overlay = components.length === 0 ? undefined : mkdtempSync(join(tmpdir(), 'challenge-hooks-overlay-'))
+  if (overlay !== undefined) {
+    const kustomization = { resources: [relative(overlay, join(repoRoot, 'manifests'))], components: components.map((name) => relative(overlay, join(repoRoot, 'manifests/components', name))) }
+    writeFileSync(join(overlay, 'kustomization.yaml'), JSON.stringify(kustomization))
+  }
+  const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-k', overlay ?? 'manifests/'], { cwd: repoRoot }).finally(() => {
+    if (overlay !== undefined) rmSync(overlay, { recursive: true, force: true })
+  })
+  await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/challenges.challenge-hooks.dev', 'crd/challengedefinitions.challenge-hooks.dev'])
+  await installSecrets(env)
+  return { stdout: applied.stdout, stderr: applied.stderr }
+}
+
+/**
+ * The Secret, once, as the install of docs/install.md does it: a secrets.env of random values beside a copy of
+ * manifests/secrets/, then `kubectl apply -k`. Kept when it exists: a running Metacontroller holds its token.
+ */
+async function installSecrets(env: ClusterEnv): Promise<void> {
+  const existing = await env.kubectl(['get', 'secret', 'challenge-hooks-secrets', '-n', 'challenge-hooks', '-o', 'name'])
+  if (existing.stdout.trim() !== '') return
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-secrets-'))
+  try {
+    cpSync(join(repoRoot, 'manifests/secrets'), dir, { recursive: true })
+    const random = () => randomBytes(32).toString('hex')
+    writeFileSync(join(dir, 'secrets.env'), `FLAG_SECRET=${random()}\nHOOK_TOKEN=${random()}\n`)
+    await kubectlOk(env.kubectl, ['apply', '--server-side', '-k', dir])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Metacontroller's namespace and service account, as its upstream install creates them. */
+const METACONTROLLER_IDENTITY = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: metacontroller
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: metacontroller
+  namespace: metacontroller
+`
