@@ -2,9 +2,11 @@
 // <dir>/<name>.log, its pid is appended to <dir>/pids (which a reaper reads), and stopAll() ends them in reverse
 // order of start, each with SIGTERM and, after a grace period, SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { appendFileSync, existsSync, openSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { appendFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { logTail, spawnLogged, stopChild, waitUntil } from '../processes.js'
+
+export { freePorts } from '../processes.js'
 
 export interface LaunchOptions {
   env?: NodeJS.ProcessEnv
@@ -23,8 +25,7 @@ export class Processes {
   ) {}
 
   launch(name: string, command: string, args: string[], options: LaunchOptions = {}): ChildProcess {
-    const log = openSync(join(this.dir, `${name}.log`), 'a')
-    const child = spawn(command, args, { stdio: ['ignore', log, log], detached: this.detached, env: options.env ?? process.env })
+    const child = spawnLogged(command, args, { logFile: join(this.dir, `${name}.log`), detached: this.detached, env: options.env ?? process.env })
     if (this.detached) child.unref()
     const entry = { name, child, graceMs: options.graceMs ?? 10_000, stopping: false }
     // A daemon that ends by itself (or is killed from outside) explains the failures that follow: say so at once.
@@ -43,7 +44,7 @@ export class Processes {
       if (name !== undefined && entry.name !== name) continue
       const started = Date.now()
       entry.stopping = true
-      await terminate(entry.child, entry.graceMs)
+      await stopChild(entry.child, entry.graceMs)
       if (process.env.DEBUG_STOP) console.log(`# stopped ${entry.name} in ${Date.now() - started} ms`)
     }
   }
@@ -52,30 +53,16 @@ export class Processes {
   tail(lines = 15): string {
     return this.#children
       .map(({ name }) => join(this.dir, `${name}.log`))
-      .filter((file) => existsSync(file))
-      .map((file) => `--- ${file} (last lines) ---\n${readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n')}`)
+      .map((file) => [file, logTail(file, lines)] as const)
+      .filter(([, text]) => text !== '')
+      .map(([file, text]) => `--- ${file} (last lines) ---\n${text}`)
       .join('\n')
   }
 }
 
-export async function terminate(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
-  await exited
-  clearTimeout(timer)
-}
-
 /** Polls `ready` every 100 ms until it says yes; fails at once when the process exits, or after `timeoutMs`. */
-export async function waitFor(name: string, child: ChildProcess, dir: string, ready: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start (logs in ${dir})`)
-    if (await ready().catch(() => false)) return
-    if (Date.now() > deadline) throw new Error(`${name} not ready after ${timeoutMs / 1000} s (logs in ${dir})`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+export function waitFor(name: string, child: ChildProcess, dir: string, ready: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  return waitUntil(name, ready, { timeoutMs, everyMs: 100, child, detail: () => `logs in ${dir}` })
 }
 
 /**
@@ -93,18 +80,4 @@ export function startReaper(owner: number, dir: string): void {
     [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
     rm -rf "$1"`
   spawn('bash', ['-c', script, 'reaper', dir], { detached: true, stdio: 'ignore' }).unref()
-}
-
-/** Ports free right now on 127.0.0.1 (the OS picks them; a tiny race remains, as in envtest). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const server = createServer()
-      server.once('error', reject)
-      server.listen(0, '127.0.0.1', () => resolve(server))
-    })),
-  )
-  const ports = servers.map((server) => (server.address() as { port: number }).port)
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
-  return ports
 }
