@@ -44,11 +44,16 @@ const models: Record<string, new (data: never) => { validate(): void }> = {
   'v1/Service': Service,
   'v1/ServiceAccount': ServiceAccount,
 }
-// Validated elsewhere: against Metacontroller's CRD (compositecontroller.test.ts) and ours (crds.test.ts).
+// Validated elsewhere: against Metacontroller's CRD (compositecontroller.test.ts) and ours (crds.test.ts); the
+// Prometheus Operator's kinds of the monitoring component by what they select (kustomization.test.ts) and by
+// promtool (test/monitoring/).
 const customKinds = new Set([
   'metacontroller.k8s.io/v1alpha1/CompositeController',
   'challenge-hooks.dev/v1alpha1/ChallengeDefinition',
   'challenge-hooks.dev/v1alpha1/Challenge',
+  'monitoring.coreos.com/v1/ServiceMonitor',
+  'monitoring.coreos.com/v1/PodMonitor',
+  'monitoring.coreos.com/v1/PrometheusRule',
 ])
 
 const manifests = loadManifests()
