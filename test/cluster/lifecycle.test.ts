@@ -4,6 +4,8 @@
 // account) or, with METACONTROLLER_BIN, Metacontroller itself; the kubelet is the stand-in.
 import t, { type Test } from 'tap'
 import { conditionOf } from '../e2e/harness.js'
+import { expectedHost } from '../helpers/contract.js'
+import { orderProblem } from '../helpers/order.js'
 import { assertPrintable } from './printing.js'
 import { startSuite, type Json, type Scenario } from './harness.js'
 
@@ -37,7 +39,8 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   // Pending / WaitingForEndpoint may come between, when the pod is ready before the Ingress reaches the cache.
   t.match(transitions.join(' '), /^Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `Pending while starting, then Running (${transitions.join(', ')})`)
   t.match(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
-  const host = `${String(status.instanceId)}.challenges.localhost`
+  // The contract's id of this owner key under the hook's FLAG_SECRET, not the id the status says.
+  const host = expectedHost(suite.flagSecret, { namespace: s.ns, definition: 'web-login', kind: 'User', id: 'alice' }, 'challenges.localhost')
   t.same(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
   t.equal(seconds(status.expiresAt) - seconds(status.startedAt), 1800, 'expires a lifetime after it started')
   t.same(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
@@ -82,12 +85,15 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   await suite.kubectl(['delete', 'chal', NAME, '-n', s.ns, '--wait=false'])
   await s.until(NAME, (st) => st.phase === 'Terminating', 'Terminating').catch(() => undefined)
   await waitGone(s, NAME)
-  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before).map((entry) => entry.split('/')[0])
-  const first = (kind: string) => order.indexOf(kind)
-  const last = (kind: string) => order.lastIndexOf(kind)
-  t.ok(last('Ingress') < first('Pod') && last('Service') < first('Pod'), `the traffic path goes first (${order.join(', ')})`)
-  t.ok(last('Pod') < first('NetworkPolicy') && last('Pod') < first('Secret'), 'the policies and the flag go only once no pod is left')
-  t.equal(order.at(-1), 'Challenge', 'the Challenge goes last, once its finalizer is removed')
+  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before)
+  // Each pair holds only when both kinds were deleted (a kind never deleted would have index -1).
+  for (const [first, then, what] of [
+    ['Ingress', 'Pod', 'the traffic path goes first: the Ingress'],
+    ['Service', 'Pod', 'the traffic path goes first: the Service'],
+    ['Pod', 'NetworkPolicy', 'the policies go only once no pod is left'],
+    ['Pod', 'Secret', 'the flag goes only once no pod is left'],
+  ] as const) t.equal(orderProblem(order, first, then), undefined, `${what} (${order.join(', ')})`)
+  t.equal(order.at(-1), `Challenge/${NAME}`, 'the Challenge goes last, once its finalizer is removed')
   t.ok(suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'), 'Terminating / Deleting while the teardown runs')
 })
 

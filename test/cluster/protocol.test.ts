@@ -24,7 +24,7 @@ t.test(`what ${suite.controller} sends to the hooks`, async (t) => {
   const requests = suite.requests.slice(from).filter((request) => (parentOf(request).metadata?.namespace ?? '') === s.ns)
   const of = (hook: string) => requests.filter((request) => request.hook === hook)
 
-  t.ok(requests.every((request) => request.statusCode === 200 || request.statusCode === 304), 'every hook call answered 200 (or 304)')
+  t.ok(requests.length > 0 && requests.every((request) => request.statusCode === 200 || request.statusCode === 304), `every hook call answered 200 (or 304): ${requests.length} calls`)
   for (const request of requests) {
     t.equal(request.headers.authorization, `Bearer ${suite.token}`, `${request.hook}: the bearer token from the Secret`)
     t.match(request.headers['content-type'], /^application\/json/, `${request.hook}: JSON`)
