@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/http/app.js'
 import { parse } from 'yaml'
 import { TEST_ENV } from './helpers/app.js'
+import { updateMode } from './helpers/update-mode.js'
 import { challengeRef, NS, repoRoot, secondsUntil, startWorld, type World } from './e2e/harness.js'
 import type { KubeObject } from './support/simulator/index.js'
 
@@ -331,10 +332,17 @@ function serialize(request: unknown): string {
 
 const fileOf = (name: string) => join(FIXTURES_DIR, `${name}.json`)
 
+/**
+ * UPDATE_FIXTURES=1 rewrites the recordings instead of comparing them, which would turn this check into a pass:
+ * under CI (CI set, or REQUIRE_TOOLS=1 as .ci/run sets it) it is refused, the test fails, and compares anyway.
+ */
+const MODE = updateMode()
+
 t.test('the committed fixtures are what the simulator sends today', async (t) => {
   const generated = await generate(t)
-  t.same([...generated.keys()].sort(), Object.keys(FIXTURES).sort(), 'every documented fixture was recorded')
-  if (process.env.UPDATE_FIXTURES === '1') {
+  t.strictSame([...generated.keys()].sort(), Object.keys(FIXTURES).sort(), 'every documented fixture was recorded')
+  if (MODE.refused !== undefined) t.fail(MODE.refused)
+  if (MODE.update) {
     for (const [name, request] of generated) writeFileSync(fileOf(name), serialize(request))
     t.pass(`wrote ${generated.size} fixtures to test/fixtures/`)
   } else {
@@ -346,7 +354,7 @@ t.test('the committed fixtures are what the simulator sends today', async (t) =>
     }
   }
   const files = readdirSync(FIXTURES_DIR).filter((file) => file.endsWith('.json')).sort()
-  t.same(files, Object.keys(FIXTURES).map((name) => `${name}.json`).sort(), 'no fixture without a recording')
+  t.strictSame(files, Object.keys(FIXTURES).map((name) => `${name}.json`).sort(), 'no fixture without a recording')
 })
 
 // ---- replay with the real clock, as curl against `npm start` ---------------------------------------------------
@@ -565,7 +573,8 @@ recorded world, and node ports and addresses are hashes.
 
 t.test('test/fixtures/README.md is the page the fixtures and their answers generate', async (t) => {
   const page = fixturesReadme(await runningProjection(t), await tlsEndpoint(t))
-  if (process.env.UPDATE_FIXTURES === '1') {
+  if (MODE.refused !== undefined) t.fail(MODE.refused)
+  if (MODE.update) {
     writeFileSync(FIXTURES_README, page)
     t.pass('wrote test/fixtures/README.md')
   } else t.equal(readFileSync(FIXTURES_README, 'utf8'), page, 'test/fixtures/README.md is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts')
