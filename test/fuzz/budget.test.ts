@@ -10,10 +10,12 @@
 import fc from 'fast-check'
 import t from 'tap'
 import type { KubeObject } from '../../src/protocol.js'
-import { budgetVerdict, queuedMessage, type SiblingFacts } from '../helpers/budget-model.js'
+import { sync } from '../../src/challenge/hooks.js'
+import { testConfig } from '../helpers/app.js'
+import { budgetVerdict, queuedMessage, type BudgetScope, type SiblingFacts } from '../helpers/budget-model.js'
 import { step } from '../helpers/drive.js'
 import { iso } from '../helpers/timeline.js'
-import { challenge, webDefinition, type Json } from '../helpers/world.js'
+import { challenge, syncRequest, webDefinition, type Json } from '../helpers/world.js'
 import { runs, SEED } from './world-gen.js'
 
 const NOW = Date.parse('2026-11-22T12:00:00Z')
@@ -45,6 +47,9 @@ const sibling = fc.record({
 })
 
 const owners = fc.record({
+  // OWNER_BUDGET_SCOPE, and the hooks' version (Cluster needs v2: with v1 the instance is a ConfigError).
+  scope: fc.constantFrom<BudgetScope>('Namespace', 'Namespace', 'Cluster'),
+  version: fc.constantFrom<'v1' | 'v2'>('v1', 'v2', 'v2'),
   budget: fc.integer({ min: 1, max: 4 }),
   cost: fc.oneof({ arbitrary: fc.integer({ min: 0, max: 2 }), weight: 6 }, { arbitrary: fc.integer({ min: 3, max: 5 }), weight: 1 }),
   createdAt: fc.oneof({ arbitrary: ago(2400).map((at): number | undefined => at), weight: 9 }, { arbitrary: fc.constant(undefined), weight: 1 }),
@@ -96,15 +101,23 @@ function selfObject(world: { createdAt?: number; admittedAt?: number }): KubeObj
 }
 
 t.test('budget: each instance is admitted, queued or refused as the contract\'s rules say', async (t) => {
-  const seen = { admitted: 0, queuedHeld: 0, queuedUnknown: 0, exceeded: 0, expired: 0, free: 0, ignoredSiblings: 0, relaunched: 0, startedAhead: 0, firstFitPastABigOne: 0 }
+  const seen = { misconfigured: 0, clusterWithOtherNamespace: 0, namespaceWithOtherNamespace: 0, admitted: 0, queuedHeld: 0, queuedUnknown: 0, exceeded: 0, expired: 0, free: 0, ignoredSiblings: 0, relaunched: 0, startedAhead: 0, firstFitPastABigOne: 0 }
   fc.assert(
     fc.property(owners, (world) => {
       const related = [webDefinition({ cost: world.cost, lifetimeSeconds: LIFETIME_SECONDS }), ...world.siblings.map(siblingObject)]
-      const answer = step(selfObject(world), { related, config: { ownerBudget: world.budget }, now: new Date(NOW) })
-      const verdict = budgetVerdict(selfFacts(world), world.siblings, world.budget)
+      const request = syncRequest(selfObject(world), { related, version: world.version })
+      const hooks = { customize: { version: world.version }, sync: { version: world.version }, finalize: { version: world.version } }
+      const config = testConfig({ ownerBudget: world.budget, ownerBudgetScope: world.scope })
+      const answer = { status: {} as Json, response: sync({ ...request, controller: { ...request.controller, spec: { hooks } } }, config, new Date(NOW)) }
+      answer.status = answer.response.status as Json
+      const verdict = budgetVerdict(selfFacts(world), world.siblings, world.budget, world.scope)
       // A queue entry older than its lifetime (since creation) is Deleted / Expired.
       const expired = verdict.reason === 'Queued' && world.createdAt !== undefined && NOW >= world.createdAt + LIFETIME_SECONDS * 1000
-      const want = expired
+      // Cluster scope with v1 hooks cannot see the other namespaces: a configuration error, said on the instance.
+      const misconfigured = world.scope === 'Cluster' && world.version === 'v1'
+      const want = misconfigured
+        ? { phase: 'Error', reason: 'ConfigError' }
+        : expired
         ? { phase: 'Deleted', reason: 'Expired' }
         : verdict.reason === 'Queued'
           ? { phase: 'Pending', reason: 'Queued', message: queuedMessage(verdict.held, world.budget, world.cost) }
@@ -114,6 +127,12 @@ t.test('budget: each instance is admitted, queued or refused as the contract\'s 
       if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the model: ${JSON.stringify(want)}\n  the hook:  ${JSON.stringify(got)}`)
       const holdsChildren = answer.response.children.length > 0
       if (holdsChildren !== (want.reason === 'Starting')) throw new Error(`${want.phase}/${want.reason} with ${answer.response.children.length} children`)
+      if (misconfigured) {
+        seen.misconfigured += 1
+        return
+      }
+      const elsewhere = world.siblings.some((each) => each.namespace !== 'challenges' && each.ownerKind === 'User' && each.ownerId === 'alice')
+      if (elsewhere) seen[world.scope === 'Cluster' ? 'clusterWithOtherNamespace' : 'namespaceWithOtherNamespace'] += 1
       if (expired) seen.expired += 1
       else if (verdict.reason === 'Starting') seen[world.cost === 0 ? 'free' : 'admitted'] += 1
       else if (verdict.reason === 'OwnerBudgetExceeded') seen.exceeded += 1

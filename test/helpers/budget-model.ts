@@ -4,7 +4,8 @@
  * units of admitted instances; every instance of the owner computes the same order; started instances keep their
  * slots and the others fill what is left first fit; a sibling's cost is its status.cost, and an unknown one that
  * counts before this instance makes it wait; a free instance always fits; Error, Deleted, Stopped, terminating and
- * not-yet-available instances hold nothing; a relaunched one competes as a newcomer.
+ * not-yet-available instances hold nothing; a relaunched one competes as a newcomer. The owner's instances are those
+ * of the Challenge's namespace (OWNER_BUDGET_SCOPE=Namespace) or of every namespace (Cluster, with hook version v2).
  */
 
 /** A sibling Challenge as the customize hook relates it, in the terms the contract uses. */
@@ -54,9 +55,9 @@ interface Entry {
 const knownCost = (cost: unknown): number | undefined => (typeof cost === 'number' && Number.isInteger(cost) && cost >= 0 ? cost : undefined)
 
 /** Whether a sibling holds or waits for budget at all, and how it competes. */
-function entryOf(sibling: SiblingFacts, self: SelfFacts): Entry | undefined {
-  // The budget is per namespace (the customize hook relates the Challenge's own namespace only).
-  if (sibling.namespace !== self.namespace) return undefined
+function entryOf(sibling: SiblingFacts, self: SelfFacts, scope: BudgetScope): Entry | undefined {
+  // The budget is per namespace (OWNER_BUDGET_SCOPE=Namespace, the default), or across every namespace (Cluster).
+  if (scope === 'Namespace' && sibling.namespace !== self.namespace) return undefined
   if (sibling.ownerKind !== self.ownerKind || sibling.ownerId !== self.ownerId) return undefined
   if (sibling.namespace === self.namespace && sibling.name === self.name) return undefined
   if (sibling.deleting || sibling.stopped) return undefined
@@ -73,12 +74,15 @@ function entryOf(sibling: SiblingFacts, self: SelfFacts): Entry | undefined {
   }
 }
 
-export function budgetVerdict(self: SelfFacts, siblings: readonly SiblingFacts[], budget: number): BudgetVerdict {
+/** OWNER_BUDGET_SCOPE */
+export type BudgetScope = 'Namespace' | 'Cluster'
+
+export function budgetVerdict(self: SelfFacts, siblings: readonly SiblingFacts[], budget: number, scope: BudgetScope = 'Namespace'): BudgetVerdict {
   if (self.cost > budget) return { phase: 'Error', reason: 'OwnerBudgetExceeded' }
   if (self.cost === 0) return { phase: 'Pending', reason: 'Starting' }
   const me: Entry = { key: `${self.namespace}/${self.name}`, admittedAt: self.admittedAt ?? Infinity, createdAt: self.createdAt ?? Infinity, cost: self.cost, started: false, self: true }
   // The order every instance computes: earliest admittedAt, then creationTimestamp, then name.
-  const order = [me, ...siblings.flatMap((sibling) => entryOf(sibling, self) ?? [])].sort(
+  const order = [me, ...siblings.flatMap((sibling) => entryOf(sibling, self, scope) ?? [])].sort(
     (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   )
   const ahead = order.slice(0, order.indexOf(me))

@@ -159,7 +159,10 @@ export class TimerModel {
   }
 }
 
-/** resyncAfterSeconds for a next instant: rounded up so the sync lands at or just after it, at least 1, capped. */
+/**
+ * resyncAfterSeconds for a next instant (docs/api.md, "Deadlines are scheduled"): rounded up to a tenth of a second
+ * so the sync lands at or just after it, at least a tenth, capped at MAX_RESYNC_SECONDS.
+ */
 export function expectedResync(next: number | undefined, now: number, maxSeconds: number): number | undefined {
-  return next === undefined ? undefined : Math.min(maxSeconds, Math.max(1, Math.ceil((next - now) / 1000)))
+  return next === undefined ? undefined : Math.min(maxSeconds, Math.max(1, Math.ceil((next - now) / 100)) / 10)
 }
