@@ -350,7 +350,7 @@ t.test('the committed fixtures are what the simulator sends today', async (t) =>
       const committed = readFileSync(fileOf(name), 'utf8')
       // One comparison of the bytes; tap's diff only when they differ.
       if (committed === serialize(request)) t.pass(`${name}.json is current`)
-      else t.same(JSON.parse(committed), request, `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`)
+      else t.strictSame(JSON.parse(committed), request, `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`)
     }
   }
   const files = readdirSync(FIXTURES_DIR).filter((file) => file.endsWith('.json')).sort()
@@ -399,7 +399,7 @@ t.test('every committed fixture gives its documented answer with the real clock,
     t.equal(code, 200, `${name}: 200`)
     t.equal(second, first, `${name}: the same request gives the same bytes`)
     const answer = JSON.parse(first) as Answer
-    t.same(described(answer, expected), expected, `${name}: ${expected.hook} answers as documented`)
+    t.strictSame(described(answer, expected), expected, `${name}: ${expected.hook} answers as documented`)
   }
 })
 
@@ -585,7 +585,7 @@ t.test('test/fixtures/README.md documents every fixture and its answer', async (
   t.ok(page.includes('\n## The fixtures\n'), 'a "## The fixtures" section')
   const rows = page.split('\n').filter((line) => line.startsWith('| `'))
   const expected = tableRows()
-  t.same(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
+  t.strictSame(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
   if (rows.join('\n') !== expected.join('\n')) t.comment(`The rows test/fixtures/README.md should hold:\n${expected.join('\n')}`)
 })
 
@@ -595,7 +595,7 @@ t.test('the curl example (test/fixtures/README.md, and README.md) shows the true
   t.ok(command > 0, 'the example posts sync-running.json')
   const start = page.indexOf('```json\n', command) + '```json\n'.length
   const shown = JSON.parse(page.slice(start, page.indexOf('```', start))) as unknown
-  t.same(shown, await runningProjection(t))
+  t.strictSame(shown, await runningProjection(t))
   // The front door shows the same example, command and answer, as one block of text (no part of it read back).
   t.ok(readFileSync(join(repoRoot, 'README.md'), 'utf8').includes(runningExample(shown)), 'README.md shows this example as test/fixtures/README.md does')
 })
@@ -607,5 +607,5 @@ t.test('the TLS curl example of test/fixtures/README.md shows the true endpoint'
   const start = page.indexOf('# ', command) + 2
   const shown = JSON.parse(page.slice(start, page.indexOf('\n', start))) as unknown
   t.match(page.slice(page.lastIndexOf('\n', command - 100), command), `${envLine(FIXTURES['sync-running-tls']?.env)} npm start`)
-  t.same(shown, await tlsEndpoint(t))
+  t.strictSame(shown, await tlsEndpoint(t))
 })

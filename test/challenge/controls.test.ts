@@ -39,7 +39,7 @@ t.test('renew: accepted while Running, acted on exactly once, resets the clock f
   t.equal(renewed.response.resyncAfterSeconds, 300)
   // The same request again (Metacontroller's next sync): nothing more happens.
   const again = step(renewed.parent, { related, children: ready, now: at(1300) })
-  t.same(again.status, renewed.status)
+  t.strictSame(again.status, renewed.status)
   // Before, at and after the new deadline.
   t.equal(step(renewed.parent, { related, children: ready, now: at(2999) }).status.phase, 'Running')
   t.match(step(renewed.parent, { related, children: ready, now: at(3000) }).status, { phase: 'Deleted', reason: 'Expired' })
@@ -84,7 +84,7 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   t.strictSame((restarted.status.conditions as Json[]).map((condition) => condition.lastTransitionTime), Array(7).fill('2026-11-22T12:03:20Z'), 'fresh conditions')
   const secretBefore = running.response.children.find((child) => child.kind === 'Secret')
   const secretAfter = restarted.response.children.find((child) => child.kind === 'Secret')
-  t.same(secretAfter, secretBefore, 'the PerOwner flag stays the same across runs')
+  t.strictSame(secretAfter, secretBefore, 'the PerOwner flag stays the same across runs')
 
   const newReady = readyWorld(restarted.response.children)
   const runningAgain = step(restarted.parent, { related, children: newReady, now: at(230) })
@@ -131,7 +131,7 @@ t.test('deadlines: spec.deadline and availableUntil cap expiresAt and end the in
 
   const late = step(challenge({ spec: { deadline: '2026-11-22T11:59:00Z' } }), { related: [webDefinition()] })
   t.match(late.status, { phase: 'Deleted', reason: 'PastDeadline', finishedAt: '2026-11-22T12:00:00Z' })
-  t.same(late.response.children, [], 'never started')
+  t.strictSame(late.response.children, [], 'never started')
 
   const pending = step(challenge({ spec: { deadline: '2026-11-22T12:02:00Z' } }), { related: [webDefinition()] })
   t.match(pending.status, { phase: 'Pending', expiresAt: '2026-11-22T12:02:00Z' })
@@ -142,7 +142,7 @@ t.test('availableFrom holds the instance Pending/NotYetAvailable and wakes it on
   const related = [webDefinition({ availableFrom: '2026-11-22T12:10:00Z' })]
   const early = step(challenge(), { related })
   t.match(early.status, { phase: 'Pending', reason: 'NotYetAvailable', message: 'The challenge opens at 2026-11-22T12:10:00Z.' })
-  t.same(early.response.children, [])
+  t.strictSame(early.response.children, [])
   t.notOk('admittedAt' in early.status)
   t.equal(early.response.resyncAfterSeconds, 300)
   t.equal(step(early.parent, { related, now: at(599) }).response.resyncAfterSeconds, 1)
@@ -181,7 +181,7 @@ t.test('owner budget: over budget means Pending/Queued with no children, admitte
   const unknown = step(challenge(), { related: [webDefinition(), sibling('a', undefined)], config: { ownerBudget: 1 } })
   t.match(unknown.status, { reason: 'Queued', message: "Waiting for your other instances to report their cost." }, 'a sibling ahead whose cost is not known yet')
   t.strictSame(unknown.response.resyncAfterSeconds, 5, 'looked at again in 5 s, should the notice of the cost write be lost')
-  t.same(queued.response.children, [])
+  t.strictSame(queued.response.children, [])
   t.notOk('admittedAt' in queued.status)
   t.equal(queued.response.resyncAfterSeconds, 300)
   t.match(queued.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'Queued' }])
@@ -292,7 +292,7 @@ t.test('flags: PerInstance over the uid, Static copied from a labelled Secret, p
   t.equal(Buffer.from(flagOf(copied), 'base64').toString(), 'flag{static}')
   const missing = step(challenge(), { related: [staticDefinition] })
   t.match(missing.status, { phase: 'Error', reason: 'ConfigError', message: /flag Secret "web-static" \(key "value"\) was not found; it must carry the label challenge-hooks.dev\/definition=web-login/ })
-  t.same(missing.response.children, [])
+  t.strictSame(missing.response.children, [])
 
   const parameters = prepared(challenge({ spec: { parameters: { LEVEL: 'hard', MODE: 'x' } } }), {
     related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', env: [{ name: 'MODE', value: 'easy' }, { name: 'KEEP', value: '1' }, { name: 'EMPTY' }] }] } })],
@@ -333,7 +333,7 @@ t.test('a ConfigError of the world recovers once fixed; a run-ending one does no
   t.match(missing.status, { phase: 'Error', reason: 'ConfigError' })
   t.notOk('finishedAt' in missing.status, 'a world problem does not end the run')
   const again = step(missing.parent, { related: [staticDefinition], now: at(10) })
-  t.same(again.status, missing.status, 'nothing changes while the world stays the same')
+  t.strictSame(again.status, missing.status, 'nothing changes while the world stays the same')
   const secret: KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -360,7 +360,7 @@ t.test('owner budget: two instances admitted on stale views settle on one before
   const demoted = step(mine, { related: [webDefinition(), earlier], config, now: at(3) })
   t.match(demoted.status, { phase: 'Pending', reason: 'Queued' })
   t.notOk('admittedAt' in demoted.status)
-  t.same(kinds(demoted.response), [], 'no workload while queued')
+  t.strictSame(kinds(demoted.response), [], 'no workload while queued')
   // The other one, seeing this one admitted later, keeps its slot.
   const later = sibling('zzz-u-alice', { phase: 'Pending', admittedAt: '2026-11-22T12:00:02Z' }, { createdAt: '2026-11-22T11:58:00Z' })
   const kept = step(challenge({ status: { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:00:01Z', run: 0 } }), {

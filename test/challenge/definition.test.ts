@@ -8,7 +8,7 @@ const minimal = { pod: { containers: [container] }, expose: { port: 8080 } }
 
 t.test('defaults of the contract fill what the author left out', async (t) => {
   const result = resolveDefinition('web', minimal)
-  t.same(result, {
+  t.strictSame(result, {
     found: true,
     definition: {
       name: 'web',
@@ -179,7 +179,7 @@ t.test('RuntimeClasses: only those the operator names', async (t) => {
 t.test('lookup by name among related objects', async (t) => {
   const related = indexObjects(groups([webDefinition()]), NAMESPACE)
   t.equal(lookupDefinition(related, 'web-login').found, true)
-  t.same(lookupDefinition(related, 'other'), {
+  t.strictSame(lookupDefinition(related, 'other'), {
     found: false,
     reason: 'DefinitionNotFound',
     message: 'ChallengeDefinition "other" does not exist in this namespace.',

@@ -42,7 +42,7 @@ t.test('a run that times out while its workload is ready: no workload is reporte
   const timedOut = step(first.parent, { related, children: noIngress, now: at(301) })
   t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })
   t.match(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
-  t.same(timedOut.response.children.map((child) => child.kind).sort(), ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'], 'the teardown begins: the Service goes first')
+  t.strictSame(timedOut.response.children.map((child) => child.kind).sort(), ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'], 'the teardown begins: the Service goes first')
 })
 
 t.test('an Error is not woken at a deadline', async (t) => {
@@ -59,7 +59,7 @@ t.test('an HTTP challenge without the child rule of its route is a ConfigError t
     reason: 'ConfigError',
     message: 'This challenge cannot be exposed yet: the CompositeController has no child rule for Ingress.networking.k8s.io/v1 (the operator must install its routing component).',
   })
-  t.same(answer.response.children, [])
+  t.strictSame(answer.response.children, [])
 })
 
 t.test('only a run-ending Error ends the run: an Error of the world recovers, whatever else the status says', async (t) => {

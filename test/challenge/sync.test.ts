@@ -56,7 +56,7 @@ t.test('starting: children observed but not ready stays Pending, status unchange
   const first = prepared(challenge(), { related: [webDefinition()] })
   const observed = observedChildren(first.response.children)
   const second = step(first.parent, { related: [webDefinition()], children: observed, now: at(20) })
-  t.same(second.status, first.status, 'nothing changes by itself')
+  t.strictSame(second.status, first.status, 'nothing changes by itself')
   t.equal(second.response.resyncAfterSeconds, 280)
 })
 
@@ -100,8 +100,8 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
   t.equal(running.response.resyncAfterSeconds, 300)
   // Quiescence: the same world a minute later answers the same status.
   const again = step(running.parent, { related: [webDefinition()], children: ready, now: at(90) })
-  t.same(again.status, running.status)
-  t.same(again.response.children, running.response.children)
+  t.strictSame(again.status, running.status)
+  t.strictSame(again.response.children, running.response.children)
 })
 
 t.test('TLS and ingress class from the configuration', async (t) => {
@@ -118,7 +118,7 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
   const parent = challenge({ definition: 'pwn-echo' })
   const related = [netcatDefinition()]
   const first = prepared(parent, { related })
-  t.same(kinds(first.response), [
+  t.strictSame(kinds(first.response), [
     'Secret/pwn-echo-u-alice-flag',
     'NetworkPolicy/pwn-echo-u-alice-isolate',
     'NetworkPolicy/pwn-echo-u-alice-expose',
@@ -220,14 +220,14 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
     finishedAt: '2026-11-22T12:05:00Z',
   })
   t.notOk('resyncAfterSeconds' in timedOut.response)
-  t.same(kinds(timedOut.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
+  t.strictSame(kinds(timedOut.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
   t.ok(kinds(timedOut.response).includes(`Secret/${NAME}-flag`), 'the flag Secret stays until the pod is gone')
   t.notOk('flagSecretRef' in timedOut.status, 'no reference: the instance is not Running')
 
   // The error is sticky for the run: even with the pods gone and the world healthy, it does not restart.
   const later = step(timedOut.parent, { related: [webDefinition()], children: [], now: at(400) })
   t.match(later.status, { phase: 'Error', reason: 'StartupTimeout', finishedAt: '2026-11-22T12:05:00Z' })
-  t.same(later.response.children, [])
+  t.strictSame(later.response.children, [])
   t.notOk('flagSecretRef' in later.status)
 })
 
@@ -292,7 +292,7 @@ t.test('unschedulable stays Pending with its reason', async (t) => {
 t.test('definition missing or invalid, owner labels wrong: Error with the reason, no children', async (t) => {
   const missing = step(challenge(), { related: [] })
   t.match(missing.status, { phase: 'Error', reason: 'DefinitionNotFound', message: 'ChallengeDefinition "web-login" does not exist in this namespace.' })
-  t.same(missing.response.children, [])
+  t.strictSame(missing.response.children, [])
   t.notOk('resyncAfterSeconds' in missing.response)
   t.match(missing.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'DefinitionNotFound' }])
 

@@ -33,7 +33,7 @@ function withVerdict(children: KubeObject[], accepted: string, resolved = 'True'
 
 t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, then Running with ncat --ssl', async (t) => {
   const first = prepared(parent(), { related, config })
-  t.same(kinds(first.response), [
+  t.strictSame(kinds(first.response), [
     `Secret/${NAME}-flag`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Pod/${NAME}`, `Service/${NAME}`, `TLSRoute/${NAME}`,
   ])
   const ready = readyWorld(first.response.children)
@@ -52,7 +52,7 @@ t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, 
   t.equal(conditionOf(refused.status, 'EndpointReady')?.lastTransitionTime, conditionOf(unreported.status, 'EndpointReady')?.lastTransitionTime, 'still False: no transition')
   t.notOk('endpoint' in refused.status)
   t.notOk('startedAt' in refused.status)
-  t.same(step(refused.parent, { related, children: withVerdict(ready, 'NotAllowedByListeners'), config, now: at(50) }).status, refused.status, 'an unchanged verdict changes nothing')
+  t.strictSame(step(refused.parent, { related, children: withVerdict(ready, 'NotAllowedByListeners'), config, now: at(50) }).status, refused.status, 'an unchanged verdict changes nothing')
 
   const running = step(refused.parent, { related, children: withVerdict(ready, 'True'), config, now: at(30) })
   const host = `${String(running.status.instanceId)}.tcp.ctf.example.org`
@@ -103,7 +103,7 @@ t.test('no Gateway for TLS, or no child rule for its route: Error / ConfigError,
     reason: 'ConfigError',
     message: 'TLS challenges cannot be exposed yet: the operator has not set GATEWAY (TLS_ROUTING=GatewayAPI) or TLS_ROUTING=Traefik.',
   })
-  t.same(noGateway.response.children, [])
+  t.strictSame(noGateway.response.children, [])
   t.notOk('admittedAt' in noGateway.status, 'it holds no budget meanwhile')
   const noRule = step(parent(), { related, config, groups: ['Secret.v1', 'Service.v1'] })
   t.match(noRule.status, { phase: 'Error', reason: 'ConfigError', message: /no child rule for TLSRoute\.gateway\.networking\.k8s\.io\/v1/ })
@@ -117,7 +117,7 @@ t.test('teardown: the route leaves with the Service, the Pod once both are gone'
   const running = step(first.parent, { related, children: ready, config, now: at(10) })
   const stopped = { ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }
   const firstStep = step(stopped, { related, children: ready, config, now: at(20) })
-  t.same(kinds(firstStep.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  t.strictSame(kinds(firstStep.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   const routeLeft = ready.filter((child) => child.kind !== 'Service')
   const waiting = step(firstStep.parent, { related, children: routeLeft, config, now: at(21) })
   t.ok(kinds(waiting.response).includes(`Pod/${NAME}`), 'the workload stays while the route is still observed')

@@ -122,7 +122,7 @@ t.test('observeEndpoint: a NodePort is the exposed port\'s; a LoadBalancer needs
   const nodePorts = observed({ spec: { ports: [{ port: 22, nodePort: 30001 }, { port: 1337, nodePort: 30002 }] } })
   t.match(observeEndpoint(nodePorts, names, definition('NodePort'), NAMESPACE, ID, config).endpoint, { type: 'NodePort', port: 30002 }, 'the exposed port, not the first')
   const balancer = (ingress: unknown) => observeEndpoint(observed({ status: { loadBalancer: { ingress } } }), names, definition('LoadBalancer'), NAMESPACE, ID, config).endpoint
-  t.same(balancer([{ ip: '203.0.113.7' }]), { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
+  t.strictSame(balancer([{ ip: '203.0.113.7' }]), { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
   t.match(balancer([{ hostname: 'lb.example.org' }]), { host: 'lb.example.org' })
   t.equal(balancer([{ ip: '' }]), undefined, 'an empty address is none')
   t.equal(balancer([{}]), undefined, 'no address yet')

@@ -41,9 +41,9 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   t.match(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
   // The contract's id of this owner key under the hook's FLAG_SECRET, not the id the status says.
   const host = expectedHost(suite.flagSecret, { namespace: s.ns, definition: 'web-login', kind: 'User', id: 'alice' }, 'challenges.localhost')
-  t.same(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
+  t.strictSame(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
   t.equal(seconds(status.expiresAt) - seconds(status.startedAt), 1800, 'expires a lifetime after it started')
-  t.same(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
+  t.strictSame(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
   const [firstPod] = await podsOf(s, NAME)
   let rows = await printable(t, s)
   t.match(rows[NAME], { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` }, 'kubectl get chal')
@@ -66,18 +66,18 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted')
   t.match(status, { phase: 'Deleted', reason: 'Solved' })
   t.notOk('endpoint' in status, 'no endpoint once stopped')
-  t.same(await eventuallyChildren(s, NAME, []), [], 'stopped: the workload and its policies are torn down')
+  t.strictSame(await eventuallyChildren(s, NAME, []), [], 'stopped: the workload and its policies are torn down')
   rows = await printable(t, s)
   t.match(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
 
   await s.patchSpec(NAME, { desiredState: 'Running', restarts: 2 })
   status = await running(s, NAME, 2)
-  t.same(await s.children(NAME), WEB(NAME), 'relaunched: every child back')
+  t.strictSame(await s.children(NAME), WEB(NAME), 'relaunched: every child back')
 
   await s.advance(1800)
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted after its lifetime')
   t.match(status, { phase: 'Deleted', reason: 'Expired' })
-  t.same(await eventuallyChildren(s, NAME, []), [], 'expired: torn down')
+  t.strictSame(await eventuallyChildren(s, NAME, []), [], 'expired: torn down')
 
   await s.patchSpec(NAME, { restarts: 3 })
   await running(s, NAME, 3)
@@ -107,7 +107,7 @@ t.test('a budget queue that drains: the second instance waits until the first on
   await s.create(s.challenge('heavy-b', 'bob'))
   const queued = await s.until('heavy-b-u-bob', (st) => st.phase === 'Pending' && st.reason === 'Queued', 'Queued')
   t.match(queued, { phase: 'Pending', reason: 'Queued' })
-  t.same(await s.children('heavy-b-u-bob'), [], 'a queued instance has no children')
+  t.strictSame(await s.children('heavy-b-u-bob'), [], 'a queued instance has no children')
   const rows = await printable(t, s)
   t.match(rows['heavy-b-u-bob'], { PHASE: 'Pending', REASON: 'Queued' })
 

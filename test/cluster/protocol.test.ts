@@ -32,15 +32,15 @@ t.test(`what ${suite.controller} sends to the hooks`, async (t) => {
 
   const [customize] = of('customize')
   t.ok(customize, 'the customize hook is called')
-  t.same(Object.keys(customize?.body ?? {}).sort(), ['controller', 'parent'], 'customize: controller and parent only')
+  t.strictSame(Object.keys(customize?.body ?? {}).sort(), ['controller', 'parent'], 'customize: controller and parent only')
 
   const syncs = of('sync')
   t.ok(syncs.length >= 2, `several syncs (${syncs.length})`)
   const first = syncs[0] as HookRequest
-  t.same(Object.keys(first.body).sort(), ['children', 'controller', 'finalizing', 'parent', 'related'], 'sync: the five top-level fields')
+  t.strictSame(Object.keys(first.body).sort(), ['children', 'controller', 'finalizing', 'parent', 'related'], 'sync: the five top-level fields')
   t.equal(first.body.finalizing, false)
-  t.same(Object.keys(first.body.children as Json).sort(), CHILD_GROUPS, 'one children group per child rule, even when empty')
-  t.same(Object.keys(first.body.related as Json).sort(), RELATED_GROUPS, "one related group per customize rule")
+  t.strictSame(Object.keys(first.body.children as Json).sort(), CHILD_GROUPS, 'one children group per child rule, even when empty')
+  t.strictSame(Object.keys(first.body.related as Json).sort(), RELATED_GROUPS, "one related group per customize rule")
   const controller = first.body.controller as { metadata: Json; spec: { hooks: Record<string, { webhook: Json }> } }
   t.match(controller.metadata, { name: 'challenge-hooks', uid: String, resourceVersion: String, generation: Number }, 'the CompositeController as stored')
   t.equal(controller.spec.hooks.sync?.webhook.url, `${suite.hookUrl}/sync`, 'with the hooks it is configured with')
@@ -55,7 +55,7 @@ t.test(`what ${suite.controller} sends to the hooks`, async (t) => {
   t.ok('metacontroller.k8s.io/last-applied-configuration' in pod.metadata.annotations, 'the last-applied annotation Metacontroller merges with (Recreate too)')
   t.match(pod.status, { phase: 'Running', conditions: [{ type: String, status: String }] }, "the pod's status, as the kubelet wrote it")
   const related = running.body.related as Record<string, Record<string, Json>>
-  t.same(Object.keys(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {}), ['web-login'], 'the definition, by name')
+  t.strictSame(Object.keys(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {}), ['web-login'], 'the definition, by name')
   t.ok(syncs.slice(1).some((request) => typeof request.headers['if-none-match'] === 'string'), 'ETag: later syncs send If-None-Match')
 
   const finalizes = of('finalize')

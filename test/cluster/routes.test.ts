@@ -46,7 +46,7 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
       t.equal(applied.stderr, '', `${components.join(' + ')}: no warning`)
       const controller = await rest.get<{ spec: { childResources: { resource: string }[] } }>('/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks')
       const resources = controller.spec.childResources.map((rule) => rule.resource)
-      t.same(resources.slice(-2), components.map((name) => rules[name]), `${components.join(' + ')}: their child rules in place`)
+      t.strictSame(resources.slice(-2), components.map((name) => rules[name]), `${components.join(' + ')}: their child rules in place`)
     }
     await install(cluster)
   })

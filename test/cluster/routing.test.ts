@@ -75,7 +75,7 @@ t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway a
       const running = await s.until(name, (st) => st.phase === 'Running', 'Running')
       const owner = { namespace: s.ns, definition: name.split('-u-')[0] as string, kind: 'User', id: 'alice' }
       const host = expectedHost(suite.flagSecret, owner, kind === 'TLSRoute' ? 'tcp.ctf.example.org' : 'challenges.localhost')
-      if (kind === 'TLSRoute') t.same(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')
+      if (kind === 'TLSRoute') t.strictSame(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')
       else t.match(running.endpoint, { type: 'HTTP', host, url: `https://${host}/` }, 'the HTTPS endpoint')
       await deletedInOrder(t, s, name, kind)
     })
@@ -103,7 +103,7 @@ t.test(`Traefik routing (${TRAEFIK_MODULE}): Running once the workload is ready 
       const owner = { namespace: s.ns, definition: name.split('-u-')[0] as string, kind: 'User', id: 'bob' }
       if (kind === 'IngressRouteTCP') {
         const host = expectedHost(suite.flagSecret, owner, 'tcp.ctf.example.org')
-        t.same(running.endpoint, { type: 'TLS', host, port: 8443, connection: `ncat --ssl ${host} 8443` }, 'the TLS endpoint on TLS_PORT')
+        t.strictSame(running.endpoint, { type: 'TLS', host, port: 8443, connection: `ncat --ssl ${host} 8443` }, 'the TLS endpoint on TLS_PORT')
         t.match(route.spec, { routes: [{ match: `HostSNI(\`${host}\`)` }], tls: {} }, 'HostSNI, TLS terminated by Traefik')
         t.notOk(((route.spec as Json).tls as Json).passthrough, 'never passthrough')
       } else {

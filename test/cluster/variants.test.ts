@@ -146,10 +146,10 @@ async function run(t: Test, s: Scenario, variants: Variant[]): Promise<void> {
     await t.test(variant.what, async (t) => {
       const { phase, reason } = variant.settles
       const status = await s.until(name, (st) => st.phase === phase && st.reason === reason, `${phase}/${reason}`, 45_000)
-      if (variant.endpoint) t.same(status.endpoint, variant.endpoint(status), 'the endpoint')
+      if (variant.endpoint) t.strictSame(status.endpoint, variant.endpoint(status), 'the endpoint')
       if (phase === 'Running') t.ok(status.endpoint, 'an endpoint while Running')
       // Error ends the run: settled once the teardown is over.
-      if (phase === 'Error') t.same(await eventuallyEmpty(s, name), [], 'torn down')
+      if (phase === 'Error') t.strictSame(await eventuallyEmpty(s, name), [], 'torn down')
       await assertAccepted(t, s, name, phase, variant)
     })
   }
@@ -157,10 +157,10 @@ async function run(t: Test, s: Scenario, variants: Variant[]): Promise<void> {
   // the hook's answer, which Metacontroller's three-way merge would rewrite on every sync).
   if (suite.sim !== undefined) {
     const warned = suite.apiWarnings.filter((w) => w.path.includes(`/namespaces/${s.ns}/`))
-    t.same(warned.map((w) => `${w.method} ${w.path}: ${w.warning}`), [], 'no warning from the API server on any write of the controller')
+    t.strictSame(warned.map((w) => `${w.method} ${w.path}: ${w.warning}`), [], 'no warning from the API server on any write of the controller')
   }
   const { moved, writes } = await s.resync()
-  t.same(moved, [], 'quiet: another sync of every instance rewrites no child')
+  t.strictSame(moved, [], 'quiet: another sync of every instance rewrites no child')
   if (suite.sim !== undefined) t.equal(writes, 0, 'quiet: the stand-in wrote nothing in those syncs')
 }
 
@@ -192,10 +192,10 @@ async function assertAccepted(t: Test, s: Scenario, name: string, phase: string,
     () => '',
     { timeoutMs: 10_000 },
   ).catch(() => undefined)
-  t.same(stored, lastAnswer(suite, s.ns, name), 'the stored status is the hook\'s last answer: nothing pruned')
+  t.strictSame(stored, lastAnswer(suite, s.ns, name), 'the stored status is the hook\'s last answer: nothing pruned')
   const challenge = settled ?? (await s.get(name))
   const syncErrors = (suite.sim?.history ?? []).filter((r) => r.parent.namespace === s.ns && r.parent.name === name && r.outcome === 'error').flatMap((r) => r.errors)
-  t.same(syncErrors, [], 'no child refused by the API server')
+  t.strictSame(syncErrors, [], 'no child refused by the API server')
 
   const events = await suite.kubectl(['get', 'events', '-n', s.ns, '--field-selector', `involvedObject.name=${name},reason=SyncError`, '-o', 'name'])
   t.equal(events.stdout.trim(), '', 'no SyncError event')

@@ -31,7 +31,7 @@ t.test('300 more definitions in the namespace add less than 10 % to a sync reque
   t.ok(large < small * 1.1, `with 300 more definitions: ${large} bytes against ${small} (< 10 % more)`)
   const related = syncsOf(crowded.sim, WEB).findLast((result) => result.request !== undefined)?.request?.related ?? {}
   const definitions = Object.values(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {})
-  t.same(definitions.map((definition) => definition.metadata.name), ['web-login'], 'only its own definition is related')
+  t.strictSame(definitions.map((definition) => definition.metadata.name), ['web-login'], 'only its own definition is related')
 })
 
 t.test('an edit of one definition re-syncs only its own instances', async (t) => {

@@ -31,10 +31,10 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
     finishedAt: '2025-01-01T00:01:30Z',
   })
   t.notOk('endpoint' in terminating)
-  t.same(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'the finalizer stays while children remain')
+  t.strictSame(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'the finalizer stays while children remain')
   const finalizes = syncsOf(sim, NAME, from)
   t.ok(finalizes.every((result) => result.hook === 'finalize' && result.request?.finalizing === true), 'only the finalize hook is called')
-  t.same(
+  t.strictSame(
     finalizes.map(deletedBy).filter((deleted) => deleted.length > 0),
     [[`Ingress/${NAME}`, `Service/${NAME}`], [`Pod/${NAME}`]],
     'traffic path first, then the workload',
@@ -57,13 +57,13 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   cluster.settle()
   await sim.runUntilQuiet()
   t.equal(world.get(NAME), undefined, 'the Challenge is gone')
-  t.same(world.pods(NAME), [])
-  t.same(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'), [], 'nothing of the instance is left')
+  t.strictSame(world.pods(NAME), [])
+  t.strictSame(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'), [], 'nothing of the instance is left')
 
   const all = syncsOf(sim, NAME, from)
   const last = all.findLast((result) => result.hook === 'finalize')
   t.match(last, { finalizerRemoved: true, answer: { finalized: true, children: [] } })
-  t.same(
+  t.strictSame(
     Object.values(last?.request?.children ?? {}).map((group) => Object.keys(group).length),
     [0, 0, 0, 0, 0, 0],
     'finalized only by a request that observed no child (six child groups)',
@@ -87,7 +87,7 @@ t.test('deleting a Challenge that never got children finalizes at once', async (
   world.cluster.delete(challengeRef(NAME))
   await world.run(t)
   t.equal(world.get(NAME), undefined)
-  t.same(world.children(NAME), [])
+  t.strictSame(world.children(NAME), [])
 })
 
 t.test('deleting a Challenge while Pending tears its children down too', async (t) => {
@@ -95,7 +95,7 @@ t.test('deleting a Challenge while Pending tears its children down too', async (
   world.cluster.create(world.definition('web-login'))
   world.cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  t.same(world.children(NAME), webChildren(NAME))
+  t.strictSame(world.children(NAME), webChildren(NAME))
   world.cluster.delete(challengeRef(NAME))
   await world.run(t)
   t.equal(world.get(NAME), undefined, 'the pod was never scheduled, so the API server deleted it at once')

@@ -11,7 +11,7 @@ t.test('NodePort: Running with nc PUBLIC_HOST <nodePort>', async (t) => {
   cluster.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
   t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
-  t.same(world.children(NAME), netcatChildren(NAME), 'no Ingress for a NodePort challenge')
+  t.strictSame(world.children(NAME), netcatChildren(NAME), 'no Ingress for a NodePort challenge')
   await world.assertQuiet(t)
 
   await world.settle(t)
@@ -39,7 +39,7 @@ t.test('LoadBalancer: Pending/WaitingForEndpoint until the address is allocated,
   cluster.create(world.challenge('pwn-echo', 'alice'))
   cluster.setLoadBalancerReady(NS, NAME, false)
   await world.run(t)
-  t.same(world.children(NAME), netcatChildren(NAME))
+  t.strictSame(world.children(NAME), netcatChildren(NAME))
   t.equal((cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: NAME })?.spec as { type: string }).type, 'LoadBalancer')
 
   await world.settle(t)

@@ -38,7 +38,7 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
     admittedAt: '2025-01-01T00:00:00Z',
   })
   t.notOk('startedAt' in pulling)
-  t.same(world.children(NAME), netcatChildren(NAME), 'a transient problem keeps the workload')
+  t.strictSame(world.children(NAME), netcatChildren(NAME), 'a transient problem keeps the workload')
   await world.settle(t)
   t.match(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'ErrImagePull became ImagePullBackOff: same reason')
   await world.assertQuiet(t)
@@ -64,7 +64,7 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
     'the Service went first and the pod is terminating; the guards wait for it',
   )
   t.equal(await tornDown(t, world, NAME), 1, 'the kubelet ends the pod in one settle step, then the guards go')
-  t.same(world.children(NAME), [])
+  t.strictSame(world.children(NAME), [])
   t.match(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
   t.notOk('flagSecretRef' in world.status(NAME), 'no flag Secret, no reference to it')
   await world.assertQuiet(t)
@@ -74,7 +74,7 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
   await world.settle(t)
   await world.advance(t, 3600)
   t.match(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
-  t.same(world.children(NAME), [])
+  t.strictSame(world.children(NAME), [])
   await world.assertQuiet(t)
 })
 
@@ -133,7 +133,7 @@ t.test('unschedulable: Pending/Unschedulable with the workload kept, Running onc
     reason: 'Unschedulable',
     message: 'The cluster has no room for the instance yet; waiting for capacity.',
   })
-  t.same(world.children(NAME), netcatChildren(NAME))
+  t.strictSame(world.children(NAME), netcatChildren(NAME))
   await world.assertQuiet(t)
   world.cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
   await world.settle(t)
@@ -151,15 +151,15 @@ t.test('definition missing: Error/DefinitionNotFound without children; creating 
   t.match(missing, { phase: 'Error', reason: 'DefinitionNotFound' })
   t.match(missing.message, /web-login/, 'the message names the definition')
   t.notOk('admittedAt' in missing, 'a world problem holds no budget slot')
-  t.same(world.children(name), [])
+  t.strictSame(world.children(name), [])
   await world.assertQuiet(t)
 
   cluster.advance(30)
   cluster.create(world.definition('web-login'))
-  t.same(world.sim.pending(), [`${NS}/${name}`], 'the new definition (a related object) wakes the Challenge')
+  t.strictSame(world.sim.pending(), [`${NS}/${name}`], 'the new definition (a related object) wakes the Challenge')
   await world.run(t)
   t.match(world.status(name), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
-  t.same(world.children(name), webChildren(name))
+  t.strictSame(world.children(name), webChildren(name))
   await world.settle(t)
   t.match(world.status(name), { phase: 'Running', reason: 'Ready' })
   await world.assertQuiet(t)

@@ -163,7 +163,7 @@ function assertStoredStatus(t: TestLike, world: World): void {
     const message = `${name}: the stored status is the hook's answer (nothing pruned by the CRD)`
     // Key order differs (the API server's pruning rebuilds objects): compare canonical JSON, diff only on failure.
     if (canonical(status) === canonical(answer)) t.pass(message)
-    else t.same(status, answer, message)
+    else t.strictSame(status, answer, message)
   }
 }
 

@@ -61,7 +61,7 @@ t.test('a Challenge named like another one\'s shortened name gets children of it
   const instanceLabels = names.map((name) => world.cluster.list('v1', 'Pod', NS).find((object) => isControlledBy(world, object, name))?.metadata.labels?.['challenge-hooks.dev/instance'])
   t.equal(new Set(instanceLabels).size, names.length, 'no instance label is shared')
   for (const name of names) {
-    t.same(mountedSecrets(world, name), [secretOf(world, name)], `${name}: its pod mounts its own flag Secret only`)
+    t.strictSame(mountedSecrets(world, name), [secretOf(world, name)], `${name}: its pod mounts its own flag Secret only`)
     t.equal(selectedPods(world, name).length, 1, `${name}: its Service selects exactly its own pod`)
   }
 
@@ -72,10 +72,10 @@ t.test('a Challenge named like another one\'s shortened name gets children of it
   await world.settle(t)
   await world.settle(t)
   t.match(world.status(VICTIM), { phase: 'Deleted', reason: 'Stopped' })
-  t.same(world.children(VICTIM), [], 'the victim holds nothing')
+  t.strictSame(world.children(VICTIM), [], 'the victim holds nothing')
   t.notOk(world.cluster.list('v1', 'Secret', NS).some((secret) => secret.metadata.name === victimSecret), 'the victim\'s flag Secret is gone')
   t.match(world.status(ATTACKER), { phase: 'Running' })
-  t.same(mountedSecrets(world, ATTACKER), [secretOf(world, ATTACKER)], 'the attacker still mounts only its own flag')
+  t.strictSame(mountedSecrets(world, ATTACKER), [secretOf(world, ATTACKER)], 'the attacker still mounts only its own flag')
   await world.assertQuiet(t)
 })
 
@@ -99,7 +99,7 @@ t.test('a definition carrying a __proto__ key is refused alone: the rest of the 
     reason: 'DefinitionInvalid',
     message: 'ChallengeDefinition "poisoned" is invalid: spec.pod.__proto__: the key is refused (it names an object prototype).',
   })
-  t.same(world.children('poisoned-u-mallory'), [], 'the refused instance holds nothing')
+  t.strictSame(world.children('poisoned-u-mallory'), [], 'the refused instance holds nothing')
   t.notOk(world.calls.some((call) => call.statusCode >= 400), 'no hook call was refused')
 
   world.cluster.delete(challengeRef('web-login-u-alice'))

@@ -77,5 +77,5 @@ t.test('parameters over their total: Error / ConfigError naming the field, the d
     reason: 'ConfigError',
     message: `spec.parameters: the names and values together must be at most ${Bounds.parametersText} characters, got ${Bounds.parametersText + 1}.`,
   })
-  t.same(world.children('web-login-u-alice'), [], 'no workload')
+  t.strictSame(world.children('web-login-u-alice'), [], 'no workload')
 })

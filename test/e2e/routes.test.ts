@@ -64,14 +64,14 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
   const id = await startTls(world, t)
   const host = `${id}.tcp.ctf.example.org`
   t.match(world.status(TLS), { phase: 'Pending', reason: 'Starting' })
-  t.same(world.children(TLS), netcatWith('TLSRoute', TLS), 'a ClusterIP Service and a TLSRoute, no node port')
+  t.strictSame(world.children(TLS), netcatWith('TLSRoute', TLS), 'a ClusterIP Service and a TLSRoute, no node port')
   t.equal((cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: TLS })?.spec as Json).type, 'ClusterIP')
-  t.same(cluster.get(routeRef('TLSRoute', TLS))?.spec, {
+  t.strictSame(cluster.get(routeRef('TLSRoute', TLS))?.spec, {
     parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'tls' }],
     hostnames: [host],
     rules: [{ backendRefs: [{ name: TLS, port: 1337 }] }],
   })
-  t.same((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
+  t.strictSame((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
     { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': GATEWAY_NS } } }], ports: [{ protocol: 'TCP', port: 1337 }] },
   ], 'only the Gateway\'s pods reach the port')
   await world.assertQuiet(t)
@@ -180,13 +180,13 @@ t.test('TLS through Traefik: an IngressRouteTCP (HostSNI, TLS ended by Traefik),
   const { cluster, sim } = world
   const id = await startTls(world, t)
   const host = `${id}.ctf.example.org`
-  t.same(world.children(TLS), netcatWith('IngressRouteTCP', TLS))
-  t.same(cluster.get(routeRef('IngressRouteTCP', TLS))?.spec, {
+  t.strictSame(world.children(TLS), netcatWith('IngressRouteTCP', TLS))
+  t.strictSame(cluster.get(routeRef('IngressRouteTCP', TLS))?.spec, {
     entryPoints: ['tcpsecure'],
     routes: [{ match: `HostSNI(\`${host}\`)`, services: [{ name: TLS, port: 1337 }] }],
     tls: {},
   }, 'TLS ended by Traefik with its default certificate, never passthrough')
-  t.same((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
+  t.strictSame((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
     {
       from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'traefik' } } }],
       ports: [{ protocol: 'TCP', port: 1337 }],
@@ -215,8 +215,8 @@ t.test('HTTP through the Gateway API: an HTTPRoute on the HTTPS listener, https 
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
-  t.same(world.children(WEB), netcatWith('HTTPRoute', WEB))
-  t.same(cluster.get(routeRef('HTTPRoute', WEB))?.spec, {
+  t.strictSame(world.children(WEB), netcatWith('HTTPRoute', WEB))
+  t.strictSame(cluster.get(routeRef('HTTPRoute', WEB))?.spec, {
     parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'https' }],
     hostnames: [host],
     rules: [{ backendRefs: [{ name: WEB, port: 8080 }] }],
@@ -233,8 +233,8 @@ t.test('HTTP through Traefik: an IngressRoute with TLS, https once observed and 
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
-  t.same(world.children(WEB), netcatWith('IngressRoute', WEB))
-  t.same(cluster.get(routeRef('IngressRoute', WEB))?.spec, {
+  t.strictSame(world.children(WEB), netcatWith('IngressRoute', WEB))
+  t.strictSame(cluster.get(routeRef('IngressRoute', WEB))?.spec, {
     entryPoints: ['websecure'],
     routes: [{ kind: 'Rule', match: `Host(\`${host}\`)`, services: [{ name: WEB, port: 8080 }] }],
     tls: {},
@@ -253,7 +253,7 @@ t.test('without its routing installed, a TLS challenge is an Error/ConfigError t
     reason: 'ConfigError',
     message: 'TLS challenges cannot be exposed yet: the operator has not set GATEWAY (TLS_ROUTING=GatewayAPI) or TLS_ROUTING=Traefik.',
   })
-  t.same(bare.children(TLS), [], 'nothing is created')
+  t.strictSame(bare.children(TLS), [], 'nothing is created')
   // GATEWAY set, but the gateway-api-tls component (its child rule) is not installed.
   const noRule = await startWorld(t, { env: GATEWAY_ENV })
   await startTls(noRule, t)
@@ -263,7 +263,7 @@ t.test('without its routing installed, a TLS challenge is an Error/ConfigError t
     message:
       'This challenge cannot be exposed yet: the CompositeController has no child rule for TLSRoute.gateway.networking.k8s.io/v1 (the operator must install its routing component).',
   })
-  t.same(noRule.children(TLS), [])
+  t.strictSame(noRule.children(TLS), [])
   t.equal(noRule.sim.events.length, 0, 'Metacontroller is never asked for a child it cannot manage')
   await noRule.assertQuiet(t)
 })

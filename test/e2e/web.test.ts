@@ -28,7 +28,7 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   t.notOk('startedAt' in pending)
   t.match(pending.instanceId, /^[0-9a-f]{16}$/)
   t.notOk('flagSecretRef' in pending, 'not Running yet: no flag Secret reference')
-  t.same(world.children(NAME), webChildren(NAME), 'every child is created at once')
+  t.strictSame(world.children(NAME), webChildren(NAME), 'every child is created at once')
   t.match(world.get(NAME)?.metadata.finalizers, ['metacontroller.io/compositecontroller-challenge-hooks'])
   await world.assertQuiet(t)
 
@@ -55,7 +55,7 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   await world.advance(t, secondsUntil(cluster, running.expiresAt) - 1)
   t.equal(cluster.timestamp(), '2025-01-01T00:29:59Z')
   t.match(world.status(NAME), { phase: 'Running', reason: 'Ready', expiresAt: '2025-01-01T00:30:00Z' })
-  t.same(world.children(NAME), webChildren(NAME))
+  t.strictSame(world.children(NAME), webChildren(NAME))
   t.ok(sim.scheduledAt(NS, NAME), 'a resync is scheduled')
   t.ok((sim.scheduledAt(NS, NAME) as Date).getTime() <= Date.parse('2025-01-01T00:30:00Z'), 'no later than expiresAt')
 
@@ -78,8 +78,8 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
 
   // The kubelet ends the terminating pod; then the guards go.
   await world.settle(t)
-  t.same(world.pods(NAME), [], 'the pod is gone')
-  t.same(world.children(NAME), [], 'then the policies and the flag Secret go')
+  t.strictSame(world.pods(NAME), [], 'the pod is gone')
+  t.strictSame(world.children(NAME), [], 'then the policies and the flag Secret go')
 
   const order = log.log
   t.ok(lastGone(order, 'Ingress') < firstGone(order, 'Pod'), `Ingress before the pod: ${order.join(', ')}`)
@@ -93,7 +93,7 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   t.equal(cluster.settle(), 0)
   await world.advance(t, 3600)
   t.match(world.status(NAME), { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z' })
-  t.same(world.children(NAME), [])
+  t.strictSame(world.children(NAME), [])
   t.equal(sim.events.length, 0, 'no sync error along the way')
 })
 
