@@ -127,8 +127,8 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   })
   t.notOk(db && 'ports' in db, 'a container that is not exposed gets no port')
   t.notOk(db && 'readinessProbe' in db, 'nor a default probe')
-  t.match(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
-  t.match(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
+  t.hasStrict(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
+  t.hasStrict(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
   validateChildren(renderChildren(input(spec)))
 })
 

@@ -154,7 +154,7 @@ t.test('valid quantities and probes pass', async (t) => {
   const gpu = (resources: Json) => resolveDefinition('web', withContainer({ resources }), { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 1 } }), { found: false, message: /resources\.limits\.nvidia\.com\/gpu: required beside requests\.nvidia\.com\/gpu/ })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 1 }, limits: { 'nvidia.com/gpu': 2 } }), { found: false, message: /resources\.requests\.nvidia\.com\/gpu: must equal its limit \(2\)/ })
-  t.match(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
+  t.hasStrict(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
   for (const probe of [{ exec: { command: ['true'] } }, { tcpSocket: { port: 8080 } }, { grpc: { port: 9000 } }]) {
     t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, String(Object.keys(probe)[0]))
   }

@@ -26,7 +26,7 @@ t.test('finalize tears down in order: traffic path, then workload, then policies
   t.strictSame(kinds(first.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   t.equal(first.response.finalized, false)
   t.equal(first.response.resyncAfterSeconds, 10)
-  t.match(first.status, {
+  t.hasStrict(first.status, {
     phase: 'Terminating',
     reason: 'Deleting',
     message: 'The instance is being deleted.',
@@ -36,7 +36,7 @@ t.test('finalize tears down in order: traffic path, then workload, then policies
     finishedAt: '2026-11-22T12:05:00Z',
     run: 0,
   })
-  t.match(first.status.conditions, [{ type: 'Ready', status: 'False', reason: 'Deleting', lastTransitionTime: '2026-11-22T12:05:00Z' }])
+  t.hasStrict(first.status.conditions, [{ type: 'Ready', status: 'False', reason: 'Deleting', lastTransitionTime: '2026-11-22T12:05:00Z' }])
 
   const second = step(first.parent, { children: without(['Ingress', 'Service']), finalizing: true, now: at(301) })
   t.strictSame(kinds(second.response), [`NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'the Pod goes')
@@ -68,7 +68,7 @@ t.test('finalize of a Challenge that never had a status or children', async (t) 
   const fresh = challenge({ deletionTimestamp: '2026-11-22T12:00:00Z' })
   const result = step(fresh, { finalizing: true })
   t.equal(result.response.finalized, true)
-  t.match(result.status, { phase: 'Terminating', run: 0, finishedAt: '2026-11-22T12:00:00Z' })
+  t.hasStrict(result.status, { phase: 'Terminating', run: 0, finishedAt: '2026-11-22T12:00:00Z' })
   t.notOk('admittedAt' in result.status)
 })
 
@@ -77,7 +77,7 @@ t.test('a finished run keeps its finish time through deletion', async (t) => {
   const expired = step(running.parent, { related: [webDefinition()], children, now: at(2000) })
   const deleting = { ...expired.parent, metadata: { ...expired.parent.metadata, deletionTimestamp: '2026-11-22T13:00:00Z' } }
   const result = step({ ...deleting, status: { ...expired.status, lastRenewedAt: '2026-11-22T12:01:00Z' } }, { finalizing: true, now: at(3600) })
-  t.match(result.status, { finishedAt: expired.status.finishedAt, lastRenewedAt: '2026-11-22T12:01:00Z' })
+  t.hasStrict(result.status, { finishedAt: expired.status.finishedAt, lastRenewedAt: '2026-11-22T12:01:00Z' })
 })
 
 t.test('one URL for both hooks: a finalizing call to sync is answered exactly as finalize answers it', async (t) => {
@@ -91,7 +91,7 @@ t.test('one URL for both hooks: a finalizing call to sync is answered exactly as
     const request = syncRequest(deleting, { children: [...observed], related: [webDefinition()], finalizing: true })
     const answer = sync(request, config, at(300))
     t.strictSame(answer, finalize(request, config, at(300)), what)
-    t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' }, what)
+    t.hasStrict(answer.status, { phase: 'Terminating', reason: 'Deleting' }, what)
     t.equal(answer.finalized, observed.length === 0, `${what}: finalized only when no child is observed`)
   }
 })
@@ -105,7 +105,7 @@ t.test('a sync of a parent with a deletionTimestamp tears down, never reports Ru
   t.strictSame(answer, finalize(request, config, at(300)), 'the teardown of finalize')
   t.equal(running.status.phase, 'Running', 'it was Running')
   t.notOk('finalized' in answer, 'finalized only answers a finalizing call: in a sync answer it would make the finalizer flap')
-  t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' })
+  t.hasStrict(answer.status, { phase: 'Terminating', reason: 'Deleting' })
   t.strictSame(kinds(answer), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   t.equal(answer.resyncAfterSeconds, 10)
 

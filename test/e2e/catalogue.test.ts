@@ -19,7 +19,7 @@ async function runningBeside(t: Parameters<typeof startWorld>[0], extra: number)
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running', cost: 1 })
+  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 1 })
   return world
 }
 
@@ -59,19 +59,19 @@ t.test('the budget reads siblings\' costs from their status: a cost change appli
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running', cost: 2 })
+  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 2 })
   world.cluster.advance(5)
   world.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Queued', cost: 2 }, '2 + 2 > 3: queued')
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Queued', cost: 2 }, '2 + 2 > 3: queued')
 
   // The author lowers web-login's cost: its instance writes the new cost, which re-syncs the queued sibling.
   const stored = world.cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })
   world.cluster.update({ ...stored, spec: { ...(stored?.spec as object), cost: 1 } } as never, 'kubectl-client-side-apply')
   await world.run(t)
-  t.match(world.status(WEB), { phase: 'Running', cost: 1 }, 'the running instance keeps running and carries the new cost')
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Starting' }, '1 + 2 fit: admitted by itself')
+  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 1 }, 'the running instance keeps running and carries the new cost')
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Starting' }, '1 + 2 fit: admitted by itself')
   await world.settle(t)
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Running' })
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Running' })
   await world.assertQuiet(t)
 })

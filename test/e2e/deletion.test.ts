@@ -12,7 +12,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Running' })
+  t.hasStrict(world.status(NAME), { phase: 'Running' })
   await world.advance(t, 90)
 
   const log = deletionLog(cluster)
@@ -23,7 +23,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   await world.run(t)
 
   const terminating = world.status(NAME)
-  t.match(terminating, {
+  t.hasStrict(terminating, {
     phase: 'Terminating',
     reason: 'Deleting',
     message: 'The instance is being deleted.',
@@ -51,7 +51,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   // The kubelet has not finished the pod yet: the finalize hook keeps waiting.
   await world.advance(t, 10)
   t.strictSame(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'still waiting for the pod')
-  t.match(world.status(NAME), { phase: 'Terminating', reason: 'Deleting', finishedAt: '2025-01-01T00:01:30Z' }, 'finishedAt is sticky')
+  t.hasStrict(world.status(NAME), { phase: 'Terminating', reason: 'Deleting', finishedAt: '2025-01-01T00:01:30Z' }, 'finishedAt is sticky')
   t.equal(world.children(NAME).length, 4)
 
   cluster.settle()
@@ -62,7 +62,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
 
   const all = syncsOf(sim, NAME, from)
   const last = all.findLast((result) => result.hook === 'finalize')
-  t.match(last, { finalizerRemoved: true, answer: { finalized: true, children: [] } })
+  t.hasStrict(last, { finalizerRemoved: true, answer: { finalized: true, children: [] } })
   t.strictSame(
     Object.values(last?.request?.children ?? {}).map((group) => Object.keys(group).length),
     [0, 0, 0, 0, 0, 0],
@@ -83,7 +83,7 @@ t.test('deleting a Challenge that never got children finalizes at once', async (
   const world = await startWorld(t)
   world.cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  t.match(world.status(NAME), { phase: 'Error', reason: 'DefinitionNotFound' })
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'DefinitionNotFound' })
   world.cluster.delete(challengeRef(NAME))
   await world.run(t)
   t.equal(world.get(NAME), undefined)

@@ -96,7 +96,7 @@ t.test(
       edit(definitionOf(request).spec.pod.containers[0])
       const { response, problems } = await answer(app, '/sync', request as Json)
       t.strictSame(problems, [], what)
-      t.match(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
+      t.hasStrict(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
     }
   },
 )
