@@ -38,7 +38,7 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   const transitions = await suite.recorder.transitionsThrough(s.ns, NAME, 'Running/Ready')
   // Pending / WaitingForEndpoint may come between, when the pod is ready before the Ingress reaches the cache.
   t.match(transitions.join(' '), /^Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `Pending while starting, then Running (${transitions.join(', ')})`)
-  t.match(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
+  t.hasStrict(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
   // The contract's id of this owner key under the hook's FLAG_SECRET, not the id the status says.
   const host = expectedHost(suite.flagSecret, { namespace: s.ns, definition: 'web-login', kind: 'User', id: 'alice' }, 'challenges.localhost')
   t.strictSame(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
@@ -46,29 +46,29 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   t.strictSame(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
   const [firstPod] = await podsOf(s, NAME)
   let rows = await printable(t, s)
-  t.match(rows[NAME], { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` }, 'kubectl get chal')
+  t.hasStrict(rows[NAME], { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` }, 'kubectl get chal')
 
   await s.advance(600)
   await s.patchSpec(NAME, { renewals: (status.renewalsSeen as number) + 1 })
   status = await s.until(NAME, (st) => st.renewalsApplied === 1, 'the renewal applied')
   t.equal(seconds(status.expiresAt), seconds(status.lastRenewedAt) + 1800, 'renewed: expires a lifetime after the renewal')
   t.ok(seconds(status.lastRenewedAt) >= seconds(status.startedAt) + 600, 'renewed at the (advanced) time of the request')
-  t.match(conditionOf(status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed' })
+  t.hasStrict(conditionOf(status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed' })
 
   await s.patchSpec(NAME, { restarts: 1 })
   status = await running(s, NAME, 1)
-  t.match(status, { run: 1, renewalsApplied: 0 }, 'a restart is a new run: renewals reset')
+  t.hasStrict(status, { run: 1, renewalsApplied: 0 }, 'a restart is a new run: renewals reset')
   const [secondPod] = await podsOf(s, NAME)
   t.not(secondPod, firstPod, 'a new pod serves the new run')
   t.equal(status.endpoint && (status.endpoint as Json).host, host, 'the same host (the instance id is stable)')
 
   await s.patchSpec(NAME, { desiredState: 'Stopped', stopReason: 'Solved' })
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted')
-  t.match(status, { phase: 'Deleted', reason: 'Solved' })
+  t.hasStrict(status, { phase: 'Deleted', reason: 'Solved' })
   t.notOk('endpoint' in status, 'no endpoint once stopped')
   t.strictSame(await eventuallyChildren(s, NAME, []), [], 'stopped: the workload and its policies are torn down')
   rows = await printable(t, s)
-  t.match(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
+  t.hasStrict(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
 
   await s.patchSpec(NAME, { desiredState: 'Running', restarts: 2 })
   status = await running(s, NAME, 2)
@@ -76,7 +76,7 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
 
   await s.advance(1800)
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted after its lifetime')
-  t.match(status, { phase: 'Deleted', reason: 'Expired' })
+  t.hasStrict(status, { phase: 'Deleted', reason: 'Expired' })
   t.strictSame(await eventuallyChildren(s, NAME, []), [], 'expired: torn down')
 
   await s.patchSpec(NAME, { restarts: 3 })
@@ -106,10 +106,10 @@ t.test('a budget queue that drains: the second instance waits until the first on
   await running(s, 'heavy-a-u-bob')
   await s.create(s.challenge('heavy-b', 'bob'))
   const queued = await s.until('heavy-b-u-bob', (st) => st.phase === 'Pending' && st.reason === 'Queued', 'Queued')
-  t.match(queued, { phase: 'Pending', reason: 'Queued' })
+  t.hasStrict(queued, { phase: 'Pending', reason: 'Queued' })
   t.strictSame(await s.children('heavy-b-u-bob'), [], 'a queued instance has no children')
   const rows = await printable(t, s)
-  t.match(rows['heavy-b-u-bob'], { PHASE: 'Pending', REASON: 'Queued' })
+  t.hasStrict(rows['heavy-b-u-bob'], { PHASE: 'Pending', REASON: 'Queued' })
 
   await s.patchSpec('heavy-a-u-bob', { desiredState: 'Stopped' })
   await s.until('heavy-a-u-bob', (st) => st.phase === 'Deleted', 'the first one stopped')

@@ -50,7 +50,7 @@ t.test(`what ${suite.controller} sends to the hooks`, async (t) => {
   const children = running.body.children as Record<string, Record<string, Json>>
   t.strictSame(Object.keys(children['Pod.v1'] ?? {}), [NAME], 'v1 hooks: children keyed by name')
   const pod = (children['Pod.v1'] ?? {})[NAME] as { metadata: { ownerReferences: Json[]; labels: Json; annotations: Json }; status: Json }
-  t.match(pod.metadata.ownerReferences, [{ kind: 'Challenge', name: NAME, controller: true, blockOwnerDeletion: true }], 'a controller reference with blockOwnerDeletion')
+  t.hasStrict(pod.metadata.ownerReferences, [{ kind: 'Challenge', name: NAME, controller: true, blockOwnerDeletion: true }], 'a controller reference with blockOwnerDeletion')
   t.ok('controller-uid' in pod.metadata.labels, 'generateSelector: the controller-uid label')
   t.ok('metacontroller.k8s.io/last-applied-configuration' in pod.metadata.annotations, 'the last-applied annotation Metacontroller merges with (Recreate too)')
   t.match(pod.status, { phase: 'Running', conditions: [{ type: String, status: String }] }, "the pod's status, as the kubelet wrote it")

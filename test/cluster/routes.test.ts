@@ -62,7 +62,7 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
   await t.test('every route child is accepted by the API server (schema and CEL rules)', async (t) => {
     for (const [index, child] of routeChildren().entries()) {
       const stored = await create({ ...child, metadata: { ...child.metadata, name: `route-${index}` } })
-      t.match(stored, { kind: child.kind, spec: child.spec }, `${child.kind} #${index} stored as sent (defaults added)`)
+      t.hasStrict(stored, { kind: child.kind, spec: child.spec }, `${child.kind} #${index} stored as sent (defaults added)`)
     }
   })
 

@@ -64,19 +64,19 @@ t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway a
   ] as const) {
     await t.test(kind, async (t) => {
       const waiting = await s.until(name, (st) => st.reason === 'WaitingForEndpoint', 'WaitingForEndpoint (workload ready, route not accepted yet)')
-      t.match(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint' })
+      t.hasStrict(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint' })
       t.notOk('endpoint' in waiting, 'no endpoint before the Gateway accepts the route')
       const route = await routeOf(s, name, path)
-      t.match(route.spec, { parentRefs: [{ namespace: 'gateway-system', name: 'challenges', sectionName: kind === 'TLSRoute' ? 'tls' : 'https' }] }, 'attached to the configured Gateway and listener')
+      t.hasStrict(route.spec, { parentRefs: [{ namespace: 'gateway-system', name: 'challenges', sectionName: kind === 'TLSRoute' ? 'tls' : 'https' }] }, 'attached to the configured Gateway and listener')
       await admitRoute(suite, path, route, 'NotAllowedByListeners')
       const refused = await s.until(name, (st) => st.reason === 'WaitingForEndpoint' && /NotAllowedByListeners|not accepted/i.test(String(st.message)), 'the refusal in the message')
-      t.match(refused, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'a refused route keeps it Pending')
+      t.hasStrict(refused, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'a refused route keeps it Pending')
       await admitRoute(suite, path, (await routeOf(s, name, path)) as KubeObject, true)
       const running = await s.until(name, (st) => st.phase === 'Running', 'Running')
       const owner = { namespace: s.ns, definition: name.split('-u-')[0] as string, kind: 'User', id: 'alice' }
       const host = expectedHost(suite.flagSecret, owner, kind === 'TLSRoute' ? 'tcp.ctf.example.org' : 'challenges.localhost')
       if (kind === 'TLSRoute') t.strictSame(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')
-      else t.match(running.endpoint, { type: 'HTTP', host, url: `https://${host}/` }, 'the HTTPS endpoint')
+      else t.hasStrict(running.endpoint, { type: 'HTTP', host, url: `https://${host}/` }, 'the HTTPS endpoint')
       await deletedInOrder(t, s, name, kind)
     })
   }
@@ -104,10 +104,10 @@ t.test(`Traefik routing (${TRAEFIK_MODULE}): Running once the workload is ready 
       if (kind === 'IngressRouteTCP') {
         const host = expectedHost(suite.flagSecret, owner, 'tcp.ctf.example.org')
         t.strictSame(running.endpoint, { type: 'TLS', host, port: 8443, connection: `ncat --ssl ${host} 8443` }, 'the TLS endpoint on TLS_PORT')
-        t.match(route.spec, { routes: [{ match: `HostSNI(\`${host}\`)` }], tls: {} }, 'HostSNI, TLS terminated by Traefik')
+        t.hasStrict(route.spec, { routes: [{ match: `HostSNI(\`${host}\`)` }], tls: {} }, 'HostSNI, TLS terminated by Traefik')
         t.notOk(((route.spec as Json).tls as Json).passthrough, 'never passthrough')
       } else {
-        t.match(running.endpoint, { type: 'HTTP', url: `https://${expectedHost(suite.flagSecret, owner, 'challenges.localhost')}/` })
+        t.hasStrict(running.endpoint, { type: 'HTTP', url: `https://${expectedHost(suite.flagSecret, owner, 'challenges.localhost')}/` })
       }
       await deletedInOrder(t, s, name, kind)
     })
