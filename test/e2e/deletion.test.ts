@@ -1,7 +1,8 @@
 // End to end, over real HTTP: deleting a running Challenge (the finalize hook): Terminating/Deleting, ordered
 // teardown, and the finalizer removed only once no child is left.
+import { orderProblem } from '../helpers/order.js'
 import t from 'tap'
-import { challengeRef, deletedBy, deletionLog, FINALIZER, firstGone, lastGone, NS, startWorld, syncsOf, webChildren } from './harness.js'
+import { challengeRef, deletedBy, deletionLog, FINALIZER, NS, startWorld, syncsOf, webChildren } from './harness.js'
 
 const NAME = 'web-login-u-alice'
 
@@ -71,11 +72,11 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   t.equal(all.filter((result) => result.finalizerRemoved).length, 1, 'the finalizer is removed once')
 
   const order = log.log
-  t.ok(lastGone(order, 'Service') < firstGone(order, 'Pod'), `Service before the pod: ${order.join(', ')}`)
-  t.ok(lastGone(order, 'Ingress') < firstGone(order, 'Pod'))
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'NetworkPolicy'), 'the pod before the policies')
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'Secret'), 'the pod before the flag Secret')
-  t.ok(lastGone(order, 'Secret') < firstGone(order, 'Challenge'), 'the Challenge last')
+  t.equal(orderProblem(order, 'Service', 'Pod'), undefined, `Service before the pod: ${order.join(', ')}`)
+  t.equal(orderProblem(order, 'Ingress', 'Pod'), undefined)
+  t.equal(orderProblem(order, 'Pod', 'NetworkPolicy'), undefined, 'the pod before the policies')
+  t.equal(orderProblem(order, 'Pod', 'Secret'), undefined, 'the pod before the flag Secret')
+  t.equal(orderProblem(order, 'Secret', 'Challenge'), undefined, 'the Challenge last')
   t.equal(sim.events.length, 0, 'no sync error along the way')
 })
 

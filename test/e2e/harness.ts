@@ -267,17 +267,6 @@ export function deletionLog(cluster: Cluster): { log: string[]; stop: () => void
   return { log, stop }
 }
 
-/** Index of the first entry of a kind in a deletion log (Infinity when absent). */
-export function firstGone(log: string[], kind: string): number {
-  const index = log.findIndex((entry) => entry.startsWith(`${kind}/`))
-  return index === -1 ? Infinity : index
-}
-
-/** Index of the last entry of a kind in a deletion log (-1 when absent). */
-export function lastGone(log: string[], kind: string): number {
-  return log.map((entry) => entry.split('/')[0]).lastIndexOf(kind)
-}
-
 /** Seconds from the cluster's clock to an RFC 3339 time. */
 export function secondsUntil(cluster: Cluster, time: unknown): number {
   return (Date.parse(String(time)) - cluster.now().getTime()) / 1000

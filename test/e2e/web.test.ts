@@ -1,11 +1,10 @@
 // End to end, over real HTTP: a web (HTTP) challenge from creation to expiry and teardown.
+import { orderProblem } from '../helpers/order.js'
 import t from 'tap'
 import {
   conditionOf,
   deletedBy,
   deletionLog,
-  firstGone,
-  lastGone,
   NS,
   secondsUntil,
   startWorld,
@@ -82,10 +81,10 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   t.strictSame(world.children(NAME), [], 'then the policies and the flag Secret go')
 
   const order = log.log
-  t.ok(lastGone(order, 'Ingress') < firstGone(order, 'Pod'), `Ingress before the pod: ${order.join(', ')}`)
-  t.ok(lastGone(order, 'Service') < firstGone(order, 'Pod'), 'Service before the pod')
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'NetworkPolicy'), 'the pod is gone before the policies')
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'Secret'), 'the pod is gone before the flag Secret')
+  t.equal(orderProblem(order, 'Ingress', 'Pod'), undefined, `Ingress before the pod: ${order.join(', ')}`)
+  t.equal(orderProblem(order, 'Service', 'Pod'), undefined, 'Service before the pod')
+  t.equal(orderProblem(order, 'Pod', 'NetworkPolicy'), undefined, 'the pod is gone before the policies')
+  t.equal(orderProblem(order, 'Pod', 'Secret'), undefined, 'the pod is gone before the flag Secret')
 
   // Deleted is sticky: the record stays, later syncs change nothing.
   t.hasStrict(world.status(NAME), { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z' })

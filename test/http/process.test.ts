@@ -1,3 +1,4 @@
+import { orderProblem } from '../helpers/order.js'
 import t from 'tap'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
@@ -115,8 +116,10 @@ t.test('SIGTERM with calls in flight: they finish, or are cut at SHUTDOWN_TIMEOU
   t.ok(endless.request.destroyed, 'the upload that never ends is cut')
   t.same(fake.exits, [0], 'a cut call is not an error: Metacontroller retries it')
   const messages = fake.log.entries().map((entry) => String(entry.msg))
-  const cutAt = messages.indexOf('shutdown deadline (SHUTDOWN_TIMEOUT_MS): cutting the calls still in flight')
-  t.ok(messages.indexOf('hook answered') < cutAt && cutAt < messages.indexOf('closed'), 'answered, then cut, then closed')
+  // Each order holds only when both messages were logged (an index of -1 would pass on its own).
+  const cutMessage = 'shutdown deadline (SHUTDOWN_TIMEOUT_MS): cutting the calls still in flight'
+  t.equal(orderProblem(messages, 'hook answered', cutMessage), undefined, 'answered, then cut')
+  t.equal(orderProblem(messages, cutMessage, 'closed'), undefined, 'cut, then closed')
 })
 
 t.test('with FLAG_SECRET, HOOK_TOKEN and CLUSTER_CIDRS set there is nothing to warn about', async (t) => {
