@@ -5,6 +5,7 @@ import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { testConfig } from '../helpers/app.js'
 import { challenge, pod, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject, SyncRequest } from '../../src/protocol.js'
+import { ALICE, expectedInstanceId } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'
 
@@ -30,7 +31,7 @@ t.test('finalize tears down in order: traffic path, then workload, then policies
     phase: 'Terminating',
     reason: 'Deleting',
     message: 'The instance is being deleted.',
-    instanceId: running.status.instanceId,
+    instanceId: expectedInstanceId(testConfig().flagSecret, ALICE),
     admittedAt: running.status.admittedAt,
     startedAt: running.status.startedAt,
     finishedAt: '2026-11-22T12:05:00Z',

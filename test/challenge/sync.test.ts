@@ -15,6 +15,7 @@ import {
   webDefinition,
   type Json,
 } from '../helpers/world.js'
+import { ALICE, expectedInstanceId } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'
 const ALL_WEB_CHILDREN = [
@@ -64,7 +65,9 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
   const first = prepared(challenge(), { related: [webDefinition()] })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
-  const id = running.status.instanceId as string
+  // The contract's id of alice's web-login (test/helpers/contract.ts), not the id the status says.
+  const id = expectedInstanceId(testConfig().flagSecret, ALICE)
+  t.equal(running.status.instanceId, id)
   t.hasStrict(running.status, {
     phase: 'Running',
     reason: 'Ready',
@@ -108,7 +111,7 @@ t.test('TLS and ingress class from the configuration', async (t) => {
   const config = { ingressTlsSecret: 'wildcard-tls', ingressClassName: 'nginx', baseDomain: 'ctf.example.org' }
   const first = prepared(challenge(), { related: [webDefinition()], config })
   const ingress = first.response.children.find((child) => child.kind === 'Ingress') as Json
-  const id = first.status.instanceId as string
+  const id = expectedInstanceId(testConfig().flagSecret, ALICE)
   t.hasStrict(ingress.spec, { ingressClassName: 'nginx', tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }] })
   const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), config, now: at(5) })
   t.hasStrict(running.status.endpoint, { port: 443, url: `https://${id}.ctf.example.org/` })

@@ -7,6 +7,8 @@ import t from 'tap'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { challenge, conditionOf, observedChildren, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
 import type { KubeObject } from '../../src/protocol.js'
+import { testConfig } from '../helpers/app.js'
+import { ALICE, expectedHost } from '../helpers/contract.js'
 
 const NAME = 'pwn-tls-u-alice'
 const GATEWAY = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls' } as const
@@ -55,7 +57,7 @@ t.test('Gateway API: WaitingForEndpoint until the Gateway accepts the TLSRoute, 
   t.strictSame(step(refused.parent, { related, children: withVerdict(ready, 'NotAllowedByListeners'), config, now: at(50) }).status, refused.status, 'an unchanged verdict changes nothing')
 
   const running = step(refused.parent, { related, children: withVerdict(ready, 'True'), config, now: at(30) })
-  const host = `${String(running.status.instanceId)}.tcp.ctf.example.org`
+  const host = expectedHost(testConfig().flagSecret, { ...ALICE, definition: 'pwn-tls' }, 'tcp.ctf.example.org')
   t.hasStrict(running.status, {
     phase: 'Running',
     reason: 'Ready',

@@ -18,6 +18,7 @@ import {
   type Json,
   type World,
 } from './harness.js'
+import { ALICE, expectedHost, expectedInstanceId } from '../helpers/contract.js'
 
 const TLS = 'pwn-tls-u-alice'
 const WEB = 'web-login-u-alice'
@@ -55,7 +56,7 @@ async function startTls(world: World, t: Parameters<World['run']>[0]): Promise<s
   world.create(world.definition('pwn-tls'))
   world.create(world.challenge('pwn-tls', 'alice'))
   await world.run(t)
-  return String(world.status(TLS).instanceId)
+  return expectedInstanceId(world.config.flagSecret, { ...ALICE, definition: 'pwn-tls' })
 }
 
 t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accepts it, Running with ncat --ssl', async (t) => {
@@ -214,7 +215,7 @@ t.test('HTTP through the Gateway API: an HTTPRoute on the HTTPS listener, https 
   world.create(world.definition('web-login'))
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
+  const host = expectedHost(world.config.flagSecret, ALICE, 'ctf.example.org')
   t.strictSame(world.children(WEB), netcatWith('HTTPRoute', WEB))
   t.strictSame(cluster.get(routeRef('HTTPRoute', WEB))?.spec, {
     parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'https' }],
@@ -232,7 +233,7 @@ t.test('HTTP through Traefik: an IngressRoute with TLS, https once observed and 
   world.create(world.definition('web-login'))
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
+  const host = expectedHost(world.config.flagSecret, ALICE, 'ctf.example.org')
   t.strictSame(world.children(WEB), netcatWith('IngressRoute', WEB))
   t.strictSame(cluster.get(routeRef('IngressRoute', WEB))?.spec, {
     entryPoints: ['websecure'],

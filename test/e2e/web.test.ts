@@ -11,6 +11,7 @@ import {
   syncsOf,
   webChildren,
 } from './harness.js'
+import { ALICE, expectedHost } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'
 
@@ -34,7 +35,7 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   // The scheduler and the kubelet run: the pod becomes ready.
   t.ok((await world.settle(t)) > 0)
   const running = world.status(NAME)
-  const host = `${String(running.instanceId)}.ctf.example.org`
+  const host = expectedHost(world.config.flagSecret, ALICE, 'ctf.example.org')
   t.hasStrict(running, {
     phase: 'Running',
     reason: 'Ready',
@@ -103,7 +104,7 @@ t.test('without INGRESS_TLS_SECRET the endpoint is plain http on port 80', async
   await world.run(t)
   await world.settle(t)
   const status = world.status(NAME)
-  const host = `${String(status.instanceId)}.challenges.localhost`
+  const host = expectedHost(world.config.flagSecret, ALICE, 'challenges.localhost')
   t.hasStrict(status, { phase: 'Running', endpoint: { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` } })
   const ingress = world.cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: NS, name: NAME })
   t.notOk('tls' in (ingress?.spec as object), 'no TLS section')
