@@ -26,7 +26,7 @@ const oneLine = (text) => text.replace(/\s+/g, ' ').trim()
 const code = (text) => `\`${oneLine(text).replaceAll('`', "'").slice(0, 120)}\``
 const percent = (detected, valid) => (valid === 0 ? 'n/a' : `${((100 * detected) / valid).toFixed(2)} %`)
 
-/** The source text a mutant replaces (its location is 1-based lines, 0-based columns in Stryker's report). */
+/** The source text a mutant replaces (the report's locations are 1-based, lines and columns: mutation-testing-report-schema). */
 function original(source, { start, end }) {
   const lines = source.split('\n').slice(start.line - 1, end.line)
   if (lines.length === 1) return lines[0].slice(start.column - 1, end.column - 1)
@@ -93,7 +93,8 @@ ${rows.join('\n')}
 ## Every mutant left alive, and why it is equivalent
 
 Each is a change no input the hook can receive tells from the code; the argument says why, for a reviewer to check.
-${survivors.length === 0 ? '\nNone.\n' : ''}${survivors
+
+${survivors.length === 0 ? 'None.\n' : ''}${survivors
   .map((each) => `- \`${each.at}\` ${each.mutator}${each.status === 'NoCoverage' ? ' (reached by no test)' : ''}: ${code(each.original)} → ${code(each.replacement)}. ${arguments_.get(key(each)) ?? '**No argument yet.**'}`)
   .join('\n')}
 `
