@@ -69,10 +69,10 @@ t.test('final stage: production, non-root, ports 8080 and 8081, exec-form node d
   t.ok(all(final, 'ENV').some((e) => /NODE_ENV[= ]production/.test(e)), 'NODE_ENV=production')
   const user = all(final, 'USER').at(-1) ?? 'root'
   t.match(user, /^(10001|node)(:\d+)?$/, 'non-root USER')
-  t.same(all(final, 'EXPOSE'), ['8080 8081'])
+  t.strictSame(all(final, 'EXPOSE'), ['8080 8081'])
   const start = [...all(final, 'ENTRYPOINT'), ...all(final, 'CMD')]
-  t.same(start, ['["node", "dist/server.js"]'], 'exec form, node itself as PID 1 (no npm, no shell)')
-  t.same(JSON.parse(start[0] ?? 'null'), ['node', 'dist/server.js'])
+  t.strictSame(start, ['["node", "dist/server.js"]'], 'exec form, node itself as PID 1 (no npm, no shell)')
+  t.strictSame(JSON.parse(start[0] ?? 'null'), ['node', 'dist/server.js'])
 })
 
 t.test('what it copies from the build context exists and passes .dockerignore', async (t) => {
@@ -85,7 +85,7 @@ t.test('what it copies from the build context exists and passes .dockerignore', 
     .flatMap((s) => all(s, 'COPY'))
     .filter((c) => !c.startsWith('--from='))
     .flatMap((c) => c.split(/\s+/).filter((w) => !w.startsWith('--')).slice(0, -1))
-  t.same([...new Set(sources)].sort(), ['package-lock.json', 'package.json', 'scripts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+  t.strictSame([...new Set(sources)].sort(), ['package-lock.json', 'package.json', 'scripts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
   for (const source of sources) {
     t.ok(existsSync(join(repoRoot, source)), `${source} exists`)
     t.ok(ignore.includes(`!${source}`), `${source} is let through .dockerignore`)
