@@ -81,7 +81,7 @@ export function budgetVerdict(self: SelfFacts, siblings: readonly SiblingFacts[]
   if (self.cost > budget) return { phase: 'Error', reason: 'OwnerBudgetExceeded' }
   if (self.cost === 0) return { phase: 'Pending', reason: 'Starting' }
   const me: Entry = { key: `${self.namespace}/${self.name}`, admittedAt: self.admittedAt ?? Infinity, createdAt: self.createdAt ?? Infinity, cost: self.cost, started: false, self: true }
-  // The order every instance computes: earliest admittedAt, then creationTimestamp, then name.
+  // The order every instance computes: earliest admittedAt, then creationTimestamp, then namespace/name.
   const order = [me, ...siblings.flatMap((sibling) => entryOf(sibling, self, scope) ?? [])].sort(
     (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   )
