@@ -2,7 +2,7 @@
 // when it exited non-zero with no failing assertion, or printed no summary at all; a todo with a failing assertion
 // fails under TAP_FAIL_TODO, which CI sets; UPDATE_FIXTURES is unset under CI and refused by the fixtures' test.
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { updateMode } from '../helpers/update-mode.js'
@@ -68,4 +68,15 @@ t.test('UPDATE_FIXTURES rewrites the fixtures only outside CI', async (t) => {
   t.strictSame(updateMode({ UPDATE_FIXTURES: '1', CI: 'false' }), { update: true })
   t.strictSame(updateMode({ UPDATE_FIXTURES: '1', REQUIRE_TOOLS: '1' }), { update: false, refused: 'UPDATE_FIXTURES=1 under CI (REQUIRE_TOOLS=1): the fixtures are checked there, never rewritten' })
   t.strictSame(updateMode({ UPDATE_FIXTURES: '1', CI: 'true' }), { update: false, refused: 'UPDATE_FIXTURES=1 under CI (CI=true): the fixtures are checked there, never rewritten' })
+})
+
+t.test('.ci/run uses them: the guards before any suite, every suite through run_suite, the totals at the end', async (t) => {
+  const run = readFileSync(join(root, '.ci/run'), 'utf8').split('\n')
+  const at = (pattern: RegExp) => run.findIndex((line) => pattern.test(line))
+  const suites = run.filter((line) => /^run_suite /.test(line))
+  t.ok(at(/^\. \.ci\/suite\.sh$/) >= 0 && at(/^\. \.ci\/suite\.sh$/) < at(/^ci_guards$/), 'sources .ci/suite.sh, then ci_guards')
+  t.ok(at(/^ci_guards$/) < at(/^run_suite /), 'the guards come before the first suite')
+  t.strictSame(suites.map((line) => line.split('"')[1]), ['unit, e2e, fuzz, manifests (npm test)', 'load (npm run test:load)', 'cluster (npm run test:cluster)'])
+  t.match(run.filter((line) => line.trim() !== '').at(-2), /^echo "\$passed passed, \$failed failed, \$skipped skipped, \$todo todo"$/, 'the closing line')
+  t.equal(run.filter((line) => line.trim() !== '').at(-1), 'exit "$status"')
 })
