@@ -75,6 +75,7 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
   })
 
   await t.test('the Gateway and the TLSStore of docs/examples/routing/ are accepted', async (t) => {
+    const accepted: string[] = []
     for (const file of Object.values(ROUTING_EXAMPLES)) {
       for (const document of parseAllDocuments(readFileSync(file, 'utf8'))) {
         const object = document.toJS() as KubeObject | null
@@ -85,8 +86,11 @@ t.test(`routes on a real API server (${GATEWAY_API_MODULE}, ${TRAEFIK_MODULE})`,
         })
         const stored = (await rest.call('POST', `/apis/${object.apiVersion}/namespaces/${namespace}/${object.kind === 'Gateway' ? 'gateways' : 'tlsstores'}`, { body: object })) as KubeObject
         t.equal(stored.metadata.name, object.metadata.name, `${object.kind} ${namespace}/${object.metadata.name}`)
+        accepted.push(object.kind)
       }
     }
+    // The loop skips the examples' other documents: it must have found both, or it checked nothing.
+    t.strictSame(accepted.sort(), ['Gateway', 'TLSStore'], 'both examples were found and stored')
   })
 
   await t.test('a route status written as a gateway controller would: the hook reads Running or WaitingForEndpoint from it', async (t) => {
