@@ -453,3 +453,15 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
     message: 'spec.deadline: "2026-02-31T09:00:00Z" is not a date-time.',
   })
 })
+
+t.test('a progress condition the previous status lacks is not added while nothing else changes (no write for it)', async (t) => {
+  const first = prepared(challenge(), { related: [webDefinition()] })
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
+  // A status written before the Scheduled condition existed: the same in everything else.
+  const conditions = (running.status.conditions as Json[]).filter((each) => each.type !== 'Scheduled')
+  const older = { ...running.parent, status: { ...running.status, conditions } }
+  const again = step(older, { related: [webDefinition()], children: ready, now: at(40) })
+  t.strictSame(again.status, older.status, 'the previous conditions stay, Scheduled still absent')
+  t.ok((running.status.conditions as Json[]).some((each) => each.type === 'Scheduled'), 'which the hook writes with any other change')
+})
