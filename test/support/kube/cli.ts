@@ -8,7 +8,7 @@
 //   test   the cluster suite: one control plane for all of test/cluster/ (or TEST_KUBECONFIG's existing cluster),
 //          tap over test/cluster/, then everything it started stopped and checked gone
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { controlPlaneBinaries, repoRoot, startControlPlane, type ControlPlane } from './controlplane.js'
@@ -133,7 +133,10 @@ async function down(): Promise<number> {
 
 async function test(tapArgs: string[]): Promise<number> {
   const external = process.env.TEST_KUBECONFIG
-  const tempBefore = new Set(tempDirs())
+  // The suite's temp dirs go under a root of its own (TMPDIR, for this process and every test it starts), so that
+  // what another suite or a benchmark on the same machine makes meanwhile is not counted as left behind by this one.
+  const tempRoot = mkdtempSync(join(tmpdir(), 'challenge-hooks-run-'))
+  process.env.TMPDIR = tempRoot
   let plane: ControlPlane | undefined
   const env: Record<string, string> = { ...(process.env as Record<string, string>) }
   if (external === undefined || external === '') {
@@ -169,11 +172,12 @@ async function test(tapArgs: string[]): Promise<number> {
   await stop()
   // Nothing left behind: no process the suite started, no temp dir it made.
   const alive = (plane?.pids ?? []).filter(isAlive)
-  const dirs = tempDirs().filter((dir) => !tempBefore.has(dir))
+  const dirs = tempDirs()
   if (alive.length > 0 || dirs.length > 0) {
     console.log(`# not ok - nothing left behind: processes ${alive.join(' ') || 'none'}, temp files ${dirs.join(' ') || 'none'}`)
     return code === 0 ? 1 : code
   }
+  rmSync(tempRoot, { recursive: true, force: true })
   console.log(`# ok - nothing left behind (${plane === undefined ? 'existing cluster: installation and test namespaces removed' : `${plane.pids.length} processes stopped, ${plane.dir} removed`})`)
   return code === 0 && plane !== undefined && writes === undefined ? 1 : code
 }
