@@ -7,7 +7,7 @@
 //   node scripts/mutation-report.mjs            writes the page; fails when a survivor has no argument
 //   node scripts/mutation-report.mjs --check    writes nothing; fails when the committed page differs, when a
 //                                               survivor has no argument, or when an argument names no survivor
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { parse } from 'yaml'
 
 const REPORT = 'reports/mutation/mutation.json'
@@ -61,6 +61,10 @@ for (const file of Object.keys(files).sort()) {
 }
 survivors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column || (a.mutator < b.mutator ? -1 : 1)))
 
+// Every module of src/challenge/, to say which ones a partial run did not reach.
+const allFiles = readdirSync('src/challenge').filter((name) => name.endsWith('.ts')).map((name) => `src/challenge/${name}`).sort()
+const missingFiles = allFiles.filter((file) => !(file in files))
+
 const key = (each) => `${each.at} ${each.mutator} ${oneLine(each.replacement)}`
 const arguments_ = new Map(argued.map((each) => [key(each), oneLine(each.why)]))
 const missing = survivors.filter((each) => !arguments_.has(key(each)))
@@ -72,10 +76,10 @@ const page = `# Mutation report
 <!-- Written by \`npm run test:mutation:report\` (scripts/mutation-report.mjs) from the JSON report of the last full
 \`npm run test:mutation\`, and the arguments of ${ARGUMENTS}. Edit those, not this page. -->
 
-StrykerJS ${strykerVersion} mutated every file of \`src/challenge/\` (${rows.length} files) and ran, against each mutant, the
+StrykerJS ${strykerVersion} mutated ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
 domain tests and then the end-to-end scenarios ([how](development.md#mutation-testing-npm-run-testmutation)). A
 mutant is killed when a test fails (or the tests run past their time) with it in place.
-
+${missingFiles.length === 0 ? '' : `\n**Not in this report** (not mutated in the run it was written from): ${missingFiles.map((file) => `\`${file}\``).join(', ')}.\n`}
 | mutants | |
 |---|---|
 | killed | ${totals.detected} |
