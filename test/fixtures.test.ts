@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/http/app.js'
 import { parse } from 'yaml'
 import { TEST_ENV } from './helpers/app.js'
+import { updateMode } from './helpers/update-mode.js'
 import { challengeRef, NS, repoRoot, secondsUntil, startWorld, type World } from './e2e/harness.js'
 import type { KubeObject } from './support/simulator/index.js'
 
@@ -331,10 +332,17 @@ function serialize(request: unknown): string {
 
 const fileOf = (name: string) => join(FIXTURES_DIR, `${name}.json`)
 
+/**
+ * UPDATE_FIXTURES=1 rewrites the recordings instead of comparing them, which would turn this check into a pass:
+ * under CI (CI set, or REQUIRE_TOOLS=1 as .ci/run sets it) it is refused, the test fails, and compares anyway.
+ */
+const MODE = updateMode()
+
 t.test('the committed fixtures are what the simulator sends today', async (t) => {
   const generated = await generate(t)
-  t.same([...generated.keys()].sort(), Object.keys(FIXTURES).sort(), 'every documented fixture was recorded')
-  if (process.env.UPDATE_FIXTURES === '1') {
+  t.strictSame([...generated.keys()].sort(), Object.keys(FIXTURES).sort(), 'every documented fixture was recorded')
+  if (MODE.refused !== undefined) t.fail(MODE.refused)
+  if (MODE.update) {
     for (const [name, request] of generated) writeFileSync(fileOf(name), serialize(request))
     t.pass(`wrote ${generated.size} fixtures to test/fixtures/`)
   } else {
@@ -342,11 +350,11 @@ t.test('the committed fixtures are what the simulator sends today', async (t) =>
       const committed = readFileSync(fileOf(name), 'utf8')
       // One comparison of the bytes; tap's diff only when they differ.
       if (committed === serialize(request)) t.pass(`${name}.json is current`)
-      else t.same(JSON.parse(committed), request, `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`)
+      else t.strictSame(JSON.parse(committed), request, `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`)
     }
   }
   const files = readdirSync(FIXTURES_DIR).filter((file) => file.endsWith('.json')).sort()
-  t.same(files, Object.keys(FIXTURES).map((name) => `${name}.json`).sort(), 'no fixture without a recording')
+  t.strictSame(files, Object.keys(FIXTURES).map((name) => `${name}.json`).sort(), 'no fixture without a recording')
 })
 
 // ---- replay with the real clock, as curl against `npm start` ---------------------------------------------------
@@ -391,7 +399,7 @@ t.test('every committed fixture gives its documented answer with the real clock,
     t.equal(code, 200, `${name}: 200`)
     t.equal(second, first, `${name}: the same request gives the same bytes`)
     const answer = JSON.parse(first) as Answer
-    t.same(described(answer, expected), expected, `${name}: ${expected.hook} answers as documented`)
+    t.strictSame(described(answer, expected), expected, `${name}: ${expected.hook} answers as documented`)
   }
 })
 
@@ -565,7 +573,8 @@ recorded world, and node ports and addresses are hashes.
 
 t.test('test/fixtures/README.md is the page the fixtures and their answers generate', async (t) => {
   const page = fixturesReadme(await runningProjection(t), await tlsEndpoint(t))
-  if (process.env.UPDATE_FIXTURES === '1') {
+  if (MODE.refused !== undefined) t.fail(MODE.refused)
+  if (MODE.update) {
     writeFileSync(FIXTURES_README, page)
     t.pass('wrote test/fixtures/README.md')
   } else t.equal(readFileSync(FIXTURES_README, 'utf8'), page, 'test/fixtures/README.md is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts')
@@ -576,7 +585,7 @@ t.test('test/fixtures/README.md documents every fixture and its answer', async (
   t.ok(page.includes('\n## The fixtures\n'), 'a "## The fixtures" section')
   const rows = page.split('\n').filter((line) => line.startsWith('| `'))
   const expected = tableRows()
-  t.same(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
+  t.strictSame(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
   if (rows.join('\n') !== expected.join('\n')) t.comment(`The rows test/fixtures/README.md should hold:\n${expected.join('\n')}`)
 })
 
@@ -586,7 +595,7 @@ t.test('the curl example (test/fixtures/README.md, and README.md) shows the true
   t.ok(command > 0, 'the example posts sync-running.json')
   const start = page.indexOf('```json\n', command) + '```json\n'.length
   const shown = JSON.parse(page.slice(start, page.indexOf('```', start))) as unknown
-  t.same(shown, await runningProjection(t))
+  t.strictSame(shown, await runningProjection(t))
   // The front door shows the same example, command and answer, as one block of text (no part of it read back).
   t.ok(readFileSync(join(repoRoot, 'README.md'), 'utf8').includes(runningExample(shown)), 'README.md shows this example as test/fixtures/README.md does')
 })
@@ -598,5 +607,5 @@ t.test('the TLS curl example of test/fixtures/README.md shows the true endpoint'
   const start = page.indexOf('# ', command) + 2
   const shown = JSON.parse(page.slice(start, page.indexOf('\n', start))) as unknown
   t.match(page.slice(page.lastIndexOf('\n', command - 100), command), `${envLine(FIXTURES['sync-running-tls']?.env)} npm start`)
-  t.same(shown, await tlsEndpoint(t))
+  t.strictSame(shown, await tlsEndpoint(t))
 })

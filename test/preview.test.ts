@@ -28,7 +28,7 @@ t.test('render the web example: the children to create, then Running with the en
   t.equal(code, 0, err())
   const result = JSON.parse(out())
   t.match(result.first.status, { phase: 'Pending', reason: 'Starting' })
-  t.same(result.first.children.map((child: { kind: string }) => child.kind), ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'])
+  t.strictSame(result.first.children.map((child: { kind: string }) => child.kind), ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'])
   validateChildren(result.first.children)
   t.match(result.running.status, { phase: 'Running', endpoint: { type: 'HTTP', host: /^[0-9a-f]{16}\.ctf\.example\.org$/ } })
 })
@@ -50,8 +50,8 @@ t.test('Internet egress without CLUSTER_CIDRS: the preview warns first; with CLU
   const { cli, out } = io({ 'internet.yaml': JSON.stringify(internet), 'challenge.yaml': JSON.stringify(challenge) })
   t.equal(runCli(['render', 'internet.yaml', 'challenge.yaml'], cli), 0)
   t.match(out(), /^# Warning: network\.egress Internet with CLUSTER_CIDRS unset/, 'the first line of the preview')
-  t.same(preview(internet, challenge, { config: testConfig({ clusterCidrs: ['203.0.113.0/24'] }), now: NOW }).warnings, [], 'CLUSTER_CIDRS set')
-  t.same(preview(definition, challenge, { config: testConfig(), now: NOW }).warnings, [], 'DNS egress')
+  t.strictSame(preview(internet, challenge, { config: testConfig({ clusterCidrs: ['203.0.113.0/24'] }), now: NOW }).warnings, [], 'CLUSTER_CIDRS set')
+  t.strictSame(preview(definition, challenge, { config: testConfig(), now: NOW }).warnings, [], 'DNS egress')
 })
 
 t.test('render the TLS example: the TLSRoute to create, then Running with ncat --ssl once the Gateway accepted it', async (t) => {

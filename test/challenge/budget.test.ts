@@ -102,3 +102,11 @@ t.test('budgetCheck: the order is admittedAt, then creation, then name; the wait
   const uncreated = challenge('self', {}, {}, { creationTimestamp: undefined })
   t.equal(admitted([challenge('other', {}, waiting)], { self: uncreated }), false, 'no creation time sorts last')
 })
+
+t.test('budgetCheck: a started sibling of unknown cost counts even when it comes after this instance in the order', async (t) => {
+  // This instance was admitted first (10:00), the sibling later (10:30) and has started: it holds a slot of a cost
+  // nobody knows (an earlier release synced it last), so this instance waits for its cost instead of guessing.
+  const started = challenge('other', {}, { phase: 'Running', reason: 'Ready', run: 0, admittedAt: ADMITTED, startedAt: ADMITTED })
+  const world: OwnerWorld = { challenge: challenge('self', {}, {}, { creationTimestamp: LATE }), ownerKey, siblings: [started] }
+  t.strictSame(budgetCheck(world, 1, 2, Date.parse(EARLY)), { admitted: false, held: undefined })
+})

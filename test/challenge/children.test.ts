@@ -84,8 +84,8 @@ t.test("the operator's pool for player pods: node selector, tolerations, a defau
   const spec = { pod: { containers: [{ name: 'app', image: 'app:1' }] }, expose: { port: 8080 } }
   const podOf = (built: unknown) => (built as { spec: Json }).spec
   const pooled = podOf(podChild(input(spec, { config: pool })))
-  t.same(pooled.nodeSelector, { 'challenge-hooks.dev/pool': 'challenges' })
-  t.same(pooled.tolerations, [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }])
+  t.strictSame(pooled.nodeSelector, { 'challenge-hooks.dev/pool': 'challenges' })
+  t.strictSame(pooled.tolerations, [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }])
   t.equal(pooled.runtimeClassName, 'gvisor', "the operator's default RuntimeClass")
   const kata = podOf(podChild(input({ ...spec, security: { runtimeClassName: 'kata' } }, { config: pool })))
   t.equal(kata.runtimeClassName, 'kata', "the definition's RuntimeClass wins")
@@ -115,21 +115,21 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   const built = podChild(input(spec)) as unknown as Json & { spec: Json & { containers: Json[] } }
   const pod = built.spec
   t.equal(pod.runtimeClassName, 'gvisor')
-  t.same(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' } }, 'Baseline may run as root')
+  t.strictSame(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' } }, 'Baseline may run as root')
   const [db, app] = pod.containers
   t.strictSame(
     db?.securityContext,
     { runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['NET_RAW'] } },
     "the runtime's default capabilities but NET_RAW (no forged packets)",
   )
-  t.same(db?.resources, {
+  t.strictSame(db?.resources, {
     requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
     limits: { cpu: '500m', memory: '1Gi', 'ephemeral-storage': '256Mi' },
   })
   t.notOk(db && 'ports' in db, 'a container that is not exposed gets no port')
   t.notOk(db && 'readinessProbe' in db, 'nor a default probe')
-  t.match(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
-  t.match(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
+  t.hasStrict(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
+  t.hasStrict(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
   validateChildren(renderChildren(input(spec)))
 })
 
@@ -155,19 +155,19 @@ t.test("a Restricted container's group: nogroup unless the definition names one,
 
 t.test('network policies: isolate, expose per exposure type, internet', async (t) => {
   const selector = { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID } }
-  t.same(isolatePolicy(input({ ...web, network: { egress: 'None' } })).spec, {
+  t.strictSame(isolatePolicy(input({ ...web, network: { egress: 'None' } })).spec, {
     podSelector: selector,
     policyTypes: ['Ingress', 'Egress'],
     ingress: [{ from: [{ podSelector: selector }] }],
     egress: [{ to: [{ podSelector: selector }] }],
   })
   // DNS: the kube-dns pods of kube-system only, never a pod labelled k8s-app=kube-dns in another namespace.
-  t.same(isolatePolicy(input(web)).spec?.egress?.[1], {
+  t.strictSame(isolatePolicy(input(web)).spec?.egress?.[1], {
     to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
     ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
   })
   const elsewhere = testConfig({ dns: { namespace: 'openshift-dns', podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' }, addresses: ['169.254.20.10/32'], port: 5353 } })
-  t.same(isolatePolicy(input(web, { config: elsewhere })).spec?.egress?.[1], {
+  t.strictSame(isolatePolicy(input(web, { config: elsewhere })).spec?.egress?.[1], {
     to: [
       { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } }, podSelector: { matchLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' } } },
       { ipBlock: { cidr: '169.254.20.10/32' } },
@@ -175,16 +175,16 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
     ports: [{ protocol: 'UDP', port: 5353 }, { protocol: 'TCP', port: 5353 }],
   }, 'DNS elsewhere, on another port, and a node-local cache')
   const config = testConfig({ ingressNamespace: 'traefik' })
-  t.same(exposePolicy(input(web, { config })).spec?.ingress, [
+  t.strictSame(exposePolicy(input(web, { config })).spec?.ingress, [
     { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
   ])
-  t.same(exposePolicy(input({ ...web, expose: { type: 'NodePort', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
-  t.same(exposePolicy(input({ ...web, expose: { type: 'LoadBalancer', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
-  t.same(exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } })).spec?.ingress, [
+  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'NodePort', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
+  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'LoadBalancer', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
+  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } })).spec?.ingress, [
     { from: [{ podSelector: {} }], ports: [{ protocol: 'TCP', port: 1337 }] },
   ])
   const internet = internetPolicy(input(web, { config: testConfig({ clusterCidrs: ['203.0.113.0/24', '2001:db8::/32'] }) }))
-  t.same(internet.spec, {
+  t.strictSame(internet.spec, {
     podSelector: selector,
     policyTypes: ['Egress'],
     egress: [
@@ -250,7 +250,7 @@ t.test('the -internet policy: which addresses an instance can reach, checked add
 })
 
 t.test('services by exposure type, and which children each variant gets', async (t) => {
-  t.same(service(input(web)).spec, {
+  t.strictSame(service(input(web)).spec, {
     type: 'ClusterIP',
     selector: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID },
     ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }],
@@ -262,10 +262,10 @@ t.test('services by exposure type, and which children each variant gets', async 
   ]
   for (const [name, spec, kinds] of variants) {
     const children = renderChildren(input(spec))
-    t.same(children.map((child) => child.kind), kinds, name)
+    t.strictSame(children.map((child) => child.kind), kinds, name)
     validateChildren(children)
     for (const child of children) {
-      t.same(child.metadata.labels, LABELS, `${name}: ${child.kind} labels`)
+      t.strictSame(child.metadata.labels, LABELS, `${name}: ${child.kind} labels`)
       for (const field of ['status', 'ownerReferences', 'resourceVersion', 'uid']) {
         t.notOk(field in child || field in child.metadata, `${name}: ${child.kind} has no ${field}`)
       }

@@ -200,7 +200,7 @@ t.test('every bound of the CRDs is the hook\'s, or a difference that holds for i
   const unexplained = walked.differences.filter(
     (d) => !(ALLOWED[d.path] ?? []).some((a) => a.keyword === d.keyword && JSON.stringify(a.crd) === JSON.stringify(d.crd) && JSON.stringify(a.hook) === JSON.stringify(d.hook)),
   )
-  t.same(unexplained, [], 'no difference the table does not explain')
+  t.strictSame(unexplained, [], 'no difference the table does not explain')
   for (const [path, allowed] of Object.entries(ALLOWED)) {
     for (const each of allowed) {
       t.ok(walked.differences.some((d) => d.path === path && d.keyword === each.keyword), `${path} ${each.keyword}: still a difference (${each.why})`)
@@ -208,11 +208,11 @@ t.test('every bound of the CRDs is the hook\'s, or a difference that holds for i
       if (each.holds !== undefined) t.doesNotThrow(() => each.holds?.(crd, hook), `${path} ${each.keyword}: ${each.why}`)
     }
   }
-  t.same(walked.crdOnly, [], 'every field the CRDs declare, the hook declares too')
+  t.strictSame(walked.crdOnly, [], 'every field the CRDs declare, the hook declares too')
 })
 
 t.test('what only the hook checks: fields the CRDs keep as written', async (t) => {
-  t.same(walkBoth().hookOnly, [
+  t.strictSame(walkBoth().hookOnly, [
     'ChallengeDefinition.spec.pod.containers[].resources.requests',
     'ChallengeDefinition.spec.pod.containers[].resources.limits',
     'ChallengeDefinition.spec.pod.containers[].readinessProbe.exec',
@@ -233,11 +233,11 @@ t.test("the CRDs' CEL rules state the hook's Bounds and parameter names", async 
   const numbers = (rule: string) => [...rule.matchAll(/<= (\d+)/g)].map((match) => Number(match[1]))
   const definition = crdSpec('challengedefinitions.yaml')
   const pod = (definition.properties as Record<string, Schema>).pod as Schema
-  t.same(rules(pod).map(numbers), [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText]], 'command and args, env variables, env values')
+  t.strictSame(rules(pod).map(numbers), [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText]], 'command and args, env variables, env values')
   const parameters = ((crdSpec('challenges.yaml').properties as Record<string, Schema>).parameters ?? {})
   const [names, , total] = rules(parameters) as [string, string, string]
-  t.same(numbers(total), [Bounds.parametersText], 'names and values together')
+  t.strictSame(numbers(total), [Bounds.parametersText], 'names and values together')
   const [, size, pattern] = /^self\.all\(k, size\(k\) <= (\d+) && k\.matches\('(.+)'\)\)$/.exec(names) ?? []
   t.doesNotThrow(() => sameStrings({ maxLength: Number(size), pattern }, { pattern: ENV_NAME }, 'aZ_09-'), 'a parameter name is an ENV_NAME')
-  t.same(Object.keys((ChallengeSpecSchema.properties.parameters as unknown as Schema).patternProperties as object), [ENV_NAME], "the hook's parameter names")
+  t.strictSame(Object.keys((ChallengeSpecSchema.properties.parameters as unknown as Schema).patternProperties as object), [ENV_NAME], "the hook's parameter names")
 })

@@ -8,7 +8,7 @@ const minimal = { pod: { containers: [container] }, expose: { port: 8080 } }
 
 t.test('defaults of the contract fill what the author left out', async (t) => {
   const result = resolveDefinition('web', minimal)
-  t.same(result, {
+  t.strictSame(result, {
     found: true,
     definition: {
       name: 'web',
@@ -153,7 +153,7 @@ t.test('valid quantities and probes pass', async (t) => {
   const gpu = (resources: Json) => resolveDefinition('web', withContainer({ resources }), { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 1 } }), { found: false, message: /resources\.limits\.nvidia\.com\/gpu: required beside requests\.nvidia\.com\/gpu/ })
   t.match(gpu({ requests: { 'nvidia.com/gpu': 1 }, limits: { 'nvidia.com/gpu': 2 } }), { found: false, message: /resources\.requests\.nvidia\.com\/gpu: must equal its limit \(2\)/ })
-  t.match(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
+  t.hasStrict(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
   for (const probe of [{ exec: { command: ['true'] } }, { tcpSocket: { port: 8080 } }, { grpc: { port: 9000 } }]) {
     t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, String(Object.keys(probe)[0]))
   }
@@ -178,7 +178,7 @@ t.test('RuntimeClasses: only those the operator names', async (t) => {
 t.test('lookup by name among related objects', async (t) => {
   const related = indexObjects(groups([webDefinition()]), NAMESPACE)
   t.equal(lookupDefinition(related, 'web-login').found, true)
-  t.same(lookupDefinition(related, 'other'), {
+  t.strictSame(lookupDefinition(related, 'other'), {
     found: false,
     reason: 'DefinitionNotFound',
     message: 'ChallengeDefinition "other" does not exist in this namespace.',

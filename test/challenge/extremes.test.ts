@@ -68,7 +68,7 @@ t.test('a definition open until the last second of 9999 west of UTC: expiresAt i
   t.equal(first.status.expiresAt, '9999-12-31T23:59:59Z', 'clamped to the last second the API server accepts')
   t.equal(first.status.phase, 'Pending')
   const running = step(first.parent, { related, children: readyWorld(first.response.children), now: at(10) })
-  t.match(running.status, { phase: 'Running', expiresAt: '2026-11-22T12:30:10Z' }, 'the lifetime ends first')
+  t.hasStrict(running.status, { phase: 'Running', expiresAt: '2026-11-22T12:30:10Z' }, 'the lifetime ends first')
 })
 
 t.test('a lowercase deadline and a +24:00 offset are read, not ignored', async (t) => {
@@ -78,5 +78,5 @@ t.test('a lowercase deadline and a +24:00 offset are read, not ignored', async (
   const ahead = prepared(challenge({ spec: { deadline: '2026-11-23T12:10:00+24:00' } }), { related })
   t.equal(ahead.status.expiresAt, '2026-11-22T12:10:00Z', 'a day ahead of UTC')
   const past = step(challenge({ spec: { deadline: '2026-11-23T11:00:00+24:00' } }), { related })
-  t.match(past.status, { phase: 'Deleted', reason: 'PastDeadline' }, 'a deadline already past is past, not absent')
+  t.hasStrict(past.status, { phase: 'Deleted', reason: 'PastDeadline' }, 'a deadline already past is past, not absent')
 })

@@ -5,6 +5,7 @@ import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { testConfig } from '../helpers/app.js'
 import { challenge, pod, readyWorld, syncRequest, webDefinition } from '../helpers/world.js'
 import type { KubeObject, SyncRequest } from '../../src/protocol.js'
+import { ALICE, expectedInstanceId } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'
 
@@ -23,44 +24,44 @@ t.test('finalize tears down in order: traffic path, then workload, then policies
   const terminating = (object: KubeObject) => ({ ...object, metadata: { ...object.metadata, deletionTimestamp: '2026-11-22T12:05:01Z' } }) as KubeObject
 
   const first = step(deleting, { children, finalizing: true, now: at(300) })
-  t.same(kinds(first.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  t.strictSame(kinds(first.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   t.equal(first.response.finalized, false)
   t.equal(first.response.resyncAfterSeconds, 10)
-  t.match(first.status, {
+  t.hasStrict(first.status, {
     phase: 'Terminating',
     reason: 'Deleting',
     message: 'The instance is being deleted.',
-    instanceId: running.status.instanceId,
+    instanceId: expectedInstanceId(testConfig().flagSecret, ALICE),
     admittedAt: running.status.admittedAt,
     startedAt: running.status.startedAt,
     finishedAt: '2026-11-22T12:05:00Z',
     run: 0,
   })
-  t.match(first.status.conditions, [{ type: 'Ready', status: 'False', reason: 'Deleting', lastTransitionTime: '2026-11-22T12:05:00Z' }])
+  t.hasStrict(first.status.conditions, [{ type: 'Ready', status: 'False', reason: 'Deleting', lastTransitionTime: '2026-11-22T12:05:00Z' }])
 
   const second = step(first.parent, { children: without(['Ingress', 'Service']), finalizing: true, now: at(301) })
-  t.same(kinds(second.response), [`NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'the Pod goes')
-  t.same(second.status, first.status, 'the status does not move while waiting')
+  t.strictSame(kinds(second.response), [`NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'the Pod goes')
+  t.strictSame(second.status, first.status, 'the status does not move while waiting')
 
   const podLeaving = [...without(['Ingress', 'Service', 'Pod']), terminating(children.find((child) => child.kind === 'Pod') as KubeObject)]
   const third = step(second.parent, { children: podLeaving, finalizing: true, now: at(302) })
   t.strictSame(kinds(third.response), kinds(second.response), 'policies and Secret stay while the pod terminates')
 
   const fourth = step(third.parent, { children: without(['Ingress', 'Service', 'Pod']), finalizing: true, now: at(303) })
-  t.same(fourth.response.children, [])
+  t.strictSame(fourth.response.children, [])
   t.equal(fourth.response.finalized, false, 'not finalized while children are still observed')
 
   const done = step(fourth.parent, { children: [], related: [], finalizing: true, now: at(304) })
   t.equal(done.response.finalized, true)
   t.notOk('resyncAfterSeconds' in done.response)
-  t.same(Object.keys(done.response).sort(), ['children', 'finalized', 'status'])
+  t.strictSame(Object.keys(done.response).sort(), ['children', 'finalized', 'status'])
 })
 
 t.test('children already being deleted are not returned, but still hold the finalizer', async (t) => {
   const { deleting, children } = runningWorld()
   const goingAway = children.map((child) => ({ ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:05:00Z' } }))
   const result = step(deleting, { children: goingAway, finalizing: true })
-  t.same(result.response.children, [])
+  t.strictSame(result.response.children, [])
   t.equal(result.response.finalized, false)
 })
 
@@ -68,7 +69,7 @@ t.test('finalize of a Challenge that never had a status or children', async (t) 
   const fresh = challenge({ deletionTimestamp: '2026-11-22T12:00:00Z' })
   const result = step(fresh, { finalizing: true })
   t.equal(result.response.finalized, true)
-  t.match(result.status, { phase: 'Terminating', run: 0, finishedAt: '2026-11-22T12:00:00Z' })
+  t.hasStrict(result.status, { phase: 'Terminating', run: 0, finishedAt: '2026-11-22T12:00:00Z' })
   t.notOk('admittedAt' in result.status)
 })
 
@@ -77,7 +78,7 @@ t.test('a finished run keeps its finish time through deletion', async (t) => {
   const expired = step(running.parent, { related: [webDefinition()], children, now: at(2000) })
   const deleting = { ...expired.parent, metadata: { ...expired.parent.metadata, deletionTimestamp: '2026-11-22T13:00:00Z' } }
   const result = step({ ...deleting, status: { ...expired.status, lastRenewedAt: '2026-11-22T12:01:00Z' } }, { finalizing: true, now: at(3600) })
-  t.match(result.status, { finishedAt: expired.status.finishedAt, lastRenewedAt: '2026-11-22T12:01:00Z' })
+  t.hasStrict(result.status, { finishedAt: expired.status.finishedAt, lastRenewedAt: '2026-11-22T12:01:00Z' })
 })
 
 t.test('one URL for both hooks: a finalizing call to sync is answered exactly as finalize answers it', async (t) => {
@@ -90,8 +91,8 @@ t.test('one URL for both hooks: a finalizing call to sync is answered exactly as
   ] as const) {
     const request = syncRequest(deleting, { children: [...observed], related: [webDefinition()], finalizing: true })
     const answer = sync(request, config, at(300))
-    t.same(answer, finalize(request, config, at(300)), what)
-    t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' }, what)
+    t.strictSame(answer, finalize(request, config, at(300)), what)
+    t.hasStrict(answer.status, { phase: 'Terminating', reason: 'Deleting' }, what)
     t.equal(answer.finalized, observed.length === 0, `${what}: finalized only when no child is observed`)
   }
 })
@@ -102,16 +103,16 @@ t.test('a sync of a parent with a deletionTimestamp tears down, never reports Ru
   const livePod = pod(NAME, 0, { phase: 'Running' })
   const request = syncRequest(deleting, { children, related: [webDefinition(), livePod], finalizing: false })
   const answer = sync(request, config, at(300))
-  t.same(answer, finalize(request, config, at(300)), 'the teardown of finalize')
+  t.strictSame(answer, finalize(request, config, at(300)), 'the teardown of finalize')
   t.equal(running.status.phase, 'Running', 'it was Running')
   t.notOk('finalized' in answer, 'finalized only answers a finalizing call: in a sync answer it would make the finalizer flap')
-  t.match(answer.status, { phase: 'Terminating', reason: 'Deleting' })
-  t.same(kinds(answer), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
+  t.hasStrict(answer.status, { phase: 'Terminating', reason: 'Deleting' })
+  t.strictSame(kinds(answer), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`])
   t.equal(answer.resyncAfterSeconds, 10)
 
   const done = sync(syncRequest(deleting, { related: [webDefinition()], finalizing: false }), config, at(301))
-  t.same(Object.keys(done).sort(), ['children', 'status'], 'nothing left: still no finalized')
-  t.same(done.children, [])
+  t.strictSame(Object.keys(done).sort(), ['children', 'status'], 'nothing left: still no finalized')
+  t.strictSame(done.children, [])
 })
 
 t.test('retained children carry their content but no system fields', async (t) => {
@@ -131,14 +132,14 @@ t.test('retained children carry their content but no system fields', async (t) =
     data: { flag: 'eA==' },
     status: { x: 1 },
   }
-  t.same(retain(observed), {
+  t.strictSame(retain(observed), {
     apiVersion: 'v1',
     kind: 'Secret',
     data: { flag: 'eA==' },
     metadata: { name: 's', namespace: 'challenges', labels: { a: 'b' }, annotations: { keep: 'me' } },
   })
   const onlyLastApplied = { ...observed, metadata: { name: 's', annotations: { 'metacontroller.k8s.io/last-applied-configuration': '{}' } } }
-  t.same(retain(onlyLastApplied).metadata, { name: 's' })
+  t.strictSame(retain(onlyLastApplied).metadata, { name: 's' })
 })
 
 t.test('retained children are what Metacontroller last applied, when its annotation names the same object', async (t) => {

@@ -83,7 +83,7 @@ t.test('the conditions of each situation, word for word', async (t) => {
   }, 'stopped: no workload, not expired')
 
   const past = step(challenge({ spec: { deadline: '2026-11-22T11:00:00Z' } }), { related: [webDefinition()] })
-  t.match(past.status, { phase: 'Deleted', reason: 'PastDeadline' })
+  t.hasStrict(past.status, { phase: 'Deleted', reason: 'PastDeadline' })
   t.strictSame(conditionsOf(past.status).Expired, ['True', 'PastDeadline', 'The challenge is past its deadline.'], 'past the deadline counts as expired')
 
   const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), now: at(30) })
@@ -106,9 +106,9 @@ t.test('flagSecretRef names the flag Secret only while Running (its own Secret i
 
 t.test('a finalizing call sent to /sync is a teardown, with or without a deletionTimestamp', async (t) => {
   const config = testConfig()
-  t.match(sync(syncRequest(challenge(), { related: [webDefinition()], finalizing: true }), config, at(0)).status, { phase: 'Terminating' }, 'finalizing: true')
-  t.match(sync(syncRequest(challenge({ deletionTimestamp: T_DELETE }), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Terminating' }, 'a deletionTimestamp')
-  t.match(sync(syncRequest(challenge(), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Pending' }, 'neither')
+  t.hasStrict(sync(syncRequest(challenge(), { related: [webDefinition()], finalizing: true }), config, at(0)).status, { phase: 'Terminating' }, 'finalizing: true')
+  t.hasStrict(sync(syncRequest(challenge({ deletionTimestamp: T_DELETE }), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Terminating' }, 'a deletionTimestamp')
+  t.hasStrict(sync(syncRequest(challenge(), { related: [webDefinition()] }), config, at(0)).status, { phase: 'Pending' }, 'neither')
 })
 
 t.test('resyncAfter: none without a deadline; otherwise rounded up to a tenth of a second, at least 0.1 s, at most the cap', async (t) => {

@@ -40,34 +40,34 @@ t.test('a run that times out while its workload is ready: no workload is reporte
   const first = prepared(challenge(), { related })
   const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
   const timedOut = step(first.parent, { related, children: noIngress, now: at(301) })
-  t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })
-  t.match(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
-  t.same(timedOut.response.children.map((child) => child.kind).sort(), ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'], 'the teardown begins: the Service goes first')
+  t.hasStrict(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })
+  t.hasStrict(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
+  t.strictSame(timedOut.response.children.map((child) => child.kind).sort(), ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'], 'the teardown begins: the Service goes first')
 })
 
 t.test('an Error is not woken at a deadline', async (t) => {
   const over = step(challenge({ spec: { deadline: T(3600) } }), { related: [webDefinition({ cost: 5 })], config: { ownerBudget: 3 } })
-  t.match(over.status, { phase: 'Error', reason: 'OwnerBudgetExceeded', message: 'This challenge costs 5 units, more than the 3 units one owner may hold.' })
+  t.hasStrict(over.status, { phase: 'Error', reason: 'OwnerBudgetExceeded', message: 'This challenge costs 5 units, more than the 3 units one owner may hold.' })
   t.equal(over.response.resyncAfterSeconds, undefined)
 })
 
 t.test('an HTTP challenge without the child rule of its route is a ConfigError that names the rule', async (t) => {
   const groups = CHILD_GROUPS.filter((group) => !group.startsWith('Ingress.'))
   const answer = step(challenge(), { related: [webDefinition()], groups })
-  t.match(answer.status, {
+  t.hasStrict(answer.status, {
     phase: 'Error',
     reason: 'ConfigError',
     message: 'This challenge cannot be exposed yet: the CompositeController has no child rule for Ingress.networking.k8s.io/v1 (the operator must install its routing component).',
   })
-  t.same(answer.response.children, [])
+  t.strictSame(answer.response.children, [])
 })
 
 t.test('only a run-ending Error ends the run: an Error of the world recovers, whatever else the status says', async (t) => {
   const previous = { phase: 'Error', reason: 'DefinitionNotFound', message: 'was missing', run: 0, finishedAt: T(-60) }
   const answer = step(challenge({ status: previous }), { related: [webDefinition()] })
-  t.match(answer.status, { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(answer.status, { phase: 'Pending', reason: 'Starting' })
   const ended = step(challenge({ status: { ...previous, reason: 'StartupTimeout' } }), { related: [webDefinition()] })
-  t.match(ended.status, { phase: 'Error', reason: 'StartupTimeout' }, 'a run-ending reason stays')
+  t.hasStrict(ended.status, { phase: 'Error', reason: 'StartupTimeout' }, 'a run-ending reason stays')
 })
 
 t.test('a queued instance waits from its creation (first run) or from its Admitted condition (a relaunch)', async (t) => {
@@ -84,20 +84,20 @@ t.test('a queued instance waits from its creation (first run) or from its Admitt
     ['a first run waits from its creation, whatever its conditions say', challenge({ createdAt: T(-1800), status: { ...since([admittedRecently]), run: 0 } }), 'Expired'],
     ['a first run created recently', challenge({ createdAt: T(-60), status: { ...since([]), run: 0 } }), 'Queued'],
   ]
-  for (const [what, parent, reason] of rows) t.match(step(parent, { related: related(), config }).status, { reason }, what)
+  for (const [what, parent, reason] of rows) t.hasStrict(step(parent, { related: related(), config }).status, { reason }, what)
 })
 
 t.test('each refused renewal says why, word for word', async (t) => {
   const pending = step(challenge({ spec: { renewals: 1 } }), { related: [webDefinition()] })
-  t.match(conditionOf(pending.status, 'RenewalAccepted'), { status: 'False', reason: 'NotRunning', message: 'Only a running instance can be renewed.' })
+  t.hasStrict(conditionOf(pending.status, 'RenewalAccepted'), { status: 'False', reason: 'NotRunning', message: 'Only a running instance can be renewed.' })
 
   const none = runningInstance({ maxRenewals: 0 })
-  t.match(conditionOf(renew(none, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached', message: 'The instance was already renewed 0 times.' })
+  t.hasStrict(conditionOf(renew(none, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached', message: 'The instance was already renewed 0 times.' })
 
   const capped = runningInstance({}, { deadline: T(30 + 1800) })
-  t.match(conditionOf(renew(capped, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'PastDeadline', message: 'The instance already runs until the challenge deadline.' })
+  t.hasStrict(conditionOf(renew(capped, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'PastDeadline', message: 'The instance already runs until the challenge deadline.' })
 
   const accepted = renew(runningInstance(), 1, 600)
-  t.match(conditionOf(accepted.status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' })
-  t.match(accepted.status, { expiresAt: T(600 + 1800), lastRenewedAt: T(600), renewalsApplied: 1, message: `The instance is running until ${T(600 + 1800)}.` })
+  t.hasStrict(conditionOf(accepted.status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' })
+  t.hasStrict(accepted.status, { expiresAt: T(600 + 1800), lastRenewedAt: T(600), renewalsApplied: 1, message: `The instance is running until ${T(600 + 1800)}.` })
 })

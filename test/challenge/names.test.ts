@@ -8,7 +8,7 @@ const UID_B = 'c43e9a70-1b8d-4a2c-8f67-95e2d0c4b7a3'
 
 t.test('a short DNS-1035 name is kept as it is', async (t) => {
   t.equal(instanceBaseName('web-login-u-alice', UID_A), 'web-login-u-alice')
-  t.same(childNames('web-login-u-alice', UID_A), {
+  t.strictSame(childNames('web-login-u-alice', UID_A), {
     base: 'web-login-u-alice',
     uid: UID_A,
     flagSecret: 'web-login-u-alice-flag',
@@ -99,9 +99,9 @@ t.test('no Challenge can take the child names or labels of another, whatever it 
 
 t.test('pod labels: the instance and the uid; an instance made before the uid label keeps its selector', async (t) => {
   const names = childNames('web-u-alice', UID_A)
-  t.same(podLabels(names), { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID_A })
-  t.same(podLabels(names, true), { 'challenge-hooks.dev/instance': 'web-u-alice' })
-  t.same(childLabels(names), {
+  t.strictSame(podLabels(names), { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID_A })
+  t.strictSame(podLabels(names, true), { 'challenge-hooks.dev/instance': 'web-u-alice' })
+  t.strictSame(childLabels(names), {
     'app.kubernetes.io/managed-by': 'challenge-hooks',
     'challenge-hooks.dev/instance': 'web-u-alice',
     'challenge-hooks.dev/uid': UID_A,

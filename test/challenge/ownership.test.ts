@@ -59,18 +59,18 @@ t.test('a foreign Secret under the flag Secret\'s name: no pod ever mounts it, t
   const observed = observedChildren(first.response.children).map((each) => (each.kind === 'Secret' ? foreign(each) : each))
   const second = step(first.parent, { related, children: observed, now: at(5) })
   t.notOk(kinds(second.response).includes(`Pod/${NAME}`), 'no Pod: it would mount the foreign Secret')
-  t.match(second.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.' })
+  t.hasStrict(second.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.' })
   t.notOk('flagSecretRef' in second.status, 'the foreign Secret is not named as the flag Secret')
   // Even with a ready workload and an address in the world, the instance is never Running on a foreign flag.
   const complete = prepared(challenge(), { related })
   const ready = readyWorld(complete.response.children).map((each) => (each.kind === 'Secret' ? foreign(each, [controllerRef('another-uid')]) : each))
   const notRunning = step(complete.parent, { related, children: ready, now: at(10) })
-  t.match(notRunning.status, { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(notRunning.status, { phase: 'Pending', reason: 'Starting' })
   t.notOk('endpoint' in notRunning.status)
-  t.match(conditionOf(notRunning.status, 'WorkloadReady'), { status: 'False' })
+  t.hasStrict(conditionOf(notRunning.status, 'WorkloadReady'), { status: 'False' })
   t.notOk(kinds(notRunning.response).includes(`Pod/${NAME}`), 'the Pod is withdrawn')
   const timedOut = step(notRunning.parent, { related, children: ready, now: at(300) })
-  t.match(timedOut.status, {
+  t.hasStrict(timedOut.status, {
     phase: 'Error',
     reason: 'StartupTimeout',
     message: `The instance did not become ready within 300 seconds. Its Secret ${NAME}-flag never appeared as its own: the API server refused it, or an object of that name that this Challenge does not own is in the way.`,
@@ -81,7 +81,7 @@ t.test('a NetworkPolicy the API server refused (never observed): no pod, never R
   const complete = prepared(challenge(), { related })
   const withoutIsolation = readyWorld(complete.response.children).filter((each) => each.metadata.name !== `${NAME}-isolate`)
   const answer = step(complete.parent, { related, children: withoutIsolation, now: at(10) })
-  t.match(answer.status, { phase: 'Pending', reason: 'Starting' }, 'ready pod, Service and Ingress, but not isolated: not Running')
+  t.hasStrict(answer.status, { phase: 'Pending', reason: 'Starting' }, 'ready pod, Service and Ingress, but not isolated: not Running')
   t.notOk('endpoint' in answer.status)
   t.notOk(kinds(answer.response).includes(`Pod/${NAME}`), 'the pod is not kept running unisolated')
   t.ok(kinds(answer.response).includes(`NetworkPolicy/${NAME}-isolate`), 'the policy is still asked for')
@@ -92,11 +92,11 @@ t.test('a NetworkPolicy the API server refused (never observed): no pod, never R
 t.test('a foreign Service or route under the instance\'s name is no endpoint', async (t) => {
   const complete = prepared(challenge(), { related })
   const ready = readyWorld(complete.response.children)
-  t.match(step(complete.parent, { related, children: ready, now: at(10) }).status, { phase: 'Running' }, 'all its own: Running')
+  t.hasStrict(step(complete.parent, { related, children: ready, now: at(10) }).status, { phase: 'Running' }, 'all its own: Running')
   for (const kind of ['Service', 'Ingress']) {
     const world = ready.map((each) => (each.kind === kind ? foreign(each) : each))
     const answer = step(complete.parent, { related, children: world, now: at(10) })
-    t.match(answer.status, { phase: 'Pending', reason: 'WaitingForEndpoint' }, `a foreign ${kind}`)
+    t.hasStrict(answer.status, { phase: 'Pending', reason: 'WaitingForEndpoint' }, `a foreign ${kind}`)
     t.notOk('endpoint' in answer.status, `a foreign ${kind}: no endpoint`)
   }
 })

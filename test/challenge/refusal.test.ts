@@ -9,7 +9,7 @@ t.test('a pod that never appears: Pending / Starting, then a StartupTimeout that
   const first = prepared(challenge(), { related: [webDefinition()] })
   const withoutPod = observedChildren(first.response.children).filter((child) => child.kind !== 'Pod')
   const waiting = step(first.parent, { related: [webDefinition()], children: withoutPod, now: at(60) })
-  t.match(waiting.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.' })
+  t.hasStrict(waiting.status, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.' })
   t.ok(waiting.response.children.some((child) => child.kind === 'Pod'), 'the Pod is asked for again')
   const timedOut = step(waiting.parent, { related: [webDefinition()], children: withoutPod, now: at(300) })
   t.strictSame([timedOut.status.phase, timedOut.status.reason, timedOut.status.message], [
@@ -24,6 +24,6 @@ t.test('an Error / PodRefused written by an earlier release stays the run-ending
     status: { phase: 'Error', reason: 'PodRefused', message: "Kubernetes refused the instance's pod: forbidden.", finishedAt: '2026-11-22T11:59:00Z', run: 0 },
   })
   const answer = step(ended, { related: [webDefinition()], now: at(10) })
-  t.match(answer.status, { phase: 'Error', reason: 'PodRefused', finishedAt: '2026-11-22T11:59:00Z' })
+  t.hasStrict(answer.status, { phase: 'Error', reason: 'PodRefused', finishedAt: '2026-11-22T11:59:00Z' })
   t.strictSame(answer.response.children, [], 'no workload until a restart')
 })

@@ -47,7 +47,7 @@ function routeOf(type: string, env: Record<string, string> = {}): Json {
 const target = (host: string) => ({ metadata: { name: NAME, labels: LABELS }, host, service: { name: NAME, port: 1337 } })
 
 t.test('TLS, Gateway API: a TLSRoute on the TLS listener, hostname <id>.<TLS_BASE_DOMAIN>', async (t) => {
-  t.same(routeOf('TLS', { GATEWAY_TLS_LISTENER: 'tls' }), {
+  t.strictSame(routeOf('TLS', { GATEWAY_TLS_LISTENER: 'tls' }), {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'TLSRoute',
     metadata: { name: NAME, labels: LABELS },
@@ -57,11 +57,11 @@ t.test('TLS, Gateway API: a TLSRoute on the TLS listener, hostname <id>.<TLS_BAS
       rules: [{ backendRefs: [{ name: NAME, port: 1337 }] }],
     },
   })
-  t.same((routeOf('TLS') as { spec: { parentRefs: unknown } }).spec.parentRefs, [{ namespace: 'gateway-system', name: 'challenges' }], 'no listener: any of the Gateway')
+  t.strictSame((routeOf('TLS') as { spec: { parentRefs: unknown } }).spec.parentRefs, [{ namespace: 'gateway-system', name: 'challenges' }], 'no listener: any of the Gateway')
 })
 
 t.test('TLS, Traefik: an IngressRouteTCP with HostSNI, TLS ended by Traefik (never passthrough)', async (t) => {
-  t.same(routeOf('TLS', { TLS_ROUTING: 'Traefik', TRAEFIK_TLS_ENTRYPOINT: 'ctf-tls' }), {
+  t.strictSame(routeOf('TLS', { TLS_ROUTING: 'Traefik', TRAEFIK_TLS_ENTRYPOINT: 'ctf-tls' }), {
     apiVersion: 'traefik.io/v1alpha1',
     kind: 'IngressRouteTCP',
     metadata: { name: NAME, labels: LABELS },
@@ -75,7 +75,7 @@ t.test('TLS, Traefik: an IngressRouteTCP with HostSNI, TLS ended by Traefik (nev
 
 t.test('HTTP: an Ingress by default, an HTTPRoute with GatewayAPI, an IngressRoute with Traefik', async (t) => {
   const host = `${ID}.ctf.example.org`
-  t.same(routeOf('HTTP', { INGRESS_CLASS_NAME: 'nginx', INGRESS_TLS_SECRET: 'wildcard' }), {
+  t.strictSame(routeOf('HTTP', { INGRESS_CLASS_NAME: 'nginx', INGRESS_TLS_SECRET: 'wildcard' }), {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'Ingress',
     metadata: { name: NAME, labels: LABELS },
@@ -85,7 +85,7 @@ t.test('HTTP: an Ingress by default, an HTTPRoute with GatewayAPI, an IngressRou
       rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: NAME, port: { number: 1337 } } } }] } }],
     },
   })
-  t.same(routeOf('HTTP', { HTTP_ROUTING: 'GatewayAPI', GATEWAY_HTTP_LISTENER: 'https' }), {
+  t.strictSame(routeOf('HTTP', { HTTP_ROUTING: 'GatewayAPI', GATEWAY_HTTP_LISTENER: 'https' }), {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
     metadata: { name: NAME, labels: LABELS },
@@ -95,13 +95,13 @@ t.test('HTTP: an Ingress by default, an HTTPRoute with GatewayAPI, an IngressRou
       rules: [{ backendRefs: [{ name: NAME, port: 1337 }] }],
     },
   })
-  t.same(routeOf('HTTP', { HTTP_ROUTING: 'Traefik' }), {
+  t.strictSame(routeOf('HTTP', { HTTP_ROUTING: 'Traefik' }), {
     apiVersion: 'traefik.io/v1alpha1',
     kind: 'IngressRoute',
     metadata: { name: NAME, labels: LABELS },
     spec: { entryPoints: ['websecure'], routes: [{ kind: 'Rule', match: `Host(\`${host}\`)`, services: [{ name: NAME, port: 1337 }] }], tls: {} },
   })
-  t.same((routeOf('HTTP', { HTTP_ROUTING: 'Traefik', INGRESS_TLS_SECRET: 'wildcard' }) as { spec: Json }).spec.tls, { secretName: 'wildcard' })
+  t.strictSame((routeOf('HTTP', { HTTP_ROUTING: 'Traefik', INGRESS_TLS_SECRET: 'wildcard' }) as { spec: Json }).spec.tls, { secretName: 'wildcard' })
 })
 
 t.test('every exposure: its children, a ClusterIP Service for routed ones, no route otherwise', async (t) => {
@@ -113,7 +113,7 @@ t.test('every exposure: its children, a ClusterIP Service for routed ones, no ro
   ]
   for (const [type, env, kinds] of cases) {
     const children = renderChildren(input(type, env))
-    t.same(children.map((child) => child.kind), kinds, `${type} ${JSON.stringify(env)}`)
+    t.strictSame(children.map((child) => child.kind), kinds, `${type} ${JSON.stringify(env)}`)
     const service = children.find((child) => child.kind === 'Service') as unknown as { spec: { type: string } }
     if (type !== 'NodePort') t.equal(service.spec.type, 'ClusterIP', `${type}: ClusterIP`)
   }
@@ -132,12 +132,12 @@ t.test('hosts, kinds and groups of the routing choices', async (t) => {
   t.equal(instanceHost('TLS', ID, config()), `${ID}.tcp.ctf.example.org`)
   t.equal(instanceHost('HTTP', ID, config()), `${ID}.ctf.example.org`)
   t.equal(instanceHost('TLS', ID, loadConfig({ BASE_DOMAIN: 'ctf.example.org' })), `${ID}.ctf.example.org`, 'TLS_BASE_DOMAIN defaults to BASE_DOMAIN')
-  t.same(
+  t.strictSame(
     [routeKind('HTTP', config()), routeKind('HTTP', config({ HTTP_ROUTING: 'GatewayAPI' })), routeKind('HTTP', config({ HTTP_ROUTING: 'Traefik' }))],
     ['Ingress', 'HTTPRoute', 'IngressRoute'],
   )
-  t.same([routeKind('TLS', config()), routeKind('TLS', config({ TLS_ROUTING: 'Traefik' }))], ['TLSRoute', 'IngressRouteTCP'])
-  t.same(ROUTE_KINDS.map(routeGroup), [
+  t.strictSame([routeKind('TLS', config()), routeKind('TLS', config({ TLS_ROUTING: 'Traefik' }))], ['TLSRoute', 'IngressRouteTCP'])
+  t.strictSame(ROUTE_KINDS.map(routeGroup), [
     'Ingress.networking.k8s.io/v1',
     'HTTPRoute.gateway.networking.k8s.io/v1',
     'IngressRoute.traefik.io/v1alpha1',
@@ -162,14 +162,14 @@ t.test('routingProblem: no Gateway for TLS_ROUTING\'s default, or no child rule 
 
 t.test('the expose policy of a TLS instance admits only the proxy: its namespace, and its pods\' labels when set', async (t) => {
   const namespaceOnly = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'envoy-gateway-system' } } }
-  t.same(exposePolicy(input('TLS', { INGRESS_NAMESPACE: 'envoy-gateway-system' })).spec, {
+  t.strictSame(exposePolicy(input('TLS', { INGRESS_NAMESPACE: 'envoy-gateway-system' })).spec, {
     podSelector: { matchLabels: { 'challenge-hooks.dev/instance': NAME, 'challenge-hooks.dev/uid': 'uid-1' } },
     policyTypes: ['Ingress'],
     ingress: [{ from: [namespaceOnly], ports: [{ protocol: 'TCP', port: 1337 }] }],
   })
   const selector = 'gateway.envoyproxy.io/owning-gateway-name=challenges,gateway.envoyproxy.io/owning-gateway-namespace=gateway-system'
   for (const type of ['TLS', 'HTTP']) {
-    t.same(exposePolicy(input(type, { INGRESS_NAMESPACE: 'envoy-gateway-system', INGRESS_POD_SELECTOR: selector })).spec?.ingress, [
+    t.strictSame(exposePolicy(input(type, { INGRESS_NAMESPACE: 'envoy-gateway-system', INGRESS_POD_SELECTOR: selector })).spec?.ingress, [
       {
         from: [
           {
@@ -262,11 +262,11 @@ t.test('routeProblem: only Accepted and ResolvedRefs True, from our Gateway and 
     if (expected === undefined) t.equal(problem, undefined, name)
     else t.match(problem === undefined ? 'none' : `${problem.reason}: ${problem.message}`, new RegExp(`^${expected.replace(/[().]/g, '\\$&')}`), name)
   }
-  t.same(routeProblem(tlsRoute(undefined), 'HTTPRoute', config()), {
+  t.strictSame(routeProblem(tlsRoute(undefined), 'HTTPRoute', config()), {
     reason: 'Pending',
     message: 'Gateway gateway-system/challenges has not reported on the HTTPRoute yet.',
   }, 'HTTPRoutes are checked against GATEWAY_HTTP_LISTENER (here: none)')
-  t.same(routeProblem(tlsRoute(undefined), 'HTTPRoute', config({ GATEWAY_TLS_LISTENER: 'tls' })), {
+  t.strictSame(routeProblem(tlsRoute(undefined), 'HTTPRoute', config({ GATEWAY_TLS_LISTENER: 'tls' })), {
     reason: 'Pending',
     message: 'Gateway gateway-system/challenges has not reported on the HTTPRoute yet.',
   }, 'the TLS listener is not the HTTPRoute\'s')

@@ -50,7 +50,7 @@ t.test('a definition that breaks one rule: the path and words TypeBox gives', as
   ]
   for (const [what, value, message] of rows) {
     const got = reported(DefinitionSpecSchema, value)
-    t.same(got, typebox(DefinitionSpecSchema, value), `${what}: as TypeBox says it`)
+    t.strictSame(got, typebox(DefinitionSpecSchema, value), `${what}: as TypeBox says it`)
     t.equal(got.message, message, what)
   }
   t.equal(
@@ -75,9 +75,9 @@ t.test('the keywords no definition has: the same words', async (t) => {
     ['a number below its minimum', Type.Number({ minimum: 0 }), -1, 'Expected number to be greater or equal to 0'],
   ]
   for (const [what, schema, value, message] of rows) {
-    t.same(reported(schema, value), typebox(schema, value), `${what}: as TypeBox says it`)
+    t.strictSame(reported(schema, value), typebox(schema, value), `${what}: as TypeBox says it`)
     t.equal(reported(schema, value).message, message, what)
   }
-  t.same(reported(SyncResponseSchema, { status: {}, children: [], resyncAfterSeconds: 0 }), { path: '/resyncAfterSeconds', message: 'Expected number to be greater than 0' })
-  t.same(reported(Type.Integer({ multipleOf: 2 }), 3), { path: '', message: 'must be multiple of 2' }, "any other keyword: ajv's words")
+  t.strictSame(reported(SyncResponseSchema, { status: {}, children: [], resyncAfterSeconds: 0 }), { path: '/resyncAfterSeconds', message: 'Expected number to be greater than 0' })
+  t.strictSame(reported(Type.Integer({ multipleOf: 2 }), 3), { path: '', message: 'must be multiple of 2' }, "any other keyword: ajv's words")
 })

@@ -11,10 +11,12 @@ t.test('the PerOwner flag is the contract formula, recomputable by a platform', 
   t.not(flagSecretPart('other', ownerMessage(key)), expected, 'depends on the secret')
 })
 
-t.test('the instance id is 16 hex characters, stable, and never a prefix of the flag', async (t) => {
+t.test('the instance id is the contract formula (16 hex), and never a prefix of the flag', async (t) => {
   const id = instanceId('s3cret', key)
+  // docs/api.md: hex(HMAC-SHA256(FLAG_SECRET, "instance:<namespace>/<definition>/<owner.kind>/<owner.id>"))[0:16]
+  t.equal(id, createHmac('sha256', 's3cret').update('instance:challenges/web-login/User/alice').digest('hex').slice(0, 16))
   t.match(id, /^[0-9a-f]{16}$/)
-  t.equal(instanceId('s3cret', key), id)
   t.not(instanceId('s3cret', { ...key, ownerKind: 'Team' }), id, 'User and Team with the same id differ')
+  t.not(instanceId('s3cret', { ...key, namespace: 'ctf-finals' }), id, 'the same key in another namespace differs')
   t.notOk(flagSecretPart('s3cret', ownerMessage(key)).startsWith(id))
 })

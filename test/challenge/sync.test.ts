@@ -15,6 +15,7 @@ import {
   webDefinition,
   type Json,
 } from '../helpers/world.js'
+import { ALICE, expectedInstanceId } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'
 const ALL_WEB_CHILDREN = [
@@ -30,7 +31,7 @@ t.test('new: admitted, Pending/Starting; the pod comes once its flag Secret and 
   const { response, status, parent } = step(challenge(), { related: [webDefinition()] })
   t.strictSame(kinds(response), ALL_WEB_CHILDREN.filter((child) => !child.startsWith('Pod/')), 'no Pod yet')
   validateChildren(response.children)
-  t.match(status, {
+  t.hasStrict(status, {
     phase: 'Pending',
     reason: 'Starting',
     message: 'The instance is starting.',
@@ -56,7 +57,7 @@ t.test('starting: children observed but not ready stays Pending, status unchange
   const first = prepared(challenge(), { related: [webDefinition()] })
   const observed = observedChildren(first.response.children)
   const second = step(first.parent, { related: [webDefinition()], children: observed, now: at(20) })
-  t.same(second.status, first.status, 'nothing changes by itself')
+  t.strictSame(second.status, first.status, 'nothing changes by itself')
   t.equal(second.response.resyncAfterSeconds, 280)
 })
 
@@ -64,8 +65,10 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
   const first = prepared(challenge(), { related: [webDefinition()] })
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
-  const id = running.status.instanceId as string
-  t.match(running.status, {
+  // The contract's id of alice's web-login (test/helpers/contract.ts), not the id the status says.
+  const id = expectedInstanceId(testConfig().flagSecret, ALICE)
+  t.equal(running.status.instanceId, id)
+  t.hasStrict(running.status, {
     phase: 'Running',
     reason: 'Ready',
     startedAt: '2026-11-22T12:00:30Z',
@@ -100,31 +103,31 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
   t.equal(running.response.resyncAfterSeconds, 300)
   // Quiescence: the same world a minute later answers the same status.
   const again = step(running.parent, { related: [webDefinition()], children: ready, now: at(90) })
-  t.same(again.status, running.status)
-  t.same(again.response.children, running.response.children)
+  t.strictSame(again.status, running.status)
+  t.strictSame(again.response.children, running.response.children)
   // A status written without progress conditions (by a release before them), the rest unchanged: none is added
   // until something else changes, so the upgrade alone writes no status.
   const PROGRESS = ['Scheduled', 'ContainersStarted', 'WorkloadReady', 'EndpointReady']
   const withoutProgress = { ...running.status, conditions: (running.status.conditions as Json[]).filter(({ type }) => !PROGRESS.includes(type as string)) }
   const upgraded = step({ ...running.parent, status: withoutProgress }, { related: [webDefinition()], children: ready, now: at(90) })
-  t.same(upgraded.status, withoutProgress, 'the stored status, as it was')
+  t.strictSame(upgraded.status, withoutProgress, 'the stored status, as it was')
 })
 
 t.test('TLS and ingress class from the configuration', async (t) => {
   const config = { ingressTlsSecret: 'wildcard-tls', ingressClassName: 'nginx', baseDomain: 'ctf.example.org' }
   const first = prepared(challenge(), { related: [webDefinition()], config })
   const ingress = first.response.children.find((child) => child.kind === 'Ingress') as Json
-  const id = first.status.instanceId as string
-  t.match(ingress.spec, { ingressClassName: 'nginx', tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }] })
+  const id = expectedInstanceId(testConfig().flagSecret, ALICE)
+  t.hasStrict(ingress.spec, { ingressClassName: 'nginx', tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }] })
   const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), config, now: at(5) })
-  t.match(running.status.endpoint, { port: 443, url: `https://${id}.ctf.example.org/` })
+  t.hasStrict(running.status.endpoint, { port: 443, url: `https://${id}.ctf.example.org/` })
 })
 
 t.test('running (NodePort): the endpoint waits for the allocated node port', async (t) => {
   const parent = challenge({ definition: 'pwn-echo' })
   const related = [netcatDefinition()]
   const first = prepared(parent, { related })
-  t.same(kinds(first.response), [
+  t.strictSame(kinds(first.response), [
     'Secret/pwn-echo-u-alice-flag',
     'NetworkPolicy/pwn-echo-u-alice-isolate',
     'NetworkPolicy/pwn-echo-u-alice-expose',
@@ -135,14 +138,14 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
     child.kind === 'Service' ? { ...child, spec: { ...(child.spec as Json), ports: [{ port: 1337 }] } } : child,
   )
   const waiting = step(first.parent, { related, children: unallocated, config: { publicHost: 'ctf.example.org' }, now: at(5) })
-  t.match(waiting.status, { phase: 'Pending', reason: 'WaitingForEndpoint' })
+  t.hasStrict(waiting.status, { phase: 'Pending', reason: 'WaitingForEndpoint' })
   const running = step(first.parent, {
     related,
     children: readyWorld(first.response.children, { nodePort: 31337 }),
     config: { publicHost: 'ctf.example.org' },
     now: at(6),
   })
-  t.match(running.status.endpoint, { type: 'NodePort', host: 'ctf.example.org', port: 31337, connection: 'nc ctf.example.org 31337' })
+  t.hasStrict(running.status.endpoint, { type: 'NodePort', host: 'ctf.example.org', port: 31337, connection: 'nc ctf.example.org 31337' })
   t.notOk('url' in (running.status.endpoint as Json))
 })
 
@@ -151,23 +154,23 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
   const parent = challenge({ definition: 'pwn-echo' })
   const first = prepared(parent, { related: lb })
   const service = first.response.children.find((child) => child.kind === 'Service') as Json
-  t.match(service.spec, { type: 'LoadBalancer' })
+  t.hasStrict(service.spec, { type: 'LoadBalancer' })
   const pending = step(first.parent, { related: lb, children: readyWorld(first.response.children), now: at(5) })
-  t.match(pending.status, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'no address yet')
+  t.hasStrict(pending.status, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'no address yet')
   const running = step(first.parent, { related: lb, children: readyWorld(first.response.children, { lbAddress: '203.0.113.7' }), now: at(5) })
-  t.match(running.status.endpoint, { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
+  t.hasStrict(running.status.endpoint, { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
 
   const hostnameLb = readyWorld(first.response.children).map((child) =>
     child.kind === 'Service' ? { ...child, status: { loadBalancer: { ingress: [{ hostname: 'lb.example.org' }] } } } : child,
   )
-  t.match(step(first.parent, { related: lb, children: hostnameLb, now: at(5) }).status.endpoint, { host: 'lb.example.org' })
+  t.hasStrict(step(first.parent, { related: lb, children: hostnameLb, now: at(5) }).status.endpoint, { host: 'lb.example.org' })
 
   const internal = [netcatDefinition({ expose: { type: 'Internal', port: 1337 } })]
   const firstInternal = prepared(parent, { related: internal })
   const svc = firstInternal.response.children.find((child) => child.kind === 'Service') as Json
-  t.match(svc.spec, { type: 'ClusterIP' })
+  t.hasStrict(svc.spec, { type: 'ClusterIP' })
   const runningInternal = step(firstInternal.parent, { related: internal, children: readyWorld(firstInternal.response.children), now: at(5) })
-  t.match(runningInternal.status.endpoint, {
+  t.hasStrict(runningInternal.status.endpoint, {
     type: 'Internal',
     host: 'pwn-echo-u-alice.challenges.svc.cluster.local',
     port: 1337,
@@ -183,28 +186,28 @@ t.test('a workload of another run or still rolling out is not ready', async (t) 
     ;(copy.metadata.annotations as Json)['challenge-hooks.dev/run'] = '7'
     return copy
   })
-  t.match(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, { phase: 'Pending', reason: 'Starting' })
   const notReady = readyWorld(first.response.children).map((child) =>
     child.kind === 'Pod' ? { ...child, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T12:00:00Z' }] } } : child,
   )
-  t.match(step(first.parent, { related: [webDefinition()], children: notReady, now: at(5) }).status, { phase: 'Pending' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: notReady, now: at(5) }).status, { phase: 'Pending' })
   const deleting = readyWorld(first.response.children).map((child) =>
     child.kind === 'Pod' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
   )
-  t.match(step(first.parent, { related: [webDefinition()], children: deleting, now: at(5) }).status, { phase: 'Pending' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: deleting, now: at(5) }).status, { phase: 'Pending' })
   const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
-  t.match(step(first.parent, { related: [webDefinition()], children: noIngress, now: at(5) }).status, {
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: noIngress, now: at(5) }).status, {
     phase: 'Pending',
     reason: 'WaitingForEndpoint',
   })
   const serviceGoing = readyWorld(first.response.children).map((child) =>
     child.kind === 'Service' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
   )
-  t.match(step(first.parent, { related: [webDefinition()], children: serviceGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: serviceGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
   const ingressGoing = readyWorld(first.response.children).map((child) =>
     child.kind === 'Ingress' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
   )
-  t.match(step(first.parent, { related: [webDefinition()], children: ingressGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: ingressGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
 })
 
 t.test('image pull failing: Pending inside the startup window, then Error/StartupTimeout', async (t) => {
@@ -216,7 +219,7 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
   t.match(pulling.status, { phase: 'Pending', reason: 'ImagePullBackOff', message: /cannot be pulled yet/ })
   t.equal(pulling.response.children.length, 6, 'keeps trying')
   const errImagePull = step(first.parent, { related, children: withPod(created, waitingPod(NAME, 0, 'ErrImagePull')), now: at(60) })
-  t.match(errImagePull.status, { reason: 'ImagePullBackOff' })
+  t.hasStrict(errImagePull.status, { reason: 'ImagePullBackOff' })
 
   const timedOut = step(pulling.parent, { related, children, now: at(300) })
   t.match(timedOut.status, {
@@ -226,14 +229,14 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
     finishedAt: '2026-11-22T12:05:00Z',
   })
   t.notOk('resyncAfterSeconds' in timedOut.response)
-  t.same(kinds(timedOut.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
+  t.strictSame(kinds(timedOut.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
   t.ok(kinds(timedOut.response).includes(`Secret/${NAME}-flag`), 'the flag Secret stays until the pod is gone')
   t.notOk('flagSecretRef' in timedOut.status, 'no reference: the instance is not Running')
 
   // The error is sticky for the run: even with the pods gone and the world healthy, it does not restart.
   const later = step(timedOut.parent, { related: [webDefinition()], children: [], now: at(400) })
-  t.match(later.status, { phase: 'Error', reason: 'StartupTimeout', finishedAt: '2026-11-22T12:05:00Z' })
-  t.same(later.response.children, [])
+  t.hasStrict(later.status, { phase: 'Error', reason: 'StartupTimeout', finishedAt: '2026-11-22T12:05:00Z' })
+  t.strictSame(later.response.children, [])
   t.notOk('flagSecretRef' in later.status)
 })
 
@@ -266,13 +269,13 @@ t.test('pod failures that end the run', async (t) => {
     children: withPod(observedChildren(first.response.children), waitingPod(NAME, 0, 'CrashLoopBackOff', 1)),
     now: at(40),
   })
-  t.match(fewCrashes.status, { phase: 'Pending', reason: 'Starting' }, 'a container that crashed once may still come up')
+  t.hasStrict(fewCrashes.status, { phase: 'Pending', reason: 'Starting' }, 'a container that crashed once may still come up')
   const otherRun = step(first.parent, {
     related: [webDefinition()],
     children: withPod(observedChildren(first.response.children), waitingPod(NAME, 5, 'InvalidImageName')),
     now: at(40),
   })
-  t.match(otherRun.status, { phase: 'Pending' }, 'pods of another run do not count')
+  t.hasStrict(otherRun.status, { phase: 'Pending' }, 'pods of another run do not count')
   const initFailure = step(first.parent, {
     related: [webDefinition()],
     children: withPod(observedChildren(first.response.children), {
@@ -292,27 +295,27 @@ t.test('unschedulable stays Pending with its reason', async (t) => {
   t.match(result.status, { phase: 'Pending', reason: 'Unschedulable', message: /no room/ })
   const both = { ...pod, status: { ...(pod.status as Json), containerStatuses: [{ name: 'web', state: { waiting: { reason: 'ImagePullBackOff' } } }] } }
   const answer = step(first.parent, { related: [webDefinition()], children: withPod(observedChildren(first.response.children), both), now: at(10) })
-  t.match(answer.status, { reason: 'ImagePullBackOff' }, 'an image pull problem is named before scheduling')
+  t.hasStrict(answer.status, { reason: 'ImagePullBackOff' }, 'an image pull problem is named before scheduling')
 })
 
 t.test('definition missing or invalid, owner labels wrong: Error with the reason, no children', async (t) => {
   const missing = step(challenge(), { related: [] })
-  t.match(missing.status, { phase: 'Error', reason: 'DefinitionNotFound', message: 'ChallengeDefinition "web-login" does not exist in this namespace.' })
-  t.same(missing.response.children, [])
+  t.hasStrict(missing.status, { phase: 'Error', reason: 'DefinitionNotFound', message: 'ChallengeDefinition "web-login" does not exist in this namespace.' })
+  t.strictSame(missing.response.children, [])
   t.notOk('resyncAfterSeconds' in missing.response)
-  t.match(missing.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'DefinitionNotFound' }])
+  t.hasStrict(missing.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'DefinitionNotFound' }])
 
   const invalid = step(challenge(), { related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', securityContext: { privileged: true } }] } })] })
   t.match(invalid.status, { phase: 'Error', reason: 'DefinitionInvalid', message: /securityContext\.privileged: is not allowed/ })
 
   const mislabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'mallory', 'challenge-hooks.dev/definition': 'web-login' } }), { related: [webDefinition()] })
-  t.match(mislabelled.status, { phase: 'Error', reason: 'OwnerLabelMismatch', message: 'Label challenge-hooks.dev/owner is "mallory" but spec.owner.id is "alice".' })
+  t.hasStrict(mislabelled.status, { phase: 'Error', reason: 'OwnerLabelMismatch', message: 'Label challenge-hooks.dev/owner is "mallory" but spec.owner.id is "alice".' })
   const unlabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'alice' } }), { related: [webDefinition()] })
   t.match(unlabelled.status, { reason: 'OwnerLabelMismatch', message: /definition is missing but spec\.definitionRef\.name is "web-login"/ })
 
   // These describe the world, not the run: fixing the world recovers the instance.
   const recovered = step(missing.parent, { related: [webDefinition()], now: at(60) })
-  t.match(recovered.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:01:00Z' })
+  t.hasStrict(recovered.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:01:00Z' })
 })
 
 t.test('a running instance whose definition disappears loses its workload and comes back with its times', async (t) => {
@@ -320,10 +323,10 @@ t.test('a running instance whose definition disappears loses its workload and co
   const ready = readyWorld(first.response.children)
   const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(10) })
   const orphaned = step(running.parent, { related: [], children: ready, now: at(20) })
-  t.match(orphaned.status, { phase: 'Error', reason: 'DefinitionNotFound', startedAt: '2026-11-22T12:00:10Z' })
+  t.hasStrict(orphaned.status, { phase: 'Error', reason: 'DefinitionNotFound', startedAt: '2026-11-22T12:00:10Z' })
   t.notOk('admittedAt' in orphaned.status, 'its budget slot is given up')
   const back = step(orphaned.parent, { related: [webDefinition()], children: ready, now: at(30) })
-  t.match(back.status, { phase: 'Running', startedAt: '2026-11-22T12:00:10Z', expiresAt: '2026-11-22T12:30:10Z', admittedAt: '2026-11-22T12:00:30Z' })
+  t.hasStrict(back.status, { phase: 'Running', startedAt: '2026-11-22T12:00:10Z', expiresAt: '2026-11-22T12:30:10Z', admittedAt: '2026-11-22T12:00:30Z' })
 })
 
 t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
@@ -335,7 +338,7 @@ t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
   t.equal(before.status.phase, 'Running')
   t.equal(before.response.resyncAfterSeconds, 1, 'woken just after the deadline')
   const expired = step(running.parent, { related: [webDefinition()], children: ready, now: at(1800) })
-  t.match(expired.status, { phase: 'Deleted', reason: 'Expired', finishedAt: '2026-11-22T12:30:00Z' })
+  t.hasStrict(expired.status, { phase: 'Deleted', reason: 'Expired', finishedAt: '2026-11-22T12:30:00Z' })
   t.notOk('expiresAt' in expired.status)
   t.notOk('endpoint' in expired.status)
   t.notOk(expired.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'))
@@ -373,7 +376,7 @@ t.test('deterministic: the same request gives the same bytes; v1 and v2 keys giv
 
 t.test('objects of another namespace (v2 hooks) are not this instance\'s', async (t) => {
   const other = { ...webDefinition(), metadata: { name: 'web-login', namespace: 'elsewhere' } }
-  t.match(step(challenge(), { related: [other], version: 'v2' }).status, { reason: 'DefinitionNotFound' })
+  t.hasStrict(step(challenge(), { related: [other], version: 'v2' }).status, { reason: 'DefinitionNotFound' })
 })
 
 t.test('a previous status that is garbage is read defensively', async (t) => {
@@ -391,7 +394,7 @@ t.test('a previous status that is garbage is read defensively', async (t) => {
     },
   })
   const result = step(parent, { related: [webDefinition()] })
-  t.match(result.status, { phase: 'Pending', reason: 'Starting', run: 0, renewalsSeen: 0, admittedAt: '2026-11-22T12:00:00Z' })
+  t.hasStrict(result.status, { phase: 'Pending', reason: 'Starting', run: 0, renewalsSeen: 0, admittedAt: '2026-11-22T12:00:00Z' })
   for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt']) t.notOk(field in result.status, `${field}: not RFC 3339, dropped`)
   const arrayStatus = step({ ...challenge(), status: [] as unknown }, { related: [webDefinition()] })
   t.equal(arrayStatus.status.phase, 'Pending')
@@ -399,7 +402,7 @@ t.test('a previous status that is garbage is read defensively', async (t) => {
     status: { phase: 'Deleted', conditions: [{ type: 'Ready', status: 'False', reason: 'X', message: 5, lastTransitionTime: '2026-11-22T11:00:00Z' }] },
   })
   const deleted = step(messageless, { related: [webDefinition()] })
-  t.match(deleted.status, { phase: 'Deleted', reason: 'Expired', message: '' })
+  t.hasStrict(deleted.status, { phase: 'Deleted', reason: 'Expired', message: '' })
 })
 
 t.test('edge cases of what Metacontroller may send', async (t) => {
@@ -407,52 +410,64 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   // The CRD defaults may be absent (an older CRD, a hand-made request): the hook applies the contract's.
   const bare = challenge()
   bare.spec = { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' } }
-  t.match(step(bare, { related: [webDefinition()] }).status, { phase: 'Pending', run: 0, renewalsSeen: 0 })
+  t.hasStrict(step(bare, { related: [webDefinition()] }).status, { phase: 'Pending', run: 0, renewalsSeen: 0 })
   // No labels at all.
   const unlabelled = challenge()
   delete unlabelled.metadata.labels
-  t.match(step(unlabelled, { related: [webDefinition()] }).status, { reason: 'OwnerLabelMismatch' })
+  t.hasStrict(step(unlabelled, { related: [webDefinition()] }).status, { reason: 'OwnerLabelMismatch' })
   // No related objects (no customize hook), and objects sent without their kind.
   const request = syncRequest(challenge(), {})
   delete request.related
-  t.match(sync(request, config, at(0)).status, { reason: 'DefinitionNotFound' })
+  t.hasStrict(sync(request, config, at(0)).status, { reason: 'DefinitionNotFound' })
   const kindless = syncRequest(challenge(), { related: [webDefinition()] })
   delete (kindless.related?.['ChallengeDefinition.challenge-hooks.dev/v1alpha1']?.['web-login'] as Json).kind
-  t.match(sync(kindless, config, at(0)).status, { reason: 'Starting' }, 'kind from the group key')
+  t.hasStrict(sync(kindless, config, at(0)).status, { reason: 'Starting' }, 'kind from the group key')
   // Malformed siblings: no spec, no creation time, an unparseable admission time.
   const noSpec = { ...challenge({ name: 'x' }) } as Json
   delete noSpec.spec
   const noCreation = challenge({ name: 'y', status: { phase: 'Pending', admittedAt: 'yesterday' } })
   delete noCreation.metadata.creationTimestamp
   const result = step(challenge(), { related: [webDefinition(), noSpec as never, noCreation], config: { ownerBudget: 1 } })
-  t.match(result.status, { reason: 'Starting' }, 'a sibling without times queues behind')
+  t.hasStrict(result.status, { reason: 'Starting' }, 'a sibling without times queues behind')
   // A pod still creating its container is just starting; a condition without a reason is read as empty.
   const withStatus = prepared(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), { related: [webDefinition()] })
   const creating = step(withStatus.parent, { related: [webDefinition()], children: withPod(observedChildren(withStatus.response.children), waitingPod(NAME, 0, 'ContainerCreating')) })
-  t.match(creating.status, { phase: 'Pending', reason: 'Starting' })
-  t.match(conditionOf(creating.status, 'Ready'), { status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' })
+  t.hasStrict(creating.status, { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(conditionOf(creating.status, 'Ready'), { status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' })
   // A restart in a spec without renewals; a pod without the run annotation; a Pod without generation;
   // a container status without a name.
   const restarted = challenge()
   restarted.spec = { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' }, restarts: 1 }
-  t.match(step(restarted, { related: [webDefinition()] }).status, { run: 1, renewalsSeen: 0 })
+  t.hasStrict(step(restarted, { related: [webDefinition()] }).status, { run: 1, renewalsSeen: 0 })
   const desired = prepared(challenge(), { related: [webDefinition()] }).response.children
   const unannotated = waitingPod(NAME, 0, 'InvalidImageName')
   delete unannotated.metadata.annotations
-  t.match(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), unannotated) }).status, { reason: 'Starting' }, 'not of this run')
+  t.hasStrict(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), unannotated) }).status, { reason: 'Starting' }, 'not of this run')
   const generationless = readyWorld(desired).map((child) => {
     if (child.kind !== 'Pod') return child
     const { generation: _generation, ...metadata } = child.metadata
     return { ...child, metadata }
   })
-  t.match(step(challenge(), { related: [webDefinition()], children: generationless }).status, { phase: 'Running' })
+  t.hasStrict(step(challenge(), { related: [webDefinition()], children: generationless }).status, { phase: 'Running' })
   const nameless = waitingPod(NAME, 0, 'InvalidImageName')
   nameless.status = { containerStatuses: [{ state: { waiting: { reason: 'InvalidImageName' } } }] }
-  t.match(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), nameless) }).status, { message: 'The image of container unknown is not a valid image name.' })
+  t.hasStrict(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), nameless) }).status, { message: 'The image of container unknown is not a valid image name.' })
   // A deadline that is no date (February 31st) makes the Challenge invalid, with a reason: never absent.
-  t.match(step(challenge({ spec: { deadline: '2026-02-31T09:00:00Z' } }), { related: [webDefinition()] }).status, {
+  t.hasStrict(step(challenge({ spec: { deadline: '2026-02-31T09:00:00Z' } }), { related: [webDefinition()] }).status, {
     phase: 'Error',
     reason: 'ConfigError',
     message: 'spec.deadline: "2026-02-31T09:00:00Z" is not a date-time.',
   })
+})
+
+t.test('a progress condition the previous status lacks is not added while nothing else changes (no write for it)', async (t) => {
+  const first = prepared(challenge(), { related: [webDefinition()] })
+  const ready = readyWorld(first.response.children)
+  const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
+  // A status written before the Scheduled condition existed: the same in everything else.
+  const conditions = (running.status.conditions as Json[]).filter((each) => each.type !== 'Scheduled')
+  const older = { ...running.parent, status: { ...running.status, conditions } }
+  const again = step(older, { related: [webDefinition()], children: ready, now: at(40) })
+  t.strictSame(again.status, older.status, 'the previous conditions stay, Scheduled still absent')
+  t.ok((running.status.conditions as Json[]).some((each) => each.type === 'Scheduled'), 'which the hook writes with any other change')
 })

@@ -78,3 +78,14 @@ t.test('formatTime: RFC 3339 at whole seconds in UTC, never outside the years th
   t.equal(new Date(EARLIEST_TIME).toISOString(), '0000-01-01T00:00:00.000Z')
   t.equal(new Date(LATEST_TIME).toISOString(), '9999-12-31T23:59:59.000Z')
 })
+
+t.test('readTime: both parts whole (the date ends at the t, the time of day starts there), the 29th day only in February', async (t) => {
+  const rows: [string, string, number | undefined][] = [
+    ['a longer day than two digits', '2026-01-011T12:00:00Z', undefined],
+    ['something before the time of day', '2026-01-01Tx12:00:00Z', undefined],
+    ['the 31st of January in a leap year', '2024-01-31T00:00:00Z', Date.parse('2024-01-31T00:00:00Z')],
+    ['the 30th of April in a leap year', '2024-04-30T23:59:59Z', Date.parse('2024-04-30T23:59:59Z')],
+    ['the 29th of February in a leap year', '2024-02-29T00:00:00Z', Date.parse('2024-02-29T00:00:00Z')],
+  ]
+  for (const [what, text, instant] of rows) t.equal(readTime(text), instant, what)
+})

@@ -120,10 +120,10 @@ function observed(service: Record<string, unknown>, route?: KubeObject) {
 t.test('observeEndpoint: a NodePort is the exposed port\'s; a LoadBalancer needs an address', async (t) => {
   const config = loadConfig({ PUBLIC_HOST: 'ctf.example.org' })
   const nodePorts = observed({ spec: { ports: [{ port: 22, nodePort: 30001 }, { port: 1337, nodePort: 30002 }] } })
-  t.match(observeEndpoint(nodePorts, names, definition('NodePort'), NAMESPACE, ID, config).endpoint, { type: 'NodePort', port: 30002 }, 'the exposed port, not the first')
+  t.hasStrict(observeEndpoint(nodePorts, names, definition('NodePort'), NAMESPACE, ID, config).endpoint, { type: 'NodePort', port: 30002 }, 'the exposed port, not the first')
   const balancer = (ingress: unknown) => observeEndpoint(observed({ status: { loadBalancer: { ingress } } }), names, definition('LoadBalancer'), NAMESPACE, ID, config).endpoint
-  t.same(balancer([{ ip: '203.0.113.7' }]), { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
-  t.match(balancer([{ hostname: 'lb.example.org' }]), { host: 'lb.example.org' })
+  t.strictSame(balancer([{ ip: '203.0.113.7' }]), { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
+  t.hasStrict(balancer([{ hostname: 'lb.example.org' }]), { host: 'lb.example.org' })
   t.equal(balancer([{ ip: '' }]), undefined, 'an empty address is none')
   t.equal(balancer([{}]), undefined, 'no address yet')
   t.equal(balancer(undefined), undefined, 'no ingress yet')
@@ -161,6 +161,6 @@ t.test('observeEndpoint: an Ingress is plain http unless INGRESS_TLS_SECRET is s
   const ingress = { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: names.base, namespace: NAMESPACE, ownerReferences: OWNED_BY_UID } } as KubeObject
   const endpoint = (env: Record<string, string>) =>
     observeEndpoint(observed({}, ingress), names, definition('HTTP'), NAMESPACE, ID, loadConfig({ BASE_DOMAIN: 'ctf.example.org', ...env })).endpoint
-  t.match(endpoint({}), { url: `http://${ID}.ctf.example.org/`, port: 80 })
-  t.match(endpoint({ INGRESS_TLS_SECRET: 'wildcard' }), { url: `https://${ID}.ctf.example.org/`, port: 443 })
+  t.hasStrict(endpoint({}), { url: `http://${ID}.ctf.example.org/`, port: 80 })
+  t.hasStrict(endpoint({ INGRESS_TLS_SECRET: 'wildcard' }), { url: `https://${ID}.ctf.example.org/`, port: 443 })
 })

@@ -85,6 +85,8 @@ export interface Suite extends ClusterEnv {
   clock: OffsetClock
   hookUrl: string
   token: string
+  /** the hook server's FLAG_SECRET: the tests recompute instance ids, hosts and flags with it (test/helpers/contract.ts) */
+  flagSecret: string
   /** which controller runs the CompositeController */
   controller: 'stand-in' | 'metacontroller'
   /** the stand-in, when it is the controller: its history holds every sync, with errors and warnings */
@@ -120,7 +122,8 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   // The operator allows the RuntimeClass every definition is pinned to on an existing cluster, and gvisor, which
   // the variants name (on the suite's own control plane no pod runs, so any class will do).
   const allowed = ['gvisor', ...(runtimeClass === undefined ? [] : [runtimeClass])].join(',')
-  const app = await buildApp(loadConfig({ HOOK_TOKEN: token, ALLOWED_RUNTIME_CLASSES: allowed, ...options.hookEnv }), { logger: false, now: () => clock.now() })
+  const config = loadConfig({ HOOK_TOKEN: token, ALLOWED_RUNTIME_CLASSES: allowed, ...options.hookEnv })
+  const app = await buildApp(config, { logger: false, now: () => clock.now() })
   const requests: HookRequest[] = []
   app.addHook('preHandler', async (request) => {
     if (request.method === 'POST') requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })
@@ -157,6 +160,7 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
     clock,
     hookUrl,
     token,
+    flagSecret: config.flagSecret,
     controller: controller.name,
     sim: controller.sim,
     kubelet,

@@ -44,15 +44,15 @@ t.test('the label admission policy type-checks against the Challenge schema with
       return vap.status?.observedGeneration === vap.metadata.generation ? vap : undefined
     },
   )
-  t.same(policy.status?.typeChecking, {}, 'type-checked (by kube-controller-manager), no expression warnings')
+  t.strictSame(policy.status?.typeChecking, {}, 'type-checked (by kube-controller-manager), no expression warnings')
   const binding = await env.rest.get<{ spec: Json }>('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/challenge-hooks-challenge-labels')
-  t.same(binding.spec.validationActions, ['Deny'])
+  t.strictSame(binding.spec.validationActions, ['Deny'])
 })
 
 t.test('the examples apply, and are what a kubectl get shows', async (t) => {
   const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '-k', 'manifests/examples/'], { cwd: repoRoot })
   t.equal(applied.stderr, '', 'no warning')
-  t.same(
+  t.strictSame(
     applied.stdout.trim().split('\n').sort(),
     [
       'challenge.challenge-hooks.dev/pwn-echo-u-alice serverside-applied',
@@ -64,7 +64,7 @@ t.test('the examples apply, and are what a kubectl get shows', async (t) => {
   const crd = await env.rest.get<Json>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/challengedefinitions.challenge-hooks.dev')
   const rows = await assertPrintable(t, env.kubectl, 'chaldef', 'challenges', crd)
   t.match(rows['pwn-echo'], { 'DISPLAY NAME': 'Pwn Echo', EXPOSE: 'NodePort', PORT: '1337', LIFETIME: '3600', EGRESS: 'None', PROFILE: 'Restricted', AGE: /^\d+s$/ }, 'pwn-echo, defaults filled in')
-  t.match(rows['web-login'], { 'DISPLAY NAME': 'Web Login', EXPOSE: 'HTTP', PORT: '8080', LIFETIME: '1800', EGRESS: 'DNS', PROFILE: 'Restricted' }, 'web-login')
+  t.hasStrict(rows['web-login'], { 'DISPLAY NAME': 'Web Login', EXPOSE: 'HTTP', PORT: '8080', LIFETIME: '1800', EGRESS: 'DNS', PROFILE: 'Restricted' }, 'web-login')
   // Gone again before any controller runs: no finalizer yet, so they go at once.
   await kubectlOk(env.kubectl, ['delete', '-k', 'manifests/examples/', '--wait=true'], { cwd: repoRoot })
 })

@@ -4,6 +4,8 @@
 // account) or, with METACONTROLLER_BIN, Metacontroller itself; the kubelet is the stand-in.
 import t, { type Test } from 'tap'
 import { conditionOf } from '../helpers/world.js'
+import { expectedHost } from '../helpers/contract.js'
+import { orderProblem } from '../helpers/order.js'
 import { assertPrintable } from './printing.js'
 import { startSuite, type Json, type Scenario } from './harness.js'
 
@@ -36,45 +38,46 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   const transitions = await suite.recorder.transitionsThrough(s.ns, NAME, 'Running/Ready')
   // Pending / WaitingForEndpoint may come between, when the pod is ready before the Ingress reaches the cache.
   t.match(transitions.join(' '), /^Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `Pending while starting, then Running (${transitions.join(', ')})`)
-  t.match(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
-  const host = `${String(status.instanceId)}.challenges.localhost`
-  t.same(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
+  t.hasStrict(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
+  // The contract's id of this owner key under the hook's FLAG_SECRET, not the id the status says.
+  const host = expectedHost(suite.flagSecret, { namespace: s.ns, definition: 'web-login', kind: 'User', id: 'alice' }, 'challenges.localhost')
+  t.strictSame(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
   t.equal(seconds(status.expiresAt) - seconds(status.startedAt), 1800, 'expires a lifetime after it started')
-  t.same(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
+  t.strictSame(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
   const [firstPod] = await podsOf(s, NAME)
   let rows = await printable(t, s)
-  t.match(rows[NAME], { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` }, 'kubectl get chal')
+  t.hasStrict(rows[NAME], { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` }, 'kubectl get chal')
 
   await s.advance(600)
   await s.patchSpec(NAME, { renewals: (status.renewalsSeen as number) + 1 })
   status = await s.until(NAME, (st) => st.renewalsApplied === 1, 'the renewal applied')
   t.equal(seconds(status.expiresAt), seconds(status.lastRenewedAt) + 1800, 'renewed: expires a lifetime after the renewal')
   t.ok(seconds(status.lastRenewedAt) >= seconds(status.startedAt) + 600, 'renewed at the (advanced) time of the request')
-  t.match(conditionOf(status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed' })
+  t.hasStrict(conditionOf(status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed' })
 
   await s.patchSpec(NAME, { restarts: 1 })
   status = await running(s, NAME, 1)
-  t.match(status, { run: 1, renewalsApplied: 0 }, 'a restart is a new run: renewals reset')
+  t.hasStrict(status, { run: 1, renewalsApplied: 0 }, 'a restart is a new run: renewals reset')
   const [secondPod] = await podsOf(s, NAME)
   t.not(secondPod, firstPod, 'a new pod serves the new run')
   t.equal(status.endpoint && (status.endpoint as Json).host, host, 'the same host (the instance id is stable)')
 
   await s.patchSpec(NAME, { desiredState: 'Stopped', stopReason: 'Solved' })
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted')
-  t.match(status, { phase: 'Deleted', reason: 'Solved' })
+  t.hasStrict(status, { phase: 'Deleted', reason: 'Solved' })
   t.notOk('endpoint' in status, 'no endpoint once stopped')
-  t.same(await eventuallyChildren(s, NAME, []), [], 'stopped: the workload and its policies are torn down')
+  t.strictSame(await eventuallyChildren(s, NAME, []), [], 'stopped: the workload and its policies are torn down')
   rows = await printable(t, s)
-  t.match(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
+  t.hasStrict(rows[NAME], { PHASE: 'Deleted', REASON: 'Solved' })
 
   await s.patchSpec(NAME, { desiredState: 'Running', restarts: 2 })
   await running(s, NAME, 2)
-  t.same(await s.children(NAME), WEB(NAME), 'relaunched: every child back')
+  t.strictSame(await s.children(NAME), WEB(NAME), 'relaunched: every child back')
 
   await s.advance(1800)
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted after its lifetime')
-  t.match(status, { phase: 'Deleted', reason: 'Expired' })
-  t.same(await eventuallyChildren(s, NAME, []), [], 'expired: torn down')
+  t.hasStrict(status, { phase: 'Deleted', reason: 'Expired' })
+  t.strictSame(await eventuallyChildren(s, NAME, []), [], 'expired: torn down')
 
   await s.patchSpec(NAME, { restarts: 3 })
   await running(s, NAME, 3)
@@ -82,12 +85,15 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   await suite.kubectl(['delete', 'chal', NAME, '-n', s.ns, '--wait=false'])
   await s.until(NAME, (st) => st.phase === 'Terminating', 'Terminating').catch(() => undefined)
   await waitGone(s, NAME)
-  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before).map((entry) => entry.split('/')[0])
-  const first = (kind: string) => order.indexOf(kind)
-  const last = (kind: string) => order.lastIndexOf(kind)
-  t.ok(last('Ingress') < first('Pod') && last('Service') < first('Pod'), `the traffic path goes first (${order.join(', ')})`)
-  t.ok(last('Pod') < first('NetworkPolicy') && last('Pod') < first('Secret'), 'the policies and the flag go only once no pod is left')
-  t.equal(order.at(-1), 'Challenge', 'the Challenge goes last, once its finalizer is removed')
+  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before)
+  // Each pair holds only when both kinds were deleted (a kind never deleted would have index -1).
+  for (const [first, then, what] of [
+    ['Ingress', 'Pod', 'the traffic path goes first: the Ingress'],
+    ['Service', 'Pod', 'the traffic path goes first: the Service'],
+    ['Pod', 'NetworkPolicy', 'the policies go only once no pod is left'],
+    ['Pod', 'Secret', 'the flag goes only once no pod is left'],
+  ] as const) t.equal(orderProblem(order, first, then), undefined, `${what} (${order.join(', ')})`)
+  t.equal(order.at(-1), `Challenge/${NAME}`, 'the Challenge goes last, once its finalizer is removed')
   t.ok(suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'), 'Terminating / Deleting while the teardown runs')
 })
 
@@ -100,10 +106,10 @@ t.test('a budget queue that drains: the second instance waits until the first on
   await running(s, 'heavy-a-u-bob')
   await s.create(s.challenge('heavy-b', 'bob'))
   const queued = await s.until('heavy-b-u-bob', (st) => st.phase === 'Pending' && st.reason === 'Queued', 'Queued')
-  t.match(queued, { phase: 'Pending', reason: 'Queued' })
-  t.same(await s.children('heavy-b-u-bob'), [], 'a queued instance has no children')
+  t.hasStrict(queued, { phase: 'Pending', reason: 'Queued' })
+  t.strictSame(await s.children('heavy-b-u-bob'), [], 'a queued instance has no children')
   const rows = await printable(t, s)
-  t.match(rows['heavy-b-u-bob'], { PHASE: 'Pending', REASON: 'Queued' })
+  t.hasStrict(rows['heavy-b-u-bob'], { PHASE: 'Pending', REASON: 'Queued' })
 
   await s.patchSpec('heavy-a-u-bob', { desiredState: 'Stopped' })
   await s.until('heavy-a-u-bob', (st) => st.phase === 'Deleted', 'the first one stopped')

@@ -93,7 +93,7 @@ t.test('nothing but this project binds roles to the service account', async (t) 
   const ours = bindings.items
     .filter((binding) => (binding.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === 'metacontroller' && s.namespace === 'metacontroller'))
     .map((binding) => binding.metadata.name)
-  t.same(ours, ['challenge-hooks-metacontroller'], "only this project's ClusterRoleBinding (no upstream wildcard)")
+  t.strictSame(ours, ['challenge-hooks-metacontroller'], "only this project's ClusterRoleBinding (no upstream wildcard)")
 })
 
 // The other actors of manifests/roles.yaml, asked of the real authorizer by impersonation.

@@ -4,6 +4,8 @@
 // gateway controller, writes the route's Accepted status; Traefik routes count once they exist. Deletion takes
 // the route out with the traffic path, first.
 import t, { type Test } from 'tap'
+import { expectedHost } from '../helpers/contract.js'
+import { orderProblem } from '../helpers/order.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { routeParentStatus, type KubeObject } from '../support/simulator/index.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, TRAEFIK_MODULE } from '../support/route-crds.js'
@@ -42,8 +44,8 @@ async function admitRoute(suite: Suite, path: string, route: KubeObject, accepte
 async function deletedInOrder(t: Test, s: Scenario, name: string, routeKind: string): Promise<void> {
   const before = s.suite.recorder.deletions(s.ns).length
   await s.suite.kubectl(['delete', 'chal', name, '-n', s.ns, '--wait=true', '--timeout=60s'])
-  const order = (await s.suite.recorder.deletionsThrough(s.ns, `Challenge/${name}`)).slice(before).map((entry) => entry.split('/')[0])
-  t.ok(order.indexOf(routeKind) >= 0 && order.indexOf(routeKind) < order.indexOf('Pod'), `the ${routeKind} leaves before the workload (${order.join(', ')})`)
+  const order = (await s.suite.recorder.deletionsThrough(s.ns, `Challenge/${name}`)).slice(before)
+  t.equal(orderProblem(order, routeKind, 'Pod'), undefined, `the ${routeKind} leaves before the workload (${order.join(', ')})`)
 }
 
 t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway accepts the route, then Running`, { skip: skipReason }, async (t) => {
@@ -62,18 +64,19 @@ t.test(`Gateway API routing (${GATEWAY_API_MODULE}): Pending until the Gateway a
   ] as const) {
     await t.test(kind, async (t) => {
       const waiting = await s.until(name, (st) => st.reason === 'WaitingForEndpoint', 'WaitingForEndpoint (workload ready, route not accepted yet)')
-      t.match(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint' })
+      t.hasStrict(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint' })
       t.notOk('endpoint' in waiting, 'no endpoint before the Gateway accepts the route')
       const route = await routeOf(s, name, path)
-      t.match(route.spec, { parentRefs: [{ namespace: 'gateway-system', name: 'challenges', sectionName: kind === 'TLSRoute' ? 'tls' : 'https' }] }, 'attached to the configured Gateway and listener')
+      t.hasStrict(route.spec, { parentRefs: [{ namespace: 'gateway-system', name: 'challenges', sectionName: kind === 'TLSRoute' ? 'tls' : 'https' }] }, 'attached to the configured Gateway and listener')
       await admitRoute(suite, path, route, 'NotAllowedByListeners')
       const refused = await s.until(name, (st) => st.reason === 'WaitingForEndpoint' && /NotAllowedByListeners|not accepted/i.test(String(st.message)), 'the refusal in the message')
-      t.match(refused, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'a refused route keeps it Pending')
-      await admitRoute(suite, path, await routeOf(s, name, path), true)
+      t.hasStrict(refused, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'a refused route keeps it Pending')
+      await admitRoute(suite, path, (await routeOf(s, name, path)), true)
       const running = await s.until(name, (st) => st.phase === 'Running', 'Running')
-      const host = `${String(running.instanceId)}.${kind === 'TLSRoute' ? 'tcp.ctf.example.org' : 'challenges.localhost'}`
-      if (kind === 'TLSRoute') t.same(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')
-      else t.match(running.endpoint, { type: 'HTTP', host, url: `https://${host}/` }, 'the HTTPS endpoint')
+      const owner = { namespace: s.ns, definition: name.split('-u-')[0] as string, kind: 'User', id: 'alice' }
+      const host = expectedHost(suite.flagSecret, owner, kind === 'TLSRoute' ? 'tcp.ctf.example.org' : 'challenges.localhost')
+      if (kind === 'TLSRoute') t.strictSame(running.endpoint, { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }, 'the TLS endpoint')
+      else t.hasStrict(running.endpoint, { type: 'HTTP', host, url: `https://${host}/` }, 'the HTTPS endpoint')
       await deletedInOrder(t, s, name, kind)
     })
   }
@@ -97,13 +100,14 @@ t.test(`Traefik routing (${TRAEFIK_MODULE}): Running once the workload is ready 
       const running = await s.until(name, (st) => st.phase === 'Running', 'Running')
       const route = await routeOf(s, name, path)
       t.equal(route.kind, kind)
+      const owner = { namespace: s.ns, definition: name.split('-u-')[0] as string, kind: 'User', id: 'bob' }
       if (kind === 'IngressRouteTCP') {
-        const host = `${String(running.instanceId)}.tcp.ctf.example.org`
-        t.same(running.endpoint, { type: 'TLS', host, port: 8443, connection: `ncat --ssl ${host} 8443` }, 'the TLS endpoint on TLS_PORT')
-        t.match(route.spec, { routes: [{ match: `HostSNI(\`${host}\`)` }], tls: {} }, 'HostSNI, TLS terminated by Traefik')
+        const host = expectedHost(suite.flagSecret, owner, 'tcp.ctf.example.org')
+        t.strictSame(running.endpoint, { type: 'TLS', host, port: 8443, connection: `ncat --ssl ${host} 8443` }, 'the TLS endpoint on TLS_PORT')
+        t.hasStrict(route.spec, { routes: [{ match: `HostSNI(\`${host}\`)` }], tls: {} }, 'HostSNI, TLS terminated by Traefik')
         t.notOk(((route.spec as Json).tls as Json).passthrough, 'never passthrough')
       } else {
-        t.match(running.endpoint, { type: 'HTTP', url: `https://${String(running.instanceId)}.challenges.localhost/` })
+        t.hasStrict(running.endpoint, { type: 'HTTP', url: `https://${expectedHost(suite.flagSecret, owner, 'challenges.localhost')}/` })
       }
       await deletedInOrder(t, s, name, kind)
     })

@@ -7,6 +7,7 @@ import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import t, { type Test } from 'tap'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
+import { resourcePath } from '../support/kube/rest.js'
 import { sortKeys } from '../support/simulator/json.js'
 import { lastAnswer, STANDIN_RUNTIME_CLASS, startSuite, type Json, type Scenario } from './harness.js'
 
@@ -145,21 +146,21 @@ async function run(t: Test, s: Scenario, variants: Variant[]): Promise<void> {
     await t.test(variant.what, async (t) => {
       const { phase, reason } = variant.settles
       const status = await s.until(name, (st) => st.phase === phase && st.reason === reason, `${phase}/${reason}`, 45_000)
-      if (variant.endpoint) t.same(status.endpoint, variant.endpoint(status), 'the endpoint')
+      if (variant.endpoint) t.strictSame(status.endpoint, variant.endpoint(status), 'the endpoint')
       if (phase === 'Running') t.ok(status.endpoint, 'an endpoint while Running')
       // Error ends the run: settled once the teardown is over.
-      if (phase === 'Error') t.same(await eventuallyEmpty(s, name), [], 'torn down')
-      await assertAccepted(t, s, name, phase)
+      if (phase === 'Error') t.strictSame(await eventuallyEmpty(s, name), [], 'torn down')
+      await assertAccepted(t, s, name, phase, variant)
     })
   }
   // Settled: one more sync of every instance changes nothing (no child the API server stores differently from
   // the hook's answer, which Metacontroller's three-way merge would rewrite on every sync).
   if (suite.sim !== undefined) {
     const warned = suite.apiWarnings.filter((w) => w.path.includes(`/namespaces/${s.ns}/`))
-    t.same(warned.map((w) => `${w.method} ${w.path}: ${w.warning}`), [], 'no warning from the API server on any write of the controller')
+    t.strictSame(warned.map((w) => `${w.method} ${w.path}: ${w.warning}`), [], 'no warning from the API server on any write of the controller')
   }
   const { moved, writes } = await s.resync()
-  t.same(moved, [], 'quiet: another sync of every instance rewrites no child')
+  t.strictSame(moved, [], 'quiet: another sync of every instance rewrites no child')
   if (suite.sim !== undefined) t.equal(writes, 0, 'quiet: the stand-in wrote nothing in those syncs')
 }
 
@@ -167,8 +168,17 @@ async function eventuallyEmpty(s: Scenario, name: string): Promise<string[]> {
   return eventually(`${name} torn down`, async () => ((await s.children(name)).length === 0 ? [] : undefined), async () => (await s.children(name)).join(', ')).catch(() => s.children(name))
 }
 
+/** The kinds of the children a running variant has: its exposure's route, the -internet policy with egress Internet. */
+function expectedKinds(variant: Variant): string[] {
+  const base = variant.base ?? 'web-login'
+  const spec = variant.definitionSpec as { expose?: { type?: string }; network?: { egress?: string } }
+  const type = spec.expose?.type ?? (base === 'pwn-echo' ? 'NodePort' : 'HTTP')
+  const egress = spec.network?.egress ?? (base === 'pwn-echo' ? 'None' : 'DNS')
+  return ['NetworkPolicy', 'NetworkPolicy', ...(egress === 'Internet' ? ['NetworkPolicy'] : []), 'Pod', 'Secret', 'Service', ...(type === 'HTTP' ? ['Ingress'] : [])].sort()
+}
+
 /** The children and pods the API server stored, and the status it stored, are what the hook asked for. */
-async function assertAccepted(t: Test, s: Scenario, name: string, phase: string): Promise<void> {
+async function assertAccepted(t: Test, s: Scenario, name: string, phase: string, variant: Variant): Promise<void> {
   // Eventually: the controller may hold a newer answer it has not written yet. A pruned field never matches.
   let stored: Json = {}
   const settled = await eventually(
@@ -182,23 +192,27 @@ async function assertAccepted(t: Test, s: Scenario, name: string, phase: string)
     () => '',
     { timeoutMs: 10_000 },
   ).catch(() => undefined)
-  t.same(stored, lastAnswer(suite, s.ns, name), 'the stored status is the hook\'s last answer: nothing pruned')
+  t.strictSame(stored, lastAnswer(suite, s.ns, name), 'the stored status is the hook\'s last answer: nothing pruned')
   const challenge = settled ?? (await s.get(name))
   const syncErrors = (suite.sim?.history ?? []).filter((r) => r.parent.namespace === s.ns && r.parent.name === name && r.outcome === 'error').flatMap((r) => r.errors)
-  t.same(syncErrors, [], 'no child refused by the API server')
+  t.strictSame(syncErrors, [], 'no child refused by the API server')
 
   const events = await suite.kubectl(['get', 'events', '-n', s.ns, '--field-selector', `involvedObject.name=${name},reason=SyncError`, '-o', 'name'])
   t.equal(events.stdout.trim(), '', 'no SyncError event')
   const children = await s.children(name)
-  if (phase === 'Running') t.ok(children.some((c) => c.startsWith('Pod/')) && children.length >= 5, `the children exist: ${children.join(', ')}`)
-  for (const path of ['/api/v1/secrets', '/api/v1/services', '/api/v1/pods', '/apis/networking.k8s.io/v1/networkpolicies', '/apis/networking.k8s.io/v1/ingresses']) {
-    const kind = path.split('/').at(-1) as string
-    for (const child of await s.list(path.replace(/\/(\w+)$/, `/namespaces/${s.ns}/$1`))) {
-      const owner = (child.metadata.ownerReferences ?? []).find((ref) => ref.uid === challenge?.metadata.uid)
-      if (owner === undefined) continue
-      t.match(owner, { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name, controller: true, blockOwnerDeletion: true }, `${kind}/${child.metadata.name}: controlled by the Challenge`)
-    }
+  // Every object of a child kind (the route kinds included) that is the instance's, by its uid label or an owner
+  // reference to the Challenge: each is controlled by the Challenge, and none is left out of the check.
+  const uid = String(challenge?.metadata.uid)
+  const objects = (await Promise.all(suite.childResources.map((resource) => s.list(resourcePath(resource, s.ns))))).flat()
+  const ours = objects.filter((object) => object.metadata.labels?.['challenge-hooks.dev/uid'] === uid || (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid))
+  for (const child of ours) {
+    const owner = { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true }
+    t.strictSame(child.metadata.ownerReferences, [owner], `${child.kind}/${child.metadata.name}: controlled by the Challenge, and by nothing else`)
   }
+  const kinds = ours.map((object) => String(object.kind)).sort()
+  // A run-ending Error holds no child, so there is nothing left to own: the other variants prove the ownership.
+  t.strictSame(kinds, phase === 'Error' ? [] : expectedKinds(variant), `the children of ${phase === 'Error' ? 'an ended run' : variant.what}, each checked above`)
+  t.strictSame(ours.map((object) => `${object.kind}/${object.metadata.name}`).sort(), children, 'the same as those controlled by the Challenge')
   if (phase === 'Running') {
     const pods = (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter((pod) => pod.metadata.ownerReferences?.some((ref) => ref.uid === challenge?.metadata.uid))
     t.equal(pods.length, 1, 'Metacontroller made the pod, and Pod Security admitted it')

@@ -19,15 +19,15 @@ async function oneRunningOneQueued(t: Test): Promise<World> {
   world.cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running' })
+  t.hasStrict(world.status(WEB), { phase: 'Running' })
   world.cluster.advance(10)
   world.cluster.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
   const queued = world.status(PWN)
-  t.match(queued, { phase: 'Pending', reason: 'Queued', message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.' })
+  t.hasStrict(queued, { phase: 'Pending', reason: 'Queued', message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.' })
   t.notOk('admittedAt' in queued)
-  t.same(world.children(PWN), [], 'a queued instance has no children')
-  t.match(world.status(WEB), { phase: 'Running' }, 'the first one is untouched')
+  t.strictSame(world.children(PWN), [], 'a queued instance has no children')
+  t.hasStrict(world.status(WEB), { phase: 'Running' }, 'the first one is untouched')
   await world.assertQuiet(t)
   t.equal(world.cluster.settle(), 0)
   return world
@@ -38,13 +38,13 @@ t.test('stopping the running instance admits the queued one by itself', async (t
   world.cluster.advance(20)
   world.patchSpec(WEB, { desiredState: 'Stopped' })
   await world.run(t)
-  t.match(world.status(WEB), { phase: 'Deleted', reason: 'Stopped' })
-  t.match(world.status(PWN), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' }, 'admitted with no other nudge')
-  t.same(world.children(PWN), netcatChildren(PWN))
+  t.hasStrict(world.status(WEB), { phase: 'Deleted', reason: 'Stopped' })
+  t.hasStrict(world.status(PWN), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' }, 'admitted with no other nudge')
+  t.strictSame(world.children(PWN), netcatChildren(PWN))
   await world.settle(t)
-  t.match(world.status(PWN), { phase: 'Running', reason: 'Ready' })
+  t.hasStrict(world.status(PWN), { phase: 'Running', reason: 'Ready' })
   await world.settle(t)
-  t.same(world.children(WEB), [], 'the stopped one is torn down')
+  t.strictSame(world.children(WEB), [], 'the stopped one is torn down')
   await world.assertQuiet(t)
 })
 
@@ -52,11 +52,11 @@ t.test('deleting the running instance admits the queued one by itself', async (t
   const world = await oneRunningOneQueued(t)
   world.cluster.delete({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: WEB })
   await world.run(t)
-  t.match(world.status(PWN), { phase: 'Pending', reason: 'Starting' }, 'a Challenge being deleted holds no budget')
+  t.hasStrict(world.status(PWN), { phase: 'Pending', reason: 'Starting' }, 'a Challenge being deleted holds no budget')
   await world.settle(t)
   await world.settle(t)
   t.equal(world.get(WEB), undefined, 'the deleted one is gone')
-  t.match(world.status(PWN), { phase: 'Running', reason: 'Ready' })
+  t.hasStrict(world.status(PWN), { phase: 'Running', reason: 'Ready' })
   await world.assertQuiet(t)
 })
 
@@ -82,8 +82,8 @@ for (const first of [WEB, PWN]) {
     t.equal(admitted.length, 1, `exactly one admitted: ${admitted.join(', ')}`)
     t.equal(queued.length, 1, `the other one queued: ${queued.join(', ')}`)
     // Both were visible to each other: the deterministic order (creationTimestamp, then name) decides.
-    t.same(admitted, [PWN])
-    t.match(world.status(PWN), { phase: 'Running' })
+    t.strictSame(admitted, [PWN])
+    t.hasStrict(world.status(PWN), { phase: 'Running' })
     await world.assertQuiet(t)
   })
 }
@@ -98,10 +98,10 @@ for (const first of [WEB, PWN]) {
     await world.run(t)
     await world.settle(t)
     const { admitted, queued } = admission(world)
-    t.same(admitted, [first], 'the one reconciled first wins')
+    t.strictSame(admitted, [first], 'the one reconciled first wins')
     t.equal(queued.length, 1)
-    t.match(world.status(first), { phase: 'Running' })
-    t.same(world.children(first), first === WEB ? webChildren(WEB) : netcatChildren(PWN))
+    t.hasStrict(world.status(first), { phase: 'Running' })
+    t.strictSame(world.children(first), first === WEB ? webChildren(WEB) : netcatChildren(PWN))
     await world.assertQuiet(t)
   })
 }
@@ -116,7 +116,7 @@ async function twoNamespaces(t: Test, components: string[]): Promise<{ world: Wo
   world.cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running' })
+  t.hasStrict(world.status(WEB), { phase: 'Running' })
   world.cluster.advance(10)
   world.cluster.create(inOther(world.challenge('pwn-echo', 'alice')))
   await world.run(t)
@@ -126,12 +126,12 @@ async function twoNamespaces(t: Test, components: string[]): Promise<{ world: Wo
 
 t.test('OWNER_BUDGET counts in each namespace apart by default: the owner holds one in each', async (t) => {
   const { otherStatus } = await twoNamespaces(t, [])
-  t.match(otherStatus(), { phase: 'Pending', reason: 'Starting' }, 'the other namespace has its own budget')
+  t.hasStrict(otherStatus(), { phase: 'Pending', reason: 'Starting' }, 'the other namespace has its own budget')
 })
 
 t.test('budget-across-namespaces: the owner\'s instance in another namespace counts, and queues the second', async (t) => {
   const { world, otherStatus } = await twoNamespaces(t, ['budget-across-namespaces'])
-  t.match(otherStatus(), {
+  t.hasStrict(otherStatus(), {
     phase: 'Pending',
     reason: 'Queued',
     message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.',
@@ -141,5 +141,5 @@ t.test('budget-across-namespaces: the owner\'s instance in another namespace cou
   world.cluster.advance(20)
   world.patchSpec(WEB, { desiredState: 'Stopped' })
   await world.run(t)
-  t.match(otherStatus(), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
+  t.hasStrict(otherStatus(), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
 })

@@ -19,7 +19,7 @@ async function runningBeside(t: Parameters<typeof startWorld>[0], extra: number)
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running', cost: 1 })
+  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 1 })
   return world
 }
 
@@ -31,7 +31,7 @@ t.test('300 more definitions in the namespace add less than 10 % to a sync reque
   t.ok(large < small * 1.1, `with 300 more definitions: ${large} bytes against ${small} (< 10 % more)`)
   const related = syncsOf(crowded.sim, WEB).findLast((result) => result.request !== undefined)?.request?.related ?? {}
   const definitions = Object.values(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {})
-  t.same(definitions.map((definition) => definition.metadata.name), ['web-login'], 'only its own definition is related')
+  t.strictSame(definitions.map((definition) => definition.metadata.name), ['web-login'], 'only its own definition is related')
 })
 
 t.test('an edit of one definition re-syncs only its own instances', async (t) => {
@@ -59,19 +59,19 @@ t.test('the budget reads siblings\' costs from their status: a cost change appli
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running', cost: 2 })
+  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 2 })
   world.cluster.advance(5)
   world.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Queued', cost: 2 }, '2 + 2 > 3: queued')
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Queued', cost: 2 }, '2 + 2 > 3: queued')
 
   // The author lowers web-login's cost: its instance writes the new cost, which re-syncs the queued sibling.
   const stored = world.cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })
   world.cluster.update({ ...stored, spec: { ...(stored?.spec as object), cost: 1 } } as never, 'kubectl-client-side-apply')
   await world.run(t)
-  t.match(world.status(WEB), { phase: 'Running', cost: 1 }, 'the running instance keeps running and carries the new cost')
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Starting' }, '1 + 2 fit: admitted by itself')
+  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 1 }, 'the running instance keeps running and carries the new cost')
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Starting' }, '1 + 2 fit: admitted by itself')
   await world.settle(t)
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Running' })
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Running' })
   await world.assertQuiet(t)
 })

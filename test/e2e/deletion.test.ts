@@ -1,7 +1,8 @@
 // End to end, over real HTTP: deleting a running Challenge (the finalize hook): Terminating/Deleting, ordered
 // teardown, and the finalizer removed only once no child is left.
+import { orderProblem } from '../helpers/order.js'
 import t from 'tap'
-import { challengeRef, deletedBy, deletionLog, FINALIZER, firstGone, lastGone, NS, startWorld, syncsOf, webChildren } from './harness.js'
+import { challengeRef, deletedBy, deletionLog, FINALIZER, NS, startWorld, syncsOf, webChildren } from './harness.js'
 
 const NAME = 'web-login-u-alice'
 
@@ -12,7 +13,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Running' })
+  t.hasStrict(world.status(NAME), { phase: 'Running' })
   await world.advance(t, 90)
 
   const log = deletionLog(cluster)
@@ -23,7 +24,7 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   await world.run(t)
 
   const terminating = world.status(NAME)
-  t.match(terminating, {
+  t.hasStrict(terminating, {
     phase: 'Terminating',
     reason: 'Deleting',
     message: 'The instance is being deleted.',
@@ -31,10 +32,10 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
     finishedAt: '2025-01-01T00:01:30Z',
   })
   t.notOk('endpoint' in terminating)
-  t.same(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'the finalizer stays while children remain')
+  t.strictSame(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'the finalizer stays while children remain')
   const finalizes = syncsOf(sim, NAME, from)
   t.ok(finalizes.every((result) => result.hook === 'finalize' && result.request?.finalizing === true), 'only the finalize hook is called')
-  t.same(
+  t.strictSame(
     finalizes.map(deletedBy).filter((deleted) => deleted.length > 0),
     [[`Ingress/${NAME}`, `Service/${NAME}`], [`Pod/${NAME}`]],
     'traffic path first, then the workload',
@@ -51,19 +52,19 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   // The kubelet has not finished the pod yet: the finalize hook keeps waiting.
   await world.advance(t, 10)
   t.strictSame(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'still waiting for the pod')
-  t.match(world.status(NAME), { phase: 'Terminating', reason: 'Deleting', finishedAt: '2025-01-01T00:01:30Z' }, 'finishedAt is sticky')
+  t.hasStrict(world.status(NAME), { phase: 'Terminating', reason: 'Deleting', finishedAt: '2025-01-01T00:01:30Z' }, 'finishedAt is sticky')
   t.equal(world.children(NAME).length, 4)
 
   cluster.settle()
   await sim.runUntilQuiet()
   t.equal(world.get(NAME), undefined, 'the Challenge is gone')
-  t.same(world.pods(NAME), [])
-  t.same(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'), [], 'nothing of the instance is left')
+  t.strictSame(world.pods(NAME), [])
+  t.strictSame(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'), [], 'nothing of the instance is left')
 
   const all = syncsOf(sim, NAME, from)
   const last = all.findLast((result) => result.hook === 'finalize')
-  t.match(last, { finalizerRemoved: true, answer: { finalized: true, children: [] } })
-  t.same(
+  t.hasStrict(last, { finalizerRemoved: true, answer: { finalized: true, children: [] } })
+  t.strictSame(
     Object.values(last?.request?.children ?? {}).map((group) => Object.keys(group).length),
     [0, 0, 0, 0, 0, 0],
     'finalized only by a request that observed no child (six child groups)',
@@ -71,11 +72,11 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   t.equal(all.filter((result) => result.finalizerRemoved).length, 1, 'the finalizer is removed once')
 
   const order = log.log
-  t.ok(lastGone(order, 'Service') < firstGone(order, 'Pod'), `Service before the pod: ${order.join(', ')}`)
-  t.ok(lastGone(order, 'Ingress') < firstGone(order, 'Pod'))
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'NetworkPolicy'), 'the pod before the policies')
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'Secret'), 'the pod before the flag Secret')
-  t.ok(lastGone(order, 'Secret') < firstGone(order, 'Challenge'), 'the Challenge last')
+  t.equal(orderProblem(order, 'Service', 'Pod'), undefined, `Service before the pod: ${order.join(', ')}`)
+  t.equal(orderProblem(order, 'Ingress', 'Pod'), undefined)
+  t.equal(orderProblem(order, 'Pod', 'NetworkPolicy'), undefined, 'the pod before the policies')
+  t.equal(orderProblem(order, 'Pod', 'Secret'), undefined, 'the pod before the flag Secret')
+  t.equal(orderProblem(order, 'Secret', 'Challenge'), undefined, 'the Challenge last')
   t.equal(sim.events.length, 0, 'no sync error along the way')
 })
 
@@ -83,11 +84,11 @@ t.test('deleting a Challenge that never got children finalizes at once', async (
   const world = await startWorld(t)
   world.cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  t.match(world.status(NAME), { phase: 'Error', reason: 'DefinitionNotFound' })
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'DefinitionNotFound' })
   world.cluster.delete(challengeRef(NAME))
   await world.run(t)
   t.equal(world.get(NAME), undefined)
-  t.same(world.children(NAME), [])
+  t.strictSame(world.children(NAME), [])
 })
 
 t.test('deleting a Challenge while Pending tears its children down too', async (t) => {
@@ -95,7 +96,7 @@ t.test('deleting a Challenge while Pending tears its children down too', async (
   world.cluster.create(world.definition('web-login'))
   world.cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  t.same(world.children(NAME), webChildren(NAME))
+  t.strictSame(world.children(NAME), webChildren(NAME))
   world.cluster.delete(challengeRef(NAME))
   await world.run(t)
   t.equal(world.get(NAME), undefined, 'the pod was never scheduled, so the API server deleted it at once')

@@ -12,7 +12,7 @@ async function failing(t: Test, mode: PodFailureMode): Promise<World> {
   world.cluster.create(world.challenge('pwn-echo', 'alice'))
   world.cluster.setPodFailure({ namespace: NS, workload: NAME }, mode)
   await world.run(t)
-  t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
   return world
 }
 
@@ -31,16 +31,16 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
   const { cluster, sim } = world
   await world.settle(t)
   const pulling = world.status(NAME)
-  t.match(pulling, {
+  t.hasStrict(pulling, {
     phase: 'Pending',
     reason: 'ImagePullBackOff',
     message: 'The image of container echo cannot be pulled yet; retrying.',
     admittedAt: '2025-01-01T00:00:00Z',
   })
   t.notOk('startedAt' in pulling)
-  t.same(world.children(NAME), netcatChildren(NAME), 'a transient problem keeps the workload')
+  t.strictSame(world.children(NAME), netcatChildren(NAME), 'a transient problem keeps the workload')
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'ErrImagePull became ImagePullBackOff: same reason')
+  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'ErrImagePull became ImagePullBackOff: same reason')
   await world.assertQuiet(t)
 
   // pwn-echo's startupTimeoutSeconds is 120, counted from admittedAt.
@@ -48,10 +48,10 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
   t.ok(sim.scheduledAt(NS, NAME), 'a resync is scheduled for the startup deadline')
   t.ok((sim.scheduledAt(NS, NAME) as Date).getTime() <= Date.parse(deadline))
   await world.advance(t, secondsUntil(cluster, deadline) - 1)
-  t.match(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'one second before: still Pending')
+  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'one second before: still Pending')
   await world.advance(t, 1)
   const timedOut = world.status(NAME)
-  t.match(timedOut, {
+  t.hasStrict(timedOut, {
     phase: 'Error',
     reason: 'StartupTimeout',
     message: 'The instance did not become ready within 120 seconds. The image of container echo cannot be pulled yet; retrying.',
@@ -64,8 +64,8 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
     'the Service went first and the pod is terminating; the guards wait for it',
   )
   t.equal(await tornDown(t, world, NAME), 1, 'the kubelet ends the pod in one settle step, then the guards go')
-  t.same(world.children(NAME), [])
-  t.match(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
+  t.strictSame(world.children(NAME), [])
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
   t.notOk('flagSecretRef' in world.status(NAME), 'no flag Secret, no reference to it')
   await world.assertQuiet(t)
 
@@ -73,35 +73,35 @@ t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout 
   cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
   await world.settle(t)
   await world.advance(t, 3600)
-  t.match(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
-  t.same(world.children(NAME), [])
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
+  t.strictSame(world.children(NAME), [])
   await world.assertQuiet(t)
 })
 
 t.test('crash loop: Pending while the container restarts, Error/CrashLoopBackOff at three restarts', async (t) => {
   const world = await failing(t, 'crashLoop')
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting' }, 'one restart is not yet a crash loop')
+  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'Starting' }, 'one restart is not yet a crash loop')
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff', message: 'Container echo keeps crashing.', finishedAt: '2025-01-01T00:00:00Z' })
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff', message: 'Container echo keeps crashing.', finishedAt: '2025-01-01T00:00:00Z' })
   t.ok((await tornDown(t, world, NAME)) <= 3)
-  t.match(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff' })
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff' })
   await world.assertQuiet(t)
 })
 
 t.test('a running instance that starts crashing ends in Error/CrashLoopBackOff', async (t) => {
   const world = await failing(t, 'none')
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Running' })
+  t.hasStrict(world.status(NAME), { phase: 'Running' })
   world.cluster.setPodFailure({ namespace: NS, workload: NAME }, 'crashLoop')
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Pending', reason: 'Starting', startedAt: '2025-01-01T00:00:00Z' }, 'not ready: no endpoint shown')
+  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'Starting', startedAt: '2025-01-01T00:00:00Z' }, 'not ready: no endpoint shown')
   t.notOk('endpoint' in world.status(NAME))
   await world.settle(t)
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff', startedAt: '2025-01-01T00:00:00Z' })
+  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff', startedAt: '2025-01-01T00:00:00Z' })
   await tornDown(t, world, NAME)
   await world.assertQuiet(t)
 })
@@ -115,29 +115,29 @@ for (const [mode, reason, message] of fatal) {
     const world = await failing(t, mode)
     await world.settle(t)
     const status = world.status(NAME)
-    t.match(status, { phase: 'Error', reason, message, finishedAt: '2025-01-01T00:00:00Z' })
-    t.match(conditionOf(status, 'Ready'), { status: 'False', reason })
+    t.hasStrict(status, { phase: 'Error', reason, message, finishedAt: '2025-01-01T00:00:00Z' })
+    t.hasStrict(conditionOf(status, 'Ready'), { status: 'False', reason })
     await tornDown(t, world, NAME)
-    t.match(world.status(NAME), { phase: 'Error', reason })
+    t.hasStrict(world.status(NAME), { phase: 'Error', reason })
     await world.assertQuiet(t)
     await world.advance(t, 600)
-    t.match(world.status(NAME), { phase: 'Error', reason }, 'sticky')
+    t.hasStrict(world.status(NAME), { phase: 'Error', reason }, 'sticky')
   })
 }
 
 t.test('unschedulable: Pending/Unschedulable with the workload kept, Running once capacity appears', async (t) => {
   const world = await failing(t, 'unschedulable')
   await world.settle(t)
-  t.match(world.status(NAME), {
+  t.hasStrict(world.status(NAME), {
     phase: 'Pending',
     reason: 'Unschedulable',
     message: 'The cluster has no room for the instance yet; waiting for capacity.',
   })
-  t.same(world.children(NAME), netcatChildren(NAME))
+  t.strictSame(world.children(NAME), netcatChildren(NAME))
   await world.assertQuiet(t)
   world.cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Running', reason: 'Ready' })
+  t.hasStrict(world.status(NAME), { phase: 'Running', reason: 'Ready' })
   await world.assertQuiet(t)
 })
 
@@ -148,20 +148,20 @@ t.test('definition missing: Error/DefinitionNotFound without children; creating 
   cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   const missing = world.status(name)
-  t.match(missing, { phase: 'Error', reason: 'DefinitionNotFound' })
+  t.hasStrict(missing, { phase: 'Error', reason: 'DefinitionNotFound' })
   t.match(missing.message, /web-login/, 'the message names the definition')
   t.notOk('admittedAt' in missing, 'a world problem holds no budget slot')
-  t.same(world.children(name), [])
+  t.strictSame(world.children(name), [])
   await world.assertQuiet(t)
 
   cluster.advance(30)
   cluster.create(world.definition('web-login'))
-  t.same(world.sim.pending(), [`${NS}/${name}`], 'the new definition (a related object) wakes the Challenge')
+  t.strictSame(world.sim.pending(), [`${NS}/${name}`], 'the new definition (a related object) wakes the Challenge')
   await world.run(t)
-  t.match(world.status(name), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
-  t.same(world.children(name), webChildren(name))
+  t.hasStrict(world.status(name), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
+  t.strictSame(world.children(name), webChildren(name))
   await world.settle(t)
-  t.match(world.status(name), { phase: 'Running', reason: 'Ready' })
+  t.hasStrict(world.status(name), { phase: 'Running', reason: 'Ready' })
   await world.assertQuiet(t)
 })
 
@@ -173,7 +173,7 @@ t.test('a namespace that would refuse the pod: Error/PodRefused before any pod, 
   cluster.create(world.definition('pwn-echo', { security: { profile: 'Baseline' } }))
   cluster.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
-  t.match(world.status(name), {
+  t.hasStrict(world.status(name), {
     phase: 'Error',
     reason: 'PodRefused',
     message: `The namespace ${NS} enforces Pod Security "restricted", which the definition's Baseline profile does not meet: use security.profile Restricted, or label the namespace pod-security.kubernetes.io/enforce=baseline.`,
@@ -185,17 +185,17 @@ t.test('a namespace that would refuse the pod: Error/PodRefused before any pod, 
   cluster.update({ ...namespace, metadata: { ...namespace.metadata, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } })
   t.strictSame(world.sim.pending(), [`${NS}/${name}`], 'the Namespace (a related object) wakes the Challenge')
   await world.run(t)
-  t.match(world.status(name), { phase: 'Error', reason: 'PodRefused' })
+  t.hasStrict(world.status(name), { phase: 'Error', reason: 'PodRefused' })
   world.patchSpec(name, { restarts: 1 })
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(name), { phase: 'Running', reason: 'Ready', run: 1 })
+  t.hasStrict(world.status(name), { phase: 'Running', reason: 'Ready', run: 1 })
 
   // A LimitRange that the next run's pod would break.
   cluster.create({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'small', namespace: NS }, spec: { limits: [{ type: 'Container', max: { memory: '128Mi' } }] } })
   world.patchSpec(name, { restarts: 2 })
   await world.run(t)
-  t.match(world.status(name), { phase: 'Error', reason: 'PodRefused', run: 2, message: `The namespace's LimitRange "small" refuses the pod: container echo's memory limit is above the maximum 128Mi.` })
+  t.hasStrict(world.status(name), { phase: 'Error', reason: 'PodRefused', run: 2, message: `The namespace's LimitRange "small" refuses the pod: container echo's memory limit is above the maximum 128Mi.` })
   await world.settle(t)
   t.strictSame(world.pods(name), [], "the earlier run's pod is gone")
   await world.assertQuiet(t)

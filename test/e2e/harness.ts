@@ -136,7 +136,7 @@ function assertStoredStatus(t: TestLike, world: World): void {
     const message = `${name}: the stored status is the hook's answer (nothing pruned by the CRD)`
     // Key order differs (the API server's pruning rebuilds objects): compare canonical JSON, diff only on failure.
     if (canonical(status) === canonical(answer)) t.pass(message)
-    else t.same(status, answer, message)
+    else t.strictSame(status, answer, message)
   }
 }
 
@@ -238,17 +238,6 @@ export function deletionLog(cluster: Cluster): { log: string[]; stop: () => void
     if (event.type === 'DELETED') log.push(`${event.object.kind}/${event.object.metadata.name}`)
   })
   return { log, stop }
-}
-
-/** Index of the first entry of a kind in a deletion log (Infinity when absent). */
-export function firstGone(log: string[], kind: string): number {
-  const index = log.findIndex((entry) => entry.startsWith(`${kind}/`))
-  return index === -1 ? Infinity : index
-}
-
-/** Index of the last entry of a kind in a deletion log (-1 when absent). */
-export function lastGone(log: string[], kind: string): number {
-  return log.map((entry) => entry.split('/')[0]).lastIndexOf(kind)
 }
 
 /** Seconds from the cluster's clock to an RFC 3339 time. */

@@ -54,14 +54,14 @@ t.test('a Challenge named like another one\'s shortened name gets children of it
   await world.settle(t)
   await world.settle(t)
   const names = pairs.map(([, , name]) => name)
-  for (const name of names) t.match(world.status(name), { phase: 'Running' }, `${name}: Running`)
+  for (const name of names) t.hasStrict(world.status(name), { phase: 'Running' }, `${name}: Running`)
 
   const all = names.flatMap((name) => world.children(name))
   t.equal(new Set(all).size, all.length, 'no child name is shared')
   const instanceLabels = names.map((name) => world.cluster.list('v1', 'Pod', NS).find((object) => isControlledBy(world, object, name))?.metadata.labels?.['challenge-hooks.dev/instance'])
   t.equal(new Set(instanceLabels).size, names.length, 'no instance label is shared')
   for (const name of names) {
-    t.same(mountedSecrets(world, name), [secretOf(world, name)], `${name}: its pod mounts its own flag Secret only`)
+    t.strictSame(mountedSecrets(world, name), [secretOf(world, name)], `${name}: its pod mounts its own flag Secret only`)
     t.equal(selectedPods(world, name).length, 1, `${name}: its Service selects exactly its own pod`)
   }
 
@@ -71,11 +71,11 @@ t.test('a Challenge named like another one\'s shortened name gets children of it
   await world.run(t)
   await world.settle(t)
   await world.settle(t)
-  t.match(world.status(VICTIM), { phase: 'Deleted', reason: 'Stopped' })
-  t.same(world.children(VICTIM), [], 'the victim holds nothing')
+  t.hasStrict(world.status(VICTIM), { phase: 'Deleted', reason: 'Stopped' })
+  t.strictSame(world.children(VICTIM), [], 'the victim holds nothing')
   t.notOk(world.cluster.list('v1', 'Secret', NS).some((secret) => secret.metadata.name === victimSecret), 'the victim\'s flag Secret is gone')
-  t.match(world.status(ATTACKER), { phase: 'Running' })
-  t.same(mountedSecrets(world, ATTACKER), [secretOf(world, ATTACKER)], 'the attacker still mounts only its own flag')
+  t.hasStrict(world.status(ATTACKER), { phase: 'Running' })
+  t.strictSame(mountedSecrets(world, ATTACKER), [secretOf(world, ATTACKER)], 'the attacker still mounts only its own flag')
   await world.assertQuiet(t)
 })
 
@@ -93,13 +93,13 @@ t.test('a definition carrying a __proto__ key is refused alone: the rest of the 
   await world.run(t)
   await world.settle(t)
   await world.settle(t)
-  t.match(world.status('web-login-u-alice'), { phase: 'Running' }, 'another definition\'s instance starts')
-  t.match(world.status('poisoned-u-mallory'), {
+  t.hasStrict(world.status('web-login-u-alice'), { phase: 'Running' }, 'another definition\'s instance starts')
+  t.hasStrict(world.status('poisoned-u-mallory'), {
     phase: 'Error',
     reason: 'DefinitionInvalid',
     message: 'ChallengeDefinition "poisoned" is invalid: spec.pod.__proto__: the key is refused (it names an object prototype).',
   })
-  t.same(world.children('poisoned-u-mallory'), [], 'the refused instance holds nothing')
+  t.strictSame(world.children('poisoned-u-mallory'), [], 'the refused instance holds nothing')
   t.notOk(world.calls.some((call) => call.statusCode >= 400), 'no hook call was refused')
 
   world.cluster.delete(challengeRef('web-login-u-alice'))
@@ -124,13 +124,13 @@ t.test('a parameter named __proto__, constructor or prototype is refused for its
   await world.settle(t)
   await world.settle(t)
   for (const [index, parameter] of names.entries()) {
-    t.match(world.status(`web-login-u-alice-${index}`), {
+    t.hasStrict(world.status(`web-login-u-alice-${index}`), {
       phase: 'Error',
       reason: 'ConfigError',
       message: `spec.parameters: the name ${parameter} is refused (it names an object prototype).`,
     }, parameter)
   }
-  t.match(world.status('pwn-echo-u-alice'), { phase: 'Running' }, 'the owner\'s other instance runs')
+  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Running' }, 'the owner\'s other instance runs')
   t.notOk(world.calls.some((call) => call.statusCode >= 400), 'no hook call was refused')
   await world.assertQuiet(t)
 })

@@ -22,7 +22,7 @@ t.test('the largest valid definition and Challenge run; requests and children st
   world.create(world.challenge('largest', 'alice', { parameters: largestParameters() }))
   await world.run(t)
   await world.settle(t)
-  t.match(world.status(NAME), { phase: 'Running', reason: 'Ready' })
+  t.hasStrict(world.status(NAME), { phase: 'Running', reason: 'Ready' })
 
   const definitionBytes = Buffer.byteLength(JSON.stringify(spec))
   t.ok(definitionBytes > 100_000, `the definition is as large as the bounds allow (${definitionBytes} bytes)`)
@@ -47,16 +47,16 @@ t.test('one character (or variable) over a total is refused with the field named
     return resolveDefinition('largest', spec)
   }
   t.equal(resolveDefinition('largest', largestDefinitionSpec()).found, true, 'at the bounds: accepted')
-  t.match(over((c) => (c.args[0] += 'x')), {
+  t.hasStrict(over((c) => (c.args[0] += 'x')), {
     found: false,
     reason: 'DefinitionInvalid',
     message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: command and args of all containers together must be at most ${Bounds.podText} characters, got ${Bounds.podText + 1}.`,
   })
-  t.match(over((c) => (c.env[0].value += 'x')), {
+  t.hasStrict(over((c) => (c.env[0].value += 'x')), {
     found: false,
     message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${Bounds.podText + 1}.`,
   })
-  t.match(over((c) => c.env.push({ name: 'ONE_MORE' })), {
+  t.hasStrict(over((c) => c.env.push({ name: 'ONE_MORE' })), {
     found: false,
     message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${Bounds.podEnvItems + 1}.`,
   })
@@ -72,10 +72,10 @@ t.test('parameters over their total: Error / ConfigError naming the field, the d
   parameters[first as string] += 'x'
   world.create(world.challenge('web-login', 'alice', { parameters }))
   await world.run(t)
-  t.match(world.status('web-login-u-alice'), {
+  t.hasStrict(world.status('web-login-u-alice'), {
     phase: 'Error',
     reason: 'ConfigError',
     message: `spec.parameters: the names and values together must be at most ${Bounds.parametersText} characters, got ${Bounds.parametersText + 1}.`,
   })
-  t.same(world.children('web-login-u-alice'), [], 'no workload')
+  t.strictSame(world.children('web-login-u-alice'), [], 'no workload')
 })

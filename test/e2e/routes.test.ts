@@ -18,6 +18,7 @@ import {
   type Json,
   type World,
 } from './harness.js'
+import { ALICE, expectedHost, expectedInstanceId } from '../helpers/contract.js'
 
 const TLS = 'pwn-tls-u-alice'
 const WEB = 'web-login-u-alice'
@@ -55,7 +56,7 @@ async function startTls(world: World, t: Parameters<World['run']>[0]): Promise<s
   world.create(world.definition('pwn-tls'))
   world.create(world.challenge('pwn-tls', 'alice'))
   await world.run(t)
-  return String(world.status(TLS).instanceId)
+  return expectedInstanceId(world.config.flagSecret, { ...ALICE, definition: 'pwn-tls' })
 }
 
 t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accepts it, Running with ncat --ssl', async (t) => {
@@ -63,15 +64,15 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
   const { cluster, sim } = world
   const id = await startTls(world, t)
   const host = `${id}.tcp.ctf.example.org`
-  t.match(world.status(TLS), { phase: 'Pending', reason: 'Starting' })
-  t.same(world.children(TLS), netcatWith('TLSRoute', TLS), 'a ClusterIP Service and a TLSRoute, no node port')
+  t.hasStrict(world.status(TLS), { phase: 'Pending', reason: 'Starting' })
+  t.strictSame(world.children(TLS), netcatWith('TLSRoute', TLS), 'a ClusterIP Service and a TLSRoute, no node port')
   t.equal((cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: TLS })?.spec as Json).type, 'ClusterIP')
-  t.same(cluster.get(routeRef('TLSRoute', TLS))?.spec, {
+  t.strictSame(cluster.get(routeRef('TLSRoute', TLS))?.spec, {
     parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'tls' }],
     hostnames: [host],
     rules: [{ backendRefs: [{ name: TLS, port: 1337 }] }],
   })
-  t.same((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
+  t.strictSame((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
     { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': GATEWAY_NS } } }], ports: [{ protocol: 'TCP', port: 1337 }] },
   ], 'only the Gateway\'s pods reach the port')
   await world.assertQuiet(t)
@@ -79,10 +80,10 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
   // The pod is ready, but no Gateway exists yet: nobody reports on the route, so it is not the endpoint.
   await world.settle(t)
   const waiting = world.status(TLS)
-  t.match(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; the gateway has not accepted its route yet (Pending).' })
+  t.hasStrict(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; the gateway has not accepted its route yet (Pending).' })
   t.notOk('endpoint' in waiting)
   t.notOk('startedAt' in waiting, 'the play time has not started')
-  t.match(conditionOf(waiting, 'EndpointReady'), {
+  t.hasStrict(conditionOf(waiting, 'EndpointReady'), {
     status: 'False',
     reason: 'RouteNotAccepted',
     message: 'Gateway gateway-system/challenges (listener tls) has not reported on the TLSRoute yet.',
@@ -94,11 +95,11 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
   world.create(exampleGateway())
   await world.settle(t)
   const route = cluster.get(routeRef('TLSRoute', TLS)) as KubeObject
-  t.match((route.status as Json).parents, [
+  t.hasStrict((route.status as Json).parents, [
     { parentRef: { namespace: GATEWAY_NS, name: 'challenges', sectionName: 'tls' }, conditions: [{ type: 'Accepted', status: 'True' }, { type: 'ResolvedRefs', status: 'True' }] },
   ])
   const running = world.status(TLS)
-  t.match(running, {
+  t.hasStrict(running, {
     phase: 'Running',
     reason: 'Ready',
     startedAt: '2025-01-01T00:00:30Z',
@@ -106,14 +107,14 @@ t.test('TLS through the Gateway API: a TLSRoute, Pending until the Gateway accep
     endpoint: { type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` },
   })
   t.notOk('url' in (running.endpoint as Json), 'no url for a TLS endpoint')
-  t.match(conditionOf(running, 'EndpointReady'), { status: 'True', reason: 'EndpointAllocated', message: `ncat --ssl ${host} 443` })
+  t.hasStrict(conditionOf(running, 'EndpointReady'), { status: 'True', reason: 'EndpointAllocated', message: `ncat --ssl ${host} 443` })
   await world.assertQuiet(t)
   t.equal(cluster.settle(), 0, 'the Gateway\'s verdict is stable: no rewrite of the route status')
 
   // At expiry the route leaves first, with the Service.
   const from = sim.history.length
   await world.advance(t, secondsUntil(cluster, running.expiresAt))
-  t.match(world.status(TLS), { phase: 'Deleted', reason: 'Expired' })
+  t.hasStrict(world.status(TLS), { phase: 'Deleted', reason: 'Expired' })
   const steps = syncsOf(sim, TLS, from).map(deletedBy).filter((deleted) => deleted.length > 0)
   t.strictSame(steps, [[`Service/${TLS}`, `TLSRoute/${TLS}`], [`Pod/${TLS}`]], 'traffic path (route, Service) first, then the workload')
   t.equal(sim.events.length, 0, 'no sync error along the way')
@@ -132,12 +133,12 @@ t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, St
   await startTls(world, t)
   await world.settle(t)
   const refused = world.status(TLS)
-  t.match(refused, {
+  t.hasStrict(refused, {
     phase: 'Pending',
     reason: 'WaitingForEndpoint',
     message: 'The instance is ready; the gateway has not accepted its route yet (NotAllowedByListeners).',
   })
-  t.match(conditionOf(refused, 'EndpointReady'), {
+  t.hasStrict(conditionOf(refused, 'EndpointReady'), {
     reason: 'RouteNotAccepted',
     message: 'Gateway gateway-system/challenges (listener tls) has not accepted the TLSRoute: Accepted is not True (NotAllowedByListeners).',
   })
@@ -148,7 +149,7 @@ t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, St
   ;((fixed.spec as { listeners: Json[] }).listeners.find((listener) => listener.name === 'tls') as Json).allowedRoutes = allowed
   cluster.update(fixed)
   await world.settle(t)
-  t.match(world.status(TLS), { phase: 'Running', endpoint: { type: 'TLS', port: 443 } })
+  t.hasStrict(world.status(TLS), { phase: 'Running', endpoint: { type: 'TLS', port: 443 } })
   await world.assertQuiet(t)
 
   // Another instance whose route the Gateway never takes (no listener of that name) runs out of time.
@@ -158,7 +159,7 @@ t.test('a Gateway that refuses the route: WaitingForEndpoint with its reason, St
   await late.settle(t)
   t.match(late.status(TLS), { phase: 'Pending', reason: 'WaitingForEndpoint', message: /NoMatchingParent/ })
   await late.advance(t, 120)
-  t.match(late.status(TLS), {
+  t.hasStrict(late.status(TLS), {
     phase: 'Error',
     reason: 'StartupTimeout',
     message: 'The instance did not become ready within 120 seconds. The instance was ready, but the gateway has not accepted its route yet (NoMatchingParent).',
@@ -180,20 +181,20 @@ t.test('TLS through Traefik: an IngressRouteTCP (HostSNI, TLS ended by Traefik),
   const { cluster, sim } = world
   const id = await startTls(world, t)
   const host = `${id}.ctf.example.org`
-  t.same(world.children(TLS), netcatWith('IngressRouteTCP', TLS))
-  t.same(cluster.get(routeRef('IngressRouteTCP', TLS))?.spec, {
+  t.strictSame(world.children(TLS), netcatWith('IngressRouteTCP', TLS))
+  t.strictSame(cluster.get(routeRef('IngressRouteTCP', TLS))?.spec, {
     entryPoints: ['tcpsecure'],
     routes: [{ match: `HostSNI(\`${host}\`)`, services: [{ name: TLS, port: 1337 }] }],
     tls: {},
   }, 'TLS ended by Traefik with its default certificate, never passthrough')
-  t.same((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
+  t.strictSame((cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${TLS}-expose` })?.spec as Json).ingress, [
     {
       from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'traefik' } } }],
       ports: [{ protocol: 'TCP', port: 1337 }],
     },
   ], 'only Traefik\'s pods, by namespace and labels together')
   await world.settle(t)
-  t.match(world.status(TLS), { phase: 'Running', endpoint: { type: 'TLS', host, port: 1337, connection: `ncat --ssl ${host} 1337` } })
+  t.hasStrict(world.status(TLS), { phase: 'Running', endpoint: { type: 'TLS', host, port: 1337, connection: `ncat --ssl ${host} 1337` } })
   await world.assertQuiet(t)
 
   // Deleted by the platform: the finalize hook takes the route out with the Service, first.
@@ -214,15 +215,15 @@ t.test('HTTP through the Gateway API: an HTTPRoute on the HTTPS listener, https 
   world.create(world.definition('web-login'))
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
-  t.same(world.children(WEB), netcatWith('HTTPRoute', WEB))
-  t.same(cluster.get(routeRef('HTTPRoute', WEB))?.spec, {
+  const host = expectedHost(world.config.flagSecret, ALICE, 'ctf.example.org')
+  t.strictSame(world.children(WEB), netcatWith('HTTPRoute', WEB))
+  t.strictSame(cluster.get(routeRef('HTTPRoute', WEB))?.spec, {
     parentRefs: [{ namespace: GATEWAY_NS, name: 'challenges', sectionName: 'https' }],
     hostnames: [host],
     rules: [{ backendRefs: [{ name: WEB, port: 8080 }] }],
   })
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running', endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/`, connection: `https://${host}/` } })
+  t.hasStrict(world.status(WEB), { phase: 'Running', endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/`, connection: `https://${host}/` } })
   await world.assertQuiet(t)
 })
 
@@ -232,15 +233,15 @@ t.test('HTTP through Traefik: an IngressRoute with TLS, https once observed and 
   world.create(world.definition('web-login'))
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
-  const host = `${String(world.status(WEB).instanceId)}.ctf.example.org`
-  t.same(world.children(WEB), netcatWith('IngressRoute', WEB))
-  t.same(cluster.get(routeRef('IngressRoute', WEB))?.spec, {
+  const host = expectedHost(world.config.flagSecret, ALICE, 'ctf.example.org')
+  t.strictSame(world.children(WEB), netcatWith('IngressRoute', WEB))
+  t.strictSame(cluster.get(routeRef('IngressRoute', WEB))?.spec, {
     entryPoints: ['websecure'],
     routes: [{ kind: 'Rule', match: `Host(\`${host}\`)`, services: [{ name: WEB, port: 8080 }] }],
     tls: {},
   })
   await world.settle(t)
-  t.match(world.status(WEB), { phase: 'Running', endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/` } })
+  t.hasStrict(world.status(WEB), { phase: 'Running', endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/` } })
   await world.assertQuiet(t)
 })
 
@@ -248,22 +249,22 @@ t.test('without its routing installed, a TLS challenge is an Error/ConfigError t
   // The base install: no GATEWAY, TLS_ROUTING at its default (GatewayAPI).
   const bare = await startWorld(t)
   await startTls(bare, t)
-  t.match(bare.status(TLS), {
+  t.hasStrict(bare.status(TLS), {
     phase: 'Error',
     reason: 'ConfigError',
     message: 'TLS challenges cannot be exposed yet: the operator has not set GATEWAY (TLS_ROUTING=GatewayAPI) or TLS_ROUTING=Traefik.',
   })
-  t.same(bare.children(TLS), [], 'nothing is created')
+  t.strictSame(bare.children(TLS), [], 'nothing is created')
   // GATEWAY set, but the gateway-api-tls component (its child rule) is not installed.
   const noRule = await startWorld(t, { env: GATEWAY_ENV })
   await startTls(noRule, t)
-  t.match(noRule.status(TLS), {
+  t.hasStrict(noRule.status(TLS), {
     phase: 'Error',
     reason: 'ConfigError',
     message:
       'This challenge cannot be exposed yet: the CompositeController has no child rule for TLSRoute.gateway.networking.k8s.io/v1 (the operator must install its routing component).',
   })
-  t.same(noRule.children(TLS), [])
+  t.strictSame(noRule.children(TLS), [])
   t.equal(noRule.sim.events.length, 0, 'Metacontroller is never asked for a child it cannot manage')
   await noRule.assertQuiet(t)
 })

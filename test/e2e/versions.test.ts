@@ -58,7 +58,7 @@ async function script(t: Test, options: WorldOptions): Promise<Recording> {
 /** Deep equality of large JSON values: one string comparison, and tap's diff only when they differ. */
 function sameJson(t: Test, found: unknown, wanted: unknown, message: string): void {
   if (JSON.stringify(found) === JSON.stringify(wanted)) t.pass(message)
-  else t.same(found, wanted, message)
+  else t.strictSame(found, wanted, message)
 }
 
 t.test('v1 and v2 hooks, with and without ETags, produce the same cluster state and the same answers', async (t) => {
@@ -73,9 +73,9 @@ t.test('v1 and v2 hooks, with and without ETags, produce the same cluster state 
   // The requests did differ: v2 keys children by namespace/name.
   const child = (world: World) =>
     world.sim.history.find((result) => result.parent.name === 'web-login-u-alice' && Object.keys(result.request?.children['Secret.v1'] ?? {}).length > 0)?.request?.children['Secret.v1']
-  t.same(Object.keys(child(v1.world) ?? {}), ['web-login-u-alice-flag'], 'v1: keyed by name')
-  t.same(Object.keys(child(v2.world) ?? {}), [`${NS}/web-login-u-alice-flag`], 'v2: keyed by namespace/name')
-  t.same(v1.snapshots.at(-1)?.map((object) => object.kind).sort(), ['ChallengeDefinition', 'ChallengeDefinition', 'CompositeController'], 'everything else is gone')
+  t.strictSame(Object.keys(child(v1.world) ?? {}), ['web-login-u-alice-flag'], 'v1: keyed by name')
+  t.strictSame(Object.keys(child(v2.world) ?? {}), [`${NS}/web-login-u-alice-flag`], 'v2: keyed by namespace/name')
+  t.strictSame(v1.snapshots.at(-1)?.map((object) => object.kind).sort(), ['ChallengeDefinition', 'ChallengeDefinition', 'CompositeController'], 'everything else is gone')
 
   const notModified = v1.world.calls.filter((call) => call.statusCode === 304)
   t.ok(notModified.length > 0, `${notModified.length} answers were 304`)
@@ -95,7 +95,7 @@ t.test('ETag on: an unchanged re-sync is answered 304 and writes nothing', async
   t.equal(again.response?.statusCode, 304)
   t.equal(again.response?.text, '', 'an empty body')
   t.equal(again.writes, 0, 'nothing written')
-  t.same(world.cluster.get(challengeRef('web-login-u-alice')), before)
+  t.strictSame(world.cluster.get(challengeRef('web-login-u-alice')), before)
   t.equal(again.answer?.status?.phase, 'Running', 'the cached answer was used')
 })
 

@@ -1,17 +1,17 @@
 // End to end, over real HTTP: a web (HTTP) challenge from creation to expiry and teardown.
+import { orderProblem } from '../helpers/order.js'
 import t from 'tap'
 import {
   conditionOf,
   deletedBy,
   deletionLog,
-  firstGone,
-  lastGone,
   NS,
   secondsUntil,
   startWorld,
   syncsOf,
   webChildren,
 } from './harness.js'
+import { ALICE, expectedHost } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'
 
@@ -23,30 +23,30 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
 
   t.ok((await world.run(t)) > 0)
   const pending = world.status(NAME)
-  t.match(pending, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.', run: 0, admittedAt: '2025-01-01T00:00:00Z' })
+  t.hasStrict(pending, { phase: 'Pending', reason: 'Starting', message: 'The instance is starting.', run: 0, admittedAt: '2025-01-01T00:00:00Z' })
   t.notOk('endpoint' in pending, 'no endpoint before traffic can reach the instance')
   t.notOk('startedAt' in pending)
   t.match(pending.instanceId, /^[0-9a-f]{16}$/)
   t.notOk('flagSecretRef' in pending, 'not Running yet: no flag Secret reference')
-  t.same(world.children(NAME), webChildren(NAME), 'every child is created at once')
-  t.match(world.get(NAME)?.metadata.finalizers, ['metacontroller.io/compositecontroller-challenge-hooks'])
+  t.strictSame(world.children(NAME), webChildren(NAME), 'every child is created at once')
+  t.hasStrict(world.get(NAME)?.metadata.finalizers, ['metacontroller.io/compositecontroller-challenge-hooks'])
   await world.assertQuiet(t)
 
   // The scheduler and the kubelet run: the pod becomes ready.
   t.ok((await world.settle(t)) > 0)
   const running = world.status(NAME)
-  const host = `${String(running.instanceId)}.ctf.example.org`
-  t.match(running, {
+  const host = expectedHost(world.config.flagSecret, ALICE, 'ctf.example.org')
+  t.hasStrict(running, {
     phase: 'Running',
     reason: 'Ready',
     startedAt: '2025-01-01T00:00:00Z',
     expiresAt: '2025-01-01T00:30:00Z',
     endpoint: { type: 'HTTP', host, port: 443, url: `https://${host}/`, connection: `https://${host}/` },
   })
-  t.match(conditionOf(running, 'Ready'), { status: 'True', reason: 'Ready' })
-  t.match(conditionOf(running, 'EndpointReady'), { status: 'True' })
+  t.hasStrict(conditionOf(running, 'Ready'), { status: 'True', reason: 'Ready' })
+  t.hasStrict(conditionOf(running, 'EndpointReady'), { status: 'True' })
   const ingress = cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: NS, name: NAME })
-  t.match(ingress?.spec, { ingressClassName: 'nginx', tls: [{ hosts: [host], secretName: 'wildcard-tls' }], rules: [{ host }] })
+  t.hasStrict(ingress?.spec, { ingressClassName: 'nginx', tls: [{ hosts: [host], secretName: 'wildcard-tls' }], rules: [{ host }] })
   t.equal(world.pods(NAME).length, 1)
   await world.assertQuiet(t)
   t.equal(cluster.settle(), 0, 'the cluster has settled too')
@@ -54,8 +54,8 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   // Just before expiresAt: still Running, the whole workload in place.
   await world.advance(t, secondsUntil(cluster, running.expiresAt) - 1)
   t.equal(cluster.timestamp(), '2025-01-01T00:29:59Z')
-  t.match(world.status(NAME), { phase: 'Running', reason: 'Ready', expiresAt: '2025-01-01T00:30:00Z' })
-  t.same(world.children(NAME), webChildren(NAME))
+  t.hasStrict(world.status(NAME), { phase: 'Running', reason: 'Ready', expiresAt: '2025-01-01T00:30:00Z' })
+  t.strictSame(world.children(NAME), webChildren(NAME))
   t.ok(sim.scheduledAt(NS, NAME), 'a resync is scheduled')
   t.ok((sim.scheduledAt(NS, NAME) as Date).getTime() <= Date.parse('2025-01-01T00:30:00Z'), 'no later than expiresAt')
 
@@ -65,11 +65,11 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
   const from = sim.history.length
   await world.advance(t, 1)
   const expired = world.status(NAME)
-  t.match(expired, { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z', startedAt: '2025-01-01T00:00:00Z' })
+  t.hasStrict(expired, { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z', startedAt: '2025-01-01T00:00:00Z' })
   t.notOk('endpoint' in expired, 'no endpoint once the run is over')
   t.notOk('expiresAt' in expired)
-  t.match(conditionOf(expired, 'Expired'), { status: 'True', reason: 'Expired' })
-  t.match(conditionOf(expired, 'Ready'), { status: 'False', reason: 'Expired' })
+  t.hasStrict(conditionOf(expired, 'Expired'), { status: 'True', reason: 'Expired' })
+  t.hasStrict(conditionOf(expired, 'Ready'), { status: 'False', reason: 'Expired' })
   const steps = syncsOf(sim, NAME, from).map(deletedBy).filter((deleted) => deleted.length > 0)
   t.strictSame(steps, [[`Ingress/${NAME}`, `Service/${NAME}`], [`Pod/${NAME}`]], 'traffic path first, then the workload, one step per sync')
   t.strictSame(world.children(NAME), [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`], 'policies and flag stay while the pod terminates')
@@ -78,22 +78,22 @@ t.test('web challenge: Pending/Starting, Running with an https endpoint, Expired
 
   // The kubelet ends the terminating pod; then the guards go.
   await world.settle(t)
-  t.same(world.pods(NAME), [], 'the pod is gone')
-  t.same(world.children(NAME), [], 'then the policies and the flag Secret go')
+  t.strictSame(world.pods(NAME), [], 'the pod is gone')
+  t.strictSame(world.children(NAME), [], 'then the policies and the flag Secret go')
 
   const order = log.log
-  t.ok(lastGone(order, 'Ingress') < firstGone(order, 'Pod'), `Ingress before the pod: ${order.join(', ')}`)
-  t.ok(lastGone(order, 'Service') < firstGone(order, 'Pod'), 'Service before the pod')
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'NetworkPolicy'), 'the pod is gone before the policies')
-  t.ok(lastGone(order, 'Pod') < firstGone(order, 'Secret'), 'the pod is gone before the flag Secret')
+  t.equal(orderProblem(order, 'Ingress', 'Pod'), undefined, `Ingress before the pod: ${order.join(', ')}`)
+  t.equal(orderProblem(order, 'Service', 'Pod'), undefined, 'Service before the pod')
+  t.equal(orderProblem(order, 'Pod', 'NetworkPolicy'), undefined, 'the pod is gone before the policies')
+  t.equal(orderProblem(order, 'Pod', 'Secret'), undefined, 'the pod is gone before the flag Secret')
 
   // Deleted is sticky: the record stays, later syncs change nothing.
-  t.match(world.status(NAME), { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z' })
+  t.hasStrict(world.status(NAME), { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z' })
   await world.assertQuiet(t)
   t.equal(cluster.settle(), 0)
   await world.advance(t, 3600)
-  t.match(world.status(NAME), { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z' })
-  t.same(world.children(NAME), [])
+  t.hasStrict(world.status(NAME), { phase: 'Deleted', reason: 'Expired', finishedAt: '2025-01-01T00:30:00Z' })
+  t.strictSame(world.children(NAME), [])
   t.equal(sim.events.length, 0, 'no sync error along the way')
 })
 
@@ -104,8 +104,8 @@ t.test('without INGRESS_TLS_SECRET the endpoint is plain http on port 80', async
   await world.run(t)
   await world.settle(t)
   const status = world.status(NAME)
-  const host = `${String(status.instanceId)}.challenges.localhost`
-  t.match(status, { phase: 'Running', endpoint: { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` } })
+  const host = expectedHost(world.config.flagSecret, ALICE, 'challenges.localhost')
+  t.hasStrict(status, { phase: 'Running', endpoint: { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` } })
   const ingress = world.cluster.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: NS, name: NAME })
   t.notOk('tls' in (ingress?.spec as object), 'no TLS section')
   await world.assertQuiet(t)

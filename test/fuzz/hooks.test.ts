@@ -80,5 +80,5 @@ t.test('raw bytes: truncated or spliced JSON is a 4xx or a valid 200, never a 5x
   )
   // check() throws on a 5xx or a malformed answer; what is left says the splices reached both outcomes.
   t.ok((seen.get(400) ?? 0) > 0, `splices are refused with 400 (${JSON.stringify([...seen])})`)
-  t.same([...seen.keys()].filter((code) => code !== 200 && (code < 400 || code >= 500)), [], 'every answer is a 200 or a 4xx')
+  t.strictSame([...seen.keys()].filter((code) => code !== 200 && (code < 400 || code >= 500)), [], 'every answer is a 200 or a 4xx')
 })

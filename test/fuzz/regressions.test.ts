@@ -29,7 +29,7 @@ t.test('fixed: an observed child nested 5000 levels deep made /finalize a 500 (s
   // Shrunk: base "finalizing", [{op: 'deep', focus: 10 (children.Secret.v1), at: 5 (the Secret's data)}].
   const request = mutated('finalizing', [{ op: 'deep', focus: 10, at: 5 }])
   const { response, problems } = await answer(app, '/finalize', request)
-  t.same(problems, [])
+  t.strictSame(problems, [])
   t.equal(response.statusCode, 400)
   t.match(response.json().message, /nests objects or arrays deeper than 512 levels/)
 })
@@ -42,7 +42,7 @@ t.test(
       const request = runningRequest() as Loose
       request.parent.status[field] = '+275760-09-13T00:00:00.000Z'
       const { response, problems } = await answer(app, '/sync', request)
-      t.same(problems, [], field)
+      t.strictSame(problems, [], field)
       t.ok(response.statusCode < 500, `${field}: ${response.statusCode}`)
     }
   },
@@ -60,11 +60,11 @@ t.test(
       const request = runningRequest() as Loose
       request.parent.status[field] = value
       const { problems } = await answer(app, '/sync', request)
-      t.same(problems, [], `${field} = ${value}`)
+      t.strictSame(problems, [], `${field} = ${value}`)
     }
     const request = runningRequest() as Loose
     request.parent.status.conditions[0].lastTransitionTime = '1'
-    t.same((await answer(app, '/sync', request)).problems, [], 'condition lastTransitionTime')
+    t.strictSame((await answer(app, '/sync', request as Json)).problems, [], 'condition lastTransitionTime')
   },
 )
 
@@ -76,7 +76,7 @@ t.test(
       const request = runningRequest() as Loose
       request.parent.spec[field] = 2 ** 53 + 2 // a valid int64 for the API server
       const { response, problems } = await answer(app, '/sync', request)
-      t.same(problems, [], field)
+      t.strictSame(problems, [], field)
       t.equal(response.statusCode, 400, field)
       t.match(response.json().message, new RegExp(`body\\.parent\\.spec\\.${field} must be <= 2147483647`), field)
     }
@@ -95,8 +95,8 @@ t.test(
       const request = runningRequest() as Loose
       edit(definitionOf(request).spec.pod.containers[0])
       const { response, problems } = await answer(app, '/sync', request)
-      t.same(problems, [], what)
-      t.match(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
+      t.strictSame(problems, [], what)
+      t.hasStrict(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
     }
   },
 )

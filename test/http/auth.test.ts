@@ -49,7 +49,7 @@ t.test('with HOOK_TOKEN set, a hook call needs the right bearer token', async (t
       const response = await app.inject({ method: 'POST', url, payload, headers })
       t.equal(response.statusCode, 401, `${url} ${what}`)
       t.equal(response.headers['www-authenticate'], 'Bearer', `${url} ${what}`)
-      t.same(
+      t.strictSame(
         response.json(),
         { error: 'Unauthorized', message: 'This hook needs the header Authorization: Bearer <HOOK_TOKEN>.' },
         `${url} ${what}`,

@@ -22,7 +22,7 @@ function assertRefused(
 ) {
   t.equal(response.statusCode, status, `${what}: status`)
   const body = response.json()
-  t.same(Object.keys(body).sort(), ['error', 'message'], `${what}: body keys`)
+  t.strictSame(Object.keys(body).sort(), ['error', 'message'], `${what}: body keys`)
   t.type(body.error, 'string', `${what}: error`)
   t.match(body.message, message, `${what}: message`)
 }

@@ -32,10 +32,10 @@ t.test('every default the docs show as a value is the default loadConfig applies
     const shown: string = 'default' in variable ? variable.default : (variable.parser.shown ?? 'unset')
     const value = /^`([^`]+)`$/.exec(shown)?.[1]
     if (value === undefined || Object.hasOwn(VARIABLES, value)) continue
-    t.same(loadConfig({ [name]: value }), defaults, `${name}=${value} is the default`)
+    t.strictSame(loadConfig({ [name]: value }), defaults, `${name}=${value} is the default`)
     checked++
   }
   t.ok(checked >= 20, `${checked} defaults checked`)
-  t.same(loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain, 'ctf.example.org', 'TLS_BASE_DOMAIN: BASE_DOMAIN')
-  t.same(loadConfig({ TLS_ROUTING: 'GatewayAPI', GATEWAY: 'gw/ctf' }).tlsRouting, defaults.tlsRouting, 'TLS_ROUTING: GatewayAPI')
+  t.strictSame(loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain, 'ctf.example.org', 'TLS_BASE_DOMAIN: BASE_DOMAIN')
+  t.strictSame(loadConfig({ TLS_ROUTING: 'GatewayAPI', GATEWAY: 'gw/ctf' }).tlsRouting, defaults.tlsRouting, 'TLS_ROUTING: GatewayAPI')
 })

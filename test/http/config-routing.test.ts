@@ -58,12 +58,12 @@ t.test('GATEWAY is required by an explicit GatewayAPI routing, not by TLS_ROUTIN
   t.match(loadConfig({}), { httpRouting: 'Ingress', tlsRouting: 'GatewayAPI', gateway: undefined }, 'the default starts: TLS challenges are refused per instance')
   t.match(loadConfig({ TLS_ROUTING: 'Traefik' }), { tlsRouting: 'Traefik', gateway: undefined })
   t.match(loadConfig({ HTTP_ROUTING: 'Traefik', TLS_ROUTING: 'Traefik' }), { httpRouting: 'Traefik', gateway: undefined })
-  t.same(loadConfig({ TLS_ROUTING: 'GatewayAPI', GATEWAY: ' gw/ctf.example ' }).gateway, { namespace: 'gw', name: 'ctf.example' }, 'trimmed; a name may have dots')
+  t.strictSame(loadConfig({ TLS_ROUTING: 'GatewayAPI', GATEWAY: ' gw/ctf.example ' }).gateway, { namespace: 'gw', name: 'ctf.example' }, 'trimmed; a name may have dots')
 })
 
 t.test('INGRESS_POD_SELECTOR: labels with or without a prefix, and empty values', async (t) => {
-  t.same(loadConfig({ INGRESS_POD_SELECTOR: 'app=traefik' }).ingressPodSelector, { app: 'traefik' })
-  t.same(loadConfig({ INGRESS_POD_SELECTOR: 'gateway.envoyproxy.io/owning-gateway-name=challenges,role=' }).ingressPodSelector, {
+  t.strictSame(loadConfig({ INGRESS_POD_SELECTOR: 'app=traefik' }).ingressPodSelector, { app: 'traefik' })
+  t.strictSame(loadConfig({ INGRESS_POD_SELECTOR: 'gateway.envoyproxy.io/owning-gateway-name=challenges,role=' }).ingressPodSelector, {
     'gateway.envoyproxy.io/owning-gateway-name': 'challenges',
     role: '',
   })

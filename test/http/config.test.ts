@@ -16,7 +16,7 @@ function configError(t: Test, env: Record<string, string>): ConfigError {
 }
 
 t.test('defaults', async (t) => {
-  t.same(loadConfig({}), {
+  t.strictSame(loadConfig({}), {
     port: 8080,
     host: '0.0.0.0',
     logLevel: 'info',
@@ -58,7 +58,7 @@ t.test('defaults', async (t) => {
     shutdownTimeoutMs: 10000,
     opsPort: 8081,
   })
-  t.same(loadConfig({ PORT: '  ', LOG_LEVEL: '', BASE_DOMAIN: ' ' }), loadConfig({}), 'blank means unset')
+  t.strictSame(loadConfig({ PORT: '  ', LOG_LEVEL: '', BASE_DOMAIN: ' ' }), loadConfig({}), 'blank means unset')
   t.equal(loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain, 'ctf.example.org', 'TLS hosts default to BASE_DOMAIN')
 })
 
@@ -108,7 +108,7 @@ t.test('every variable is read', async (t) => {
     SHUTDOWN_TIMEOUT_MS: '3000',
     OPS_PORT: '9091',
   })
-  t.same(config, {
+  t.strictSame(config, {
     port: 9090,
     host: '127.0.0.1',
     logLevel: 'debug',

@@ -30,7 +30,7 @@ t.test('a 5xx says only "Internal Server Error"; the error goes to the log', asy
   for (const url of ['/bug', '/upstream']) {
     const response = await app.inject({ method: 'GET', url })
     t.equal(response.statusCode, 500, url)
-    t.same(response.json(), { error: 'Internal Server Error', message: 'Internal Server Error' }, url)
+    t.strictSame(response.json(), { error: 'Internal Server Error', message: 'Internal Server Error' }, url)
   }
   t.match(log.entries(), [
     { level: 50, msg: 'request failed', err: { message: 'secret internals: /work/main/src/x.ts line 3' } },
@@ -42,10 +42,10 @@ t.test('a 4xx keeps its message and is logged at info with its code', async (t) 
   const { app, log } = await appWithFailures(t)
   const teapot = await app.inject({ method: 'GET', url: '/teapot' })
   t.equal(teapot.statusCode, 418)
-  t.same(teapot.json(), { error: "I'm a Teapot", message: 'short and stout' })
+  t.strictSame(teapot.json(), { error: "I'm a Teapot", message: 'short and stout' })
   const odd = await app.inject({ method: 'GET', url: '/odd' })
   t.equal(odd.statusCode, 499)
-  t.same(odd.json(), { error: 'Error', message: 'client closed request' }, 'a status without a name is "Error"')
+  t.strictSame(odd.json(), { error: 'Error', message: 'client closed request' }, 'a status without a name is "Error"')
   t.match(log.entries(), [
     { level: 30, msg: 'short and stout', code: 'TEAPOT', statusCode: 418 },
     { level: 30, msg: 'client closed request', statusCode: 499 },
@@ -53,7 +53,7 @@ t.test('a 4xx keeps its message and is logged at info with its code', async (t) 
 })
 
 t.test('errorBody', async (t) => {
-  t.same(errorBody(400, 'x'), { error: 'Bad Request', message: 'x' })
-  t.same(errorBody(413, 'y'), { error: 'Payload Too Large', message: 'y' })
-  t.same(errorBody(599, 'z'), { error: 'Error', message: 'z' })
+  t.strictSame(errorBody(400, 'x'), { error: 'Bad Request', message: 'x' })
+  t.strictSame(errorBody(413, 'y'), { error: 'Payload Too Large', message: 'y' })
+  t.strictSame(errorBody(599, 'z'), { error: 'Error', message: 'z' })
 })

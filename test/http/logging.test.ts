@@ -53,7 +53,7 @@ t.test('one JSON line per hook call: reqId, hook, parent ns/name, phase, reason,
   }
   t.equal(new Set(answered.map((entry) => entry.reqId)).size, 5, 'a request id per call')
   const other = log.entries().filter((entry) => entry.msg !== 'hook answered')
-  t.same(other, [], 'nothing else: a refused body is the same one line, with its status code')
+  t.strictSame(other, [], 'nothing else: a refused body is the same one line, with its status code')
 })
 
 t.test('at level trace, neither the bearer token nor any flag reaches the log', async (t) => {

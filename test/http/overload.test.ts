@@ -28,7 +28,7 @@ t.test('with maxInFlight 1, a second call while one is in flight is 429 with an 
     const shed = await post(port, url, url === '/customize' ? CUSTOMIZE : SYNC)
     t.equal(shed.statusCode, 429, url)
     t.match(shed.headers['retry-after'], /^[1-9]\d*$/, `${url}: integer Retry-After`)
-    t.same(JSON.parse(shed.body), { error: 'Too Many Requests', message: 'More than 1 hook calls in flight; retry after 1 s.' })
+    t.strictSame(JSON.parse(shed.body), { error: 'Too Many Requests', message: 'More than 1 hook calls in flight; retry after 1 s.' })
   }
   t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'other routes are not shed')
   t.equal((await app.ops.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'probes are not shed')
@@ -54,7 +54,7 @@ t.test('uploads still arriving hold no slot: with maxInFlight 1, half-sent bodie
   t.equal(await inFlight(app), 0, 'three bodies on the way, none in flight')
   t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'a whole call is served meanwhile')
   const finished = await Promise.all(slow.map((each) => each.finish()))
-  t.same(finished.map((answer) => answer.statusCode), [200, 200, 200], 'and the slow ones once their bodies are in')
+  t.strictSame(finished.map((answer) => answer.statusCode), [200, 200, 200], 'and the slow ones once their bodies are in')
 })
 
 t.test('a call admitted before its body is refused once the body is in, if the cap filled meanwhile', async (t) => {
@@ -138,7 +138,7 @@ t.test('within the limit, concurrent calls are all served', async (t) => {
   await held.next()
   held.release()
   const answers = await Promise.all([...waiting, third])
-  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200])
+  t.strictSame(answers.map((answer) => answer.statusCode), [200, 200, 200])
   t.equal(answers[0]?.body, answers[1]?.body)
   t.equal(await inFlight(app), 0)
 })
@@ -173,7 +173,7 @@ t.test('calls arriving in one turn of the event loop are refused once that turn 
   for (const client of clients) client.socket.write(call)
   while (clients.some((client) => !client.answers.join('').includes('\r\n\r\n{'))) await nextTurn()
   const statuses = clients.map((client) => client.answers.join('').slice(9, 12)).sort()
-  t.same(statuses, ['200', '429', '429'], 'the first call of the turn is answered, the others refused')
+  t.strictSame(statuses, ['200', '429', '429'], 'the first call of the turn is answered, the others refused')
   const refusal = clients.map((client) => client.answers.join('')).find((text) => text.startsWith('HTTP/1.1 429')) as string
   t.match(refusal, /\r\nretry-after: 1\r\n/i)
   t.match(refusal, /"message":"This turn of the event loop has run \d+ ms; retry after 1 s."/)
@@ -186,7 +186,7 @@ t.test('with MAX_EVENT_LOOP_DELAY_MS 0, nothing is refused on delay', async (t) 
   const until = performance.now() + 150
   while (performance.now() < until);
   const answers = await Promise.all([1, 2, 3].map(() => app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })))
-  t.same(answers.map((answer) => answer.statusCode), [200, 200, 200])
+  t.strictSame(answers.map((answer) => answer.statusCode), [200, 200, 200])
 })
 
 t.test('a loop that keeps running late (under-pressure) refuses calls, naming the delay, and they go no further', async (t) => {
@@ -216,7 +216,7 @@ t.test('a loop that keeps running late (under-pressure) refuses calls, naming th
   t.match(onReading[0]?.json(), { error: 'Too Many Requests', message: /^The event loop runs \d+ ms late; retry after 1 s\.$/ })
   t.equal(onReading[0]?.headers['retry-after'], '1')
   t.equal(handled, calls - refused.length, 'a refused call never reaches its handler')
-  t.same(log.entries().filter((entry) => (entry.level as number) >= 50), [], 'no error logged')
+  t.strictSame(log.entries().filter((entry) => (entry.level as number) >= 50), [], 'no error logged')
   t.notMatch(log.text(), /already sent/)
 })
 
@@ -231,7 +231,7 @@ t.test('delayRefusal: the time spent in this turn, then under-pressure\'s readin
     [0, 5000, 5000, undefined],
   ]
   for (const [max, spent, reading, expected] of cases) {
-    t.same(delayRefusal(max, spent, reading), expected, `max ${max}, this turn ${spent}, reading ${reading}`)
+    t.strictSame(delayRefusal(max, spent, reading), expected, `max ${max}, this turn ${spent}, reading ${reading}`)
   }
 })
 
@@ -327,10 +327,10 @@ t.test('the JSON parser answers the refusal of beforeParse: 429 and Retry-After,
   const refused = await app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload: '{not json' })
   t.equal(refused.statusCode, 429)
   t.equal(refused.headers['retry-after'], '2')
-  t.same(refused.json(), { error: 'Too Many Requests', message: 'Busy; retry after 2 s.' })
+  t.strictSame(refused.json(), { error: 'Too Many Requests', message: 'Busy; retry after 2 s.' })
   refuse = false
   const parsed = await app.inject({ method: 'POST', url: '/sync', payload: { a: 1 } })
-  t.same(parsed.json(), { got: { a: 1 } }, 'without a refusal the body is parsed as before')
+  t.strictSame(parsed.json(), { got: { a: 1 } }, 'without a refusal the body is parsed as before')
 })
 
 /** A connection as holdUntilNextTurn sees it: its handle's reading flag and calls, Node's own pause, destroyed. */
@@ -345,12 +345,12 @@ function fakeConnection(handle: { reading?: boolean; readStop?: unknown } | null
 t.test('holdUntilNextTurn stops reading a connection for the rest of the turn and reads it again in the next', async (t) => {
   const held = fakeConnection()
   holdUntilNextTurn(held.asSocket)
-  t.same(held.calls, ['readStop'], 'reading stopped at once')
+  t.strictSame(held.calls, ['readStop'], 'reading stopped at once')
   t.equal(held.handle?.reading, false)
   holdUntilNextTurn(held.asSocket)
-  t.same(held.calls, ['readStop'], 'a connection already held is left as it is')
+  t.strictSame(held.calls, ['readStop'], 'a connection already held is left as it is')
   await nextTurn()
-  t.same(held.calls, ['readStop', 'readStart'], 'read again in the next turn')
+  t.strictSame(held.calls, ['readStop', 'readStart'], 'read again in the next turn')
   t.equal(held.handle?.reading, true)
 
   for (const [what, change] of [
@@ -362,7 +362,7 @@ t.test('holdUntilNextTurn stops reading a connection for the rest of the turn an
     holdUntilNextTurn(connection.asSocket)
     change(connection)
     await nextTurn()
-    t.same(connection.calls, ['readStop'], `not restarted when ${what}`)
+    t.strictSame(connection.calls, ['readStop'], `not restarted when ${what}`)
   }
   for (const [what, handle] of [
     ['no handle (closed)', null],
@@ -372,6 +372,6 @@ t.test('holdUntilNextTurn stops reading a connection for the rest of the turn an
     const connection = fakeConnection(handle)
     holdUntilNextTurn(connection.asSocket)
     await nextTurn()
-    t.same(connection.calls, [], `left alone: ${what}`)
+    t.strictSame(connection.calls, [], `left alone: ${what}`)
   }
 })

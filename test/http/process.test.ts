@@ -1,3 +1,4 @@
+import { orderProblem } from '../helpers/order.js'
 import t from 'tap'
 import { createServer } from 'node:net'
 import { once } from 'node:events'
@@ -23,19 +24,19 @@ t.test('a bad configuration stops the start: exit 78 and a message naming the va
     const fake = fakeProcess({ [variable]: value })
     const app = await start(fake.ports)
     t.equal(app, undefined, variable)
-    t.same(fake.exits, [EX_CONFIG], variable)
+    t.strictSame(fake.exits, [EX_CONFIG], variable)
     t.equal(EX_CONFIG, 78)
     t.match(fake.stderr(), new RegExp(`^challenge-hooks: invalid configuration: ${variable}: .*${value}.*\\n$`), variable)
     t.equal(fake.log.text(), '', 'nothing was started, nothing logged')
   }
   const production = fakeProcess({ NODE_ENV: 'production' })
   t.equal(await start(production.ports), undefined)
-  t.same(production.exits, [EX_CONFIG])
+  t.strictSame(production.exits, [EX_CONFIG])
   t.match(production.stderr(), /FLAG_SECRET: is required when NODE_ENV=production/)
   // The review's case: a blank token in production used to start with a warning and answer unauthenticated calls.
   const blankToken = fakeProcess({ NODE_ENV: 'production', FLAG_SECRET: 'c4ca4238a0b923820dcc509a6f75849b', HOOK_TOKEN: ' ' })
   t.equal(await start(blankToken.ports), undefined, 'a blank HOOK_TOKEN in production: not started')
-  t.same(blankToken.exits, [EX_CONFIG])
+  t.strictSame(blankToken.exits, [EX_CONFIG])
   t.match(blankToken.stderr(), /^challenge-hooks: invalid configuration: HOOK_TOKEN: is required \(non-blank\) when NODE_ENV=production/)
 })
 
@@ -62,17 +63,17 @@ t.test('start listens and serves; SIGTERM fails readiness, drains, closes and ex
   t.equal(fake.drains[0]?.ms, 2500, 'for SHUTDOWN_DRAIN_MS')
   const ready = await get(opsPort, '/readyz')
   t.equal(ready.statusCode, 503, 'readiness fails first')
-  t.same(JSON.parse(ready.body), { error: 'Service Unavailable', message: 'shutting down' })
+  t.strictSame(JSON.parse(ready.body), { error: 'Service Unavailable', message: 'shutting down' })
   t.equal((await get(opsPort, '/healthz')).statusCode, 200, 'liveness stays')
   const during = await post(port, '/sync', JSON.stringify(newRequest()))
   t.equal(during.statusCode, 200, 'calls are still served while draining')
   t.equal(during.headers.connection, 'close', 'each answer closes its connection')
-  t.same(fake.exits, [], 'not exited while draining')
+  t.strictSame(fake.exits, [], 'not exited while draining')
 
   fake.drains[0]?.release()
   await stopping
   t.equal(fake.drains[1]?.ms, 1500, 'the calls in flight had until SHUTDOWN_TIMEOUT_MS')
-  t.same(fake.exits, [0])
+  t.strictSame(fake.exits, [0])
   t.equal(app.server.listening, false, 'closed')
   t.equal(app.ops.server.listening, false, 'both ports')
   const messages = fake.log.entries().map((entry) => entry.msg)
@@ -110,16 +111,18 @@ t.test('SIGTERM with calls in flight: they finish, or are cut at SHUTDOWN_TIMEOU
   const answer = await finishing.finish()
   t.equal(answer.statusCode, 200, 'a call in flight when the port closed is answered')
   t.equal(answer.headers.connection, 'close')
-  t.same(fake.exits, [], 'still waiting for the other one')
+  t.strictSame(fake.exits, [], 'still waiting for the other one')
   t.equal(fake.drains[1]?.ms, 2000, 'until SHUTDOWN_TIMEOUT_MS after the signal')
   fake.drains[1]?.release()
   await stopping
   await cut
   t.ok(endless.request.destroyed, 'the upload that never ends is cut')
-  t.same(fake.exits, [0], 'a cut call is not an error: Metacontroller retries it')
+  t.strictSame(fake.exits, [0], 'a cut call is not an error: Metacontroller retries it')
   const messages = fake.log.entries().map((entry) => String(entry.msg))
-  const cutAt = messages.indexOf('shutdown deadline (SHUTDOWN_TIMEOUT_MS): cutting the calls still in flight')
-  t.ok(messages.indexOf('hook answered') < cutAt && cutAt < messages.indexOf('closed'), 'answered, then cut, then closed')
+  // Each order holds only when both messages were logged (an index of -1 would pass on its own).
+  const cutMessage = 'shutdown deadline (SHUTDOWN_TIMEOUT_MS): cutting the calls still in flight'
+  t.equal(orderProblem(messages, 'hook answered', cutMessage), undefined, 'answered, then cut')
+  t.equal(orderProblem(messages, cutMessage, 'closed'), undefined, 'cut, then closed')
 })
 
 t.test('PUBLIC_HOST unset: one warning line at start that names it and what players will see', async (t) => {
@@ -139,7 +142,7 @@ t.test('with FLAG_SECRET, HOOK_TOKEN, PUBLIC_HOST and CLUSTER_CIDRS set there is
   const fake = fakeProcess({ FLAG_SECRET: SECRET, HOOK_TOKEN: 'a-token', PUBLIC_HOST: 'play.ctf.example.org', CLUSTER_CIDRS: '203.0.113.0/24' })
   const app = (await start(fake.ports)) as FastifyInstance
   t.teardown(() => app.close())
-  t.same(fake.log.entries().filter((entry) => (entry.level as number) >= 40), [])
+  t.strictSame(fake.log.entries().filter((entry) => (entry.level as number) >= 40), [])
   t.equal((await post(portOf(app), '/sync', JSON.stringify(newRequest()))).statusCode, 401, 'the token is required')
   t.equal(
     (await post(portOf(app), '/sync', JSON.stringify(newRequest()), { authorization: 'Bearer a-token' })).statusCode,
@@ -154,7 +157,7 @@ t.test('a shutdown after a fatal error logs it and exits 1', async (t) => {
   const stopping = fake.shutdown({ err: new Error('boom') })
   fake.drains[0]?.release()
   await stopping
-  t.same(fake.exits, [1])
+  t.strictSame(fake.exits, [1])
   const failure = fake.log.entries().find((entry) => entry.level === 50)
   t.match(failure, { msg: 'closing after an unexpected error', err: { message: 'boom' } })
 })
@@ -168,7 +171,7 @@ t.test('a port in use (the hook port or the operations port): the error is logge
   for (const variable of ['PORT', 'OPS_PORT']) {
     const fake = fakeProcess({ [variable]: String(busy) })
     t.equal(await start(fake.ports), undefined, variable)
-    t.same(fake.exits, [1], variable)
+    t.strictSame(fake.exits, [1], variable)
     t.match(fake.log.entries().find((entry) => entry.level === 50), {
       msg: `cannot listen on 127.0.0.1:${busy}`,
       err: { code: 'EADDRINUSE' },

@@ -16,15 +16,15 @@ t.test('POST /sync answers 200 JSON with exactly status and children (+ resyncAf
   const fresh = await app.inject(post('/sync', newRequest()))
   t.equal(fresh.statusCode, 200)
   t.match(fresh.headers['content-type'], /^application\/json/)
-  t.same(Object.keys(fresh.json()).sort(), ['children', 'resyncAfterSeconds', 'status'])
+  t.strictSame(Object.keys(fresh.json()).sort(), ['children', 'resyncAfterSeconds', 'status'])
   t.match(fresh.json(), { status: { phase: 'Pending', reason: 'Starting' } })
 
   const running = await app.inject(post('/sync', runningRequest()))
   t.equal(running.statusCode, 200)
   const body = running.json()
-  t.same(Object.keys(body).sort(), ['children', 'resyncAfterSeconds', 'status'])
+  t.strictSame(Object.keys(body).sort(), ['children', 'resyncAfterSeconds', 'status'])
   t.match(body, { status: { phase: 'Running', reason: 'Ready' } })
-  t.same(
+  t.strictSame(
     body.children.map((child: { kind: string }) => child.kind),
     ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'],
   )
@@ -35,13 +35,13 @@ t.test('POST /finalize answers 200 with status, children, finalized and resyncAf
   const response = await app.inject(post('/finalize', finalizingRequest()))
   t.equal(response.statusCode, 200)
   const body = response.json()
-  t.same(Object.keys(body).sort(), ['children', 'finalized', 'resyncAfterSeconds', 'status'])
+  t.strictSame(Object.keys(body).sort(), ['children', 'finalized', 'resyncAfterSeconds', 'status'])
   t.match(body, { status: { phase: 'Terminating', reason: 'Deleting' }, finalized: false })
 
   const gone = finalizingRequest()
   for (const group of Object.keys(gone.children ?? {})) (gone.children ?? {})[group] = {}
   const done = await app.inject(post('/finalize', gone))
-  t.same(Object.keys(done.json()).sort(), ['children', 'finalized', 'status'])
+  t.strictSame(Object.keys(done.json()).sort(), ['children', 'finalized', 'status'])
   t.match(done.json(), { children: [], finalized: true })
 })
 
@@ -63,8 +63,8 @@ t.test('POST /customize answers 200 with exactly relatedResources', async (t) =>
   const response = await app.inject(post('/customize', customizeRequest()))
   t.equal(response.statusCode, 200)
   t.match(response.headers['content-type'], /^application\/json/)
-  t.same(Object.keys(response.json()), ['relatedResources'])
-  t.same(
+  t.strictSame(Object.keys(response.json()), ['relatedResources'])
+  t.strictSame(
     response.json().relatedResources.map((rule: { resource: string }) => rule.resource),
     ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges'],
   )
@@ -134,10 +134,10 @@ t.test('GET /healthz and /readyz answer 200 on the operations app, and are no ro
   const app = await buildTestApp(t)
   const health = await app.ops.inject({ method: 'GET', url: '/healthz' })
   t.equal(health.statusCode, 200)
-  t.same(health.json(), { status: 'ok' })
+  t.strictSame(health.json(), { status: 'ok' })
   const ready = await app.ops.inject({ method: 'GET', url: '/readyz' })
   t.equal(ready.statusCode, 200)
-  t.same(ready.json(), { status: 'ready' })
+  t.strictSame(ready.json(), { status: 'ready' })
   for (const url of ['/healthz', '/readyz', '/metrics']) {
     t.equal((await app.inject({ method: 'GET', url })).statusCode, 404, `${url} is not served on the hook port`)
   }
@@ -195,7 +195,7 @@ t.test('an unknown path or method is 404 with {error, message}', async (t) => {
     for (const server of [app, app.ops]) {
       const response = await server.inject({ method, url })
       t.equal(response.statusCode, 404, `${method} ${url}`)
-      t.same(response.json(), { error: 'Not Found', message: `${method} ${url} is not a route of this server` })
+      t.strictSame(response.json(), { error: 'Not Found', message: `${method} ${url} is not a route of this server` })
     }
   }
 })
@@ -212,7 +212,7 @@ t.test('metrics: scrapes that arrive together share one rendering, and every ans
   const render = renderMetrics(registry)
   const together = await Promise.all([render(), render(), render()])
   t.equal(renderings, 1, 'one rendering for three scrapes')
-  t.same(new Set(together), new Set([together[0]]))
+  t.strictSame(new Set(together), new Set([together[0]]))
   counter.inc()
   t.match(await render(), /calls_total 1/, 'a later scrape renders again')
   t.equal(renderings, 2)

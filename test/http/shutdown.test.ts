@@ -14,7 +14,7 @@ t.test('markClosing makes /readyz 503 while /healthz stays 200, and hooks still 
   app.markClosing()
   const ready = await app.ops.inject({ method: 'GET', url: '/readyz' })
   t.equal(ready.statusCode, 503)
-  t.same(ready.json(), { error: 'Service Unavailable', message: 'shutting down' })
+  t.strictSame(ready.json(), { error: 'Service Unavailable', message: 'shutting down' })
   t.equal((await app.ops.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
   for (const [url, payload] of [
     ['/sync', runningRequest()],

@@ -83,7 +83,7 @@ t.test('a missing, unreadable or unusable pair stops the start with exit 78 nami
   for (const [env, message] of cases) {
     const fake = fakeProcess(env)
     t.equal(await start(fake.ports), undefined, JSON.stringify(env))
-    t.same(fake.exits, [EX_CONFIG])
+    t.strictSame(fake.exits, [EX_CONFIG])
     t.match(fake.stderr(), message)
   }
 })

@@ -26,7 +26,7 @@ t.test('validators compiled ahead of time (the bundle\'s) are used as they are; 
   t.not(customize, ahead)
   t.equal(customize(customizeRequest()), true, 'the other compiled by ajv')
   t.equal(compile({ schema: CustomizeRequestSchema, ...route, url: '/customize' }), customize, 'once')
-  t.same(Object.keys(PRECOMPILABLE), ['sync', 'customize'], 'the names the build compiles')
+  t.strictSame(Object.keys(PRECOMPILABLE), ['sync', 'customize'], 'the names the build compiles')
 })
 
 t.test('the request schemas, and the definition\'s, are valid JSON Schema (the server skips that check to start faster)', async (t) => {

@@ -45,7 +45,7 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
     const fromBundle = await send(server.port, 'POST', path, { body: Buffer.from(payload), headers: AUTH })
     const fromApp = await app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': 'application/json', ...AUTH } })
     t.equal(fromBundle.statusCode, 400, `${path} ${payload.slice(0, 60)}: 400`)
-    t.same(JSON.parse(fromBundle.body), fromApp.json(), `the same answer as ajv's: ${fromApp.json().message}`)
+    t.strictSame(JSON.parse(fromBundle.body), fromApp.json(), `the same answer as ajv's: ${fromApp.json().message}`)
   }
   t.equal((await send(server.opsPort, 'GET', '/readyz')).statusCode, 200, '/readyz')
   const metrics = await send(server.opsPort, 'GET', '/metrics')
@@ -57,6 +57,6 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   const fromApp = (await app.inject({ method: 'POST', url: '/sync', payload: invalid, headers: AUTH })).json<{ status: { message?: string } }>()
   t.match(fromBundle.status, { reason: 'DefinitionInvalid', message: /spec\.pod\.hostNetwork: is not allowed/ }, 'an invalid definition, told by the bundle')
   t.equal(fromApp.status.message, fromBundle.status.message, 'as the app tells it')
-  t.same(server.errors(), [], 'nothing logged at level error')
+  t.strictSame(server.errors(), [], 'nothing logged at level error')
   t.comment(`measured: spawn to the first 200 on /sync ${firstOk.toFixed(0)} ms (with the "serving" line polled every 20 ms)`)
 })

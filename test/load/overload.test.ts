@@ -83,14 +83,14 @@ t.test(`${CONNECTIONS} connections of /sync for ${FLOOD_MS / 1000} s: probes p99
   t.ok(Math.max(healthz.max, readyz.max) < PROBE_TIMEOUT_MS, `the slowest probe (${Math.max(healthz.max, readyz.max).toFixed(0)} ms) within the kubelet's timeout`)
   t.ok(Math.min(healthz.count, readyz.count) >= 100, `at least 100 probes of each path (${healthz.count}, ${readyz.count})`)
   t.equal(healthz.failed + readyz.failed, 0, `every probe answered 200 ${healthz.firstFailure ?? readyz.firstFailure ?? ''}`)
-  t.same(Object.keys(result.statuses).sort(), ['200', '429'], `only 200 and 429 (${JSON.stringify(result.statuses)})`)
+  t.strictSame(Object.keys(result.statuses).sort(), ['200', '429'], `only 200 and 429 (${JSON.stringify(result.statuses)})`)
   t.ok((result.statuses['429'] ?? 0) > 0, 'the excess was shed')
   t.equal(result.retryAfterMissing, 0, 'every 429 carries Retry-After')
   t.match(result.retryAfterSeen, /^[1-9]\d*$/, 'an integer number of seconds')
   t.ok(shedOnDelay > 0, `shed on the measured event-loop delay (${shedOnDelay} calls; ${shedOnCap} on the in-flight cap)`)
   t.ok(answered > 0, `and calls were still answered (${answered})`)
   t.equal(result.errors, 0, 'no connection was reset')
-  t.same(server.errors(), [], 'nothing logged at level error')
+  t.strictSame(server.errors(), [], 'nothing logged at level error')
   t.comment(
     `measured: /healthz p99 ${healthz.p99.toFixed(0)} ms (max ${healthz.max.toFixed(0)}), /readyz p99 ${readyz.p99.toFixed(0)} ms (max ${readyz.max.toFixed(0)}); ` +
       `${JSON.stringify(result.statuses)} in ${FLOOD_MS / 1000} s, 429 on delay ${shedOnDelay}, on the cap ${shedOnCap}; ` +

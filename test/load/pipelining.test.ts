@@ -47,6 +47,6 @@ t.test(`${CLIENTS} clients pipelining GET /metrics without reading: probes answe
   t.ok(readyz.max < PROBE_WITHIN_MS, `/readyz within ${PROBE_WITHIN_MS} ms: p50 ${readyz.p50.toFixed(1)}, p99 ${readyz.p99.toFixed(1)}, max ${readyz.max.toFixed(1)} ms (${readyz.count} probes)`)
   t.ok(peak < MAX_RSS_MIB, `peak RSS ${peak.toFixed(0)} MiB < ${MAX_RSS_MIB} MiB`)
   t.ok(written > 1000, `the clients pipelined requests (${written} written)`)
-  t.same(server.errors(), [], 'nothing logged at level error')
+  t.strictSame(server.errors(), [], 'nothing logged at level error')
   t.comment(`measured: /healthz p99 ${healthz.p99.toFixed(1)} ms max ${healthz.max.toFixed(1)} ms, /readyz p99 ${readyz.p99.toFixed(1)} ms; peak RSS ${peak.toFixed(0)} MiB; ${written} pipelined requests written`)
 })

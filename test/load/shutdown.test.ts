@@ -75,7 +75,7 @@ t.test('SIGTERM with uploads in flight: drained, the rest cut at SHUTDOWN_TIMEOU
   t.equal(exit, 0, 'exit code 0')
   t.ok(exitedAt < deadlineMs + 1000, `exited ${exitedAt.toFixed(0)} ms after the signal`)
   t.match(server.log().join('\n'), /shutdown deadline \(SHUTDOWN_TIMEOUT_MS\): cutting the calls still in flight/)
-  t.same(server.errors(), [], 'nothing logged at level error')
+  t.strictSame(server.errors(), [], 'nothing logged at level error')
   t.comment(
     `measured: readiness failed ${readinessFailedAfter.toFixed(0)} ms after SIGTERM; the finishing call answered at ${finishedAt.toFixed(0)} ms; ` +
       `the endless upload cut at ${cutAt.toFixed(0)} ms; exit 0 at ${exitedAt.toFixed(0)} ms`,

@@ -60,7 +60,7 @@ t.test(`${UPLOADS} uploads at 1 byte/s: normal calls are served, the slow bodies
 
   const slowest = Math.max(...normal.map((answer) => answer.ms))
   t.ok(normal.length >= 8, `normal calls were made all along (${normal.length})`)
-  t.same(new Set(normal.map((answer) => answer.statusCode)), new Set([200]), 'every normal /sync got 200')
+  t.strictSame(new Set(normal.map((answer) => answer.statusCode)), new Set([200]), 'every normal /sync got 200')
   t.ok(slowest < NORMAL_WITHIN_MS, `every normal /sync within ${NORMAL_WITHIN_MS} ms: slowest ${slowest.toFixed(0)} ms, p50 ${percentile(normal.map((a) => a.ms).sort((a, b) => a - b), 50).toFixed(0)} ms`)
 
   const cut = uploads.map((upload) => upload.closedAfterMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b)
@@ -70,7 +70,7 @@ t.test(`${UPLOADS} uploads at 1 byte/s: normal calls are served, the slow bodies
   t.equal(answered408.length, UPLOADS, 'each got 408')
   const [head = '', body = ''] = (answered408[0]?.received ?? '').split('\r\n\r\n')
   t.match(head, /\r\nConnection: close\r\n/i)
-  t.same(JSON.parse(body), { error: 'Request Timeout', message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.' })
-  t.same(server.errors(), [], 'nothing logged at level error')
+  t.strictSame(JSON.parse(body), { error: 'Request Timeout', message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.' })
+  t.strictSame(server.errors(), [], 'nothing logged at level error')
   t.comment(`measured: normal /sync slowest ${slowest.toFixed(0)} ms (${normal.length} calls, all 200); slow uploads 408 and closed after ${cut[0]?.toFixed(0)}-${cut.at(-1)?.toFixed(0)} ms`)
 })

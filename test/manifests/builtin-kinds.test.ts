@@ -88,8 +88,8 @@ t.test('hook server Deployment', async (t) => {
   t.equal(pod.serviceAccountName, 'challenge-hooks')
   t.equal(pod.automountServiceAccountToken, false)
   t.equal(pod.terminationGracePeriodSeconds, 30)
-  t.same(pod.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } })
-  t.same(
+  t.strictSame(pod.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } })
+  t.strictSame(
     pod.topologySpreadConstraints?.map((c) => [c.topologyKey, c.whenUnsatisfiable, c.labelSelector?.matchLabels]),
     ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((key) => [key, 'ScheduleAnyway', spec.selector.matchLabels]),
   )
@@ -115,7 +115,7 @@ t.test('hook server Deployment', async (t) => {
   for (const kind of ['requests', 'limits'] as const) {
     t.match(container?.resources?.[kind], { cpu: /./, memory: /./ }, `resources.${kind}`)
   }
-  t.same(
+  t.strictSame(
     container?.env?.map((e) => [e.name, e.value ?? e.valueFrom?.secretKeyRef]),
     [
       ['NODE_ENV', 'production'],
@@ -128,17 +128,17 @@ t.test('hook server Deployment', async (t) => {
       ['HOOK_TOKEN_PREVIOUS', { name: 'challenge-hooks-secrets', key: 'HOOK_TOKEN_PREVIOUS', optional: true }],
     ],
   )
-  t.same(container?.envFrom, [{ configMapRef: { name: 'challenge-hooks-config' } }])
+  t.strictSame(container?.envFrom, [{ configMapRef: { name: 'challenge-hooks-config' } }])
 
   // The server as this Deployment configures it: its ports are the probes' and its shutdown ends before SIGKILL.
   const plain = (container?.env ?? []).filter((e) => e.value !== undefined && e.name !== 'NODE_ENV')
   const config = loadConfig(Object.fromEntries(plain.map((e) => [e.name, e.value])))
   const portNamed = (name: string) => container?.ports?.find((port) => port.name === name)?.containerPort
-  t.same([portNamed('http'), portNamed('ops')], [config.port, config.opsPort], 'PORT and OPS_PORT are the named container ports')
+  t.strictSame([portNamed('http'), portNamed('ops')], [config.port, config.opsPort], 'PORT and OPS_PORT are the named container ports')
   const grace = (pod.terminationGracePeriodSeconds as number) * 1000
   t.ok(config.shutdownTimeoutMs <= grace / 2, `calls are cut at ${config.shutdownTimeoutMs} ms, well inside the ${grace} ms grace period`)
   t.ok(config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS < grace, 'even the backstop (close-with-grace) exits before the kubelet kills')
-  t.same(container?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }])
+  t.strictSame(container?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }])
   t.match(pod.volumes, [{ name: 'tmp', emptyDir: { sizeLimit: /./ } }])
 })
 
@@ -146,7 +146,7 @@ t.test('Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, N
   const podLabels = new Deployment(find('Deployment', 'challenge-hooks', 'challenge-hooks')).spec!.template.metadata!.labels!
   const service = new Service(find('Service', 'challenge-hooks', 'challenge-hooks'))
   t.match(podLabels, service.spec!.selector!, 'Service selects the hook pods')
-  t.same(service.spec?.ports, [
+  t.strictSame(service.spec?.ports, [
     { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
     { name: 'ops', port: 8081, targetPort: 'ops', protocol: 'TCP' },
   ])
@@ -167,8 +167,8 @@ t.test('Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, N
 
   const policy = new NetworkPolicy(find('NetworkPolicy', 'challenge-hooks', 'challenge-hooks'))
   t.match(podLabels, policy.spec?.podSelector?.matchLabels ?? { missing: true }, 'NetworkPolicy selects the hook pods')
-  t.same(policy.spec?.policyTypes, ['Ingress', 'Egress'])
-  t.same(policy.spec?.ingress, [
+  t.strictSame(policy.spec?.policyTypes, ['Ingress', 'Egress'])
+  t.strictSame(policy.spec?.ingress, [
     {
       from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'metacontroller' } } }],
       ports: [{ protocol: 'TCP', port: 8080 }],
@@ -189,9 +189,9 @@ t.test('namespaces: challenge-hooks and challenges enforce the Restricted profil
 
 t.test('challenges namespace baseline: default deny, quota, limits', async (t) => {
   const deny = new NetworkPolicy(find('NetworkPolicy', 'default-deny', 'challenges'))
-  t.same(deny.spec, { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })
+  t.strictSame(deny.spec, { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })
   const quota = new ResourceQuota(find('ResourceQuota', 'challenges', 'challenges'))
-  t.same(Object.keys(quota.spec?.hard ?? {}).sort(), [
+  t.strictSame(Object.keys(quota.spec?.hard ?? {}).sort(), [
     'count/challengedefinitions.challenge-hooks.dev', 'count/challenges.challenge-hooks.dev',
     'limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'pods', 'requests.cpu', 'requests.ephemeral-storage',
     'requests.memory', 'services.loadbalancers', 'services.nodeports',
@@ -200,7 +200,7 @@ t.test('challenges namespace baseline: default deny, quota, limits', async (t) =
   const [container] = limits.spec?.limits ?? []
   t.equal(container?.type, 'Container')
   for (const kind of ['default', 'defaultRequest'] as const) {
-    t.same(Object.keys(container?.[kind] ?? {}).sort(), ['cpu', 'ephemeral-storage', 'memory'], kind)
+    t.strictSame(Object.keys(container?.[kind] ?? {}).sort(), ['cpu', 'ephemeral-storage', 'memory'], kind)
   }
 })
 
@@ -223,7 +223,7 @@ function grantsOf(t: Test, rules: readonly { apiGroups?: string[]; resources?: s
 t.test("Metacontroller's RBAC is exactly what it needs for this controller: reads everywhere, writes where bound", async (t) => {
   const read = 'get,list,watch'
   const write = 'create,delete,patch,update'
-  t.same(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller')).rules ?? []), {
+  t.strictSame(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller')).rules ?? []), {
     'apiextensions.k8s.io/customresourcedefinitions': read,
     'apps/deployments': read,
     'challenge-hooks.dev/challengedefinitions': read,
@@ -244,7 +244,7 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
     'networking.k8s.io/ingresses': read,
     'networking.k8s.io/networkpolicies': read,
   }, 'cluster-wide: reading (its informers watch every namespace), events, and the parent')
-  t.same(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []), {
+  t.strictSame(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []), {
     // Only to delete the Deployment an earlier release made the workload: Metacontroller removes it on upgrade.
     'apps/deployments': 'delete',
     'core/pods': write,
@@ -259,13 +259,13 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
     subjects: subject,
   })
   const writeBindings = manifests.filter((m) => m.object.metadata.name === 'challenge-hooks-metacontroller-write' && m.object.kind.endsWith('Binding')).map((m) => m.object)
-  t.same(writeBindings.map((b) => [b.kind, b.metadata.namespace]), [['RoleBinding', 'challenges']], 'the writes are bound in the challenges namespace only, never cluster-wide')
+  t.strictSame(writeBindings.map((b) => [b.kind, b.metadata.namespace]), [['RoleBinding', 'challenges']], 'the writes are bound in the challenges namespace only, never cluster-wide')
   t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-write', 'challenges')), {
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller-write' },
     subjects: subject,
   })
   const leases = new Role(find('Role', 'challenge-hooks-metacontroller-leader-election', 'metacontroller'))
-  t.same(leases.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }])
+  t.strictSame(leases.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }])
   t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-leader-election', 'metacontroller')), {
     roleRef: { kind: 'Role', name: 'challenge-hooks-metacontroller-leader-election' },
     subjects: subject,
@@ -275,7 +275,7 @@ t.test("Metacontroller's RBAC is exactly what it needs for this controller: read
 t.test('admission policy: Challenge labels must match spec.owner.id and spec.definitionRef.name', async (t) => {
   const policy = new ValidatingAdmissionPolicy(find('ValidatingAdmissionPolicy', 'challenge-hooks-challenge-labels'))
   t.equal(policy.spec?.failurePolicy, 'Fail')
-  t.same(policy.spec?.matchConstraints?.resourceRules, [
+  t.strictSame(policy.spec?.matchConstraints?.resourceRules, [
     { apiGroups: ['challenge-hooks.dev'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['challenges'] },
   ])
   const validations = policy.spec?.validations ?? []

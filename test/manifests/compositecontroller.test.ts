@@ -30,12 +30,12 @@ const crdsFile = metacontrollerCrdsFile() ?? METACONTROLLER_CRDS_FILE
 
 t.test("valid against Metacontroller's CompositeController CRD", async (t) => {
   const file = crdsFile
-  t.same(validateAgainstCrd('CompositeController', controller, { file }), [])
+  t.strictSame(validateAgainstCrd('CompositeController', controller, { file }), [])
   const broken = structuredClone(controller) as any
   broken.spec.hooks.sync.webhook.etag.enable = true
   broken.spec.hooks.sync.webhook.timeout = '10 seconds'
   broken.spec.childResources[0].updateStrategy.method = 'InPlaceRolling'
-  t.same(validateAgainstCrd('CompositeController', broken, { file }), [
+  t.strictSame(validateAgainstCrd('CompositeController', broken, { file }), [
     '/spec/childResources/0/updateStrategy/method must be equal to one of the allowed values (OnDelete,Recreate,InPlace,RollingRecreate,RollingInPlace)',
     '/spec/hooks/sync/webhook/etag must NOT have additional properties (enable)',
     '/spec/hooks/sync/webhook/timeout must match format "duration"',
@@ -44,12 +44,12 @@ t.test("valid against Metacontroller's CompositeController CRD", async (t) => {
 
 t.test('parent, children and selector', async (t) => {
   t.equal(controller.metadata.name, 'challenge-hooks')
-  t.same(controller.spec.parentResource, { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges' })
+  t.strictSame(controller.spec.parentResource, { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges' })
   t.equal(controller.spec.generateSelector, true)
   // A backstop no longer than the hook's own resync cap would be a second timer syncing every parent at rest.
   t.equal(controller.spec.resyncPeriodSeconds, 1800)
   t.ok(controller.spec.resyncPeriodSeconds >= 6 * loadConfig({}).maxResyncSeconds, 'the backstop is far longer than the hook resync cap')
-  t.same(
+  t.strictSame(
     controller.spec.childResources.map((c) => `${c.apiVersion} ${c.resource} ${c.updateStrategy.method}`),
     [
       'v1 secrets InPlace',
@@ -69,24 +69,24 @@ t.test('hooks: v1, through the Service, 10 s, bearer token; ETag on sync', async
     metadata: { name: string; namespace: string }
     spec: { ports: { port: number }[] }
   }
-  t.same(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
+  t.strictSame(Object.keys(controller.spec.hooks).sort(), ['customize', 'finalize', 'sync'])
   for (const name of ['sync', 'finalize', 'customize'] as const) {
     const hook = controller.spec.hooks[name]
     t.equal(hook.version, 'v1', `${name} version`)
-    t.same(
+    t.strictSame(
       hook.webhook.service,
       { name: service.metadata.name, namespace: service.metadata.namespace, port: service.spec.ports[0]?.port, protocol: 'http' },
       `${name} goes through Service challenge-hooks`,
     )
     t.equal(hook.webhook.path, `/${name}`)
     t.equal(hook.webhook.timeout, '10s')
-    t.same(
+    t.strictSame(
       hook.webhook.authorization,
       { type: 'Bearer', secretRef: { name: 'challenge-hooks-secrets', namespace: 'challenge-hooks', key: 'HOOK_TOKEN' } },
       `${name} sends the token`,
     )
   }
-  t.same(controller.spec.hooks.sync.webhook.etag, { enabled: true })
+  t.strictSame(controller.spec.hooks.sync.webhook.etag, { enabled: true })
   t.equal(controller.spec.hooks.finalize.webhook.etag, undefined)
 })
 
@@ -97,7 +97,7 @@ t.test("the token Secret Metacontroller reads is the hook server's, with a stabl
   const { secretRef } = controller.spec.hooks.sync.webhook.authorization
   const generator = kustomization.secretGenerator.find((g) => g.name === secretRef.name)
   t.match(generator, { namespace: secretRef.namespace, options: { disableNameSuffixHash: true } })
-  t.same(generator?.envs, ['secrets.env'])
+  t.strictSame(generator?.envs, ['secrets.env'])
   const env = readEnvFile(join(manifestsDir, 'secrets', 'secrets.env.example'))
   t.match(env.get(secretRef.key), /CHANGE-ME/, 'the committed example token is a placeholder the server refuses')
   t.match(env.get('FLAG_SECRET'), /CHANGE-ME/, 'so is the flag secret')

@@ -84,14 +84,14 @@ t.test('schemas are structural and every default is valid for its own field', as
         t.ok(ajv.validate(toAjvSchema(node), node.default), `${kind}${path} default ${JSON.stringify(node.default)}`)
       }
     }
-    t.same(at(schema, 'metadata'), { type: 'object' }, `${kind} metadata is left to the API server`)
+    t.strictSame(at(schema, 'metadata'), { type: 'object' }, `${kind} metadata is left to the API server`)
   }
 })
 
 t.test('ChallengeDefinition spec: the contract fields, validation and defaults', async (t) => {
   const spec = at(definitionSchema, 'spec')
-  t.same(spec.required, ['pod', 'expose'])
-  t.same(Object.keys(spec.properties as object).sort(), [
+  t.strictSame(spec.required, ['pod', 'expose'])
+  t.strictSame(Object.keys(spec.properties as object).sort(), [
     'availableFrom', 'availableUntil', 'cost', 'displayName', 'expose', 'flag', 'lifetimeSeconds',
     'maxRenewals', 'network', 'pod', 'security', 'startupTimeoutSeconds',
   ])
@@ -100,7 +100,7 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
   const containers = at(spec, 'pod.containers')
   t.match(containers, { type: 'array', minItems: 1, maxItems: 8 })
   t.match(at(containers, '[]'), { type: 'object', required: ['name', 'image'], 'x-kubernetes-preserve-unknown-fields': true })
-  t.same(Object.keys(at(containers, '[]').properties as object).sort(), [
+  t.strictSame(Object.keys(at(containers, '[]').properties as object).sort(), [
     'args', 'command', 'env', 'image', 'name', 'ports', 'readinessProbe', 'resources',
   ])
   t.match(at(containers, '[].command'), { type: 'array', items: { type: 'string' } })
@@ -133,8 +133,8 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
 
 t.test('Challenge spec: the contract fields, validation and defaults', async (t) => {
   const spec = at(challengeSchema, 'spec')
-  t.same(spec.required, ['definitionRef', 'owner'])
-  t.same(Object.keys(spec.properties as object).sort(), [
+  t.strictSame(spec.required, ['definitionRef', 'owner'])
+  t.strictSame(Object.keys(spec.properties as object).sort(), [
     'deadline', 'definitionRef', 'desiredState', 'lifetimeSeconds', 'owner', 'parameters', 'renewals', 'restarts', 'stopReason',
   ])
   t.match(at(spec, 'definitionRef'), { required: ['name'] })
@@ -154,21 +154,21 @@ t.test('Challenge spec: the contract fields, validation and defaults', async (t)
 t.test('CEL rules: immutability, only-grow counters, parameter names', async (t) => {
   const spec = at(challengeSchema, 'spec')
   const rules = (path: string) => (at(spec, path)['x-kubernetes-validations'] as { rule: string }[]).map((v) => v.rule)
-  t.same(rules('definitionRef'), ['self == oldSelf'])
-  t.same(rules('owner'), ['self == oldSelf'])
-  t.same(rules('renewals'), ['self >= oldSelf'])
-  t.same(rules('restarts'), ['self >= oldSelf'])
-  t.same(rules('parameters'), [
+  t.strictSame(rules('definitionRef'), ['self == oldSelf'])
+  t.strictSame(rules('owner'), ['self == oldSelf'])
+  t.strictSame(rules('renewals'), ['self >= oldSelf'])
+  t.strictSame(rules('restarts'), ['self >= oldSelf'])
+  t.strictSame(rules('parameters'), [
     "self.all(k, size(k) <= 128 && k.matches('^[A-Za-z_][A-Za-z0-9_]*$'))",
     "!self.exists(k, k in ['__proto__', 'constructor', 'prototype'])",
     'self.map(k, size(k) + size(self[k])).sum() <= 4096',
   ])
   const rulesAt = (path: string) =>
     (at(definitionSchema, path)['x-kubernetes-validations'] as { rule: string }[]).map((v) => v.rule)
-  t.same(rulesAt('spec'), ['!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)'])
-  t.same(rulesAt('spec.flag'), ["!has(self.mode) || self.mode != 'Static' || has(self.staticSecretRef)"])
+  t.strictSame(rulesAt('spec'), ['!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)'])
+  t.strictSame(rulesAt('spec.flag'), ["!has(self.mode) || self.mode != 'Static' || has(self.staticSecretRef)"])
   // The pod's totals (Bounds in src/challenge/api.ts): the hook checks the same numbers.
-  t.same(rulesAt('spec.pod'), [
+  t.strictSame(rulesAt('spec.pod'), [
     'self.containers.map(c, (has(c.command) ? c.command.map(w, size(w)).sum() : 0) + (has(c.args) ? c.args.map(w, size(w)).sum() : 0)).sum() <= 16384',
     'self.containers.map(c, has(c.env) ? size(c.env) : 0).sum() <= 128',
     'self.containers.map(c, has(c.env) ? c.env.map(e, has(e.value) ? size(e.value) : 0).sum() : 0).sum() <= 16384',
@@ -183,12 +183,12 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
 t.test('Challenge status declares every field the hook writes, nothing unknown', async (t) => {
   const status = at(challengeSchema, 'status')
   t.notOk('x-kubernetes-preserve-unknown-fields' in status)
-  t.same(Object.keys(status.properties as object).sort(), [
+  t.strictSame(Object.keys(status.properties as object).sort(), [
     'admittedAt', 'conditions', 'cost', 'endpoint', 'expiresAt', 'finishedAt', 'flagSecretRef', 'instanceId', 'lastRenewedAt',
     'message', 'observedGeneration', 'phase', 'reason', 'renewalsApplied', 'renewalsSeen', 'run', 'startedAt',
   ])
   t.match(at(status, 'phase'), { enum: ['Pending', 'Running', 'Error', 'Deleted', 'Terminating'] })
-  t.same(Object.keys(at(status, 'endpoint').properties as object).sort(), ['connection', 'host', 'port', 'type', 'url'])
+  t.strictSame(Object.keys(at(status, 'endpoint').properties as object).sort(), ['connection', 'host', 'port', 'type', 'url'])
   t.match(at(status, 'endpoint.port'), { type: 'integer' })
   for (const time of ['admittedAt', 'startedAt', 'lastRenewedAt', 'finishedAt', 'expiresAt']) {
     t.match(at(status, time), { type: 'string', format: 'date-time' }, time)
@@ -196,7 +196,7 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
   for (const counter of ['renewalsSeen', 'renewalsApplied', 'run']) t.match(at(status, counter), { type: 'integer' }, counter)
   t.match(at(status, 'flagSecretRef.name'), { type: 'string' })
   t.match(at(status, 'conditions'), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
-  t.same(Object.keys(at(status, 'conditions.[]').properties as object).sort(), [
+  t.strictSame(Object.keys(at(status, 'conditions.[]').properties as object).sort(), [
     'lastTransitionTime', 'message', 'reason', 'status', 'type',
   ])
   t.match(at(status, 'conditions.[].status'), { enum: ['True', 'False', 'Unknown'] })
@@ -222,9 +222,9 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
     ],
     observedGeneration: 3,
   }
-  t.same(validateAgainstCrd('Challenge', running, { at: 'status' }), [])
-  t.same(validateAgainstCrd('Challenge', { phase: 'Deleted', reason: 'Solved', finishedAt: '2026-11-22T10:30:00Z' }, { at: 'status' }), [])
-  t.same(
+  t.strictSame(validateAgainstCrd('Challenge', running, { at: 'status' }), [])
+  t.strictSame(validateAgainstCrd('Challenge', { phase: 'Deleted', reason: 'Solved', finishedAt: '2026-11-22T10:30:00Z' }, { at: 'status' }), [])
+  t.strictSame(
     validateAgainstCrd('Challenge', { ...running, phase: 'Starting', lastSyncTime: 'now', conditions: [{ type: 'Ready', status: 'yes' }] }, { at: 'status' }),
     [
       '/ must NOT have additional properties (lastSyncTime)',
@@ -236,7 +236,7 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
 
 t.test('printer columns', async (t) => {
   const columns = (i: number) => crds[i]?.spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.type, c.jsonPath])
-  t.same(
+  t.strictSame(
     columns(1)?.filter(([name]) => name !== 'Reason'),
     [
       ['Owner', 'string', '.spec.owner.id'],
@@ -273,16 +273,16 @@ t.test('printer columns: only times in the past print as an age', async (t) => {
 })
 
 t.test('examples: one definition and one Challenge per challenge, valid against our CRDs', async (t) => {
-  t.same(examples.map((o) => `${o.kind}/${o.metadata.name}`), [
+  t.strictSame(examples.map((o) => `${o.kind}/${o.metadata.name}`), [
     'ChallengeDefinition/web-login', 'Challenge/web-login-u-alice', 'ChallengeDefinition/pwn-echo', 'Challenge/pwn-echo-u-alice',
     'ChallengeDefinition/pwn-tls', 'Challenge/pwn-tls-u-alice',
   ])
-  for (const object of examples) t.same(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
+  for (const object of examples) t.strictSame(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
   for (const challenge of examples.filter((o) => o.kind === 'Challenge')) {
     const spec = challenge.spec as { definitionRef: { name: string }; owner: { kind: string; id: string } }
     t.equal(challenge.metadata.name, `${spec.definitionRef.name}-u-${spec.owner.id}`, 'named <definition>-u-<owner id>')
-    t.same(spec.owner, { kind: 'User', id: 'alice' })
-    t.same(challenge.metadata.labels, { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': spec.definitionRef.name })
+    t.strictSame(spec.owner, { kind: 'User', id: 'alice' })
+    t.strictSame(challenge.metadata.labels, { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': spec.definitionRef.name })
   }
   t.match(examples[0]?.spec, { expose: { type: 'HTTP', port: 8080 }, pod: { containers: [{ ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: {} } }] } })
   t.match(examples[2]?.spec, { expose: { type: 'NodePort', port: 1337 }, network: { egress: 'None' }, pod: { containers: [{ ports: [{ containerPort: 1337 }] }] } })
@@ -338,5 +338,5 @@ t.test('what breaks the security profile is stored as written, for the hook to r
     securityContext: { privileged: true, capabilities: { add: ['NET_ADMIN', 'SYS_ADMIN'] } },
     volumeMounts: [{ name: 'root', mountPath: '/host' }],
   })
-  t.same(validateAgainstCrd('ChallengeDefinition', greedy), [])
+  t.strictSame(validateAgainstCrd('ChallengeDefinition', greedy), [])
 })

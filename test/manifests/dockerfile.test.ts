@@ -85,7 +85,7 @@ t.test('what it copies from the build context exists and passes .dockerignore', 
     .flatMap((s) => all(s, 'COPY'))
     .filter((c) => !c.startsWith('--from='))
     .flatMap((c) => c.split(/\s+/).filter((w) => !w.startsWith('--')).slice(0, -1))
-  t.same([...new Set(sources)].sort(), ['package-lock.json', 'package.json', 'scripts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+  t.strictSame([...new Set(sources)].sort(), ['package-lock.json', 'package.json', 'scripts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
   for (const source of sources) {
     t.ok(existsSync(join(repoRoot, source)), `${source} exists`)
     t.ok(ignore.includes(`!${source}`), `${source} is let through .dockerignore`)

@@ -20,15 +20,15 @@ t.test('readYamlDocuments skips empty documents and reports YAML errors with the
     'broken.yaml': 'a: [1, 2\n',
     'nested': { 'deep.yml': 'c: 3\n', 'notes.txt': 'not yaml', 'kustomization.yaml': 'resources: []\n' },
   })
-  t.same(readYamlDocuments(join(dir, 'multi.yaml')), [{ a: 1 }, { b: 2 }])
+  t.strictSame(readYamlDocuments(join(dir, 'multi.yaml')), [{ a: 1 }, { b: 2 }])
   t.throws(() => readYamlDocuments(join(dir, 'broken.yaml')), /broken\.yaml: /)
-  t.same(listYamlFiles(join(dir, 'nested')), [join(dir, 'nested', 'deep.yml'), join(dir, 'nested', 'kustomization.yaml')])
-  t.same(loadManifests(join(dir, 'nested')), [{ file: join(dir, 'nested', 'deep.yml'), object: { c: 3 } }])
+  t.strictSame(listYamlFiles(join(dir, 'nested')), [join(dir, 'nested', 'deep.yml'), join(dir, 'nested', 'kustomization.yaml')])
+  t.strictSame(loadManifests(join(dir, 'nested')), [{ file: join(dir, 'nested', 'deep.yml'), object: { c: 3 } }])
 })
 
 t.test('readEnvFile reads KEY=VALUE lines only', async (t) => {
   const dir = t.testdir({ 'x.env': '# comment\n\nA=1\n  B=two=2  \n#C=3\n' })
-  t.same([...readEnvFile(join(dir, 'x.env'))], [['A', '1'], ['B', 'two=2']])
+  t.strictSame([...readEnvFile(join(dir, 'x.env'))], [['A', '1'], ['B', 'two=2']])
 })
 
 t.test('metacontrollerCrdsFile honours METACONTROLLER_CRDS and reports a missing file as undefined', async (t) => {
@@ -48,7 +48,7 @@ t.test('metacontrollerCrdsFile honours METACONTROLLER_CRDS and reports a missing
 })
 
 t.test('toAjvSchema', async (t) => {
-  t.same(
+  t.strictSame(
     toAjvSchema({
       type: 'object',
       'x-kubernetes-validations': [{ rule: 'self.a > 0' }],
@@ -108,13 +108,13 @@ spec:
   })
   const file = join(dir, 'crd.yaml')
   const valid = { at: '2026-11-22T10:00:00.5+01:00', timeout: '1m30s', small: -(2 ** 31), big: 2 ** 40, other: 'anything' }
-  t.same(validateAgainstCrd('Formats', valid, { file }), [])
-  t.same(validateAgainstCrd('Formats', { at: '2026-11-22', timeout: 'ten seconds', small: 2 ** 31, big: 1.5 }, { file }), [
+  t.strictSame(validateAgainstCrd('Formats', valid, { file }), [])
+  t.strictSame(validateAgainstCrd('Formats', { at: '2026-11-22', timeout: 'ten seconds', small: 2 ** 31, big: 1.5 }, { file }), [
     '/at must match format "date-time"',
     '/timeout must match format "duration"',
     '/small must match format "int32"',
     '/big must be integer',
     '/big must match format "int64"',
   ])
-  t.same(validateAgainstCrd('Formats', { at: '2026-13-45T99:00:00Z' }, { file }), ['/at must match format "date-time"'])
+  t.strictSame(validateAgainstCrd('Formats', { at: '2026-13-45T99:00:00Z' }, { file }), ['/at must match format "date-time"'])
 })

@@ -68,7 +68,7 @@ const componentNames = Object.keys(COMPONENTS)
 const OTHER_COMPONENTS = ['budget-across-namespaces', 'definition-author', 'hook-tls', 'metacontroller-helm', 'metacontroller-host-network', 'monitoring', 'prometheus-scrape']
 
 t.test('the kustomizations: the install, the examples, and one component per routing choice', async (t) => {
-  t.same([...kustomizations.keys()].sort(), [
+  t.strictSame([...kustomizations.keys()].sort(), [
     '.',
     ...[...componentNames, ...OTHER_COMPONENTS].sort().map((name) => `components/${name}`),
     'examples',
@@ -91,22 +91,22 @@ t.test('each component: one child rule, the rights Metacontroller needs on it, t
     objects.find((o) => o.kind === 'ClusterRole' && o.metadata.name === name) as ManifestObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }
   for (const [name, expected] of Object.entries(COMPONENTS)) {
     const patched = withComponents(base, [name])
-    t.same(controllerOf(patched).spec.childResources, [
+    t.strictSame(controllerOf(patched).spec.childResources, [
       ...controllerOf(base).spec.childResources,
       { apiVersion: expected.apiVersion, resource: expected.resource, updateStrategy: { method: 'InPlace' } },
     ], `${name}: the child rule, InPlace like the others`)
     const group = [expected.apiVersion.split('/')[0]]
-    t.same(roleOf(patched, 'challenge-hooks-metacontroller').rules, [
+    t.strictSame(roleOf(patched, 'challenge-hooks-metacontroller').rules, [
       ...roleOf(base, 'challenge-hooks-metacontroller').rules,
       { apiGroups: group, resources: [expected.resource], verbs: ['get', 'list', 'watch'] },
     ], `${name}: read everywhere, on that resource only`)
-    t.same(roleOf(patched, 'challenge-hooks-metacontroller-write').rules, [
+    t.strictSame(roleOf(patched, 'challenge-hooks-metacontroller-write').rules, [
       ...roleOf(base, 'challenge-hooks-metacontroller-write').rules,
       { apiGroups: group, resources: [expected.resource], verbs: ['create', 'update', 'patch', 'delete'] },
     ], `${name}: written where the write role is bound, on that resource only`)
-    for (const other of ['challenge-hooks-platform', 'challenge-hooks-author']) t.same(roleOf(patched, other), roleOf(base, other), `${name}: ${other} unchanged`)
-    t.same(componentSettings([name]), expected.settings, `${name}: settings`)
-    t.same(patched.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), base.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), `${name}: nothing else changes`)
+    for (const other of ['challenge-hooks-platform', 'challenge-hooks-author']) t.strictSame(roleOf(patched, other), roleOf(base, other), `${name}: ${other} unchanged`)
+    t.strictSame(componentSettings([name]), expected.settings, `${name}: settings`)
+    t.strictSame(patched.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), base.filter((o) => !['CompositeController', 'ClusterRole'].includes(o.kind)), `${name}: nothing else changes`)
   }
 })
 
@@ -129,15 +129,15 @@ t.test('every file a kustomization names exists; every manifest file is named (n
   const onDisk = readdirSync(manifestsDir, { recursive: true, encoding: 'utf8' })
     .filter((f) => /\.(ya?ml|env)$/.test(f) && !f.endsWith('kustomization.yaml'))
     .map((f) => join(manifestsDir, f))
-  t.same(onDisk.filter((f) => !named.has(f)), [], 'no orphaned manifest')
+  t.strictSame(onDisk.filter((f) => !named.has(f)), [], 'no orphaned manifest')
 })
 
 t.test('generators: the ConfigMap and Secret the Deployment reads; the Secret apart from the install, its file out of git', async (t) => {
   t.equal(main.secretGenerator, undefined, 'kubectl apply -k manifests/ never writes the Secret (no placeholder can overwrite it)')
-  t.same(secretsKustomization.resources, undefined, 'manifests/secrets/ makes the Secret and nothing else')
+  t.strictSame(secretsKustomization.resources, undefined, 'manifests/secrets/ makes the Secret and nothing else')
   const ignored = spawnSync('git', ['check-ignore', '-q', 'manifests/secrets/secrets.env'], { cwd: join(manifestsDir, '..') })
   t.equal(ignored.status, 0, 'manifests/secrets/secrets.env is git-ignored')
-  t.same(
+  t.strictSame(
     generators.map((g) => [g.name, g.namespace, g.envs, g.options?.disableNameSuffixHash ?? false]),
     [
       ['challenge-hooks-config', 'challenge-hooks', ['config.env'], false],
@@ -145,20 +145,20 @@ t.test('generators: the ConfigMap and Secret the Deployment reads; the Secret ap
     ],
   )
   const config = readEnvFile(join(manifestsDir, 'config.env'))
-  t.same([...config.keys()].filter((k) => !fromConfigMap.includes(k)), [], 'config.env sets only configuration variables')
-  t.same(
+  t.strictSame([...config.keys()].filter((k) => !fromConfigMap.includes(k)), [], 'config.env sets only configuration variables')
+  t.strictSame(
     fromConfigMap.filter((k) => !config.has(k)),
     ['INGRESS_CLASS_NAME', 'INGRESS_TLS_SECRET', 'INGRESS_POD_SELECTOR', 'CLUSTER_CIDRS', 'GATEWAY', 'TLS_BASE_DOMAIN', 'TLS_PORT'],
     'optional ones stay unset',
   )
   t.ok([...config.values()].every((v) => v !== ''), 'no empty value (empty is not unset)')
   const secrets = readEnvFile(join(manifestsDir, 'secrets', 'secrets.env.example'))
-  t.same([...secrets.keys()], fromSecret)
+  t.strictSame([...secrets.keys()], fromSecret)
   for (const [key, value] of secrets) t.match(value, /^CHANGE-ME-/, `${key} is an obvious placeholder`)
 })
 
 t.test('images: the hook server image can be overridden', async (t) => {
-  t.same(main.images, [{ name: 'ghcr.io/challenge-hooks/challenge-hooks', newTag: '0.1.0' }])
+  t.strictSame(main.images, [{ name: 'ghcr.io/challenge-hooks/challenge-hooks', newTag: '0.1.0' }])
 })
 
 /** The kubectl the cluster suite builds (controlplane/build.sh), else the one on PATH. */
@@ -186,8 +186,8 @@ t.test('kubectl kustomize manifests/ resolves every reference', { skip: built.sk
   const byKind = (kind: string) => objects.filter((o) => o.kind === kind)
   const configMap = byKind('ConfigMap')[0] as ManifestObject & { data: Record<string, string> }
   t.match(configMap.metadata.name, /^challenge-hooks-config-[a-z0-9]{10}$/, 'the ConfigMap name carries a content hash')
-  t.same(Object.keys(configMap.data).sort(), ['BASE_DOMAIN', 'INGRESS_NAMESPACE', 'OWNER_BUDGET', 'PUBLIC_HOST'])
-  t.same(byKind('Secret'), [], 'no Secret in the install')
+  t.strictSame(Object.keys(configMap.data).sort(), ['BASE_DOMAIN', 'INGRESS_NAMESPACE', 'OWNER_BUDGET', 'PUBLIC_HOST'])
+  t.strictSame(byKind('Secret'), [], 'no Secret in the install')
   const deployment = byKind('Deployment')[0] as ManifestObject & {
     spec: { template: { spec: { containers: { image: string; envFrom: { configMapRef: { name: string } }[] }[] } } }
   }
@@ -195,9 +195,9 @@ t.test('kubectl kustomize manifests/ resolves every reference', { skip: built.sk
   t.equal(container?.envFrom[0]?.configMapRef.name, configMap.metadata.name, 'the Deployment reads the generated ConfigMap')
   t.equal(container?.image, 'ghcr.io/challenge-hooks/challenge-hooks:0.1.0')
   const namespaces = new Set(objects.map((o) => o.metadata.namespace))
-  t.same([...namespaces].sort(), ['challenge-hooks', 'challenges', 'metacontroller', undefined])
+  t.strictSame([...namespaces].sort(), ['challenge-hooks', 'challenges', 'metacontroller', undefined])
   t.ok(objects.every((o) => o.metadata.labels?.['app.kubernetes.io/part-of'] === 'challenge-hooks'), 'every object is labelled')
-  t.same(byKind('Namespace').map((o) => o.metadata.name), ['challenge-hooks', 'challenges'])
+  t.strictSame(byKind('Namespace').map((o) => o.metadata.name), ['challenge-hooks', 'challenges'])
 })
 
 /** kubectl kustomize manifests/secrets/ as an operator runs it: with a secrets.env written beside it. */
@@ -215,9 +215,9 @@ function kustomizeSecrets(): { objects?: ManifestObject[]; skip?: string } {
 const builtSecrets = kustomizeSecrets()
 t.test('kubectl kustomize manifests/secrets/ makes the Secret the Deployment and Metacontroller read', { skip: builtSecrets.skip ?? false }, async (t) => {
   const [secret, ...rest] = builtSecrets.objects as (ManifestObject & { data: Record<string, string> })[]
-  t.same(rest, [])
-  t.same([secret?.kind, secret?.metadata.name, secret?.metadata.namespace], ['Secret', 'challenge-hooks-secrets', 'challenge-hooks'])
-  t.same(Object.keys(secret?.data ?? {}).sort(), fromSecret)
+  t.strictSame(rest, [])
+  t.strictSame([secret?.kind, secret?.metadata.name, secret?.metadata.namespace], ['Secret', 'challenge-hooks-secrets', 'challenge-hooks'])
+  t.strictSame(Object.keys(secret?.data ?? {}).sort(), fromSecret)
   t.equal(Buffer.from(secret?.data.HOOK_TOKEN ?? '', 'base64').toString(), 'fedcba9876543210fedcba9876543210')
 })
 
@@ -260,11 +260,11 @@ t.test('kubectl kustomize builds the install with every combination of routing c
     const label = components.join(' + ')
     const objects = kustomizeWith(components).objects as ManifestObject[]
     const expected = withComponents(base, components)
-    t.same(pick(objects, 'CompositeController'), pick(expected, 'CompositeController'), `${label}: CompositeController as the in-repo patching gives it`)
+    t.strictSame(pick(objects, 'CompositeController'), pick(expected, 'CompositeController'), `${label}: CompositeController as the in-repo patching gives it`)
     const roles = (from: ManifestObject[]) => from.filter((o) => o.kind === 'ClusterRole')
-    t.same(roles(objects), roles(expected), `${label}: the ClusterRoles as the in-repo patching gives them`)
+    t.strictSame(roles(objects), roles(expected), `${label}: the ClusterRoles as the in-repo patching gives them`)
     const configMap = pick(objects, 'ConfigMap') as ManifestObject & { data: Record<string, string> }
-    t.same(configMap.data, { ...(pick(base, 'ConfigMap') as unknown as { data: Record<string, string> }).data, ...componentSettings(components) }, `${label}: settings merged`)
+    t.strictSame(configMap.data, { ...(pick(base, 'ConfigMap') as unknown as { data: Record<string, string> }).data, ...componentSettings(components) }, `${label}: settings merged`)
     const deployment = pick(objects, 'Deployment') as unknown as { spec: { template: { spec: { containers: { envFrom: { configMapRef: { name: string } }[] }[] } } } }
     t.equal(deployment.spec.template.spec.containers[0]?.envFrom[0]?.configMapRef.name, configMap.metadata.name, `${label}: the Deployment reads the merged ConfigMap`)
     t.equal(objects.length, base.length, `${label}: no object added or lost`)
@@ -285,7 +285,7 @@ t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPo
   const find = (objects: ManifestObject[], kind: string, name = 'challenge-hooks') => objects.find((o) => o.kind === kind && o.metadata.name === name) as unknown as Json
   const unchanged = (objects: ManifestObject[], changed: string[], label: string) => {
     const rest = (from: ManifestObject[]) => from.filter((o) => !changed.includes(o.kind))
-    t.same(rest(objects), rest(base), `${label}: nothing else changes`)
+    t.strictSame(rest(objects), rest(base), `${label}: nothing else changes`)
   }
 
   const tls = kustomizeWith(['hook-tls']).objects as ManifestObject[]
@@ -297,12 +297,12 @@ t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPo
       authorization: { type: 'Bearer' },
     }, `hook-tls: ${hook} over https, verified with the CA of challenge-hooks-tls`)
   }
-  t.same(find(tls, 'Service').spec.ports[0], { name: 'https', port: 443, targetPort: 'http', protocol: 'TCP' }, 'hook-tls: the Service port')
+  t.strictSame(find(tls, 'Service').spec.ports[0], { name: 'https', port: 443, targetPort: 'http', protocol: 'TCP' }, 'hook-tls: the Service port')
   const pod = find(tls, 'Deployment').spec.template.spec
   const container = pod.containers[0]
   const env = Object.fromEntries((container.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]))
   const mount = (container.volumeMounts as Json[]).find((m) => m.name === 'tls')
-  t.same(mount, { name: 'tls', mountPath: '/etc/challenge-hooks/tls', readOnly: true })
+  t.strictSame(mount, { name: 'tls', mountPath: '/etc/challenge-hooks/tls', readOnly: true })
   t.equal(env.TLS_CERT_FILE, `${mount?.mountPath}/tls.crt`, 'hook-tls: the server reads the mounted certificate')
   t.equal(env.TLS_KEY_FILE, `${mount?.mountPath}/tls.key`)
   t.match((pod.volumes as Json[]).find((v) => v.name === 'tls'), { secret: { secretName: 'challenge-hooks-tls' } })
@@ -312,13 +312,13 @@ t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPo
 
   const baseIngress = find(base, 'NetworkPolicy').spec.ingress as Json[]
   const scrape = kustomizeWith(['prometheus-scrape']).objects as ManifestObject[]
-  t.same(find(scrape, 'NetworkPolicy').spec.ingress, [
+  t.strictSame(find(scrape, 'NetworkPolicy').spec.ingress, [
     ...baseIngress,
     { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ protocol: 'TCP', port: 8081 }] },
   ], 'prometheus-scrape: the ops port, from Prometheus\' namespace')
   unchanged(scrape, ['NetworkPolicy'], 'prometheus-scrape')
   const hostNetwork = kustomizeWith(['metacontroller-host-network']).objects as ManifestObject[]
-  t.same(find(hostNetwork, 'NetworkPolicy').spec.ingress, [
+  t.strictSame(find(hostNetwork, 'NetworkPolicy').spec.ingress, [
     ...baseIngress,
     { from: [{ ipBlock: { cidr: '10.0.0.0/16' } }], ports: [{ protocol: 'TCP', port: 8080 }] },
   ], 'metacontroller-host-network: the hook port, from the nodes\' addresses')
@@ -332,15 +332,15 @@ t.test('the other components: TLS to the hooks, and the hook server\'s NetworkPo
   const helmAccount = [{ kind: 'ServiceAccount', name: 'metacontroller-metacontroller-helm', namespace: 'metacontroller' }]
   const upstreamAccount = [{ kind: 'ServiceAccount', name: 'metacontroller', namespace: 'metacontroller' }]
   const rebound = ['challenge-hooks-metacontroller', 'challenge-hooks-metacontroller-write', 'challenge-hooks-metacontroller-leader-election']
-  t.same(
+  t.strictSame(
     bound(helm).filter(([name]) => rebound.includes(name)),
     bound(base).filter(([name]) => rebound.includes(name)).map(([name, subjects]) => {
-      t.same(subjects, upstreamAccount, `${name}: the upstream account in the base`)
+      t.strictSame(subjects, upstreamAccount, `${name}: the upstream account in the base`)
       return [name, helmAccount]
     }),
     "metacontroller-helm: Metacontroller's three bindings name the chart's account",
   )
-  t.same(bound(helm).filter(([name]) => !rebound.includes(name)), bound(base).filter(([name]) => !rebound.includes(name)), 'the other actors\' bindings unchanged')
+  t.strictSame(bound(helm).filter(([name]) => !rebound.includes(name)), bound(base).filter(([name]) => !rebound.includes(name)), 'the other actors\' bindings unchanged')
   unchanged(helm, ['ClusterRoleBinding', 'RoleBinding'], 'metacontroller-helm')
 
   const budget = kustomizeWith(['budget-across-namespaces']).objects as ManifestObject[]
@@ -411,7 +411,7 @@ spec:
 
 t.test('manifests/metacontroller/: upstream\'s release without its wildcard RBAC, with the event\'s rate and workers', { skip: probe.skip ?? false }, async (t) => {
   const overlay = kustomizations.get('metacontroller') as Kustomization
-  t.same(overlay.resources, ['https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'], 'upstream, pinned to a release')
+  t.strictSame(overlay.resources, ['https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'], 'upstream, pinned to a release')
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-metacontroller-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   // The same patches over a local stand-in of upstream's objects (the test runs offline).
@@ -419,12 +419,12 @@ t.test('manifests/metacontroller/: upstream\'s release without its wildcard RBAC
   writeFileSync(join(dir, 'kustomization.yaml'), source.replace(/^ {2}- https:\/\/github\.com\/.*$/m, '  - upstream.yaml'))
   writeFileSync(join(dir, 'upstream.yaml'), UPSTREAM_STANDIN)
   const objects = kustomize(dir).objects as (ManifestObject & Json)[]
-  t.same(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['ClusterRole/aggregate-metacontroller-view', 'ServiceAccount/metacontroller', 'StatefulSet/metacontroller'], 'the wildcard ClusterRole and its binding are gone')
+  t.strictSame(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ['ClusterRole/aggregate-metacontroller-view', 'ServiceAccount/metacontroller', 'StatefulSet/metacontroller'], 'the wildcard ClusterRole and its binding are gone')
   const statefulSet = objects.find((o) => o.kind === 'StatefulSet') as Json
   const pod = statefulSet.spec.template.spec
-  t.same(pod.containers[0].args, ['--zap-log-level=4', '--discovery-interval=20s', '--workers=30', '--client-go-qps=300', '--client-go-burst=600'])
-  t.same(pod.containers[0].resources, { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } })
-  t.same(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
+  t.strictSame(pod.containers[0].args, ['--zap-log-level=4', '--discovery-interval=20s', '--workers=30', '--client-go-qps=300', '--client-go-burst=600'])
+  t.strictSame(pod.containers[0].resources, { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } })
+  t.strictSame(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
     { matchExpressions: [{ key: 'challenge-hooks.dev/pool', operator: 'NotIn', values: ['challenges'] }] },
   ], 'never on the player pool')
 })

@@ -21,20 +21,20 @@ const skip = missingCrds()
 
 t.test('every route child is valid against its CRD (standard channel / Traefik v3)', { skip }, async (t) => {
   const children = routes()
-  t.same([...new Set(children.map((child) => child.kind))].sort(), ['HTTPRoute', 'IngressRoute', 'IngressRouteTCP', 'TLSRoute'])
+  t.strictSame([...new Set(children.map((child) => child.kind))].sort(), ['HTTPRoute', 'IngressRoute', 'IngressRouteTCP', 'TLSRoute'])
   for (const child of children) {
     const file = CRD_FILES[child.kind] as string
     t.equal(child.apiVersion, `${child.apiVersion.split('/')[0]}/${storageVersion(file, child.kind)}`, `${child.kind}: the served storage version`)
-    t.same(validateAgainstCrd(child.kind, child, { file }), [], `${child.kind} ${JSON.stringify(child.spec).slice(0, 80)}…`)
+    t.strictSame(validateAgainstCrd(child.kind, child, { file }), [], `${child.kind} ${JSON.stringify(child.spec).slice(0, 80)}…`)
   }
   // The schemas bite: a misspelt field, a passthrough that is not a boolean, a route without rules.
   const tls = structuredClone(children.find((child) => child.kind === 'TLSRoute')) as DesiredChild & { spec: Record<string, unknown> }
   tls.spec.rule = tls.spec.rules
   delete tls.spec.rules
-  t.same(validateAgainstCrd('TLSRoute', tls, { file: CRD_FILES.TLSRoute }), ["/spec must have required property 'rules'", '/spec must NOT have additional properties (rule)'])
+  t.strictSame(validateAgainstCrd('TLSRoute', tls, { file: CRD_FILES.TLSRoute }), ["/spec must have required property 'rules'", '/spec must NOT have additional properties (rule)'])
   const tcp = structuredClone(children.find((child) => child.kind === 'IngressRouteTCP')) as DesiredChild & { spec: { tls: Record<string, unknown> } }
   tcp.spec.tls.passthrough = 'false'
-  t.same(validateAgainstCrd('IngressRouteTCP', tcp, { file: CRD_FILES.IngressRouteTCP }), ['/spec/tls/passthrough must be boolean'])
+  t.strictSame(validateAgainstCrd('IngressRouteTCP', tcp, { file: CRD_FILES.IngressRouteTCP }), ['/spec/tls/passthrough must be boolean'])
 })
 
 function storageVersion(file: string, kind: string): string {
@@ -104,7 +104,7 @@ t.test('the CEL rules on every field a route sets are known and hold', { skip },
       t.ok(check(value), `${child.kind}${path}: ${message}`)
     }
   }
-  t.same([...seen].sort(), Object.keys(HAND_CHECKS).sort(), 'every hand check met its rule')
+  t.strictSame([...seen].sort(), Object.keys(HAND_CHECKS).sort(), 'every hand check met its rule')
 })
 
 t.test('the route status a gateway controller writes is valid for the CRDs', { skip }, async (t) => {
@@ -113,7 +113,7 @@ t.test('the route status a gateway controller writes is valid for the CRDs', { s
     const parentRef = (child.spec as { parentRefs: { name: string }[] }).parentRefs[0] as { name: string }
     for (const input of [{ accepted: true, resolvedRefs: true }, { accepted: 'NotAllowedByListeners', resolvedRefs: 'BackendNotFound', message: 'no' }] as const) {
       const status = { parents: [routeParentStatus(object, parentRef, input, '2026-11-22T12:00:00Z')] }
-      t.same(validateAgainstCrd(child.kind, status, { file: CRD_FILES[child.kind], at: 'status' }), [], `${child.kind} status ${JSON.stringify(input)}`)
+      t.strictSame(validateAgainstCrd(child.kind, status, { file: CRD_FILES[child.kind], at: 'status' }), [], `${child.kind} status ${JSON.stringify(input)}`)
     }
   }
 })
@@ -123,6 +123,6 @@ t.test('the Gateway and the TLSStore of docs/examples/routing/ are valid', { ski
   for (const kind of ['Gateway', 'TLSStore']) {
     const object = shown.find((each) => each?.kind === kind)
     t.ok(object, `docs/examples/routing/ holds a ${kind}`)
-    t.same(validateAgainstCrd(kind, object, { file: CRD_FILES[kind] }), [], kind)
+    t.strictSame(validateAgainstCrd(kind, object, { file: CRD_FILES[kind] }), [], kind)
   }
 })

@@ -34,11 +34,11 @@ t.test('Services get clusterIP, defaults and deterministic nodePorts, kept acros
   const svc = cluster.create(service('web'))
   const spec = svc.spec as any
   t.match(spec, { type: 'NodePort', sessionAffinity: 'None', internalTrafficPolicy: 'Cluster', externalTrafficPolicy: 'Cluster', clusterIP: /^10\.96\.\d+\.\d+$/ })
-  t.same(spec.clusterIPs, [spec.clusterIP])
+  t.strictSame(spec.clusterIPs, [spec.clusterIP])
   t.match(spec.ports[0], { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' })
   t.ok(spec.ports[0].nodePort >= 30000 && spec.ports[0].nodePort <= 32767)
-  t.same(svc.status, { loadBalancer: {} })
-  t.same((new Cluster().create(service('web')).spec as any).ports[0].nodePort, spec.ports[0].nodePort, 'deterministic')
+  t.strictSame(svc.status, { loadBalancer: {} })
+  t.strictSame((new Cluster().create(service('web')).spec as any).ports[0].nodePort, spec.ports[0].nodePort, 'deterministic')
 
   // A full replace that omits the allocated values keeps them (the API server patches them back in).
   const replaced = cluster.update({ ...service('web'), metadata: svc.metadata })
@@ -76,7 +76,7 @@ t.test('allocations skip addresses and ports already in use', async (t) => {
 t.test('Secrets: stringData is merged into data; data must be base64', async (t) => {
   const cluster = new Cluster()
   const s = cluster.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: NS }, stringData: { flag: 'flag{y}', n: 1 } })
-  t.same(s.data, { flag: Buffer.from('flag{y}').toString('base64'), n: 'MQ==' })
+  t.strictSame(s.data, { flag: Buffer.from('flag{y}').toString('base64'), n: 'MQ==' })
   t.equal(s.type, 'Opaque')
   t.notOk('stringData' in s)
   t.throws(() => cluster.create({ ...secret('bad'), data: { flag: 'not base64!' } }), { reason: 'Invalid', message: /base64/ })
@@ -123,12 +123,12 @@ t.test('defaults a v1.37 API server stores: pod specs, Pods, Services (read off 
   const template = { metadata: { labels: { app: 'w' } }, spec: { containers: [{ name: 'c', image: 'i:1', ports: [{ containerPort: 8080 }], readinessProbe: probe }] } }
   const stored = cluster.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'w', namespace: 'ns' }, spec: { selector: { matchLabels: { app: 'w' } }, template } })
   const container = ((stored.spec as any).template.spec.containers)[0]
-  t.same(container.ports, [{ containerPort: 8080, protocol: 'TCP' }], 'container ports: protocol TCP')
-  t.same(container.readinessProbe, { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 }, 'probe defaults')
+  t.strictSame(container.ports, [{ containerPort: 8080, protocol: 'TCP' }], 'container ports: protocol TCP')
+  t.strictSame(container.readinessProbe, { httpGet: { path: '/', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 }, 'probe defaults')
 
   const pod = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { enableServiceLinks: false, containers: [{ name: 'c', image: 'i:1' }] } })
   t.match(pod.spec, { serviceAccountName: 'default', serviceAccount: 'default', priority: 0, preemptionPolicy: 'PreemptLowerPriority', enableServiceLinks: false }, 'admission plugins: service account, priority')
-  t.same((pod.spec as any).tolerations.map((x: any) => `${x.key}:${x.effect}:${x.tolerationSeconds}`), ['node.kubernetes.io/not-ready:NoExecute:300', 'node.kubernetes.io/unreachable:NoExecute:300'], 'DefaultTolerationSeconds')
+  t.strictSame((pod.spec as any).tolerations.map((x: any) => `${x.key}:${x.effect}:${x.tolerationSeconds}`), ['node.kubernetes.io/not-ready:NoExecute:300', 'node.kubernetes.io/unreachable:NoExecute:300'], 'DefaultTolerationSeconds')
 
   const svc = cluster.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns' }, spec: { ports: [{ port: 80 }] } })
   t.match(svc.spec, { ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack' }, 'single-stack IPv4')

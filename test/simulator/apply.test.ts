@@ -21,12 +21,12 @@ function world(children: () => unknown[], spec: Partial<CompositeController['spe
 t.test('created children: ownerReference, controller-uid label, namespace default, last-applied', async (t) => {
   const { cluster, sim } = world(() => [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'flag' }, stringData: { flag: 'f' } }])
   const result = await sim.reconcile(NS, 'web-u-alice')
-  t.same(result.created, [{ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: 'flag' }])
+  t.strictSame(result.created, [{ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: 'flag' }])
   const uid = parentOf(cluster).metadata.uid
   const flag = get(cluster, 'v1', 'Secret', 'flag') as KubeObject
-  t.same(flag.metadata.ownerReferences, [{ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name: 'web-u-alice', uid, controller: true, blockOwnerDeletion: true }])
-  t.same(flag.metadata.labels, { 'controller-uid': uid })
-  t.same(JSON.parse(flag.metadata.annotations?.[LAST_APPLIED] as string), {
+  t.strictSame(flag.metadata.ownerReferences, [{ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name: 'web-u-alice', uid, controller: true, blockOwnerDeletion: true }])
+  t.strictSame(flag.metadata.labels, { 'controller-uid': uid })
+  t.strictSame(JSON.parse(flag.metadata.annotations?.[LAST_APPLIED] as string), {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { labels: { 'controller-uid': uid }, name: 'flag', namespace: NS },
@@ -38,7 +38,7 @@ t.test('created children: ownerReference, controller-uid label, namespace defaul
   // stringData never reads back, so every sync sends an update the API server finds to be a no-op.
   const writes = cluster.writes
   const again = await sim.reconcile(NS, 'web-u-alice')
-  t.same(again.updated, [{ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: 'flag' }])
+  t.strictSame(again.updated, [{ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: 'flag' }])
   t.equal(again.writes, 1)
   t.equal(cluster.writes, writes, 'no change stored, no watch event')
   t.equal(await sim.runUntilQuiet(), 0)
@@ -52,11 +52,11 @@ t.test('InPlace keeps what the hook never set (clusterIP, nodePort) and applies 
   t.ok(created.ports[0].nodePort)
   const second = await sim.reconcile(NS, 'web-u-alice')
   t.equal(second.writes, 0, 'an unchanged answer writes nothing')
-  t.same((get(cluster, 'v1', 'Service', 'web')?.spec as any).ports[0].nodePort, created.ports[0].nodePort)
+  t.strictSame((get(cluster, 'v1', 'Service', 'web')?.spec as any).ports[0].nodePort, created.ports[0].nodePort)
 
   type = 'LoadBalancer'
   const third = await sim.reconcile(NS, 'web-u-alice')
-  t.same(third.updated.map((r) => r.name), ['web'])
+  t.strictSame(third.updated.map((r) => r.name), ['web'])
   const updated = get(cluster, 'v1', 'Service', 'web')?.spec as any
   t.match(updated, { type: 'LoadBalancer', clusterIP: created.clusterIP, ports: [{ nodePort: created.ports[0].nodePort }] })
 })
@@ -82,8 +82,8 @@ t.test('Recreate deletes a changed child; a later sync creates it again', async 
   const first = get(cluster, 'apps/v1', 'Deployment', 'web')
   image = 'nginx:1.28'
   const result = await sim.reconcile(NS, 'web-u-alice')
-  t.same(result.deleted.map((r) => r.name), ['web'])
-  t.same(result.created, [])
+  t.strictSame(result.deleted.map((r) => r.name), ['web'])
+  t.strictSame(result.created, [])
   await sim.runUntilQuiet()
   const second = get(cluster, 'apps/v1', 'Deployment', 'web')
   t.not(second?.metadata.uid, first?.metadata.uid)
@@ -96,7 +96,7 @@ t.test('OnDelete (the default) never updates; an unknown method is an error', as
   await onDelete.sim.runUntilQuiet()
   image = 'nginx:1.28'
   const result = await onDelete.sim.reconcile(NS, 'web-u-alice')
-  t.same([result.updated, result.deleted, result.writes], [[], [], 0])
+  t.strictSame([result.updated, result.deleted, result.writes], [[], [], 0])
 
   const bogus = world(() => [deployment('web', { image })], {
     ...SYNC_ONLY,
@@ -127,12 +127,12 @@ t.test('children that are not wanted any more are deleted; ones being deleted ar
   await sim.runUntilQuiet()
   children = []
   const result = await sim.reconcile(NS, 'web-u-alice')
-  t.same(result.deleted.map((r) => r.name), ['a', 'b'])
+  t.strictSame(result.deleted.map((r) => r.name), ['a', 'b'])
   t.ok(get(cluster, 'v1', 'Secret', 'b')?.metadata.deletionTimestamp, 'held by its finalizer')
   children = [secret('b', 'flag{new}')]
   const next = await sim.reconcile(NS, 'web-u-alice')
   t.ok(hook.calls.at(-1)?.body.children['Secret.v1'].b.metadata.deletionTimestamp, 'a child being deleted is still shown')
-  t.same([next.deleted, next.updated, next.created], [[], [], []], 'not deleted twice, not updated')
+  t.strictSame([next.deleted, next.updated, next.created], [[], [], []], 'not deleted twice, not updated')
 })
 
 t.test('desired children the controller does not manage, or cannot make', async (t) => {
@@ -143,14 +143,14 @@ t.test('desired children the controller does not manage, or cannot make', async 
   const elsewhere = { ...secret('far'), metadata: { name: 'far', namespace: 'other' } }
   const { cluster, sim } = world(() => [configMap, widget, nameless, noMetadata, elsewhere, secret('ok')])
   const result = await sim.reconcile(NS, 'web-u-alice')
-  t.same(result.created.map((r) => `${r.kind}/${r.namespace}/${r.name}`), ['ConfigMap/ctf/cm', 'Secret/other/far', 'Secret/ctf/ok'])
+  t.strictSame(result.created.map((r) => `${r.kind}/${r.namespace}/${r.name}`), ['ConfigMap/ctf/cm', 'Secret/other/far', 'Secret/ctf/ok'])
   t.match(result.warnings, [/ConfigMap ctf\/cm is not a child type of this controller/, /Secret other\/far is outside the parent's namespace/])
   t.match(result.errors, [/can't find resource for example.com\/v1\/Widget; Secret ctf\/undefined: .*metadata.name/])
   t.equal(result.outcome, 'error')
   t.equal(result.statusWritten, true, 'status is written even when some children fail')
 
   const again = await sim.reconcile(NS, 'web-u-alice')
-  t.same(again.created.map((r) => r.name), [], 'the ConfigMap exists: created once, never again')
+  t.strictSame(again.created.map((r) => r.name), [], 'the ConfigMap exists: created once, never again')
   t.ok(get(cluster, 'v1', 'ConfigMap', 'cm'))
   cluster.settle()
   t.equal(cluster.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'other', name: 'far' }), undefined, 'a cross-namespace owner is no owner: collected')
@@ -160,7 +160,7 @@ t.test('generateSelector: a desired child labelled for another parent aborts the
   const { cluster, sim } = world(() => [secret('a'), { ...secret('b'), metadata: { name: 'b', labels: { 'controller-uid': 'someone-else' } } }])
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result.errors, [/labels on desired child Secret ctf\/b don't match parent selector/])
-  t.same(result.created, [])
+  t.strictSame(result.created, [])
   t.equal(parentOf(cluster).status, undefined)
 })
 
@@ -185,17 +185,17 @@ t.test('without generateSelector: the parent selector claims, adopts and release
   cluster.create({ ...secret('orphan'), metadata: { name: 'orphan', namespace: NS, labels: selected } })
   cluster.create({ ...secret('stranger'), metadata: { name: 'stranger', namespace: NS, labels: { app: 'other' } } })
   const first = await sim.reconcile(NS, 'web-u-alice')
-  t.same(first.adopted.map((r) => r.name), ['orphan'])
-  t.same(first.deleted.map((r) => r.name), ['orphan'], 'adopted, then not desired: deleted')
+  t.strictSame(first.adopted.map((r) => r.name), ['orphan'])
+  t.strictSame(first.deleted.map((r) => r.name), ['orphan'], 'adopted, then not desired: deleted')
   t.notOk(get(cluster, 'v1', 'Secret', 'stranger')?.metadata.ownerReferences, 'not selected: left alone')
 
   const owned = get(cluster, 'v1', 'Secret', 'owned') as KubeObject
   cluster.update({ ...owned, metadata: { ...owned.metadata, labels: { app: 'web' } } })
-  t.same(sim.pending(), [`${NS}/web-u-alice`], 'a change to an owned child queues its parent')
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`], 'a change to an owned child queues its parent')
   children = []
   const second = await sim.reconcile(NS, 'web-u-alice')
-  t.same(second.released.map((r) => r.name), ['owned'])
-  t.same(get(cluster, 'v1', 'Secret', 'owned')?.metadata.ownerReferences, [])
+  t.strictSame(second.released.map((r) => r.name), ['owned'])
+  t.strictSame(get(cluster, 'v1', 'Secret', 'owned')?.metadata.ownerReferences, [])
 
   children = [{ ...secret('bad'), metadata: { name: 'bad', labels: { app: 'web' } } }]
   t.match((await sim.reconcile(NS, 'web-u-alice')).errors, [/don't match parent selector/])
@@ -203,7 +203,7 @@ t.test('without generateSelector: the parent selector claims, adopts and release
   // An orphan that appears is offered to every parent whose selector matches it.
   await sim.runUntilQuiet()
   cluster.create({ ...secret('newcomer'), metadata: { name: 'newcomer', namespace: NS, labels: selected } })
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
 })
 
 t.test('without generateSelector a parent needs spec.selector', async (t) => {
@@ -220,20 +220,20 @@ t.test('without generateSelector a parent needs spec.selector', async (t) => {
   cluster.create({ ...rest, metadata: { name: 'broken', namespace: NS }, spec: {} })
   await sim.runUntilQuiet()
   cluster.create({ ...secret('orphan'), metadata: { name: 'orphan', namespace: NS, labels: { app: 'x' } } })
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
 })
 
 t.test('child events: owned children queue their parent; others do not', async (t) => {
   const { cluster, sim } = world(() => [deployment('web')])
   await sim.runUntilQuiet()
   cluster.settle()
-  t.same(sim.pending(), [`${NS}/web-u-alice`], 'the Deployment became available')
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`], 'the Deployment became available')
   await sim.runUntilQuiet()
   cluster.create({ ...secret('foreign'), metadata: { name: 'foreign', namespace: NS, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'x', controller: true }] } })
   cluster.create({ ...secret('impostor'), metadata: { name: 'impostor', namespace: NS, ownerReferences: [{ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name: 'web-u-alice', uid: 'old-uid', controller: true }] } })
   const orphan = cluster.create({ ...secret('orphan'), metadata: { name: 'orphan', namespace: NS, finalizers: ['x/y'] } })
   cluster.delete({ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: orphan.metadata.name })
-  t.same(sim.pending(), [])
+  t.strictSame(sim.pending(), [])
   const { request } = await sim.reconcile(NS, 'web-u-alice')
-  t.same(Object.keys(request?.children['Secret.v1'] ?? {}), [], 'children of other owners are not claimed')
+  t.strictSame(Object.keys(request?.children['Secret.v1'] ?? {}), [], 'children of other owners are not claimed')
 })

@@ -35,8 +35,8 @@ t.test('create assigns system metadata; reads are copies', async (t) => {
   const s = cluster.create(secret('s'))
   t.equal(s.metadata.generation, undefined, 'Secrets have no generation')
   t.equal(cluster.all().length, 2)
-  t.same(cluster.list('v1', 'Secret').map((o) => o.metadata.name), ['s'])
-  t.same(cluster.list('v1', 'Secret', 'elsewhere'), [])
+  t.strictSame(cluster.list('v1', 'Secret').map((o) => o.metadata.name), ['s'])
+  t.strictSame(cluster.list('v1', 'Secret', 'elsewhere'), [])
 
   t.throws(() => cluster.create(challenge()), { reason: 'AlreadyExists', status: 409, message: /./ })
   t.throws(() => cluster.create({ ...secret('x'), metadata: { name: 'x', namespace: NS, resourceVersion: '5' } }), {
@@ -67,7 +67,7 @@ t.test('update: generation follows content, status is kept, no-op writes are fre
 
   const labelled = cluster.update({ ...withStatus, metadata: { ...withStatus.metadata, labels: { a: 'b' } }, status: { phase: 'Hacked' } })
   t.equal(labelled.metadata.generation, 1, 'metadata changes keep generation')
-  t.same(labelled.status, { phase: 'Pending' }, 'updates through the main resource keep status')
+  t.strictSame(labelled.status, { phase: 'Pending' }, 'updates through the main resource keep status')
   t.equal(labelled.metadata.uid, created.metadata.uid)
 
   const respecced = cluster.update({ ...labelled, spec: { ...(labelled.spec as object), renewals: 1 } })
@@ -77,7 +77,7 @@ t.test('update: generation follows content, status is kept, no-op writes are fre
   const again = cluster.update(respecced)
   t.equal(again.metadata.resourceVersion, respecced.metadata.resourceVersion, 'nothing changed: no new resourceVersion')
   t.equal(cluster.writes, writes)
-  t.same(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED'])
+  t.strictSame(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED'])
   t.equal(events[1]?.previous?.metadata.resourceVersion, '1')
 
   t.throws(() => cluster.update(withStatus), { reason: 'Conflict', message: /has been modified/ })
@@ -88,7 +88,7 @@ t.test('update: generation follows content, status is kept, no-op writes are fre
   const cleared = cluster.updateStatus({ ...again, status: undefined })
   t.notOk('status' in cleared)
   const s = cluster.create(secret('s'))
-  t.same(cluster.update({ ...s, type: 'Opaque', data: {} }).data, {})
+  t.strictSame(cluster.update({ ...s, type: 'Opaque', data: {} }).data, {})
   const seen = events.length
   stop()
   cluster.create(secret('quiet'))
@@ -113,7 +113,7 @@ t.test('delete: finalizers, graceful Pods, uid preconditions', async (t) => {
   t.equal(deleting.metadata.deletionTimestamp, '2025-01-01T00:00:10Z')
   t.equal(deleting.metadata.deletionGracePeriodSeconds, 0)
   t.equal(deleting.metadata.generation, 2, 'recording a deletion bumps generation')
-  t.same(cluster.delete(ref(parent)), deleting, 'deleting again changes nothing')
+  t.strictSame(cluster.delete(ref(parent)), deleting, 'deleting again changes nothing')
   const gone = cluster.update({ ...deleting, metadata: { ...deleting.metadata, finalizers: [] } })
   t.ok(gone.metadata.deletionTimestamp, 'the final state is returned')
   t.equal(cluster.get(ref(parent)), undefined, 'removing the last finalizer removes the object')
@@ -165,7 +165,7 @@ t.test('managedFields describe what each manager wrote', async (t) => {
     metadata: { name: 'i', namespace: NS },
     spec: { rules: [{ host: 'a.example', http: { paths: [] } }] },
   })
-  t.same((ingress.metadata.managedFields?.[0]?.fieldsV1 as any)['f:spec']['f:rules'], { '.': {} }, 'atomic lists of objects list no items')
+  t.strictSame((ingress.metadata.managedFields?.[0]?.fieldsV1 as any)['f:spec']['f:rules'], { '.': {} }, 'atomic lists of objects list no items')
 })
 
 t.test('managedFields follow Update semantics: the writer owns what it changed, a removed field is nobody\'s', async (t) => {
@@ -173,18 +173,18 @@ t.test('managedFields follow Update semantics: the writer owns what it changed, 
   const created = cluster.create({ ...deployment('web'), metadata: { name: 'web', namespace: NS, labels: { app: 'web', tier: 'a' } } }, 'metacontroller')
   const entries = () => (cluster.get(ref(created))?.metadata.managedFields ?? []).map((entry) => [entry.manager, entry.subresource ?? '', entry.fieldsV1] as const)
   const owner = (field: string) => entries().filter(([, , fields]) => ((fields as any)['f:metadata']?.['f:labels'] ?? {})[field] !== undefined).map(([manager]) => manager)
-  t.same(owner('f:tier'), ['metacontroller'], 'the creator owns what it created')
+  t.strictSame(owner('f:tier'), ['metacontroller'], 'the creator owns what it created')
   t.ok(((entries()[0]?.[2] as any)['f:spec'] ?? {})['f:revisionHistoryLimit'], 'defaults included, as the API server records a create')
 
   const current = cluster.get(ref(created)) as KubeObject
   cluster.update({ ...current, metadata: { ...current.metadata, labels: { app: 'web', tier: 'b' } } }, 'platform')
-  t.same(owner('f:tier'), ['platform'], 'an update takes the fields it changed from their previous owner')
-  t.same(owner('f:app'), ['metacontroller'], 'and leaves the others where they were')
+  t.strictSame(owner('f:tier'), ['platform'], 'an update takes the fields it changed from their previous owner')
+  t.strictSame(owner('f:app'), ['metacontroller'], 'and leaves the others where they were')
 
   const again = cluster.get(ref(created)) as KubeObject
   cluster.update({ ...again, metadata: { ...again.metadata, labels: { app: 'web' } } }, 'metacontroller')
-  t.same(owner('f:tier'), [], 'a removed field is nobody\'s')
-  t.same(entries().map(([manager]) => manager), ['metacontroller'], 'an entry left with nothing is dropped')
+  t.strictSame(owner('f:tier'), [], 'a removed field is nobody\'s')
+  t.strictSame(entries().map(([manager]) => manager), ['metacontroller'], 'an entry left with nothing is dropped')
 })
 
 t.test('binding a pod records no field manager, as the binding subresource', async (t) => {
@@ -192,5 +192,5 @@ t.test('binding a pod records no field manager, as the binding subresource', asy
   const pod = cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: NS }, spec: { containers: [{ name: 'c', image: 'i:1' }] } }, 'kube-controller-manager')
   const bound = cluster.bind(pod, 'node-1')
   t.equal((bound.spec as any).nodeName, 'node-1')
-  t.same((bound.metadata.managedFields ?? []).map((entry) => entry.manager), ['kube-controller-manager'])
+  t.strictSame((bound.metadata.managedFields ?? []).map((entry) => entry.manager), ['kube-controller-manager'])
 })

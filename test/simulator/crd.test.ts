@@ -73,7 +73,7 @@ t.test('writes are pruned to the schema and defaulted', async (t) => {
       raw: [{ kept: true }],
     },
   })
-  t.same(created.spec, {
+  t.strictSame(created.spec, {
     definitionRef: { name: 'web' },
     owner: { kind: 'User', id: 'alice' },
     desiredState: 'Running',
@@ -90,7 +90,7 @@ t.test('writes are pruned to the schema and defaulted', async (t) => {
   t.equal(created.metadata.name, 'web-u-alice', 'metadata is never pruned')
 
   const withStatus = cluster.updateStatus({ ...created, status: { phase: 'Running', endpoint: { port: 1 } } })
-  t.same(withStatus.status, { phase: 'Running' }, 'an undeclared status field is lost')
+  t.strictSame(withStatus.status, { phase: 'Running' }, 'an undeclared status field is lost')
   const updated = cluster.update({ ...withStatus, spec: { definitionRef: { name: 'web' } } })
   t.match(updated.spec, { desiredState: 'Running', renewals: 0 })
   t.equal(updated.metadata.generation, 2)
@@ -109,14 +109,14 @@ t.test('a schema that keeps unknown fields keeps everything', async (t) => {
     },
   })
   const widget = cluster.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: NS }, spec: { a: 1 }, status: { b: 2 } })
-  t.same([widget.spec, widget.status], [{ a: 1 }, { b: 2 }], 'no status subresource declared: status is part of the object')
+  t.strictSame([widget.spec, widget.status], [{ a: 1 }, { b: 2 }], 'no status subresource declared: status is part of the object')
 })
 
 t.test('a CRD without the status subresource: status is written with the object', async (t) => {
   const cluster = new Cluster()
   cluster.registerCRD(crd(false))
   const created = cluster.create({ ...challenge(), status: { phase: 'Pending' } })
-  t.same(created.status, { phase: 'Pending' })
+  t.strictSame(created.status, { phase: 'Pending' })
 })
 
 t.test('a status field missing from the CRD is lost, and every sync writes status again', async (t) => {
@@ -125,7 +125,7 @@ t.test('a status field missing from the CRD is lost, and every sync writes statu
   cluster.create(challenge())
   const sim = new Simulator(controller(), cluster, new FakeHook({ sync: () => ({ status: { phase: 'Running', endpoint: { port: 1 } }, children: [] }) }))
   await sim.runUntilQuiet()
-  t.same(cluster.get(REF)?.status, { phase: 'Running', observedGeneration: 1 })
+  t.strictSame(cluster.get(REF)?.status, { phase: 'Running', observedGeneration: 1 })
   const again = await sim.reconcile(NS, 'web-u-alice')
   t.equal(again.statusWritten, true, 'the pruned status never matches the answer')
   t.equal(await sim.runUntilQuiet(), 0, 'the API server finds nothing to change: no event, no loop')

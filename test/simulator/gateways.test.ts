@@ -72,7 +72,7 @@ t.test('the entry: the parentRef as written, the controller, generations; times 
   t.ok(cluster.settle() > 0)
   const ref = { apiVersion: API, kind: 'TLSRoute', namespace: NS, name: 'r' }
   const first = cluster.get(ref) as KubeObject
-  t.same(first.status, {
+  t.strictSame(first.status, {
     parents: [
       {
         parentRef: { namespace: 'gw', name: 'ctf' },
@@ -106,7 +106,7 @@ t.test('the entry: the parentRef as written, the controller, generations; times 
 
 t.test('routeParentStatus: what a test writes by hand to play a gateway controller', async (t) => {
   const object = { ...route('TLSRoute'), metadata: { name: 'r', namespace: NS, generation: 4 } }
-  t.same(routeParentStatus(object, { name: 'ctf', sectionName: 'tls' }, { accepted: 'NotAllowedByListeners', resolvedRefs: true, message: 'namespace not allowed' }, '2026-01-01T00:00:00Z'), {
+  t.strictSame(routeParentStatus(object, { name: 'ctf', sectionName: 'tls' }, { accepted: 'NotAllowedByListeners', resolvedRefs: true, message: 'namespace not allowed' }, '2026-01-01T00:00:00Z'), {
     parentRef: { name: 'ctf', sectionName: 'tls' },
     controllerName: GATEWAY_CONTROLLER,
     conditions: [

@@ -14,14 +14,14 @@ t.test('the finalizer is added while a finalize hook exists, and removed when it
   const sim = new Simulator(controller(), cluster, new FakeHook({ sync: () => ({ children: [] }) }))
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.equal(result.finalizerAdded, true)
-  t.same(cluster.get(REF)?.metadata.finalizers, ['example.com/other', FINALIZER])
+  t.strictSame(cluster.get(REF)?.metadata.finalizers, ['example.com/other', FINALIZER])
   t.equal((await sim.reconcile(NS, 'web-u-alice')).finalizerAdded, false)
   sim.close()
 
   const without = new Simulator(controller({ hooks: { sync: { webhook: {} } } }), cluster, new FakeHook({ sync: () => ({ children: [] }) }))
   const removed = await without.reconcile(NS, 'web-u-alice')
   t.equal(removed.finalizerRemoved, true)
-  t.same(cluster.get(REF)?.metadata.finalizers, ['example.com/other'])
+  t.strictSame(cluster.get(REF)?.metadata.finalizers, ['example.com/other'])
 })
 
 t.test('finalize flow: ordered teardown, then finalized removes the finalizer', async (t) => {
@@ -39,12 +39,12 @@ t.test('finalize flow: ordered teardown, then finalized removes the finalizer', 
   t.equal(cluster.list('v1', 'Service', NS).length, 1)
 
   cluster.delete(REF)
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
   const first = await sim.reconcile(NS, 'web-u-alice')
   t.equal(first.hook, 'finalize')
   t.equal(first.request?.finalizing, true)
   t.equal(first.request?.parent.metadata.generation, 2, 'the deletion bumped generation')
-  t.same(first.deleted.map((r) => r.kind), ['Service'])
+  t.strictSame(first.deleted.map((r) => r.kind), ['Service'])
   t.match(cluster.get(REF)?.status, { phase: 'Terminating', observedGeneration: 2 })
 
   await sim.runUntilQuiet()
@@ -85,7 +85,7 @@ t.test('a parent deleted before its first sync gets no finalizer; its finalize h
   const sim = new Simulator(controller(), cluster, hook)
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result, { hook: 'finalize', finalizerAdded: false, created: [] }, 'without our finalizer, children are not managed')
-  t.same(cluster.get(REF)?.metadata.finalizers, ['example.com/hold'])
+  t.strictSame(cluster.get(REF)?.metadata.finalizers, ['example.com/hold'])
 })
 
 t.test('finalized: true without a finalizer to remove changes nothing (but is still a mistake)', async (t) => {
@@ -183,14 +183,14 @@ t.test('ignoreStatusChanges: a status write does not queue the parent; spec, lab
   t.equal(n, 1, 'neither the finalizer write nor the status write queues the parent again')
   const parent = cluster.get(REF) as KubeObject
   cluster.update({ ...parent, metadata: { ...parent.metadata, labels: { x: 'y' } } })
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
   await sim.runUntilQuiet()
   const again = cluster.get(REF) as KubeObject
   cluster.update({ ...again, metadata: { ...again.metadata, annotations: { a: 'b' } } })
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
   await sim.runUntilQuiet()
   cluster.delete(REF)
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
 })
 
 t.test('a parent that is gone: nothing to do', async (t) => {
@@ -224,5 +224,5 @@ t.test('a full life: create, become ready, crash, heal, expire, delete', async (
   t.equal(cluster.get(REF), undefined)
   cluster.settle()
   cluster.settle()
-  t.same(cluster.all(), [], 'garbage collection leaves nothing behind')
+  t.strictSame(cluster.all(), [], 'garbage collection leaves nothing behind')
 })

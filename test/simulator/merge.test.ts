@@ -34,7 +34,7 @@ t.test('three-way merge, case by case', async (t) => {
     ['a scalar becomes an object', { a: 1 }, { a: 1 }, { a: { b: 1 } }, { a: { b: 1 } }],
   ]
   for (const [name, observed, lastApplied, desired, expected] of cases) {
-    t.same(merge('', structuredClone(observed), lastApplied, desired), expected, name)
+    t.strictSame(merge('', structuredClone(observed), lastApplied, desired), expected, name)
   }
   t.throws(() => merge('', { a: { b: 1 } }, { a: 'x' }, { a: { b: 2 } }), { message: /lastApplied\[a\]: expecting an object/ })
   t.throws(() => merge('', { a: [1] }, undefined, { a: 'x' }), { message: /desired\[a\]: expecting an array/ })
@@ -55,7 +55,7 @@ t.test('applyUpdate keeps system metadata and status, and records what it applie
     spec: { type: 'NodePort', clusterIP: '10.96.0.1', ports: [{ port: 80, nodePort: 30080, protocol: 'TCP' }] },
     status: { loadBalancer: {} },
   }
-  t.same(applyUpdate(observed, desired), observed, 'nothing changed: the merge is the observed object')
+  t.strictSame(applyUpdate(observed, desired), observed, 'nothing changed: the merge is the observed object')
 
   const changed = structuredClone(desired)
   changed.metadata.annotations = { note: 'v2', [LAST_APPLIED]: 'stale, ignored' }
@@ -63,11 +63,11 @@ t.test('applyUpdate keeps system metadata and status, and records what it applie
   changed.metadata.uid = 'other'
   const merged = applyUpdate(observed, changed)
   t.match(merged.metadata, { uid: 'u', resourceVersion: '7', generation: 1, creationTimestamp: 'then', annotations: { note: 'v2' } })
-  t.same(merged.status, { loadBalancer: {} })
-  t.same(merged.spec, observed.spec, 'live-only fields stay')
-  t.same(JSON.parse(merged.metadata.annotations?.[LAST_APPLIED] as string).metadata.annotations, { note: 'v2' })
+  t.strictSame(merged.status, { loadBalancer: {} })
+  t.strictSame(merged.spec, observed.spec, 'live-only fields stay')
+  t.strictSame(JSON.parse(merged.metadata.annotations?.[LAST_APPLIED] as string).metadata.annotations, { note: 'v2' })
 
   const bare = applyUpdate({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } })
-  t.same(bare.data, { a: '1' }, 'without last-applied, nothing is removed')
+  t.strictSame(bare.data, { a: '1' }, 'without last-applied, nothing is removed')
   t.notOk('uid' in bare.metadata)
 })

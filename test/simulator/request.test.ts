@@ -15,19 +15,19 @@ t.test('the sync request: whole objects, one group per child rule, v1 keys', asy
   await sim.runUntilQuiet()
   const result = await sim.reconcile(NS, 'web-u-alice')
   const request = result.request!
-  t.same(Object.keys(request), ['controller', 'parent', 'children', 'related', 'finalizing'])
-  t.same(request.controller, controller())
+  t.strictSame(Object.keys(request), ['controller', 'parent', 'children', 'related', 'finalizing'])
+  t.strictSame(request.controller, controller())
   t.equal(request.finalizing, false)
-  t.same(request.related, {}, 'no customize hook: {}')
+  t.strictSame(request.related, {}, 'no customize hook: {}')
   t.match(request.parent, {
     metadata: { finalizers: ['metacontroller.io/compositecontroller-challenge-hooks'], managedFields: [{ manager: 'test' }, { manager: 'metacontroller' }] },
     status: { phase: 'Pending', observedGeneration: 1 },
   })
-  t.same(Object.keys(request.children), ['Deployment.apps/v1', 'NetworkPolicy.networking.k8s.io/v1', 'Secret.v1', 'Service.v1'])
-  t.same(request.children['Secret.v1'], {}, 'an empty group is still there')
-  t.same(Object.keys(request.children['Deployment.apps/v1'] ?? {}), ['web-u-alice'], 'v1: keyed by name')
-  t.same(Object.keys(request.parent), ['apiVersion', 'kind', 'metadata', 'spec', 'status'], 'keys sorted, as Go writes maps')
-  t.same(hook.calls.at(-1)?.body, request, 'what the hook got is what the result shows')
+  t.strictSame(Object.keys(request.children), ['Deployment.apps/v1', 'NetworkPolicy.networking.k8s.io/v1', 'Secret.v1', 'Service.v1'])
+  t.strictSame(request.children['Secret.v1'], {}, 'an empty group is still there')
+  t.strictSame(Object.keys(request.children['Deployment.apps/v1'] ?? {}), ['web-u-alice'], 'v1: keyed by name')
+  t.strictSame(Object.keys(request.parent), ['apiVersion', 'kind', 'metadata', 'spec', 'status'], 'keys sorted, as Go writes maps')
+  t.strictSame(hook.calls.at(-1)?.body, request, 'what the hook got is what the result shows')
   t.ok(JSON.stringify(request).length > 5000, 'managedFields and last-applied annotations make bodies large')
 })
 
@@ -37,7 +37,7 @@ t.test('v2 keys namespace/name; the override shows in the controller sent', asyn
   const sim = new Simulator(controller(), cluster, new FakeHook({ sync: webHook }), { hookVersion: 'v2' })
   await sim.runUntilQuiet()
   const { request } = await sim.reconcile(NS, 'web-u-alice')
-  t.same(Object.keys(request?.children['Service.v1'] ?? {}), [`${NS}/web-u-alice`])
+  t.strictSame(Object.keys(request?.children['Service.v1'] ?? {}), [`${NS}/web-u-alice`])
   t.equal(request?.controller.spec.hooks?.sync?.version, 'v2')
   t.equal(request?.controller.spec.hooks?.finalize?.version, 'v2')
 })
@@ -60,7 +60,7 @@ t.test('a hook cannot reach the cluster through its request', async (t) => {
   t.notOk(result.request?.parent.metadata.labels?.hacked)
   const parent = cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })
   t.notOk(parent?.metadata.labels?.hacked)
-  t.same(parent?.status, { phase: 'Pending', observedGeneration: 1 })
+  t.strictSame(parent?.status, { phase: 'Pending', observedGeneration: 1 })
 })
 
 t.test('customize: related objects from the rules, one group per rule, cached per generation', async (t) => {
@@ -82,25 +82,25 @@ t.test('customize: related objects from the rules, one group per rule, cached pe
   const sim = new Simulator(controller({ hooks: { sync: { webhook: {} }, customize: { webhook: {} } } }), cluster, hook)
   const first = await sim.reconcile(NS, 'web-u-alice')
   t.match(first.customize, { cached: false, rules: [{ resource: 'challenges' }, { resource: 'challengedefinitions' }, { resource: 'secrets' }] })
-  t.same(Object.keys(hook.callsOf('customize')[0]?.body ?? {}), ['controller', 'parent'])
+  t.strictSame(Object.keys(hook.callsOf('customize')[0]?.body ?? {}), ['controller', 'parent'])
   const related = first.request!.related
-  t.same(Object.keys(related['Challenge.challenge-hooks.dev/v1alpha1'] ?? {}), ['pwn-u-alice', 'web-u-alice'])
-  t.same(Object.keys(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {}), ['web'])
-  t.same(related['Secret.v1'], {}, 'a rule that selects nothing is an empty group')
+  t.strictSame(Object.keys(related['Challenge.challenge-hooks.dev/v1alpha1'] ?? {}), ['pwn-u-alice', 'web-u-alice'])
+  t.strictSame(Object.keys(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {}), ['web'])
+  t.strictSame(related['Secret.v1'], {}, 'a rule that selects nothing is an empty group')
 
   const second = await sim.reconcile(NS, 'web-u-alice')
-  t.same(second.customize, { cached: true, rules: first.customize?.rules })
+  t.strictSame(second.customize, { cached: true, rules: first.customize?.rules })
   t.equal(hook.callsOf('customize').length, 1)
 
   // A change to a related object resyncs the parents whose rules select it.
   await sim.runUntilQuiet()
   cluster.create(secret('static-flag'))
-  t.same(sim.pending(), [`${NS}/pwn-u-alice`, `${NS}/web-u-alice`, `${NS}/web-u-bob`])
+  t.strictSame(sim.pending(), [`${NS}/pwn-u-alice`, `${NS}/web-u-alice`, `${NS}/web-u-bob`])
   await sim.runUntilQuiet()
   // ...and one that stops matching (its previous state matched) too.
   const alicePwn = cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'pwn-u-alice' }) as KubeObject
   cluster.update({ ...alicePwn, metadata: { ...alicePwn.metadata, labels: { 'challenge-hooks.dev/owner': 'carol' } } })
-  t.same(sim.pending(), [`${NS}/pwn-u-alice`, `${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/pwn-u-alice`, `${NS}/web-u-alice`])
   await sim.runUntilQuiet()
 
   // A new generation asks again; so does an answer older than 20 minutes.
@@ -141,7 +141,7 @@ t.test('a cached rule that cannot be resolved selects nothing when objects chang
   const sim = new Simulator(controller({ hooks: { sync: { webhook: {} }, customize: { webhook: {} } } }), cluster, hook)
   t.equal((await sim.reconcile(NS, 'web-u-alice')).outcome, 'error')
   cluster.create(secret('s'))
-  t.same(sim.pending(), [])
+  t.strictSame(sim.pending(), [])
 })
 
 t.test('customize in loose mode ignores unknown fields, with a warning', async (t) => {
@@ -151,6 +151,6 @@ t.test('customize in loose mode ignores unknown fields, with a warning', async (
   const sim = new Simulator(controller({ hooks: { sync: { webhook: {} }, customize: { webhook: {} } } }), cluster, hook)
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.equal(result.outcome, 'synced')
-  t.same(result.warnings, ['customize answer: unknown field "RelatedResources" ignored (loose mode)'])
-  t.same(result.request?.related, {})
+  t.strictSame(result.warnings, ['customize answer: unknown field "RelatedResources" ignored (loose mode)'])
+  t.strictSame(result.request?.related, {})
 })

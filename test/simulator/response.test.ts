@@ -3,16 +3,16 @@ import { CrashError, decodeCustomizeAnswer, decodeSyncAnswer } from '../support/
 
 t.test('sync answers', async (t) => {
   const child = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }
-  t.same(decodeSyncAnswer({ status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false }, true), {
+  t.strictSame(decodeSyncAnswer({ status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false }, true), {
     answer: { status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false },
     ignoredFields: [],
   })
   const empty = { answer: { status: null, children: null, resyncAfterSeconds: 0, finalized: false }, ignoredFields: [] }
-  t.same(decodeSyncAnswer({}, true), empty, 'missing children: null, which deletes every child')
-  t.same(decodeSyncAnswer(null, true), empty, 'a JSON null body decodes to nothing at all')
-  t.same(decodeSyncAnswer({ status: null, children: null, resyncAfterSeconds: null, finalized: null }, true), empty)
+  t.strictSame(decodeSyncAnswer({}, true), empty, 'missing children: null, which deletes every child')
+  t.strictSame(decodeSyncAnswer(null, true), empty, 'a JSON null body decodes to nothing at all')
+  t.strictSame(decodeSyncAnswer({ status: null, children: null, resyncAfterSeconds: null, finalized: null }, true), empty)
 
-  t.same(decodeSyncAnswer({ Children: [child], status: {} }, false).ignoredFields, ['Children'], 'field names are case-sensitive')
+  t.strictSame(decodeSyncAnswer({ Children: [child], status: {} }, false).ignoredFields, ['Children'], 'field names are case-sensitive')
   t.throws(() => decodeSyncAnswer({ Children: [], extra: 1 }, true), { message: 'strict validation failed: unknown field "Children", unknown field "extra"' })
 })
 
@@ -41,10 +41,10 @@ t.test('customize answers', async (t) => {
     namespace: 'ns',
     names: null,
   }
-  t.same(decodeCustomizeAnswer({ relatedResources: [rule] }, true), { answer: [rule], ignoredFields: [] })
-  t.same(decodeCustomizeAnswer({}, true).answer, [])
-  t.same(decodeCustomizeAnswer(null, true).answer, [])
-  t.same(decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabel: {} } }] }, false).ignoredFields, ['relatedResources[0].labelSelector.matchLabel'])
+  t.strictSame(decodeCustomizeAnswer({ relatedResources: [rule] }, true), { answer: [rule], ignoredFields: [] })
+  t.strictSame(decodeCustomizeAnswer({}, true).answer, [])
+  t.strictSame(decodeCustomizeAnswer(null, true).answer, [])
+  t.strictSame(decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabel: {} } }] }, false).ignoredFields, ['relatedResources[0].labelSelector.matchLabel'])
   t.throws(() => decodeCustomizeAnswer({ relatedResources: [{ ...rule, Namespace: 'x' }] }, true), { message: /unknown field "relatedResources\[0\].Namespace"/ })
   t.throws(() => decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabels: { a: 1 } } }] }, false), { message: /field relatedResources\[0\].labelSelector.matchLabels.a of type string/ })
   t.throws(() => decodeCustomizeAnswer({ relatedResources: [null] }, false), CrashError)

@@ -25,7 +25,7 @@ t.test('only 200 is success: anything else is a SyncError, nothing applied, retr
     const result = await sim.reconcile(NS, 'web-u-alice')
     t.equal(result.outcome, 'error', String(statusCode))
     t.match(result.events[0], { type: 'Warning', reason: 'SyncError', message: `Sync error: sync hook failed: unsupported status code: ${statusCode} body: {"status":{"phase":"X"},"children":[{"apiVersion":"v1"` })
-    t.same(children(), [], 'no children')
+    t.strictSame(children(), [], 'no children')
     t.equal(status(), undefined, 'no status')
     t.equal(result.finalizerAdded, true, 'the finalizer comes before the hook call')
   }
@@ -64,7 +64,7 @@ t.test('429 with Retry-After requeues after that long, without an event', async 
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result, { outcome: 'retryAfter', retryAfterSeconds: 7, events: [], warnings: [] })
   t.equal(sim.scheduledAt(NS, 'web-u-alice')?.getTime(), cluster.now().getTime() + 7000)
-  t.same(sim.events, [])
+  t.strictSame(sim.events, [])
   hook.handlers.sync = webHook
   await sim.advance(6)
   t.equal(hook.callsOf('sync').length, 1)
@@ -81,7 +81,7 @@ t.test('429 without Retry-After is an immediate retry: a hot loop', async (t) =>
   const { sim } = await world(() => jsonResponse({}, 429))
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result.warnings, [/hot loop/])
-  t.same(sim.pending(), [`${NS}/web-u-alice`])
+  t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
   await t.rejects(sim.runUntilQuiet({ maxSteps: 10 }), { message: /not quiet after 10 syncs; still queued: ctf\/web-u-alice; last: ctf\/web-u-alice: retryAfter \(0 writes\)/ })
 })
 
@@ -92,11 +92,11 @@ t.test('ETag: If-None-Match on the next call, 304/412 reuse the cached answer', 
     { etag: true },
   )
   const first = await sim.reconcile(NS, 'web-u-alice')
-  t.same(first.requestHeaders, {})
+  t.strictSame(first.requestHeaders, {})
   const second = await sim.reconcile(NS, 'web-u-alice')
-  t.same(second.requestHeaders, { 'If-None-Match': '"v1"' })
+  t.strictSame(second.requestHeaders, { 'If-None-Match': '"v1"' })
   t.equal(second.response?.statusCode, 304)
-  t.same(second.answer?.status, { n: 'web-u-alice' })
+  t.strictSame(second.answer?.status, { n: 'web-u-alice' })
   t.match(status(), { n: 'web-u-alice' })
   t.equal(second.outcome, 'synced')
 
@@ -107,8 +107,8 @@ t.test('ETag: If-None-Match on the next call, 304/412 reuse the cached answer', 
   await sim.reconcile(NS, 'web-u-alice')
   hook.handlers.sync = () => ({ statusCode: 304, headers: {}, body: undefined })
   const third = await sim.reconcile(NS, 'web-u-alice')
-  t.same(third.requestHeaders, { 'If-None-Match': '"v2"' })
-  t.same(third.answer?.status, { n: 'changed' })
+  t.strictSame(third.requestHeaders, { 'If-None-Match': '"v2"' })
+  t.strictSame(third.answer?.status, { n: 'changed' })
 })
 
 t.test('304 without If-None-Match is an error; ETag is per controller config', async (t) => {
@@ -121,13 +121,13 @@ t.test('304 without If-None-Match is an error; ETag is per controller config', a
   const tagged = () => jsonResponse({ children: [] }, 200, { ETag: 'x' })
   const configured = await world(tagged, {}, { hooks: { sync: { webhook: { etag: { enabled: true } } } } })
   await configured.sim.reconcile(NS, 'web-u-alice')
-  t.same((await configured.sim.reconcile(NS, 'web-u-alice')).requestHeaders, { 'If-None-Match': 'x' })
+  t.strictSame((await configured.sim.reconcile(NS, 'web-u-alice')).requestHeaders, { 'If-None-Match': 'x' })
   const disabled = await world(tagged)
   await disabled.sim.reconcile(NS, 'web-u-alice')
-  t.same((await disabled.sim.reconcile(NS, 'web-u-alice')).requestHeaders, {})
+  t.strictSame((await disabled.sim.reconcile(NS, 'web-u-alice')).requestHeaders, {})
   const untagged = await world(() => jsonResponse({ children: [] }), { etag: true })
   await untagged.sim.reconcile(NS, 'web-u-alice')
-  t.same((await untagged.sim.reconcile(NS, 'web-u-alice')).requestHeaders, {}, 'no ETag header: nothing cached')
+  t.strictSame((await untagged.sim.reconcile(NS, 'web-u-alice')).requestHeaders, {}, 'no ETag header: nothing cached')
 })
 
 t.test('strict mode (v2 default): an unknown top-level field fails the sync; loose mode ignores it', async (t) => {
@@ -140,7 +140,7 @@ t.test('strict mode (v2 default): an unknown top-level field fails the sync; loo
   const loose = await world(answer)
   const ok = await loose.sim.reconcile(NS, 'web-u-alice')
   t.equal(ok.outcome, 'synced')
-  t.same(ok.warnings, ['sync answer: unknown field "Children" ignored (loose mode)'])
+  t.strictSame(ok.warnings, ['sync answer: unknown field "Children" ignored (loose mode)'])
 
   const explicit = await world(answer, { hookVersion: 'v2' }, { hooks: { sync: { webhook: { responseUnMarshallMode: 'loose' } } } })
   t.equal((await explicit.sim.reconcile(NS, 'web-u-alice')).outcome, 'synced', 'responseUnMarshallMode overrides the default')
@@ -152,7 +152,7 @@ t.test('a null child would crash Metacontroller: nothing applied', async (t) => 
   const { sim, children, status } = await world(() => ({ status: { phase: 'Pending' }, children: [secret('s'), null], resyncAfterSeconds: 5 }))
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result.errors, [/children contains null: Metacontroller would panic/])
-  t.same(children(), [])
+  t.strictSame(children(), [])
   t.equal(status(), undefined)
   t.equal(result.resyncAfterSeconds, undefined)
 })
@@ -167,11 +167,11 @@ t.test('missing children (or a {} or null body) delete every child; status becom
     let answer: unknown = { status: { phase: 'Running' }, children: [secret('s')] }
     const { sim, children, status } = await world(() => answer)
     await sim.runUntilQuiet()
-    t.same(children(), ['Secret/s'])
+    t.strictSame(children(), ['Secret/s'])
     answer = body
     sim.enqueue(NS, 'web-u-alice')
     await sim.runUntilQuiet()
-    t.same(children(), [], JSON.stringify(body))
-    t.same(status(), body === null || !('status' in body) ? { observedGeneration: 1 } : { phase: 'Deleted', observedGeneration: 1 })
+    t.strictSame(children(), [], JSON.stringify(body))
+    t.strictSame(status(), body === null || !('status' in body) ? { observedGeneration: 1 } : { phase: 'Deleted', observedGeneration: 1 })
   }
 })

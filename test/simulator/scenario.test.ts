@@ -11,8 +11,8 @@ t.test('a parent goes from Pending to Running and then stays quiet', async (t) =
 
   t.ok((await sim.runUntilQuiet()) > 0)
   let parent = cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })
-  t.same(parent?.metadata.finalizers, ['metacontroller.io/compositecontroller-challenge-hooks'])
-  t.same(parent?.status, { phase: 'Pending', observedGeneration: 1 })
+  t.strictSame(parent?.metadata.finalizers, ['metacontroller.io/compositecontroller-challenge-hooks'])
+  t.strictSame(parent?.status, { phase: 'Pending', observedGeneration: 1 })
   t.equal(cluster.list('apps/v1', 'Deployment', NS).length, 1)
 
   cluster.settle()

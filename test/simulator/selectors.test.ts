@@ -39,7 +39,7 @@ t.test('resource table and object helpers', async (t) => {
   t.equal(groupName('apps/v1', 'Deployment'), 'Deployment.apps/v1')
   t.equal(describe({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'n' }), 'Secret ns/n')
   t.equal(controllerOf(secret('s')), undefined)
-  t.same(refOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }), { apiVersion: 'v1', kind: 'Namespace', namespace: '', name: 'n' })
+  t.strictSame(refOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }), { apiVersion: 'v1', kind: 'Namespace', namespace: '', name: 'n' })
   const owned = { ...secret('s'), metadata: { name: 's', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'a', uid: '1' }, { apiVersion: 'v1', kind: 'Y', name: 'b', uid: '2', controller: true }] } }
   t.equal(controllerOf(owned)?.name, 'b')
 })
@@ -60,15 +60,15 @@ t.test('related rules', async (t) => {
       (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`,
     )
   const owner = { labelSelector: { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } } }
-  t.same(names(owner, 'v1'), ['ctf/a', 'ctf/mine'], 'v1: only the parent namespace')
-  t.same(names(owner, 'v2'), ['ctf/a', 'ctf/mine', 'other/c'], 'v2: every namespace')
-  t.same(names({ ...owner, namespace: 'other' }, 'v2'), ['other/c'])
-  t.same(names({ ...owner, namespace: NS }, 'v1'), ['ctf/a', 'ctf/mine'])
-  t.same(names({ names: ['a', 'c'] }, 'v2'), ['ctf/a', 'other/c'])
-  t.same(names({ names: ['a', 'c'] }, 'v1'), ['ctf/a'])
-  t.same(names({ names: ['a', 'c'], namespace: 'other' }, 'v2'), ['other/c'])
-  t.same(names({ namespace: 'other' }, 'v2'), ['other/c'], 'a namespace and no names: everything in it')
-  t.same(names({ names: [], labelSelector: null }, 'v2').length, 4, 'empty names and a null selector: everything')
+  t.strictSame(names(owner, 'v1'), ['ctf/a', 'ctf/mine'], 'v1: only the parent namespace')
+  t.strictSame(names(owner, 'v2'), ['ctf/a', 'ctf/mine', 'other/c'], 'v2: every namespace')
+  t.strictSame(names({ ...owner, namespace: 'other' }, 'v2'), ['other/c'])
+  t.strictSame(names({ ...owner, namespace: NS }, 'v1'), ['ctf/a', 'ctf/mine'])
+  t.strictSame(names({ names: ['a', 'c'] }, 'v2'), ['ctf/a', 'other/c'])
+  t.strictSame(names({ names: ['a', 'c'] }, 'v1'), ['ctf/a'])
+  t.strictSame(names({ names: ['a', 'c'], namespace: 'other' }, 'v2'), ['other/c'])
+  t.strictSame(names({ namespace: 'other' }, 'v2'), ['other/c'], 'a namespace and no names: everything in it')
+  t.strictSame(names({ names: [], labelSelector: null }, 'v2').length, 4, 'empty names and a null selector: everything')
 
   t.throws(() => names({ ...owner, namespace: 'other' }, 'v1'), { message: /differs from parent object namespace/ })
   t.throws(() => names({ ...owner, names: ['a'] }, 'v2'), { message: /both names and labelSelector/ })
@@ -78,6 +78,6 @@ t.test('related rules', async (t) => {
   t.throws(() => resolveRule({ apiVersion: 'v1', resource: 'widgets' }, parent, 'v2'), { message: /can't find resource "widgets"/ })
 
   const flagRule = resolveRule({ apiVersion: 'v1', resource: 'secrets', names: ['flag'] }, parent, 'v1')
-  t.same(listRelated(cluster, flagRule).map((o) => o.metadata.namespace), [NS])
+  t.strictSame(listRelated(cluster, flagRule).map((o) => o.metadata.namespace), [NS])
   t.notOk(flagRule.matches(parent), 'another kind never matches')
 })

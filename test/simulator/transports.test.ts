@@ -48,14 +48,14 @@ t.test('httpTransport: POST JSON to /<hook>, bearer token, headers both ways', a
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.equal(result.outcome, 'synced')
   t.match(seen[0], { method: 'POST', url: '/hooks/sync', headers: { 'content-type': 'application/json', authorization: 'Bearer s3cret' } })
-  t.same(seen[0]?.body, result.request)
+  t.strictSame(seen[0]?.body, result.request)
   t.match(result.response, { statusCode: 200, headers: { etag: '"abc"' } })
   t.equal(result.response?.text, JSON.stringify(result.response?.body))
   await sim.reconcile(NS, 'web-u-alice')
   t.equal(seen[1]?.headers['if-none-match'], '"abc"')
 
   const finalize = await transport.call('finalize', { any: 'thing' })
-  t.same(finalize, { statusCode: 500, headers: finalize.headers, body: undefined, text: 'no such hook' })
+  t.strictSame(finalize, { statusCode: 500, headers: finalize.headers, body: undefined, text: 'no such hook' })
   t.equal(seen[2]?.url, '/finalize', 'the default path is /<hook>')
   t.notOk('authorization' in (await httpTransport(url).call('customize', {}).then(() => seen[3]?.headers ?? {})))
 })
@@ -94,6 +94,6 @@ t.test('injectTransport: an in-process Fastify app, no socket', async (t) => {
 })
 
 t.test('jsonResponse builds what a fake hook answers', async (t) => {
-  t.same(jsonResponse({ a: 1 }), { statusCode: 200, headers: { 'content-type': 'application/json' }, body: { a: 1 }, text: '{"a":1}' })
+  t.strictSame(jsonResponse({ a: 1 }), { statusCode: 200, headers: { 'content-type': 'application/json' }, body: { a: 1 }, text: '{"a":1}' })
   t.match(jsonResponse(undefined, 204), { statusCode: 204, body: undefined })
 })

@@ -56,7 +56,7 @@ t.test('a changed pod template replaces the pod: old one terminates first (Recre
   cluster.advance(1)
 
   cluster.settle()
-  t.same(pods(cluster).map((p) => p.metadata.name), [old?.metadata.name], 'the old pod lingers for one step')
+  t.strictSame(pods(cluster).map((p) => p.metadata.name), [old?.metadata.name], 'the old pod lingers for one step')
   t.ok(pods(cluster)[0]?.metadata.deletionTimestamp)
   t.match(deploymentStatus(cluster), { observedGeneration: 2, terminatingReplicas: 1, conditions: [{ type: 'Available', status: 'False' }, { reason: 'ReplicaSetUpdated' }] })
   t.notOk('replicas' in deploymentStatus(cluster))
@@ -66,7 +66,7 @@ t.test('a changed pod template replaces the pod: old one terminates first (Recre
   const [next, ...rest] = pods(cluster)
   t.equal(rest.length, 0)
   t.not(next?.metadata.name, old?.metadata.name)
-  t.same(next?.metadata.annotations, { 'challenge-hooks.dev/run': '1' })
+  t.strictSame(next?.metadata.annotations, { 'challenge-hooks.dev/run': '1' })
   t.match(condition(cluster.get({ ...DEPLOY, name: 'web' }), 'Available'), { status: 'True', lastTransitionTime: '2025-01-01T00:00:01Z' })
 })
 
@@ -182,20 +182,20 @@ t.test('load balancers get an address when ready', async (t) => {
   cluster.create(service('c', 'NodePort'))
   cluster.settle()
   const lb = (name: string) => (cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name })?.status as any).loadBalancer
-  t.same(lb('a'), {})
+  t.strictSame(lb('a'), {})
   cluster.setLoadBalancerReady(NS, 'a', true)
   cluster.setLoadBalancerReady(NS, 'b', true)
   cluster.settle()
   t.match(lb('a'), { ingress: [{ ip: /^203\.0\.113\.\d+$/, ipMode: 'VIP' }] })
   t.not(lb('a').ingress[0].ip, lb('b').ingress[0].ip)
-  t.same(lb('c'), {})
+  t.strictSame(lb('c'), {})
   const ip = lb('a').ingress[0].ip
   t.equal(cluster.settle(), 0)
   t.equal(lb('a').ingress[0].ip, ip, 'the address is kept')
   cluster.setLoadBalancerReady(NS, 'a', false)
   cluster.settle()
-  t.same(lb('a'), {})
-  t.same(new Cluster().isLoadBalancerReady(NS, 'any'), true, 'ready by default')
+  t.strictSame(lb('a'), {})
+  t.strictSame(new Cluster().isLoadBalancerReady(NS, 'any'), true, 'ready by default')
 })
 
 t.test('load-balancer addresses do not collide', async (t) => {

@@ -18,6 +18,10 @@ export interface RequestOptionsJson {
   timeoutMs?: number
   /** Impersonate this user (and groups), as `kubectl --as --as-group` does: the admin may. */
   as?: { user: string; groups?: string[] }
+  /** default application/json */
+  accept?: string
+  /** answer the body as text, unparsed */
+  raw?: boolean
 }
 
 /** client-go's maxRetries for answers with Retry-After */
@@ -45,6 +49,11 @@ export class Rest {
 
   async get<T = Json>(path: string, options: RequestOptionsJson = {}): Promise<T> {
     return (await this.call('GET', path, options)) as T
+  }
+
+  /** The body of a GET as text, for what is not JSON (the API server's `/metrics` is Prometheus text: parsed as JSON, it was nothing). */
+  async text(path: string, options: RequestOptionsJson = {}): Promise<string> {
+    return (await this.call('GET', path, { accept: 'text/plain', ...options, raw: true })) as string
   }
 
   /** undefined for a 404 */
@@ -77,7 +86,7 @@ export class Rest {
     const requestOptions: HttpsRequestOptions = {
       method,
       headers: {
-        accept: 'application/json',
+        accept: options.accept ?? 'application/json',
         // An explicit length: Node sends no chunked body for DELETE, so without it DeleteOptions would be dropped.
         ...(body === undefined ? {} : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) }),
         ...(options.as === undefined ? {} : { 'impersonate-user': options.as.user, 'impersonate-group': options.as.groups ?? [] }),
@@ -100,7 +109,7 @@ export class Rest {
     // RFC 7234 warnings: `299 - "text"`, several joined by commas.
     for (const match of (warning ?? '').matchAll(/299 \S+ "((?:[^"\\]|\\.)*)"/g)) this.warnings.push({ method, path: url.pathname, warning: (match[1] as string).replace(/\\(.)/g, '$1') })
     const parsed = parse(text)
-    if (status >= 200 && status < 300) return { retryAfterSeconds: undefined, result: () => parsed }
+    if (status >= 200 && status < 300) return { retryAfterSeconds: undefined, result: () => (options.raw === true ? text : parsed) }
     const statusObject = (parsed ?? {}) as { reason?: string; message?: string }
     const reason = KNOWN_REASONS.has(statusObject.reason ?? '') ? (statusObject.reason as ApiErrorReason) : 'Unknown'
     const error = new ApiError(reason, statusObject.message ?? `${method} ${url.pathname}: HTTP ${status}: ${text.slice(0, 300)}`, status)

@@ -1,0 +1,125 @@
+// `npm run test:mutation:report`: docs/mutation-report.md from StrykerJS's JSON report (reports/mutation/mutation.json,
+// written by the last `npm run test:mutation`): the score, the figures of each file, and every mutant left alive with
+// the argument why no input the hook can receive tells it from the code (test/mutation/equivalent.yaml, written by
+// people). The page holds no date and no timing: a fresh full run regenerates it byte for byte, so a reviewer can
+// compare it with the committed one.
+//
+//   node scripts/mutation-report.mjs            writes the page; fails when a survivor has no argument
+//   node scripts/mutation-report.mjs --check    writes nothing; fails when the committed page differs, when a
+//                                               survivor has no argument, or when an argument names no survivor
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { parse } from 'yaml'
+
+const REPORT = 'reports/mutation/mutation.json'
+const ARGUMENTS = 'test/mutation/equivalent.yaml'
+const PAGE = 'docs/mutation-report.md'
+
+const check = process.argv.includes('--check')
+const { files } = JSON.parse(readFileSync(process.argv.find((arg) => arg.endsWith('.json')) ?? REPORT, 'utf8'))
+const strykerVersion = JSON.parse(readFileSync('node_modules/@stryker-mutator/core/package.json', 'utf8')).version
+/** @type {{at: string, mutator: string, replacement: string, why: string}[]} */
+const argued = parse(readFileSync(ARGUMENTS, 'utf8')) ?? []
+
+const DETECTED = new Set(['Killed', 'Timeout'])
+const ALIVE = new Set(['Survived', 'NoCoverage'])
+const oneLine = (text) => text.replace(/\s+/g, ' ').trim()
+const code = (text) => `\`${oneLine(text).replaceAll('`', "'").slice(0, 120)}\``
+const percent = (detected, valid) => (valid === 0 ? 'n/a' : `${((100 * detected) / valid).toFixed(2)} %`)
+
+/** The source text a mutant replaces (the report's locations are 1-based, lines and columns: mutation-testing-report-schema). */
+function original(source, { start, end }) {
+  const lines = source.split('\n').slice(start.line - 1, end.line)
+  if (lines.length === 1) return lines[0].slice(start.column - 1, end.column - 1)
+  lines[lines.length - 1] = lines[lines.length - 1].slice(0, end.column - 1)
+  lines[0] = lines[0].slice(start.column - 1)
+  return lines.join('\n')
+}
+
+const rows = []
+const survivors = []
+const totals = { detected: 0, survived: 0, noCoverage: 0, invalid: 0, ignored: 0 }
+for (const file of Object.keys(files).sort()) {
+  const { source, mutants } = files[file]
+  const figures = { mutants: 0, detected: 0, alive: 0 }
+  for (const mutant of mutants) {
+    if (mutant.status === 'Ignored') totals.ignored += 1
+    else if (mutant.status === 'CompileError' || mutant.status === 'RuntimeError') totals.invalid += 1
+    else {
+      figures.mutants += 1
+      if (DETECTED.has(mutant.status)) figures.detected += 1
+      if (ALIVE.has(mutant.status)) {
+        figures.alive += 1
+        const { line, column } = mutant.location.start
+        survivors.push({ file, at: `${file}:${line}:${column}`, line, column, status: mutant.status, mutator: mutant.mutatorName, replacement: oneLine(mutant.replacement ?? ''), original: original(source, mutant.location) })
+      }
+    }
+    if (DETECTED.has(mutant.status)) totals.detected += 1
+    if (mutant.status === 'Survived') totals.survived += 1
+    if (mutant.status === 'NoCoverage') totals.noCoverage += 1
+  }
+  rows.push(`| \`${file}\` | ${figures.mutants} | ${figures.detected} | ${figures.alive} | ${percent(figures.detected, figures.mutants)} |`)
+}
+survivors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column || (a.mutator < b.mutator ? -1 : 1)))
+
+// Every module of src/challenge/, to say which ones a partial run did not reach.
+const allFiles = readdirSync('src/challenge').filter((name) => name.endsWith('.ts')).map((name) => `src/challenge/${name}`).sort()
+const missingFiles = allFiles.filter((file) => !(file in files))
+
+const key = (each) => `${each.at} ${each.mutator} ${oneLine(each.replacement)}`
+const arguments_ = new Map(argued.map((each) => [key(each), oneLine(each.why)]))
+const missing = survivors.filter((each) => !arguments_.has(key(each)))
+const stale = argued.filter((each) => !survivors.some((survivor) => key(survivor) === key(each)))
+const valid = totals.detected + totals.survived + totals.noCoverage
+
+const page = `# Mutation report
+
+<!-- Written by \`npm run test:mutation:report\` (scripts/mutation-report.mjs) from the JSON report of the last full
+\`npm run test:mutation\`, and the arguments of ${ARGUMENTS}. Edit those, not this page. -->
+
+StrykerJS ${strykerVersion} mutated ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
+domain tests and then the end-to-end scenarios ([how](development.md#mutation-testing-npm-run-testmutation)). A
+mutant is killed when a test fails (or the tests run past their time) with it in place.
+${missingFiles.length === 0 ? '' : `\n**Not in this report** (not mutated in the run it was written from): ${missingFiles.map((file) => `\`${file}\``).join(', ')}.\n`}
+| mutants | |
+|---|---|
+| killed | ${totals.detected} |
+| survived | ${totals.survived} |
+| reached by no test | ${totals.noCoverage} |
+| **score** (killed of all three) | **${percent(totals.detected, valid)}** |
+| not counted: static, or the mutated code does not compile or load | ${totals.ignored + totals.invalid} |
+
+## By file
+
+| file | mutants | killed | alive | score |
+|---|---|---|---|---|
+${rows.join('\n')}
+
+## Every mutant left alive, and why it is equivalent
+
+Each is a change no input the hook can receive tells from the code; the argument says why, for a reviewer to check.
+
+${survivors.length === 0 ? 'None.\n' : ''}${survivors
+  .map((each) => `- \`${each.at}\` ${each.mutator}${each.status === 'NoCoverage' ? ' (reached by no test)' : ''}: ${code(each.original)} → ${code(each.replacement)}. ${arguments_.get(key(each)) ?? '**No argument yet.**'}`)
+  .join('\n')}
+`
+
+console.log(`score ${percent(totals.detected, valid)}: ${totals.detected} killed, ${totals.survived} survived, ${totals.noCoverage} reached by no test`)
+for (const each of missing) console.log(`no argument in ${ARGUMENTS}: ${key(each)}  (${code(each.original)})`)
+for (const each of stale) console.log(`an argument in ${ARGUMENTS} names no survivor: ${key(each)}`)
+let failed = missing.length > 0 || (check && stale.length > 0)
+if (check) {
+  let committed = ''
+  try {
+    committed = readFileSync(PAGE, 'utf8')
+  } catch {
+    // No committed page yet: it differs from any report, which the comparison below says.
+  }
+  if (committed !== page) {
+    console.log(`${PAGE} is not what this report gives: regenerate it with npm run test:mutation:report`)
+    failed = true
+  } else console.log(`${PAGE} is what this report gives`)
+} else {
+  writeFileSync(PAGE, page)
+  console.log(`wrote ${PAGE}`)
+}
+process.exitCode = failed ? 1 : 0
