@@ -9,7 +9,17 @@ import tseslint from 'typescript-eslint'
 export default tseslint.config(
   {
     // Generated or downloaded: builds, bundles, coverage and reports.
-    ignores: ['dist/', 'bench/out/', 'test/mutation/out/', 'coverage/', '.tap/', 'reports/', '.stryker-tmp/', '.cluster/', 'node_modules/'],
+    ignores: [
+      'dist/',
+      'bench/out/',
+      'test/mutation/out/',
+      'coverage/',
+      '.tap/',
+      'reports/',
+      '.stryker-tmp/',
+      '.cluster/',
+      'node_modules/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -24,7 +34,12 @@ export default tseslint.config(
       // drops a field, `_request` is a parameter a callback signature requires).
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+        },
       ],
       // `async` without `await` is how Fastify's plugins, hooks and handlers, tap's subtests and the helpers that
       // wait for a condition say that they may be asynchronous; the rule would turn them into callbacks or wrappers.
@@ -48,7 +63,9 @@ export default tseslint.config(
       // tap awaits every subtest itself, in order: `t.test(...)` is not a promise left floating.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: '@tapjs/test', name: ['test', 'todo', 'skip', 'only'] }] },
+        {
+          allowForKnownSafeCalls: [{ from: 'package', package: '@tapjs/test', name: ['test', 'todo', 'skip', 'only'] }],
+        },
       ],
     },
   },

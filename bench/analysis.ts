@@ -32,7 +32,8 @@ export type Figures = ReturnType<typeof figuresOf>
 /** The figures of a run, as functions of size and server. */
 export function figuresOf(results: BenchResults) {
   const sizes = results.requests.map((request) => request.size)
-  const bytes = (size: SizeName) => (results.requests.find((request) => request.size === size) as { bytes: number }).bytes
+  const bytes = (size: SizeName) =>
+    (results.requests.find((request) => request.size === size) as { bytes: number }).bytes
   const rounds = (size: SizeName, variant: Variant) => results.runs[size]?.[variant] ?? ([] as RoundRun[])
   const summary = (size: SizeName, variant: Variant) => results.summaries[size]?.[variant] as Summary
   const ratioOf = (size: SizeName, base: ServerName) => pairedRatio(rounds(size, 'real'), rounds(size, base))

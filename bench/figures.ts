@@ -38,7 +38,8 @@ export function summarize(runs: Run[]): Summary {
   const all = Float64Array.from(runs.flatMap((run) => [...run.latencies])).sort()
   const requests = runs.reduce((n, run) => n + run.requests, 0)
   const statuses: Record<string, number> = {}
-  for (const run of runs) for (const [code, n] of Object.entries(run.statuses)) statuses[code] = (statuses[code] ?? 0) + n
+  for (const run of runs)
+    for (const [code, n] of Object.entries(run.statuses)) statuses[code] = (statuses[code] ?? 0) + n
   const firstError = runs.find((run) => run.firstError !== undefined)?.firstError
   return {
     rps: median(runs.map((run) => run.rps)),
@@ -59,23 +60,35 @@ export function summarize(runs: Run[]): Summary {
 }
 
 /** A server's req/s as a share of another's, paired round by round (same moment of the machine): median, min, max. */
-export function pairedRatio(a: ReadonlyArray<{ rps: number }>, b: ReadonlyArray<{ rps: number }>): { median: number; min: number; max: number } {
+export function pairedRatio(
+  a: ReadonlyArray<{ rps: number }>,
+  b: ReadonlyArray<{ rps: number }>,
+): { median: number; min: number; max: number } {
   const ratios = a.map((run, i) => run.rps / (b[i] as { rps: number }).rps)
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) }
 }
 
 export const kib = (bytes: number) => bytes / 1024
-export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a')
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    : 'n/a'
 export const pct = (share: number) => `${fmt(share * 100, 1)} %`
-export const sizeLabel = (bytes: number) => (bytes >= 1024 * 1024 ? `${fmt(bytes / 1024 / 1024, 2)} MiB` : `${fmt(kib(bytes), 1)} KiB`)
+export const sizeLabel = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${fmt(bytes / 1024 / 1024, 2)} MiB` : `${fmt(kib(bytes), 1)} KiB`
 
 export function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n')
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n')
 }
 
 export function plain(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)))
-  const line = (cells: string[]) => cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join('  ')
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')
 }
 

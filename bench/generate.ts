@@ -24,7 +24,15 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { parseAllDocuments } from 'yaml'
-import { Cluster, injectTransport, Simulator, type CompositeController, type Injectable, type KubeObject, type SyncResult } from '../test/support/simulator/index.js'
+import {
+  Cluster,
+  injectTransport,
+  Simulator,
+  type CompositeController,
+  type Injectable,
+  type KubeObject,
+  type SyncResult,
+} from '../test/support/simulator/index.js'
 
 export const NAMESPACE = 'challenges'
 export const OWNER = 'alice'
@@ -73,7 +81,8 @@ export function serverEnv(extra: Record<string, string> = {}): Record<string, st
 }
 
 function examples(root: string): { web: Json; pwn: Json } {
-  const first = (file: string) => parseAllDocuments(readFileSync(join(root, 'manifests/examples', file), 'utf8'))[0]!.toJSON() as Json
+  const first = (file: string) =>
+    parseAllDocuments(readFileSync(join(root, 'manifests/examples', file), 'utf8'))[0]!.toJSON() as Json
   return { web: first('web-login.yaml'), pwn: first('pwn-echo.yaml') }
 }
 
@@ -98,7 +107,11 @@ function definition(templates: { web: Json; pwn: Json }, index: number): KubeObj
   return applied({
     apiVersion: API,
     kind: 'ChallengeDefinition',
-    metadata: { name, namespace: NAMESPACE, labels: { 'ctf.example.org/category': web ? 'web' : 'pwn', 'ctf.example.org/event': 'finals-2026' } },
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      labels: { 'ctf.example.org/category': web ? 'web' : 'pwn', 'ctf.example.org/event': 'finals-2026' },
+    },
     spec,
   })
 }
@@ -113,7 +126,14 @@ function challenge(definitionName: string, owner: string, deadline: string): Kub
       labels: { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definitionName },
       annotations: { 'ctf.example.org/requested-by': `user:${owner}`, 'ctf.example.org/team': 'team-0042' },
     },
-    spec: { definitionRef: { name: definitionName }, owner: { kind: 'User', id: owner }, desiredState: 'Running', renewals: 0, restarts: 0, deadline },
+    spec: {
+      definitionRef: { name: definitionName },
+      owner: { kind: 'User', id: owner },
+      desiredState: 'Running',
+      renewals: 0,
+      restarts: 0,
+      deadline,
+    },
   }
 }
 
@@ -131,7 +151,14 @@ function controller(root: string, created: string): CompositeController {
     resourceVersion: '1042',
     creationTimestamp: created,
     managedFields: [
-      { manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: 'metacontroller.k8s.io/v1alpha1', time: created, fieldsType: 'FieldsV1', fieldsV1: fieldSet({ metadata: { annotations: object.metadata.annotations }, spec: object.spec }) },
+      {
+        manager: 'kubectl-client-side-apply',
+        operation: 'Update',
+        apiVersion: 'metacontroller.k8s.io/v1alpha1',
+        time: created,
+        fieldsType: 'FieldsV1',
+        fieldsV1: fieldSet({ metadata: { annotations: object.metadata.annotations }, spec: object.spec }),
+      },
     ],
   })
   return object as CompositeController
@@ -142,7 +169,8 @@ function fieldSet(value: unknown): Json {
   const set: Json = {}
   if (Array.isArray(value)) {
     for (const item of value) {
-      const key = typeof item === 'object' && item !== null ? ['name', 'apiVersion', 'type'].find((k) => k in item) : undefined
+      const key =
+        typeof item === 'object' && item !== null ? ['name', 'apiVersion', 'type'].find((k) => k in item) : undefined
       if (key !== undefined) set[`k:${JSON.stringify({ [key]: item[key] })}`] = { '.': {}, ...fieldSet(item) }
     }
   } else if (typeof value === 'object' && value !== null) {
@@ -156,7 +184,9 @@ function fieldSet(value: unknown): Json {
 function expect(result: SyncResult, phase: string): string {
   const status = result.answer?.status as Json | undefined
   if (result.outcome !== 'synced' || !result.request || status?.phase !== phase) {
-    throw new Error(`generating ${result.parent.name}: expected ${phase}, got ${result.outcome} ${JSON.stringify(status)} ${result.errors.join('; ')}`)
+    throw new Error(
+      `generating ${result.parent.name}: expected ${phase}, got ${result.outcome} ${JSON.stringify(status)} ${result.errors.join('; ')}`,
+    )
   }
   return `${status.phase}/${status.reason}`
 }
@@ -189,7 +219,9 @@ export interface Context {
 
 export async function createContext(root: string, nowMs: number): Promise<Context> {
   const dist = (file: string) => pathToFileURL(join(root, 'dist', file)).href
-  const { buildApp } = (await import(dist('http/app.js'))) as { buildApp: (config: unknown, options: { logger: false; now: () => Date }) => Promise<App> }
+  const { buildApp } = (await import(dist('http/app.js'))) as {
+    buildApp: (config: unknown, options: { logger: false; now: () => Date }) => Promise<App>
+  }
   const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: Record<string, string>) => unknown }
   const env = serverEnv()
   const clock: Context['clock'] = { cluster: undefined }
@@ -201,7 +233,11 @@ export async function createContext(root: string, nowMs: number): Promise<Contex
 function simulator(context: Context, cluster: Cluster): Simulator {
   context.clock.cluster = cluster
   const created = rfc3339(cluster.now().getTime() - 86400_000)
-  return new Simulator(controller(context.root, created), cluster, injectTransport(context.app, { token: context.env.HOOK_TOKEN as string }))
+  return new Simulator(
+    controller(context.root, created),
+    cluster,
+    injectTransport(context.app, { token: context.env.HOOK_TOKEN as string }),
+  )
 }
 
 function historyStart(nowMs: number): number {
@@ -241,7 +277,8 @@ export async function live(context: Context, index: number): Promise<Life> {
   await settle(cluster, sim, 2)
   await sim.advance(3)
   const running = getChallenge(cluster, name)
-  if ((running.status as Json | undefined)?.phase !== 'Running') throw new Error(`generating ${name}: not Running: ${JSON.stringify(running.status)}`)
+  if ((running.status as Json | undefined)?.phase !== 'Running')
+    throw new Error(`generating ${name}: not Running: ${JSON.stringify(running.status)}`)
   // Played for a while; most are solved, some the player stops.
   cluster.advance(60 + ((index * 37) % 90))
   running.spec = { ...running.spec, desiredState: 'Stopped', ...(index % 5 !== 0 ? { stopReason: 'Solved' } : {}) }
@@ -251,7 +288,8 @@ export async function live(context: Context, index: number): Promise<Life> {
   cluster.advance(2)
   await settle(cluster, sim, 2)
   const final = getChallenge(cluster, name)
-  if ((final.status as Json | undefined)?.phase !== 'Deleted') throw new Error(`generating ${name}: not Deleted: ${JSON.stringify(final.status)}`)
+  if ((final.status as Json | undefined)?.phase !== 'Deleted')
+    throw new Error(`generating ${name}: not Deleted: ${JSON.stringify(final.status)}`)
   sim.close()
   const finishedMs = cluster.now().getTime()
   if (finishedMs - startMs >= LIFE_SLOT_MS) throw new Error(`generating ${name}: its life outgrew its slot`)
@@ -264,7 +302,10 @@ function replay(cluster: Cluster, life: Life): void {
   cluster.advance((life.createdMs - cluster.now().getTime()) / 1000)
   cluster.create(life.created, 'ctf-platform')
   const stored = getChallenge(cluster, name)
-  cluster.update({ ...stored, metadata: { ...stored.metadata, finalizers: life.final.metadata.finalizers ?? [] } }, 'metacontroller')
+  cluster.update(
+    { ...stored, metadata: { ...stored.metadata, finalizers: life.final.metadata.finalizers ?? [] } },
+    'metacontroller',
+  )
   cluster.advance((life.finishedMs - cluster.now().getTime()) / 1000)
   cluster.update({ ...getChallenge(cluster, name), spec: life.final.spec }, 'ctf-platform')
   cluster.updateStatus({ ...getChallenge(cluster, name), status: life.final.status }, 'metacontroller')
@@ -275,7 +316,11 @@ function replay(cluster: Cluster, life: Life): void {
  * minutes before the wall clock the owner starts `web-01`, and it becomes Running. Only the target is synced
  * (reconcile): an informer's first list would sync every Challenge of the namespace.
  */
-async function runningTarget(context: Context, size: number, lives: Life[]): Promise<{ result: SyncResult; phase: string }> {
+async function runningTarget(
+  context: Context,
+  size: number,
+  lives: Life[],
+): Promise<{ result: SyncResult; phase: string }> {
   const cluster = new Cluster({ start: new Date(catalogueApplied(context.nowMs)) })
   for (let i = 1; i <= size; i++) cluster.create(definition(context.templates, i), 'kubectl-client-side-apply')
   for (const life of lives) replay(cluster, life)
@@ -290,7 +335,8 @@ async function runningTarget(context: Context, size: number, lives: Life[]): Pro
       cluster.advance(20)
       const steady = await sim.reconcile(NAMESPACE, target.metadata.name)
       sim.close()
-      if (cluster.now().getTime() > Date.now()) throw new Error('generating: the simulated clock ran past the wall clock')
+      if (cluster.now().getTime() > Date.now())
+        throw new Error('generating: the simulated clock ran past the wall clock')
       return { result: steady, phase: expect(steady, 'Running') }
     }
     cluster.advance(4)
@@ -308,10 +354,14 @@ async function allLives(root: string, nowMs: number): Promise<Life[]> {
     shares.map(
       (share) =>
         new Promise<Life[]>((resolve, reject) => {
-          const worker = new Worker(new URL('./lives-worker.js', import.meta.url), { workerData: { root, nowMs, indexes: share } })
+          const worker = new Worker(new URL('./lives-worker.js', import.meta.url), {
+            workerData: { root, nowMs, indexes: share },
+          })
           worker.once('message', (lives: Life[]) => resolve(lives))
           worker.once('error', reject)
-          worker.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`lives worker exited with ${code}`))))
+          worker.once('exit', (code) =>
+            code === 0 ? undefined : reject(new Error(`lives worker exited with ${code}`)),
+          )
         }),
     ),
   )
@@ -338,18 +388,38 @@ export async function generate(root: string): Promise<Generated[]> {
     cluster.create(target, 'ctf-platform')
     const first = await sim.reconcile(NAMESPACE, target.metadata.name)
     sim.close()
-    out.push({ name: 'small', what: 'first /sync of a new instance (no status, no children); 1 ChallengeDefinition in the namespace', body: request(first), phase: expect(first, 'Pending') })
+    out.push({
+      name: 'small',
+      what: 'first /sync of a new instance (no status, no children); 1 ChallengeDefinition in the namespace',
+      body: request(first),
+      phase: expect(first, 'Pending'),
+    })
   }
 
   const medium = await runningTarget(context, CATALOGUE, [])
-  out.push({ name: 'medium', what: `a Running HTTP instance (Secret, 2 NetworkPolicies, Deployment, Service, Ingress, its Pod); ${CATALOGUE} ChallengeDefinitions in the namespace, only its own in the request`, body: request(medium.result), phase: medium.phase })
+  out.push({
+    name: 'medium',
+    what: `a Running HTTP instance (Secret, 2 NetworkPolicies, Deployment, Service, Ingress, its Pod); ${CATALOGUE} ChallengeDefinitions in the namespace, only its own in the request`,
+    body: request(medium.result),
+    phase: medium.phase,
+  })
 
   const lives = await pendingLives
   const large = await runningTarget(context, CATALOGUE, lives.slice(0, CATALOGUE - 1))
-  out.push({ name: 'large', what: `medium, after its owner went through the ${CATALOGUE - 1} other challenges: ${CATALOGUE} related Challenges with status and managedFields`, body: request(large.result), phase: large.phase })
+  out.push({
+    name: 'large',
+    what: `medium, after its owner went through the ${CATALOGUE - 1} other challenges: ${CATALOGUE} related Challenges with status and managedFields`,
+    body: request(large.result),
+    phase: large.phase,
+  })
 
   const xlarge = await runningTarget(context, XLARGE_CATALOGUE, lives)
-  out.push({ name: 'xlarge', what: `large, in a ${XLARGE_CATALOGUE}-challenge catalogue the owner went through: ${XLARGE_CATALOGUE} related Challenges (the definitions stay out of the request)`, body: request(xlarge.result), phase: xlarge.phase })
+  out.push({
+    name: 'xlarge',
+    what: `large, in a ${XLARGE_CATALOGUE}-challenge catalogue the owner went through: ${XLARGE_CATALOGUE} related Challenges (the definitions stay out of the request)`,
+    body: request(xlarge.result),
+    phase: xlarge.phase,
+  })
 
   await context.app.close()
   return out

@@ -75,7 +75,8 @@ function once(agent: Agent, options: LoadOptions): Promise<Outcome> {
       },
       (res) => {
         let received = Buffer.byteLength(`HTTP/1.1 ${res.statusCode} ${res.statusMessage}\r\n\r\n`)
-        for (let i = 0; i < res.rawHeaders.length; i += 2) received += Buffer.byteLength(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`)
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          received += Buffer.byteLength(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`)
         res.on('data', (chunk: Buffer) => (received += chunk.length))
         res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: elapsed(), received }))
         res.on('error', (error) => resolve({ status: 0, ms: elapsed(), received, error: error.message }))

@@ -31,14 +31,24 @@ import { load } from './load.js'
 import { superviseChildren, serverProcesses, type Running } from './processes.js'
 import { cpuSeconds, rssMb, rssSampler } from './proc.js'
 import { summarise, summariseStart } from './profile.js'
-import { BIG, RESULTS_VERSION, SERVERS, type BenchResults, type RequestRecord, type ServerName, type Variant } from './results.js'
+import {
+  BIG,
+  RESULTS_VERSION,
+  SERVERS,
+  type BenchResults,
+  type RequestRecord,
+  type ServerName,
+  type Variant,
+} from './results.js'
 import { timeStages } from './stages.js'
 
 // No flags: the settings are the BENCH_* variables above.
 try {
   parseArgs({ args: process.argv.slice(2), options: {}, strict: true })
 } catch (error) {
-  console.error(`bench measure: ${(error as Error).message}\nusage: npm run bench (no arguments: its settings are BENCH_* environment variables, bench/README.md)`)
+  console.error(
+    `bench measure: ${(error as Error).message}\nusage: npm run bench (no arguments: its settings are BENCH_* environment variables, bench/README.md)`,
+  )
   process.exit(2)
 }
 const began = performance.now()
@@ -69,9 +79,22 @@ const env = serverEnv({ HOST: '127.0.0.1', LOG_LEVEL })
 const HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${env.HOOK_TOKEN}` }
 
 superviseChildren(HARD_STOP_MS)
-const { post, startReal, startBaseline, stop } = serverProcesses({ root: ROOT, here, env, headers: HEADERS, realNodeArgs: REAL_NODE_ARGS })
+const { post, startReal, startBaseline, stop } = serverProcesses({
+  root: ROOT,
+  here,
+  env,
+  headers: HEADERS,
+  realNodeArgs: REAL_NODE_ARGS,
+})
 
-async function measure(server: Running, body: Buffer, headers: Record<string, string>, expectStatus: number, warmupMs: number, durationMs = DURATION_MS): Promise<Run> {
+async function measure(
+  server: Running,
+  body: Buffer,
+  headers: Record<string, string>,
+  expectStatus: number,
+  warmupMs: number,
+  durationMs = DURATION_MS,
+): Promise<Run> {
   let cpuStart = 0
   let cpuEnd = 0
   const result = await load({
@@ -98,12 +121,26 @@ async function profileServing(probe: Buffer, body: Buffer, size: SizeName): Prom
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const { server, firstOkMs } = await startReal(probe, ['--cpu-prof', '--cpu-prof-dir', dir])
-  const run = await load({ port: server.port, path: '/sync', body, headers: HEADERS, concurrency: CONCURRENCY, warmupMs: 0, durationMs: PROFILE_MS, expectStatus: 200 })
+  const run = await load({
+    port: server.port,
+    path: '/sync',
+    body,
+    headers: HEADERS,
+    concurrency: CONCURRENCY,
+    warmupMs: 0,
+    durationMs: PROFILE_MS,
+    expectStatus: 200,
+  })
   await stop(server)
   const name = readdirSync(dir).find((file) => file.endsWith('.cpuprofile'))
   if (name === undefined) throw new Error(`no CPU profile was written to ${dir}`)
   // The profile covers the whole process: its start (left out) and every request of the run.
-  return { size, summary: summarise(join(dir, name), firstOkMs), requests: run.requests, file: relative(ROOT, join(dir, name)) }
+  return {
+    size,
+    summary: summarise(join(dir, name), firstOkMs),
+    requests: run.requests,
+    file: relative(ROOT, join(dir, name)),
+  }
 }
 
 async function profileStart(probe: Buffer): Promise<NonNullable<BenchResults['start']>> {
@@ -149,7 +186,9 @@ for (const g of generated) {
   const file = join(OUT, 'requests', `${g.name}.json`)
   writeFileSync(file, g.body)
   heapMb.set(g.name, parsedHeapMb(g.body))
-  console.log(`  ${g.name.padEnd(6)} ${sizeLabel(g.body.length).padStart(10)}  ${relative(ROOT, file)}  ${g.phase}: ${g.what}`)
+  console.log(
+    `  ${g.name.padEnd(6)} ${sizeLabel(g.body.length).padStart(10)}  ${relative(ROOT, file)}  ${g.phase}: ${g.what}`,
+  )
 }
 console.log(`  generated in ${fmt(generateSeconds, 1)} s`)
 
@@ -168,13 +207,20 @@ const coldMedian = median(coldStarts)
 console.log(`  ${coldStarts.map((ms) => `${fmt(ms)} ms`).join(', ')}; median ${fmt(coldMedian)} ms`)
 
 // The real server's answers, recorded for the I/O baseline.
-const recorded: Array<{ size: SizeName; requestBytes: number; headers: Record<string, string>; body: string; phase: string }> = []
+const recorded: Array<{
+  size: SizeName
+  requestBytes: number
+  headers: Record<string, string>
+  body: string
+  phase: string
+}> = []
 {
   const { server } = await startReal(small)
   mkdirSync(join(OUT, 'responses'), { recursive: true })
   for (const g of generated) {
     const answer = await post(server.port, g.body)
-    if (answer.status !== 200) throw new Error(`the real server answered ${answer.status} to ${g.name}: ${answer.body.toString().slice(0, 500)}`)
+    if (answer.status !== 200)
+      throw new Error(`the real server answered ${answer.status} to ${g.name}: ${answer.body.toString().slice(0, 500)}`)
     const status = (JSON.parse(answer.body.toString()) as { status: { phase: string; reason: string } }).status
     writeFileSync(join(OUT, 'responses', `${g.name}.json`), answer.body)
     recorded.push({
@@ -196,7 +242,10 @@ const servers: Record<ServerName, Running> = {
   io: await startBaseline('io', { BENCH_RESPONSES: join(OUT, 'responses', 'recorded.json') }),
   sync: await startBaseline('sync', {}),
 }
-const rssIdle = Object.fromEntries(SERVERS.map((name) => [name, rssMb(servers[name].pid)])) as Record<ServerName, number>
+const rssIdle = Object.fromEntries(SERVERS.map((name) => [name, rssMb(servers[name].pid)])) as Record<
+  ServerName,
+  number
+>
 const sameAnswer = new Map<SizeName, boolean>()
 const runs = new Map<SizeName, Record<Variant, Run[]>>()
 const rssMax = {} as Record<SizeName, Record<ServerName, number>>
@@ -233,7 +282,9 @@ for (const size of sizes) {
     const s = summarize(rounds[variant])
     return `${variant} ${fmt(s.rps)}/s${s.unexpected ? ` (${s.unexpected} unexpected)` : ''}`
   }
-  console.log(`bench: ${size.padEnd(6)} ${variants.map(line).join(', ')}; RSS max real ${fmt(real, 1)} MB, io ${fmt(io, 1)} MB, sync ${fmt(sync, 1)} MB`)
+  console.log(
+    `bench: ${size.padEnd(6)} ${variants.map(line).join(', ')}; RSS max real ${fmt(real, 1)} MB, io ${fmt(io, 1)} MB, sync ${fmt(sync, 1)} MB`,
+  )
 }
 for (const name of SERVERS) await stop(servers[name])
 
@@ -242,7 +293,12 @@ for (const name of SERVERS) await stop(servers[name])
 const summaries = Object.fromEntries(
   sizes.map((size) => {
     const rounds = runs.get(size) as Record<Variant, Run[]>
-    return [size, Object.fromEntries((Object.keys(rounds) as Variant[]).filter((v) => rounds[v].length > 0).map((v) => [v, summarize(rounds[v])]))]
+    return [
+      size,
+      Object.fromEntries(
+        (Object.keys(rounds) as Variant[]).filter((v) => rounds[v].length > 0).map((v) => [v, summarize(rounds[v])]),
+      ),
+    ]
   }),
 ) as Record<SizeName, Partial<Record<Variant, Summary>>>
 const withoutLatencies = (rounds: Run[]) => rounds.map(({ latencies: _, ...run }) => run)
@@ -285,7 +341,14 @@ const results: BenchResults = {
   coldStarts,
   rssIdle,
   rssMax,
-  runs: Object.fromEntries(sizes.map((size) => [size, Object.fromEntries(Object.entries(runs.get(size) as Record<Variant, Run[]>).map(([v, rounds]) => [v, withoutLatencies(rounds)]))])) as BenchResults['runs'],
+  runs: Object.fromEntries(
+    sizes.map((size) => [
+      size,
+      Object.fromEntries(
+        Object.entries(runs.get(size) as Record<Variant, Run[]>).map(([v, rounds]) => [v, withoutLatencies(rounds)]),
+      ),
+    ]),
+  ) as BenchResults['runs'],
   summaries,
   profiles: [],
 }
@@ -294,7 +357,11 @@ const figures = figuresOf(results)
 const missed = ratioMissed(figures)
 const profileAll = PROFILE === '1'
 if (PROFILE !== '0') {
-  const toProfile: SizeName[] = profileAll ? ['medium', 'xlarge'] : missed.length > 0 ? [...new Set<SizeName>(['medium', missed.at(-1) as SizeName])] : []
+  const toProfile: SizeName[] = profileAll
+    ? ['medium', 'xlarge']
+    : missed.length > 0
+      ? [...new Set<SizeName>(['medium', missed.at(-1) as SizeName])]
+      : []
   for (const size of toProfile) {
     process.stdout.write(`bench: CPU profile of the real server, ${size} … `)
     const profile = await profileServing(small, bodyOf(size), size)

@@ -66,11 +66,24 @@ export function serverProcesses(options: ServerOptions) {
   function post(port: number, body: Buffer, headers: Record<string, string> = options.headers): Promise<Answer> {
     return new Promise((resolveAnswer, reject) => {
       const req = request(
-        { host: '127.0.0.1', port, path: '/sync', method: 'POST', agent: false, headers: { ...headers, 'content-length': String(body.length) } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/sync',
+          method: 'POST',
+          agent: false,
+          headers: { ...headers, 'content-length': String(body.length) },
+        },
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (chunk: Buffer) => chunks.push(chunk))
-          res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, headers: res.headers as Record<string, string>, body: Buffer.concat(chunks) }))
+          res.on('end', () =>
+            resolveAnswer({
+              status: res.statusCode ?? 0,
+              headers: res.headers as Record<string, string>,
+              body: Buffer.concat(chunks),
+            }),
+          )
           res.on('error', reject)
         },
       )
@@ -86,18 +99,28 @@ export function serverProcesses(options: ServerOptions) {
     const t0 = performance.now()
     const server = spawnNode('real', [...options.realNodeArgs, ...nodeArgs, 'dist/server.js'], {}, port)
     for (;;) {
-      if (!running(server.child)) throw new Error(`the real server exited (${server.child.exitCode ?? server.child.signalCode}): ${server.stderr()}`)
-      if (performance.now() - t0 > 15_000) throw new Error(`the real server did not answer 200 within 15 s: ${server.stderr()}`)
+      if (!running(server.child))
+        throw new Error(
+          `the real server exited (${server.child.exitCode ?? server.child.signalCode}): ${server.stderr()}`,
+        )
+      if (performance.now() - t0 > 15_000)
+        throw new Error(`the real server did not answer 200 within 15 s: ${server.stderr()}`)
       const answer = await post(port, probe).catch(() => undefined)
       if (answer?.status === 200) return { server, firstOkMs: performance.now() - t0 }
-      if (answer !== undefined) throw new Error(`the real server answered ${answer.status}: ${answer.body.toString().slice(0, 300)}`)
+      if (answer !== undefined)
+        throw new Error(`the real server answered ${answer.status}: ${answer.body.toString().slice(0, 300)}`)
       await sleep(2)
     }
   }
 
   async function startBaseline(name: 'io' | 'sync', extraEnv: Record<string, string>): Promise<Running> {
     const port = await freePort()
-    const server = spawnNode(name, [join(options.here, name === 'io' ? 'baseline-io.js' : 'baseline-sync.js')], { ...extraEnv, BENCH_ROOT: options.root }, port)
+    const server = spawnNode(
+      name,
+      [join(options.here, name === 'io' ? 'baseline-io.js' : 'baseline-sync.js')],
+      { ...extraEnv, BENCH_ROOT: options.root },
+      port,
+    )
     await new Promise<void>((ready, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} baseline not ready: ${server.stderr()}`)), 15_000)
       server.child.stdout?.on('data', (chunk: Buffer) => {

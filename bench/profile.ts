@@ -69,7 +69,10 @@ function unbundle(frames: CallFrame[]): void {
     if (!frame.url.endsWith('/dist/server.js')) continue
     if (!maps.has(frame.url)) {
       const mapFile = `${fileURLToPath(frame.url)}.map`
-      maps.set(frame.url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')) as SourceMapPayload) : undefined)
+      maps.set(
+        frame.url,
+        existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8')) as SourceMapPayload) : undefined,
+      )
     }
     const map = maps.get(frame.url)
     const entry = map?.findEntry(frame.lineNumber, frame.columnNumber)
@@ -92,12 +95,14 @@ function read(file: string): { profile: CpuProfile; nodes: Map<number, ProfileNo
 
 function stack(id: number, nodes: Map<number, ProfileNode>, parent: Map<number, number>): CallFrame[] {
   const frames: CallFrame[] = []
-  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) frames.push((nodes.get(at) as ProfileNode).callFrame)
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+    frames.push((nodes.get(at) as ProfileNode).callFrame)
   return frames
 }
 
 /** A frame of the file tsc writes as dist/<file>: either that file, or its source in a bundle's source map. */
-const isDist = (frame: CallFrame, file: string) => frame.url.endsWith(`/dist/${file}`) || frame.url.endsWith(`/src/${file.replace(/\.js$/, '.ts')}`)
+const isDist = (frame: CallFrame, file: string) =>
+  frame.url.endsWith(`/dist/${file}`) || frame.url.endsWith(`/src/${file.replace(/\.js$/, '.ts')}`)
 const inOurs = (url: string, folder = '') => url.includes(`/dist/${folder}`) || url.includes(`/src/${folder}`)
 
 /** The stage of a sample whose stack is `frames` (leaf first). */
@@ -112,7 +117,11 @@ function stageOf(frames: CallFrame[]): string {
     }
     if (url.includes('/node_modules/secure-json-parse/')) return 'JSON.parse (secure-json-parse `_parse`)'
     if (isDist(frame, 'http/json-body.js') && functionName === 'tooDeep') return 'nesting-depth check (json-body.ts)'
-    if (url.includes('/node_modules/fastify/lib/validation.js') || isDist(frame, 'http/precompiled.js') || (url === '' && /^validate\d*$/.test(functionName))) {
+    if (
+      url.includes('/node_modules/fastify/lib/validation.js') ||
+      isDist(frame, 'http/precompiled.js') ||
+      (url === '' && /^validate\d*$/.test(functionName))
+    ) {
       return 'request schema validation (ajv)'
     }
     if (inOurs(url, 'challenge/')) return 'sync (the pure hook)'
@@ -122,10 +131,18 @@ function stageOf(frames: CallFrame[]): string {
       if (owner && isDist(owner, 'http/routes/hooks.js')) return 'answer: SHA-256 ETag'
     }
     if (isDist(frame, 'http/auth.js')) return 'bearer token check (SHA-256)'
-    if (isDist(frame, 'http/routes/hooks.js') && (functionName === 'sendAnswer' || functionName === 'etagOf') && i === 0) {
+    if (
+      isDist(frame, 'http/routes/hooks.js') &&
+      (functionName === 'sendAnswer' || functionName === 'etagOf') &&
+      i === 0
+    ) {
       return 'answer: JSON.stringify (self time of sendAnswer)'
     }
-    if (url.includes('/node_modules/prom-client/') || url.includes('/node_modules/tdigest/') || isDist(frame, 'http/metrics.js')) {
+    if (
+      url.includes('/node_modules/prom-client/') ||
+      url.includes('/node_modules/tdigest/') ||
+      isDist(frame, 'http/metrics.js')
+    ) {
       return 'metrics (prom-client)'
     }
     if (url.includes('/node_modules/pino') || url.includes('/node_modules/thread-stream/')) return 'logging (pino)'
@@ -138,7 +155,9 @@ function stageOf(frames: CallFrame[]): string {
 
 function label(frame: CallFrame): string {
   const file = frame.url.replace(/^file:\/\/.*?\/(node_modules|dist|src)\//, '$1/')
-  const name = frame.functionName.startsWith('RegExp:') ? 'RegExp (secure-json-parse)' : frame.functionName || '(anonymous)'
+  const name = frame.functionName.startsWith('RegExp:')
+    ? 'RegExp (secure-json-parse)'
+    : frame.functionName || '(anonymous)'
   return `${name}${file ? ` ${file}:${frame.lineNumber + 1}` : ''}`
 }
 
@@ -181,12 +200,30 @@ export function summariseStart(file: string): StartSummary {
   const { profile, nodes, parent } = read(file)
   const phases: Array<[string, (frames: CallFrame[]) => boolean]> = [
     ['V8 garbage collector', (f) => f[0]?.functionName === '(garbage collector)'],
-    ['request-schema compilation (ajv, fastify compileSchemasForValidation)', (f) => f.some((x) => x.functionName === 'compileSchemasForValidation')],
-    ['response-schema compilation (fast-json-stringify)', (f) => f.some((x) => x.functionName === 'compileSchemasForSerialization')],
-    ['first /sync call (cold JIT)', (f) => f.some((x) => isDist(x, 'http/routes/hooks.js') && x.functionName === 'handle')],
-    ['buildApp, the rest (fastify instance, metrics registry, routes)', (f) => f.some((x) => isDist(x, 'http/app.js') && x.functionName === 'buildApp')],
-    ['listen and plugin loading (avvio)', (f) => f.some((x) => x.url.includes('/node_modules/avvio/') || x.functionName === 'listen')],
-    ['module loading (reading, compiling and running modules)', (f) => f.some((x) => x.url.startsWith('node:internal/modules/') || x.functionName === 'compileSourceTextModule')],
+    [
+      'request-schema compilation (ajv, fastify compileSchemasForValidation)',
+      (f) => f.some((x) => x.functionName === 'compileSchemasForValidation'),
+    ],
+    [
+      'response-schema compilation (fast-json-stringify)',
+      (f) => f.some((x) => x.functionName === 'compileSchemasForSerialization'),
+    ],
+    [
+      'first /sync call (cold JIT)',
+      (f) => f.some((x) => isDist(x, 'http/routes/hooks.js') && x.functionName === 'handle'),
+    ],
+    [
+      'buildApp, the rest (fastify instance, metrics registry, routes)',
+      (f) => f.some((x) => isDist(x, 'http/app.js') && x.functionName === 'buildApp'),
+    ],
+    [
+      'listen and plugin loading (avvio)',
+      (f) => f.some((x) => x.url.includes('/node_modules/avvio/') || x.functionName === 'listen'),
+    ],
+    [
+      'module loading (reading, compiling and running modules)',
+      (f) => f.some((x) => x.url.startsWith('node:internal/modules/') || x.functionName === 'compileSourceTextModule'),
+    ],
   ]
   const totals = new Map<string, number>()
   let other = 0

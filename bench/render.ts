@@ -20,7 +20,11 @@ const USAGE = 'usage: render.js [--from <results.json>] [--to <RESULTS.md>]'
 function main(argv: string[]): number {
   let values: { from?: string; to?: string; help?: boolean }
   try {
-    ;({ values } = parseArgs({ args: argv, options: { from: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }))
+    ;({ values } = parseArgs({
+      args: argv,
+      options: { from: { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+    }))
   } catch (error) {
     console.error(`bench render: ${(error as Error).message}\n${USAGE}`)
     return 2

@@ -13,13 +13,27 @@ export const FINDINGS_MARKER = '<!-- findings: text below this line is kept when
 
 /** RESULTS.md as rewritten: the rendered figures, then whatever followed the marker in the file before. */
 export function withFindings(rendered: string, previous: string): string {
-  const findings = previous.includes(FINDINGS_MARKER) ? previous.slice(previous.indexOf(FINDINGS_MARKER) + FINDINGS_MARKER.length).trimStart() : ''
+  const findings = previous.includes(FINDINGS_MARKER)
+    ? previous.slice(previous.indexOf(FINDINGS_MARKER) + FINDINGS_MARKER.length).trimStart()
+    : ''
   return `${rendered}${findings ? `\n${findings}` : ''}`
 }
 
 /** The throughput table, as printed on the console and in RESULTS.md. */
 function throughputTable(f: Figures): { header: string[]; rows: string[][] } {
-  const header = ['size', 'server', 'req/s', 'min–max', 'p50 ms', 'p99 ms', 'non-200', 'CPU µs/req', 'µs/req', 'µs/KiB', 'real ÷ this']
+  const header = [
+    'size',
+    'server',
+    'req/s',
+    'min–max',
+    'p50 ms',
+    'p99 ms',
+    'non-200',
+    'CPU µs/req',
+    'µs/req',
+    'µs/KiB',
+    'real ÷ this',
+  ]
   const rows: string[][] = []
   for (const size of f.sizes) {
     for (const server of SERVERS) {
@@ -43,11 +57,31 @@ function throughputTable(f: Figures): { header: string[]; rows: string[][] } {
 }
 
 function etagTable(f: Figures): { header: string[]; rows: string[][] } {
-  const header = ['size', 'req/s 200', 'req/s 304', '304 ÷ 200', 'received B/req (200)', 'received B/req (304)', 'saved B/req', 'sent B/req', 'non-304']
+  const header = [
+    'size',
+    'req/s 200',
+    'req/s 304',
+    '304 ÷ 200',
+    'received B/req (200)',
+    'received B/req (304)',
+    'saved B/req',
+    'sent B/req',
+    'non-304',
+  ]
   const rows = BIG.map((size) => {
     const full = f.summary(size, 'real')
     const cached = f.summary(size, 'etag')
-    return [size, fmt(full.rps), fmt(cached.rps), fmt(cached.rps / full.rps, 2), fmt(full.receivedPerRequest), fmt(cached.receivedPerRequest), fmt(full.receivedPerRequest - cached.receivedPerRequest), fmt(cached.sentPerRequest), String(cached.unexpected)]
+    return [
+      size,
+      fmt(full.rps),
+      fmt(cached.rps),
+      fmt(cached.rps / full.rps, 2),
+      fmt(full.receivedPerRequest),
+      fmt(cached.receivedPerRequest),
+      fmt(full.receivedPerRequest - cached.receivedPerRequest),
+      fmt(cached.sentPerRequest),
+      String(cached.unexpected),
+    ]
   })
   return { header, rows }
 }
@@ -70,16 +104,50 @@ export function consoleReport(results: BenchResults): string {
 /** RESULTS.md up to the findings marker (the marker included). */
 export function resultsMarkdown(results: BenchResults): string {
   const f = figuresOf(results)
-  const { sizes, stage, beyondUs, cpuRatio, nonOk, summary, bytes, usPerRequest, exponent, coldMedian, realRss, nonNotModified } = f
-  const { machine, loadBefore, loadAfter, totalSeconds, generateSeconds, coldStarts, start, rssIdle, rssMax, profiles } = results
-  const { concurrency: CONCURRENCY, rounds: ROUNDS, durationMs: DURATION_MS, firstWarmupMs: FIRST_WARMUP_MS, sizeWarmupMs: SIZE_WARMUP_MS, warmupMs: WARMUP_MS } = results.settings
+  const {
+    sizes,
+    stage,
+    beyondUs,
+    cpuRatio,
+    nonOk,
+    summary,
+    bytes,
+    usPerRequest,
+    exponent,
+    coldMedian,
+    realRss,
+    nonNotModified,
+  } = f
+  const {
+    machine,
+    loadBefore,
+    loadAfter,
+    totalSeconds,
+    generateSeconds,
+    coldStarts,
+    start,
+    rssIdle,
+    rssMax,
+    profiles,
+  } = results
+  const {
+    concurrency: CONCURRENCY,
+    rounds: ROUNDS,
+    durationMs: DURATION_MS,
+    firstWarmupMs: FIRST_WARMUP_MS,
+    sizeWarmupMs: SIZE_WARMUP_MS,
+    warmupMs: WARMUP_MS,
+  } = results.settings
   const { realNodeArgs: REAL_NODE_ARGS, logLevel: LOG_LEVEL, coldStarts: COLD_STARTS } = results.settings
   const { header, rows } = throughputTable(f)
   const etag = etagTable(f)
   const targets = targetsOf(results, f)
   const md: string[] = []
   md.push('# Benchmark: the hook server against the limit', '')
-  md.push(`Measured by \`npm run bench\` (bench/measure.ts) on ${results.date} and rendered from its bench/out/results.json (bench/render.ts); every figure below is from that run. Re-run to refresh.`, '')
+  md.push(
+    `Measured by \`npm run bench\` (bench/measure.ts) on ${results.date} and rendered from its bench/out/results.json (bench/render.ts); every figure below is from that run. Re-run to refresh.`,
+    '',
+  )
   md.push('## Machine and settings', '')
   md.push(
     table(
@@ -90,13 +158,34 @@ export function resultsMarkdown(results: BenchResults): string {
         ['OS', machine.os],
         ['Node', machine.node],
         ['commit', machine.commit],
-        ['load average (1 min) at start / end', `${fmt(loadBefore[0] as number, 2)} / ${fmt(loadAfter[0] as number, 2)} (other work shares the ${machine.cores} cores; see the min–max spread)`],
-        ['load', `closed loop, concurrency ${CONCURRENCY} (Metacontroller's default --workers), keep-alive; per size, ${ROUNDS} rounds in which every server runs once, in rotated order; each run: warm-up (${FIRST_WARMUP_MS} ms before a server's very first run, ${SIZE_WARMUP_MS} ms before a size's first round, ${WARMUP_MS} ms otherwise), then ${DURATION_MS} ms measured. Servers stay up from the smallest size to the largest.`],
-        ['figures', 'req/s: median of the rounds (min–max beside it); latencies: percentiles over every request of every round; ratios: median of the round-by-round ratios'],
-        ['load generator', 'bench/load.ts: node:http keep-alive Agent, in the parent process; every server is its own child process'],
-        ['real server', `\`node ${[...REAL_NODE_ARGS, ''].join(' ')}dist/server.js\`; LOG_LEVEL=${LOG_LEVEL} (no per-call line: "hook answered" is info), NODE_ENV=production, HOOK_TOKEN set (every call carries the bearer token), MAX_EVENT_LOOP_DELAY_MS=0 (no shedding on loop delay: throughput, not self-defence, is measured; test/load/ measures shedding), defaults otherwise (BODY_LIMIT 8 MiB, MAX_IN_FLIGHT 64)`],
-        ['I/O baseline', "bench/baseline-io.ts: node:http; read the body, JSON.parse, answer the real server's recorded bytes (with its content-type and ETag): the limit"],
-        ['sync baseline', 'bench/baseline-sync.ts: node:http; read the body, JSON.parse, `sync` from dist/challenge/hooks.js, JSON.stringify'],
+        [
+          'load average (1 min) at start / end',
+          `${fmt(loadBefore[0] as number, 2)} / ${fmt(loadAfter[0] as number, 2)} (other work shares the ${machine.cores} cores; see the min–max spread)`,
+        ],
+        [
+          'load',
+          `closed loop, concurrency ${CONCURRENCY} (Metacontroller's default --workers), keep-alive; per size, ${ROUNDS} rounds in which every server runs once, in rotated order; each run: warm-up (${FIRST_WARMUP_MS} ms before a server's very first run, ${SIZE_WARMUP_MS} ms before a size's first round, ${WARMUP_MS} ms otherwise), then ${DURATION_MS} ms measured. Servers stay up from the smallest size to the largest.`,
+        ],
+        [
+          'figures',
+          'req/s: median of the rounds (min–max beside it); latencies: percentiles over every request of every round; ratios: median of the round-by-round ratios',
+        ],
+        [
+          'load generator',
+          'bench/load.ts: node:http keep-alive Agent, in the parent process; every server is its own child process',
+        ],
+        [
+          'real server',
+          `\`node ${[...REAL_NODE_ARGS, ''].join(' ')}dist/server.js\`; LOG_LEVEL=${LOG_LEVEL} (no per-call line: "hook answered" is info), NODE_ENV=production, HOOK_TOKEN set (every call carries the bearer token), MAX_EVENT_LOOP_DELAY_MS=0 (no shedding on loop delay: throughput, not self-defence, is measured; test/load/ measures shedding), defaults otherwise (BODY_LIMIT 8 MiB, MAX_IN_FLIGHT 64)`,
+        ],
+        [
+          'I/O baseline',
+          "bench/baseline-io.ts: node:http; read the body, JSON.parse, answer the real server's recorded bytes (with its content-type and ETag): the limit",
+        ],
+        [
+          'sync baseline',
+          'bench/baseline-sync.ts: node:http; read the body, JSON.parse, `sync` from dist/challenge/hooks.js, JSON.stringify',
+        ],
         ['whole run', `${fmt(totalSeconds)} s, of which ${fmt(generateSeconds, 1)} s generating requests`],
       ],
     ),
@@ -109,7 +198,14 @@ export function resultsMarkdown(results: BenchResults): string {
   )
   md.push(
     table(
-      ['size', 'body', 'what', 'the real server answers', 'heap of the parsed body', 'sync baseline answers the same bytes'],
+      [
+        'size',
+        'body',
+        'what',
+        'the real server answers',
+        'heap of the parsed body',
+        'sync baseline answers the same bytes',
+      ],
       results.requests.map((r) => [
         r.size,
         sizeLabel(r.bytes),
@@ -130,9 +226,18 @@ export function resultsMarkdown(results: BenchResults): string {
     table(
       ['stage', ...sizes],
       [
-        ...(Object.keys(STAGE_LABELS) as Array<keyof StageTimes>).map((key) => [STAGE_LABELS[key], ...sizes.map((size) => fmt(stage(size)[key]))]),
-        ['**beyond the I/O baseline** (validation, sync, stringify, ETag)', ...sizes.map((size) => `**${fmt(beyondUs(size))}**`)],
-        ['as a share of decode + JSON.parse', ...sizes.map((size) => pct(beyondUs(size) / (stage(size).decode + stage(size).jsonParse)))],
+        ...(Object.keys(STAGE_LABELS) as Array<keyof StageTimes>).map((key) => [
+          STAGE_LABELS[key],
+          ...sizes.map((size) => fmt(stage(size)[key])),
+        ]),
+        [
+          '**beyond the I/O baseline** (validation, sync, stringify, ETag)',
+          ...sizes.map((size) => `**${fmt(beyondUs(size))}**`),
+        ],
+        [
+          'as a share of decode + JSON.parse',
+          ...sizes.map((size) => pct(beyondUs(size) / (stage(size).decode + stage(size).jsonParse))),
+        ],
       ],
     ),
     '',
@@ -145,7 +250,9 @@ export function resultsMarkdown(results: BenchResults): string {
   md.push(table(header, rows), '')
   md.push(
     "real ÷ this: the real server's req/s over this server's, median of the round-by-round ratios (min–max of the rounds). The same ratio from CPU per request instead (this server's CPU µs/req ÷ the real server's), which other work on the machine disturbs less: " +
-      sizes.map((size) => `${size} I/O ${fmt(cpuRatio(size, 'io'), 2)}, sync ${fmt(cpuRatio(size, 'sync'), 2)}`).join('; ') +
+      sizes
+        .map((size) => `${size} I/O ${fmt(cpuRatio(size, 'io'), 2)}, sync ${fmt(cpuRatio(size, 'sync'), 2)}`)
+        .join('; ') +
       '.',
     '',
   )
@@ -155,7 +262,10 @@ export function resultsMarkdown(results: BenchResults): string {
     '',
   )
   md.push('### Time per request against size', '')
-  md.push('k in time ∝ size^k between consecutive sizes (k ≤ 1: time grows no faster than size; from small to medium the fixed cost per call dominates).', '')
+  md.push(
+    'k in time ∝ size^k between consecutive sizes (k ≤ 1: time grows no faster than size; from small to medium the fixed cost per call dominates).',
+    '',
+  )
   const allSteps: Array<[SizeName, SizeName]> = [['small', 'medium'], ...STEPS]
   md.push(
     table(
@@ -170,10 +280,22 @@ export function resultsMarkdown(results: BenchResults): string {
     '',
   )
   md.push('## Cold start', '')
-  md.push(`Spawn of \`node dist/server.js\` to the first 200 on /sync (small request, polled every 2 ms), ${COLD_STARTS} times: ${coldStarts.map((ms) => `${fmt(ms)} ms`).join(', ')}. **Median ${fmt(coldMedian)} ms.**`, '')
+  md.push(
+    `Spawn of \`node dist/server.js\` to the first 200 on /sync (small request, polled every 2 ms), ${COLD_STARTS} times: ${coldStarts.map((ms) => `${fmt(ms)} ms`).join(', ')}. **Median ${fmt(coldMedian)} ms.**`,
+    '',
+  )
   if (start) {
-    md.push(`Where a cold start goes (CPU profile, ${start.file}; ${fmt(start.summary.spanMs)} ms with the profiler on, which slows it):`, '')
-    md.push(table(['phase', 'ms'], start.summary.phases.map((p) => [p.phase, fmt(p.ms)])), '')
+    md.push(
+      `Where a cold start goes (CPU profile, ${start.file}; ${fmt(start.summary.spanMs)} ms with the profiler on, which slows it):`,
+      '',
+    )
+    md.push(
+      table(
+        ['phase', 'ms'],
+        start.summary.phases.map((p) => [p.phase, fmt(p.ms)]),
+      ),
+      '',
+    )
   }
   md.push('## Memory', '')
   md.push(
@@ -185,7 +307,10 @@ export function resultsMarkdown(results: BenchResults): string {
       ['', ...SERVERS],
       [
         ['after start', ...SERVERS.map((s) => fmt(rssIdle[s], 1))],
-        ...sizes.map((size) => [size, ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt(rssMax[size][s], 1)))]),
+        ...sizes.map((size) => [
+          size,
+          ...SERVERS.map((s) => (s === 'real' ? `**${fmt(realRss(size), 1)}**` : fmt(rssMax[size][s], 1))),
+        ]),
       ],
     ),
     '',
@@ -201,7 +326,13 @@ export function resultsMarkdown(results: BenchResults): string {
     '',
   )
   md.push('## Targets', '')
-  md.push(table(['target', 'value', '', 'cause'], targets.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**', t.cause ?? ''])), '')
+  md.push(
+    table(
+      ['target', 'value', '', 'cause'],
+      targets.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**', t.cause ?? '']),
+    ),
+    '',
+  )
   if (profiles.length > 0) {
     md.push("### Where the real server's time goes", '')
     md.push(
@@ -209,7 +340,8 @@ export function resultsMarkdown(results: BenchResults): string {
       '',
     )
     const stageNames = [...new Set(profiles.flatMap((p) => p.summary.stages.map((s) => s.stage)))]
-    const sharedOf = (stage: string) => profiles.some((p) => p.summary.stages.some((s) => s.stage === stage && s.shared))
+    const sharedOf = (stage: string) =>
+      profiles.some((p) => p.summary.stages.some((s) => s.stage === stage && s.shared))
     md.push(
       table(
         ['stage', 'shared', ...profiles.flatMap((p) => [`${p.size} share`, `${p.size} µs/req`])],
@@ -224,7 +356,14 @@ export function resultsMarkdown(results: BenchResults): string {
       ),
       '',
     )
-    for (const p of profiles) md.push(`Hottest functions by self time, ${p.size}: ${p.summary.functions.slice(0, 8).map((f) => `\`${f.name}\` ${pct(f.share)}`).join(', ')}.`, '')
+    for (const p of profiles)
+      md.push(
+        `Hottest functions by self time, ${p.size}: ${p.summary.functions
+          .slice(0, 8)
+          .map((f) => `\`${f.name}\` ${pct(f.share)}`)
+          .join(', ')}.`,
+        '',
+      )
   }
   md.push(FINDINGS_MARKER, '')
   return md.join('\n')

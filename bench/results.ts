@@ -86,7 +86,9 @@ export interface BenchResults {
 export function readResults(file: string): BenchResults {
   const results = JSON.parse(readFileSync(file, 'utf8')) as BenchResults
   if (results.version !== RESULTS_VERSION) {
-    throw new Error(`${file}: results of version ${String(results.version)}, this renderer reads version ${String(RESULTS_VERSION)}: run \`npm run bench\` again`)
+    throw new Error(
+      `${file}: results of version ${String(results.version)}, this renderer reads version ${String(RESULTS_VERSION)}: run \`npm run bench\` again`,
+    )
   }
   return results
 }

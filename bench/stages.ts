@@ -24,7 +24,7 @@ export interface StageTimes {
 export const STAGE_LABELS: Record<keyof StageTimes, string> = {
   decode: 'UTF-8 decode of the body (Buffer → string)',
   jsonParse: 'JSON.parse',
-  validate: 'ajv: SyncRequestSchema, compiled by fastify\'s compiler with the app\'s options',
+  validate: "ajv: SyncRequestSchema, compiled by fastify's compiler with the app's options",
   sync: 'sync (dist/challenge/hooks.js)',
   stringify: 'JSON.stringify of the answer',
   etag: 'SHA-256 ETag of the answer',
@@ -47,16 +47,32 @@ function time(fn: Fn, budgetMs: number): number {
 }
 
 /** Each stage is timed `reps` times, interleaved with the others; the fastest is kept (noise only adds). */
-export async function timeStages(root: string, env: Record<string, string>, bodies: Map<string, Buffer>, budgetMs = 40, reps = 3): Promise<Map<string, StageTimes>> {
+export async function timeStages(
+  root: string,
+  env: Record<string, string>,
+  bodies: Map<string, Buffer>,
+  budgetMs = 40,
+  reps = 3,
+): Promise<Map<string, StageTimes>> {
   const dist = (file: string) => pathToFileURL(join(root, 'dist', file)).href
-  const { sync } = (await import(dist('challenge/hooks.js'))) as { sync: (request: unknown, config: unknown, now: Date) => unknown }
+  const { sync } = (await import(dist('challenge/hooks.js'))) as {
+    sync: (request: unknown, config: unknown, now: Date) => unknown
+  }
   const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: Record<string, string>) => unknown }
   const { SyncRequestSchema } = (await import(dist('protocol.js'))) as { SyncRequestSchema: object }
   const fastifyRequire = createRequire(createRequire(join(root, 'package.json')).resolve('fastify'))
-  const AjvCompiler = fastifyRequire('@fastify/ajv-compiler') as () => (external: object, options: object) => (route: object) => (data: unknown) => boolean
+  const AjvCompiler = fastifyRequire('@fastify/ajv-compiler') as () => (
+    external: object,
+    options: object,
+  ) => (route: object) => (data: unknown) => boolean
   // src/http/app.ts: report, never repair.
   const customOptions = { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false }
-  const validate = AjvCompiler()({}, { customOptions })({ schema: SyncRequestSchema, method: 'POST', url: '/sync', httpPart: 'body' })
+  const validate = AjvCompiler()({}, { customOptions })({
+    schema: SyncRequestSchema,
+    method: 'POST',
+    url: '/sync',
+    httpPart: 'body',
+  })
   const config = loadConfig(env)
 
   const out = new Map<string, StageTimes>()
@@ -68,7 +84,10 @@ export async function timeStages(root: string, env: Record<string, string>, bodi
     const answer = sync(request, config, now)
     const answerText = JSON.stringify(answer)
     // Validation and sync go round a pool of separately parsed copies, so one object does not sit in the caches.
-    const pool = Array.from({ length: Math.max(2, Math.min(64, Math.floor((8 * 1024 * 1024) / body.length))) }, () => JSON.parse(text) as unknown)
+    const pool = Array.from(
+      { length: Math.max(2, Math.min(64, Math.floor((8 * 1024 * 1024) / body.length))) },
+      () => JSON.parse(text) as unknown,
+    )
     let next = 0
     const copy = () => pool[next++ % pool.length]
     const fns: Record<keyof StageTimes, Fn> = {
@@ -81,7 +100,8 @@ export async function timeStages(root: string, env: Record<string, string>, bodi
     }
     const best = Object.fromEntries(Object.keys(fns).map((key) => [key, Infinity])) as unknown as StageTimes
     for (let rep = 0; rep < reps; rep++) {
-      for (const key of Object.keys(fns) as Array<keyof StageTimes>) best[key] = Math.min(best[key], time(fns[key], budgetMs))
+      for (const key of Object.keys(fns) as Array<keyof StageTimes>)
+        best[key] = Math.min(best[key], time(fns[key], budgetMs))
     }
     out.set(name, best)
   }

@@ -27,11 +27,13 @@ function standaloneCode(schemas, options) {
 const REPLACED = [
   [
     /[\\/]dist[\\/]http[\\/]precompiled\.js$/,
-    () => `${standaloneCode(PRECOMPILABLE, VALIDATION_OPTIONS)}\nexport const PRECOMPILED = { ${Object.keys(PRECOMPILABLE).join(', ')} };\n`,
+    () =>
+      `${standaloneCode(PRECOMPILABLE, VALIDATION_OPTIONS)}\nexport const PRECOMPILED = { ${Object.keys(PRECOMPILABLE).join(', ')} };\n`,
   ],
   [
     /[\\/]dist[\\/]challenge[\\/]precompiled\.js$/,
-    () => `${standaloneCode({ definition: DefinitionSpecSchema }, DESCRIBED_OPTIONS)}\nexport const PRECOMPILED_DEFINITION = definition;\n`,
+    () =>
+      `${standaloneCode({ definition: DefinitionSpecSchema }, DESCRIBED_OPTIONS)}\nexport const PRECOMPILED_DEFINITION = definition;\n`,
   ],
 ]
 
@@ -62,7 +64,9 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   // The CommonJS dependencies (fastify, pino, …) call require() for Node's own modules; an ES module has none.
-  banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
+  },
   plugins: [precompiled],
   logLevel: 'warning',
 })

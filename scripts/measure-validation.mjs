@@ -32,7 +32,13 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 function post(port, path, body) {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      },
       (res) => {
         res.resume()
         res.on('end', () => resolve(res.statusCode))
@@ -46,7 +52,8 @@ function post(port, path, body) {
 /** CPU time of every thread of process `pid` so far, ms (Linux: /proc/<pid>/task/<tid>/schedstat, ns on CPU). */
 function cpuMs(pid) {
   let ns = 0
-  for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+  for (const tid of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
   return ns / 1e6
 }
 
@@ -109,7 +116,9 @@ const definition = Object.values(sync.related['ChallengeDefinition.challenge-hoo
 const ajvOf = (options) => new Ajv({ ...OPTIONS, ...options, validateSchema: false })
 const [ajvRequest, ajvRequestMs] = compileTime(() => ajvOf({ code: { optimize: false } }).compile(SyncRequestSchema))
 const [builtRequest, builtRequestMs] = compileTime(() => ajvOf({}).compile(SyncRequestSchema))
-const [ajvDefinition, ajvDefinitionMs] = compileTime(() => ajvOf({ verbose: true, code: { optimize: false } }).compile(DefinitionSpecSchema))
+const [ajvDefinition, ajvDefinitionMs] = compileTime(() =>
+  ajvOf({ verbose: true, code: { optimize: false } }).compile(DefinitionSpecSchema),
+)
 const [builtDefinition, builtDefinitionMs] = compileTime(() => ajvOf({ verbose: true }).compile(DefinitionSpecSchema))
 const [typeboxDefinition, typeboxDefinitionMs] = compileTime(() => TypeCompiler.Compile(DefinitionSpecSchema))
 const figures = [
@@ -117,6 +126,11 @@ const figures = [
   ['request (SyncRequestSchema), ajv as the build compiles it', builtRequestMs, perCall(builtRequest, sync)],
   ['definition spec, ajv as src/ compiles it', ajvDefinitionMs, perCall(ajvDefinition, definition)],
   ['definition spec, ajv as the build compiles it', builtDefinitionMs, perCall(builtDefinition, definition)],
-  ['definition spec, TypeBox compiler (before)', typeboxDefinitionMs, perCall((value) => typeboxDefinition.Check(value), definition)],
+  [
+    'definition spec, TypeBox compiler (before)',
+    typeboxDefinitionMs,
+    perCall((value) => typeboxDefinition.Check(value), definition),
+  ],
 ]
-for (const [what, compileMs, us] of figures) console.log(`${what}: ${us.toFixed(2)} µs a call; compiled in ${compileMs.toFixed(1)} ms`)
+for (const [what, compileMs, us] of figures)
+  console.log(`${what}: ${us.toFixed(2)} µs a call; compiled in ${compileMs.toFixed(1)} ms`)

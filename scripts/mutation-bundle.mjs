@@ -15,10 +15,19 @@ import { pathToFileURL } from 'node:url'
 import { build } from 'esbuild'
 
 const root = process.cwd()
-const testsOf = (dir) => readdirSync(`${root}/${dir}`).filter((name) => name.endsWith('.test.ts')).sort().map((name) => `${dir}/${name}`)
+const testsOf = (dir) =>
+  readdirSync(`${root}/${dir}`)
+    .filter((name) => name.endsWith('.test.ts'))
+    .sort()
+    .map((name) => `${dir}/${name}`)
 
 /** The fuzz properties that compare decisions with the contract's rules (not the fuzzing of malformed input). */
-const DOMAIN_PROPERTIES = ['test/fuzz/decisions.test.ts', 'test/fuzz/timers.test.ts', 'test/fuzz/budget.test.ts', 'test/fuzz/selectors.test.ts']
+const DOMAIN_PROPERTIES = [
+  'test/fuzz/decisions.test.ts',
+  'test/fuzz/timers.test.ts',
+  'test/fuzz/budget.test.ts',
+  'test/fuzz/selectors.test.ts',
+]
 
 /**
  * A module that finds files next to itself (`import.meta.url`: the e2e harness reads manifests/ from the
@@ -30,14 +39,22 @@ const ownUrl = {
     esbuild.onLoad({ filter: /\.ts$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8')
       if (!text.includes('import.meta.url')) return undefined
-      return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: 'ts' }
+      return {
+        contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+        loader: 'ts',
+      }
     })
   },
 }
 
 async function bundle(name, entries) {
   await build({
-    stdin: { contents: entries.map((path) => `import './${path}'`).join('\n'), resolveDir: root, sourcefile: `${name}.ts`, loader: 'ts' },
+    stdin: {
+      contents: entries.map((path) => `import './${path}'`).join('\n'),
+      resolveDir: root,
+      sourcefile: `${name}.ts`,
+      loader: 'ts',
+    },
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -46,7 +63,9 @@ async function bundle(name, entries) {
     external: ['tap', 'fast-check'],
     plugins: [ownUrl],
     // The bundled CommonJS dependencies call require.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     logLevel: 'warning',
   })
 }

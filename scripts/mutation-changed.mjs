@@ -9,16 +9,23 @@ import { existsSync } from 'node:fs'
 const base = process.env.MUTATION_BASE ?? 'main'
 const git = (...args) => execFileSync('git', args, { encoding: 'utf8' }).split('\n').filter(Boolean)
 // Against the merge base: what this branch changed, not what the base branch did since.
-const changed = new Set([...git('diff', '--name-only', `${base}...HEAD`), ...git('diff', '--name-only', 'HEAD'), ...git('ls-files', '--others', '--exclude-standard')])
+const changed = new Set([
+  ...git('diff', '--name-only', `${base}...HEAD`),
+  ...git('diff', '--name-only', 'HEAD'),
+  ...git('ls-files', '--others', '--exclude-standard'),
+])
 const mutate = [...changed].filter((file) => /^src\/challenge\/[^/]+\.ts$/.test(file) && existsSync(file)).sort()
 const tests = [...changed].filter((file) => file.startsWith('test/'))
 
 if (mutate.length === 0) {
-  console.log(`no file of src/challenge/ differs from ${base}: nothing to mutate${tests.length > 0 ? ` (${tests.length} test files changed: a full run, npm run test:mutation -- --force, shows what they kill)` : ''}`)
+  console.log(
+    `no file of src/challenge/ differs from ${base}: nothing to mutate${tests.length > 0 ? ` (${tests.length} test files changed: a full run, npm run test:mutation -- --force, shows what they kill)` : ''}`,
+  )
   process.exit(0)
 }
 console.log(`mutating the ${mutate.length} files of src/challenge/ that differ from ${base}: ${mutate.join(' ')}`)
 const run = (command, args) => spawnSync(command, args, { stdio: 'inherit' }).status ?? 1
 let status = run(process.execPath, ['scripts/mutation-bundle.mjs'])
-if (status === 0) status = run('npx', ['stryker', 'run', '--force', '--mutate', mutate.join(','), ...process.argv.slice(2)])
+if (status === 0)
+  status = run('npx', ['stryker', 'run', '--force', '--mutate', mutate.join(','), ...process.argv.slice(2)])
 process.exit(status)

@@ -50,19 +50,39 @@ for (const file of Object.keys(files).sort()) {
       if (ALIVE.has(mutant.status)) {
         figures.alive += 1
         const { line, column } = mutant.location.start
-        survivors.push({ file, at: `${file}:${line}:${column}`, line, column, status: mutant.status, mutator: mutant.mutatorName, replacement: oneLine(mutant.replacement ?? ''), original: original(source, mutant.location) })
+        survivors.push({
+          file,
+          at: `${file}:${line}:${column}`,
+          line,
+          column,
+          status: mutant.status,
+          mutator: mutant.mutatorName,
+          replacement: oneLine(mutant.replacement ?? ''),
+          original: original(source, mutant.location),
+        })
       }
     }
     if (DETECTED.has(mutant.status)) totals.detected += 1
     if (mutant.status === 'Survived') totals.survived += 1
     if (mutant.status === 'NoCoverage') totals.noCoverage += 1
   }
-  rows.push(`| \`${file}\` | ${figures.mutants} | ${figures.detected} | ${figures.alive} | ${percent(figures.detected, figures.mutants)} |`)
+  rows.push(
+    `| \`${file}\` | ${figures.mutants} | ${figures.detected} | ${figures.alive} | ${percent(figures.detected, figures.mutants)} |`,
+  )
 }
-survivors.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.line - b.line || a.column - b.column || (a.mutator < b.mutator ? -1 : 1)))
+survivors.sort((a, b) =>
+  a.file < b.file
+    ? -1
+    : a.file > b.file
+      ? 1
+      : a.line - b.line || a.column - b.column || (a.mutator < b.mutator ? -1 : 1),
+)
 
 // Every module of src/challenge/, to say which ones a partial run did not reach.
-const allFiles = readdirSync('src/challenge').filter((name) => name.endsWith('.ts')).map((name) => `src/challenge/${name}`).sort()
+const allFiles = readdirSync('src/challenge')
+  .filter((name) => name.endsWith('.ts'))
+  .map((name) => `src/challenge/${name}`)
+  .sort()
 const missingFiles = allFiles.filter((file) => !(file in files))
 
 const key = (each) => `${each.at} ${each.mutator} ${oneLine(each.replacement)}`
@@ -99,11 +119,16 @@ ${rows.join('\n')}
 Each is a change no input the hook can receive tells from the code; the argument says why, for a reviewer to check.
 
 ${survivors.length === 0 ? 'None.\n' : ''}${survivors
-  .map((each) => `- \`${each.at}\` ${each.mutator}${each.status === 'NoCoverage' ? ' (reached by no test)' : ''}: ${code(each.original)} → ${code(each.replacement)}. ${arguments_.get(key(each)) ?? '**No argument yet.**'}`)
+  .map(
+    (each) =>
+      `- \`${each.at}\` ${each.mutator}${each.status === 'NoCoverage' ? ' (reached by no test)' : ''}: ${code(each.original)} → ${code(each.replacement)}. ${arguments_.get(key(each)) ?? '**No argument yet.**'}`,
+  )
   .join('\n')}
 `
 
-console.log(`score ${percent(totals.detected, valid)}: ${totals.detected} killed, ${totals.survived} survived, ${totals.noCoverage} reached by no test`)
+console.log(
+  `score ${percent(totals.detected, valid)}: ${totals.detected} killed, ${totals.survived} survived, ${totals.noCoverage} reached by no test`,
+)
 for (const each of missing) console.log(`no argument in ${ARGUMENTS}: ${key(each)}  (${code(each.original)})`)
 for (const each of stale) console.log(`an argument in ${ARGUMENTS} names no survivor: ${key(each)}`)
 let failed = missing.length > 0 || (check && stale.length > 0)

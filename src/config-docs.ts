@@ -48,7 +48,9 @@ export function configurationPage(): string {
   for (const [group, title] of Object.entries(GROUPS)) {
     lines.push(`## ${title}`, '', '| variable | default | accepts | meaning |', '|---|---|---|---|')
     for (const [name, variable] of variables().filter(([, v]) => v.group === group)) {
-      lines.push(`| \`${name}\` | ${cell(shownDefault(variable))} | ${cell(variable.parser.accepts)} | ${cell(sentence(variable.meaning))} |`)
+      lines.push(
+        `| \`${name}\` | ${cell(shownDefault(variable))} | ${cell(variable.parser.accepts)} | ${cell(sentence(variable.meaning))} |`,
+      )
     }
     lines.push('')
   }
@@ -89,7 +91,8 @@ export function configEnv(current: string): string {
     const match = ASSIGNMENT.exec(line)
     if (match === null) continue
     const [, commented, name = '', value] = match
-    if (!Object.hasOwn(VARIABLES, name)) throw new Error(`manifests/config.env sets ${name}, which src/config.ts does not read`)
+    if (!Object.hasOwn(VARIABLES, name))
+      throw new Error(`manifests/config.env sets ${name}, which src/config.ts does not read`)
     assignments.set(name, `${commented}${name}=${value}`)
   }
   const lines = [
@@ -97,7 +100,9 @@ export function configEnv(current: string): string {
       "Settings of the hook server (not secret). kustomize turns this file into the ConfigMap challenge-hooks-config; a change rolls the Deployment (the ConfigMap's name carries a content hash). Leave a variable commented out to keep the server's default (it reads a blank value as unset too).",
     ),
     '#',
-    ...comment(`${plain(GENERATED)}: edit the values here, the comments there. Every variable, its default and what it accepts: docs/configuration.md.`),
+    ...comment(
+      `${plain(GENERATED)}: edit the values here, the comments there. Every variable, its default and what it accepts: docs/configuration.md.`,
+    ),
   ]
   for (const [group, title] of Object.entries(GROUPS)) {
     const names = variables().filter(([name, v]) => v.group === group && assignments.has(name))
@@ -106,7 +111,9 @@ export function configEnv(current: string): string {
     for (const [name, variable] of names) {
       lines.push(
         '',
-        ...comment(`${name}: ${plain(variable.meaning)}. Accepts ${plain(variable.parser.accepts)}; default: ${plain(shownDefault(variable))}.`),
+        ...comment(
+          `${name}: ${plain(variable.meaning)}. Accepts ${plain(variable.parser.accepts)}; default: ${plain(shownDefault(variable))}.`,
+        ),
         assignments.get(name) as string,
       )
     }

@@ -169,7 +169,10 @@ export function hostDomain(): Parser<string | undefined> {
     read(env, name, context) {
       const value = dnsName.read(env, name, context)
       if (value !== undefined && value.length > MAX_HOST_DOMAIN) {
-        throw new ConfigError(name, `must be at most ${MAX_HOST_DOMAIN} characters, so <instance id>.${name} is a valid host`)
+        throw new ConfigError(
+          name,
+          `must be at most ${MAX_HOST_DOMAIN} characters, so <instance id>.${name} is a valid host`,
+        )
       }
       return value
     },
@@ -185,7 +188,10 @@ export function gatewayRef(): Parser<GatewayRef | undefined> {
       if (raw === undefined) return undefined
       const [namespace = '', gateway = '', ...rest] = raw.split('/')
       if (rest.length > 0 || !isDnsLabel(namespace) || !isDnsSubdomain(gateway)) {
-        throw new ConfigError(name, `must be <namespace>/<name> of the shared Gateway, such as gateway-system/ctf, got "${raw}"`)
+        throw new ConfigError(
+          name,
+          `must be <namespace>/<name> of the shared Gateway, such as gateway-system/ctf, got "${raw}"`,
+        )
       }
       return { namespace, name: gateway }
     },
@@ -229,7 +235,8 @@ export function tolerations(): Parser<Toleration[]> {
           isLabelKey(key) &&
           (value === undefined || isLabelValue(value)) &&
           (effect === undefined || (TAINT_EFFECTS as readonly string[]).includes(effect))
-        if (!valid) throw new ConfigError(name, `"${entry.trim()}" is not a taint to tolerate such as pool=challenges:NoSchedule`)
+        if (!valid)
+          throw new ConfigError(name, `"${entry.trim()}" is not a taint to tolerate such as pool=challenges:NoSchedule`)
         return {
           key,
           operator: value === undefined ? 'Exists' : 'Equal',
@@ -280,7 +287,8 @@ export function extendedResources(): Parser<string[]> {
 
 export function runtimeClasses(): Parser<string[]> {
   return list('comma-separated RuntimeClass names (DNS labels)', (runtimeClass, name) => {
-    if (!isDnsLabel(runtimeClass)) throw new ConfigError(name, `"${runtimeClass}" is not a RuntimeClass name such as gvisor`)
+    if (!isDnsLabel(runtimeClass))
+      throw new ConfigError(name, `"${runtimeClass}" is not a RuntimeClass name such as gvisor`)
   })
 }
 
@@ -309,13 +317,18 @@ export function secret(problems: { required?: string; blank?: string }): Parser<
         if (problems.blank !== undefined && env[name] !== undefined) throw new ConfigError(name, problems.blank)
         return value
       }
-      if (PLACEHOLDER.test(value)) throw new ConfigError(name, 'still holds the placeholder of manifests/secrets/secrets.env.example')
-      if (value === DEVELOPMENT_FLAG_SECRET) throw new ConfigError(name, 'is the public development value; generate one: openssl rand -hex 32')
+      if (PLACEHOLDER.test(value))
+        throw new ConfigError(name, 'still holds the placeholder of manifests/secrets/secrets.env.example')
+      if (value === DEVELOPMENT_FLAG_SECRET)
+        throw new ConfigError(name, 'is the public development value; generate one: openssl rand -hex 32')
       if (value.length < MIN_PRODUCTION_SECRET_LENGTH) {
         throw new ConfigError(name, `must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
       }
       if (new Set(value).size < MIN_SECRET_SYMBOLS || estimatedBits(value) < MIN_SECRET_BITS) {
-        throw new ConfigError(name, 'is too easy to guess (a word or a pattern repeated); generate one: openssl rand -hex 32')
+        throw new ConfigError(
+          name,
+          'is too easy to guess (a word or a pattern repeated); generate one: openssl rand -hex 32',
+        )
       }
       return value
     },
@@ -335,8 +348,11 @@ export function production(): Parser<boolean> {
 }
 
 /** A DNS label (a namespace, a RuntimeClass): `what` names it in the error. */
-export const dnsLabel = (what: string) => matching(DNS_LABEL, what, `${what}: a DNS label (lowercase letters, digits and \`-\`, at most 63)`)
+export const dnsLabel = (what: string) =>
+  matching(DNS_LABEL, what, `${what}: a DNS label (lowercase letters, digits and \`-\`, at most 63)`)
 /** A DNS subdomain (most object names): `what` names it in the error. */
-export const dnsSubdomain = (what: string) => matching(DNS_SUBDOMAIN, what, `${what}: DNS labels joined by \`.\`, at most 253`)
+export const dnsSubdomain = (what: string) =>
+  matching(DNS_SUBDOMAIN, what, `${what}: DNS labels joined by \`.\`, at most 253`)
 /** A Traefik entry point name. */
-export const entryPoint = () => matching(ENTRY_POINT, 'an entry point name', 'an entry point name (letters, digits, `-` and `_`, at most 63)')
+export const entryPoint = () =>
+  matching(ENTRY_POINT, 'an entry point name', 'an entry point name (letters, digits, `-` and `_`, at most 63)')

@@ -83,6 +83,5 @@ export interface InstancePods {
   runtimeClassName: string | undefined
 }
 
-
 export const OWNER_BUDGET_SCOPES = ['Namespace', 'Cluster'] as const
 export type OwnerBudgetScope = (typeof OWNER_BUDGET_SCOPES)[number]

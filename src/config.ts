@@ -97,14 +97,27 @@ export const VARIABLES = {
       '`production` makes `FLAG_SECRET` and `HOOK_TOKEN` required and refuses secrets that are placeholders (`CHANGE-ME`), the public development value, shorter than 32 characters or easy to guess',
     default: 'unset: not production',
   },
-  PORT: { group: 'server', parser: orElse(integer(0, 65535, ANY_PORT), 8080), meaning: 'listen port of the hook calls' },
+  PORT: {
+    group: 'server',
+    parser: orElse(integer(0, 65535, ANY_PORT), 8080),
+    meaning: 'listen port of the hook calls',
+  },
   OPS_PORT: {
     group: 'server',
     parser: orElse(integer(0, 65535, ANY_PORT), 8081),
-    meaning: 'listen port of `/healthz`, `/readyz` and `/metrics`: a listener of their own, which hook calls cannot queue them behind; must differ from `PORT`',
+    meaning:
+      'listen port of `/healthz`, `/readyz` and `/metrics`: a listener of their own, which hook calls cannot queue them behind; must differ from `PORT`',
   },
-  HOST: { group: 'server', parser: orElse(anyText('an address of this host, IPv4 or IPv6'), '0.0.0.0'), meaning: 'listen address of both ports' },
-  LOG_LEVEL: { group: 'server', parser: orElse(oneOf(LOG_LEVELS), 'info'), meaning: "pino's level: what the server logs (JSON lines on stdout)" },
+  HOST: {
+    group: 'server',
+    parser: orElse(anyText('an address of this host, IPv4 or IPv6'), '0.0.0.0'),
+    meaning: 'listen address of both ports',
+  },
+  LOG_LEVEL: {
+    group: 'server',
+    parser: orElse(oneOf(LOG_LEVELS), 'info'),
+    meaning: "pino's level: what the server logs (JSON lines on stdout)",
+  },
   BODY_LIMIT: {
     group: 'server',
     parser: orElse(byteSize(), 8 * 1024 * 1024, '`8MiB`'),
@@ -119,7 +132,9 @@ export const VARIABLES = {
   },
   HOOK_TOKEN: {
     group: 'secrets',
-    parser: secret({ required: 'is required (non-blank) when NODE_ENV=production (generate one: openssl rand -hex 32)' }),
+    parser: secret({
+      required: 'is required (non-blank) when NODE_ENV=production (generate one: openssl rand -hex 32)',
+    }),
     meaning:
       'every hook call needs `Authorization: Bearer <token>`, else 401; in production a missing, empty or blank token stops the start, as a blank token would turn authentication off',
     default: 'unset: no authentication, with a warning in the log; **required** (non-blank) when `NODE_ENV=production`',
@@ -136,7 +151,11 @@ export const VARIABLES = {
     meaning:
       "the hook port's certificate (chain): with `TLS_KEY_FILE`, hook calls are HTTPS only; both or neither, and an unreadable or mismatched pair stops the start. Probes and metrics stay HTTP on `OPS_PORT`",
   },
-  TLS_KEY_FILE: { group: 'secrets', parser: anyText('a path to a PEM file'), meaning: "the private key of `TLS_CERT_FILE`'s certificate" },
+  TLS_KEY_FILE: {
+    group: 'secrets',
+    parser: anyText('a path to a PEM file'),
+    meaning: "the private key of `TLS_CERT_FILE`'s certificate",
+  },
 
   BASE_DOMAIN: {
     group: 'hosts',
@@ -163,12 +182,14 @@ export const VARIABLES = {
   HTTP_ROUTING: {
     group: 'hosts',
     parser: orElse(oneOf(HTTP_ROUTINGS), 'Ingress'),
-    meaning: "which object routes an HTTP instance: an Ingress, an HTTPRoute on the shared Gateway, or a Traefik IngressRoute",
+    meaning:
+      'which object routes an HTTP instance: an Ingress, an HTTPRoute on the shared Gateway, or a Traefik IngressRoute',
   },
   TLS_ROUTING: {
     group: 'hosts',
     parser: oneOf(TLS_ROUTINGS),
-    meaning: 'which object routes a TLS instance by SNI: a TLSRoute on the shared Gateway, or a Traefik IngressRouteTCP',
+    meaning:
+      'which object routes a TLS instance by SNI: a TLSRoute on the shared Gateway, or a Traefik IngressRouteTCP',
     default: '`GatewayAPI`, which unlike a `GatewayAPI` that is set does not require `GATEWAY`',
   },
   GATEWAY: {
@@ -187,8 +208,16 @@ export const VARIABLES = {
     parser: dnsSubdomain('a listener name (sectionName)'),
     meaning: "the Gateway's listener of the TLS routes (their `sectionName`); unset: any listener of the Gateway",
   },
-  TRAEFIK_HTTP_ENTRYPOINT: { group: 'hosts', parser: orElse(entryPoint(), 'websecure'), meaning: 'the Traefik entry point of the HTTP routes' },
-  TRAEFIK_TLS_ENTRYPOINT: { group: 'hosts', parser: orElse(entryPoint(), 'tcpsecure'), meaning: 'the Traefik entry point of the TLS routes' },
+  TRAEFIK_HTTP_ENTRYPOINT: {
+    group: 'hosts',
+    parser: orElse(entryPoint(), 'websecure'),
+    meaning: 'the Traefik entry point of the HTTP routes',
+  },
+  TRAEFIK_TLS_ENTRYPOINT: {
+    group: 'hosts',
+    parser: orElse(entryPoint(), 'tcpsecure'),
+    meaning: 'the Traefik entry point of the TLS routes',
+  },
   INGRESS_CLASS_NAME: {
     group: 'hosts',
     parser: dnsSubdomain('an IngressClass name'),
@@ -197,7 +226,8 @@ export const VARIABLES = {
   INGRESS_TLS_SECRET: {
     group: 'hosts',
     parser: dnsSubdomain('a Secret name'),
-    meaning: "a wildcard TLS Secret for `*.<BASE_DOMAIN>`, in the challenges' namespace; when set, HTTP endpoints are `https://`",
+    meaning:
+      "a wildcard TLS Secret for `*.<BASE_DOMAIN>`, in the challenges' namespace; when set, HTTP endpoints are `https://`",
   },
 
   INGRESS_NAMESPACE: {
@@ -231,12 +261,14 @@ export const VARIABLES = {
   DNS_PORT: {
     group: 'network',
     parser: orElse(integer(1, 65535), 53),
-    meaning: "the port DNS answers on, UDP and TCP (`5353` on OpenShift, whose DNS pods listen there behind the Service's 53)",
+    meaning:
+      "the port DNS answers on, UDP and TCP (`5353` on OpenShift, whose DNS pods listen there behind the Service's 53)",
   },
   DNS_ADDRESSES: {
     group: 'network',
     parser: cidrs(),
-    meaning: 'extra CIDRs instances may query on `DNS_PORT`: a node-local cache (NodeLocal DNSCache: `169.254.20.10/32`), whose address no pod selector matches',
+    meaning:
+      'extra CIDRs instances may query on `DNS_PORT`: a node-local cache (NodeLocal DNSCache: `169.254.20.10/32`), whose address no pod selector matches',
   },
 
   INSTANCE_NODE_SELECTOR: {
@@ -247,12 +279,14 @@ export const VARIABLES = {
   INSTANCE_TOLERATIONS: {
     group: 'pods',
     parser: tolerations(),
-    meaning: 'the taints every challenge pod tolerates (`challenge-hooks.dev/pool=challenges:NoSchedule`); a taint without an effect is tolerated with every effect',
+    meaning:
+      'the taints every challenge pod tolerates (`challenge-hooks.dev/pool=challenges:NoSchedule`); a taint without an effect is tolerated with every effect',
   },
   INSTANCE_RUNTIME_CLASS: {
     group: 'pods',
     parser: dnsLabel('a RuntimeClass name'),
-    meaning: 'the RuntimeClass (gVisor, Kata) of every challenge pod whose definition names none; definitions may also name it',
+    meaning:
+      'the RuntimeClass (gVisor, Kata) of every challenge pod whose definition names none; definitions may also name it',
   },
   ALLOWED_RUNTIME_CLASSES: {
     group: 'pods',
@@ -281,13 +315,14 @@ export const VARIABLES = {
   MAX_RESYNC_SECONDS: {
     group: 'lifecycle',
     parser: orElse(integer(1, 3600), 300),
-    meaning: 'the longest `resyncAfterSeconds` the hook asks Metacontroller for: the longest wait before an instance with a deadline is synced again',
+    meaning:
+      'the longest `resyncAfterSeconds` the hook asks Metacontroller for: the longest wait before an instance with a deadline is synced again',
   },
   ENDPOINT_SETTLE_MS: {
     group: 'lifecycle',
     parser: orElse(integer(0, 60000), 2500),
     meaning:
-      "how long after its pod became ready and its Service and route came into place an instance becomes Running: kube-proxy and the proxies program a new path only after that (on a real node a connection worked 70-1250 ms after the pod was ready); `0` makes it Running at once",
+      'how long after its pod became ready and its Service and route came into place an instance becomes Running: kube-proxy and the proxies program a new path only after that (on a real node a connection worked 70-1250 ms after the pod was ready); `0` makes it Running at once',
   },
 
   MAX_IN_FLIGHT: {
@@ -310,7 +345,8 @@ export const VARIABLES = {
   SHUTDOWN_DRAIN_MS: {
     group: 'load',
     parser: orElse(integer(0, 60000), 5000),
-    meaning: 'on SIGTERM, how long readiness fails and calls are still answered (with `Connection: close`) before the hook port closes',
+    meaning:
+      'on SIGTERM, how long readiness fails and calls are still answered (with `Connection: close`) before the hook port closes',
   },
   SHUTDOWN_TIMEOUT_MS: {
     group: 'load',
@@ -325,7 +361,9 @@ export const VARIABLES = {
 } as const satisfies Record<string, Variable<unknown>>
 
 /** Each variable's value as its parser read it. */
-export type Values = { -readonly [Name in keyof typeof VARIABLES]: ReturnType<(typeof VARIABLES)[Name]['parser']['read']> }
+export type Values = {
+  -readonly [Name in keyof typeof VARIABLES]: ReturnType<(typeof VARIABLES)[Name]['parser']['read']>
+}
 
 /** The rules that tie variables together, checked in this order once every variable has been read. */
 export const RULES: readonly { says: string; check(values: Values): void }[] = [
@@ -349,9 +387,15 @@ export const RULES: readonly { says: string; check(values: Values): void }[] = [
   {
     says: '`GATEWAY` when `HTTP_ROUTING` or `TLS_ROUTING` is set to `GatewayAPI`',
     check(values) {
-      for (const [variable, routing] of [['HTTP_ROUTING', values.HTTP_ROUTING], ['TLS_ROUTING', values.TLS_ROUTING]] as const) {
+      for (const [variable, routing] of [
+        ['HTTP_ROUTING', values.HTTP_ROUTING],
+        ['TLS_ROUTING', values.TLS_ROUTING],
+      ] as const) {
         if (routing === 'GatewayAPI' && values.GATEWAY === undefined) {
-          throw new ConfigError('GATEWAY', `is required when ${variable}=GatewayAPI: <namespace>/<name> of the shared Gateway`)
+          throw new ConfigError(
+            'GATEWAY',
+            `is required when ${variable}=GatewayAPI: <namespace>/<name> of the shared Gateway`,
+          )
         }
       }
     },
@@ -359,14 +403,18 @@ export const RULES: readonly { says: string; check(values: Values): void }[] = [
   {
     says: '`OPS_PORT` differs from `PORT` (unless both are 0)',
     check({ PORT, OPS_PORT }) {
-      if (OPS_PORT === PORT && PORT !== 0) throw new ConfigError('OPS_PORT', `must differ from PORT, got ${OPS_PORT} for both`)
+      if (OPS_PORT === PORT && PORT !== 0)
+        throw new ConfigError('OPS_PORT', `must differ from PORT, got ${OPS_PORT} for both`)
     },
   },
   {
     says: '`SHUTDOWN_TIMEOUT_MS` at least `SHUTDOWN_DRAIN_MS`',
     check({ SHUTDOWN_TIMEOUT_MS, SHUTDOWN_DRAIN_MS }) {
       if (SHUTDOWN_TIMEOUT_MS !== undefined && SHUTDOWN_TIMEOUT_MS < SHUTDOWN_DRAIN_MS) {
-        throw new ConfigError('SHUTDOWN_TIMEOUT_MS', `must be at least SHUTDOWN_DRAIN_MS (${SHUTDOWN_DRAIN_MS}), got ${SHUTDOWN_TIMEOUT_MS}`)
+        throw new ConfigError(
+          'SHUTDOWN_TIMEOUT_MS',
+          `must be at least SHUTDOWN_DRAIN_MS (${SHUTDOWN_DRAIN_MS}), got ${SHUTDOWN_TIMEOUT_MS}`,
+        )
       }
     },
   },
@@ -395,7 +443,10 @@ export function loadConfig(env: Env = process.env): Config {
     flagSecretIsDevelopmentDefault: v.FLAG_SECRET === undefined,
     hookToken: v.HOOK_TOKEN,
     hookTokenPrevious: v.HOOK_TOKEN_PREVIOUS,
-    hookTls: v.TLS_CERT_FILE === undefined || v.TLS_KEY_FILE === undefined ? undefined : { certFile: v.TLS_CERT_FILE, keyFile: v.TLS_KEY_FILE },
+    hookTls:
+      v.TLS_CERT_FILE === undefined || v.TLS_KEY_FILE === undefined
+        ? undefined
+        : { certFile: v.TLS_CERT_FILE, keyFile: v.TLS_KEY_FILE },
     baseDomain: v.BASE_DOMAIN,
     ingressClassName: v.INGRESS_CLASS_NAME,
     ingressTlsSecret: v.INGRESS_TLS_SECRET,
@@ -417,8 +468,17 @@ export function loadConfig(env: Env = process.env): Config {
     clusterCidrs: v.CLUSTER_CIDRS,
     allowedExtendedResources: v.ALLOWED_EXTENDED_RESOURCES,
     // INSTANCE_RUNTIME_CLASS is always allowed: definitions that name none get it.
-    allowedRuntimeClasses: [...new Set([...v.ALLOWED_RUNTIME_CLASSES, ...(v.INSTANCE_RUNTIME_CLASS === undefined ? [] : [v.INSTANCE_RUNTIME_CLASS])])],
-    instancePods: { nodeSelector: v.INSTANCE_NODE_SELECTOR, tolerations: v.INSTANCE_TOLERATIONS, runtimeClassName: v.INSTANCE_RUNTIME_CLASS },
+    allowedRuntimeClasses: [
+      ...new Set([
+        ...v.ALLOWED_RUNTIME_CLASSES,
+        ...(v.INSTANCE_RUNTIME_CLASS === undefined ? [] : [v.INSTANCE_RUNTIME_CLASS]),
+      ]),
+    ],
+    instancePods: {
+      nodeSelector: v.INSTANCE_NODE_SELECTOR,
+      tolerations: v.INSTANCE_TOLERATIONS,
+      runtimeClassName: v.INSTANCE_RUNTIME_CLASS,
+    },
     dns: { namespace: v.DNS_NAMESPACE, podSelector: v.DNS_POD_SELECTOR, addresses: v.DNS_ADDRESSES, port: v.DNS_PORT },
     maxResyncSeconds: v.MAX_RESYNC_SECONDS,
     endpointSettleMs: v.ENDPOINT_SETTLE_MS,

@@ -50,11 +50,17 @@ function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
       throw new ConfigError(variable, `cannot read ${file}: ${(error as Error).message}`)
     }
   }
-  const pair = { cert: read('TLS_CERT_FILE', config.hookTls.certFile), key: read('TLS_KEY_FILE', config.hookTls.keyFile) }
+  const pair = {
+    cert: read('TLS_CERT_FILE', config.hookTls.certFile),
+    key: read('TLS_KEY_FILE', config.hookTls.keyFile),
+  }
   try {
     createSecureContext(pair)
   } catch (error) {
-    throw new ConfigError('TLS_CERT_FILE', `with TLS_KEY_FILE is not a usable PEM certificate and key: ${(error as Error).message}`)
+    throw new ConfigError(
+      'TLS_CERT_FILE',
+      `with TLS_KEY_FILE is not a usable PEM certificate and key: ${(error as Error).message}`,
+    )
   }
   return pair
 }
@@ -118,6 +124,9 @@ export async function start(ports: ProcessPorts): Promise<FastifyInstance | unde
     }
   }
   const portOf = (server: FastifyInstance) => (server.server.address() as AddressInfo).port
-  app.log.info({ port: portOf(app), opsPort: portOf(app.ops) }, 'serving hook calls on port, probes and metrics on opsPort')
+  app.log.info(
+    { port: portOf(app), opsPort: portOf(app.ops) },
+    'serving hook calls on port, probes and metrics on opsPort',
+  )
   return app
 }

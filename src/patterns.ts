@@ -55,7 +55,8 @@ export const EXTENDED_RESOURCE_NAME = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\\/[A-Za-z
  * Challenge's syncs and hang its deletion on the finalizer). What this pattern lets through and is still not a date
  * (February 30) is refused where it is read, as the object's problem.
  */
-export const DATE_TIME = '^(\\d{4}|[+-]\\d{3})-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d([^\\nTt]\\d+)?([Zz]|[+-]\\d{2}:\\d{2})([Tt][\\s\\S]*)?$'
+export const DATE_TIME =
+  '^(\\d{4}|[+-]\\d{3})-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d([^\\nTt]\\d+)?([Zz]|[+-]\\d{2}:\\d{2})([Tt][\\s\\S]*)?$'
 
 /** A Traefik entry point name, as its static configuration writes them. */
 export const ENTRY_POINT = '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$'

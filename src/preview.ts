@@ -57,7 +57,14 @@ const PREVIEW_CHILD_GROUPS = [...CHILD_GROUPS, ...ROUTE_KINDS.map(routeGroup)]
 function asCreated(child: Json, parent: Json): Json & { metadata: Json; spec?: Json } {
   const created = structuredClone(child) as Json & { metadata: Json; spec?: Json }
   const { name, namespace, uid } = parent.metadata as { name: string; namespace: string; uid: string }
-  const owner = { apiVersion: parent.apiVersion, kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true }
+  const owner = {
+    apiVersion: parent.apiVersion,
+    kind: 'Challenge',
+    name,
+    uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  }
   created.metadata = { ...created.metadata, namespace, generation: 1, ownerReferences: [owner] }
   return created
 }
@@ -71,7 +78,11 @@ function readyPodStatus(pod: Json, since: string): Json {
     restartCount: 0,
     state: { running: { startedAt: since } },
   }))
-  const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: since }))
+  const conditions = ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({
+    type,
+    status: 'True',
+    lastTransitionTime: since,
+  }))
   return { phase: 'Running', conditions, containerStatuses: containers }
 }
 
@@ -91,7 +102,11 @@ function asObservedReady(child: Json, parent: Json, readySince: string): Json {
     const { parentRefs } = observed.spec as { parentRefs: Json[] }
     const accepted = (type: string) => ({ type, status: 'True', reason: type, message: '', observedGeneration: 1 })
     observed.status = {
-      parents: parentRefs.map((parentRef) => ({ parentRef, controllerName: 'preview', conditions: [accepted('Accepted'), accepted('ResolvedRefs')] })),
+      parents: parentRefs.map((parentRef) => ({
+        parentRef,
+        controllerName: 'preview',
+        conditions: [accepted('Accepted'), accepted('ResolvedRefs')],
+      })),
     }
   }
   return observed
@@ -132,12 +147,20 @@ export function preview(definition: Json, challenge: Json, options: PreviewOptio
   })
   // The first sync asks for the flag Secret and the policies; the Pod comes once they are the instance's own.
   const created = sync(request([]), options.config, options.now)
-  const first = sync(request(created.children.map((child) => asCreated(child, parent)), created.status), options.config, options.now)
+  const first = sync(
+    request(
+      created.children.map((child) => asCreated(child, parent)),
+      created.status,
+    ),
+    options.config,
+    options.now,
+  )
   const readySince = new Date(options.now.getTime() - options.config.endpointSettleMs).toISOString()
   const observed = first.children.map((child) => asObservedReady(child, parent, readySince))
   const running = sync(request(observed, first.status), options.config, options.now)
   const egress = ((definition.spec as Json | undefined)?.network as Json | undefined)?.egress
-  const warnings = egress === 'Internet' && options.config.clusterCidrs.length === 0 ? [INTERNET_WITHOUT_CLUSTER_CIDRS] : []
+  const warnings =
+    egress === 'Internet' && options.config.clusterCidrs.length === 0 ? [INTERNET_WITHOUT_CLUSTER_CIDRS] : []
   return { first, running, warnings }
 }
 
@@ -171,7 +194,12 @@ Configuration comes from the same environment variables as the server (BASE_DOMA
 export function runCli(argv: readonly string[], io: CliIo): number {
   let parsed: { values: { json?: boolean }; positionals: string[] }
   try {
-    parsed = parseArgs({ args: [...argv], options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true })
+    parsed = parseArgs({
+      args: [...argv],
+      options: { json: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    })
   } catch (error) {
     io.stderr.write(`challenge-hooks render: ${(error as Error).message}\n${USAGE}`)
     return 2

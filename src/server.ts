@@ -9,5 +9,6 @@ await start({
   exit: (code) => process.exit(code),
   wait: (ms) => sleep(ms, undefined, { ref: false }),
   // start() exits by itself at SHUTDOWN_TIMEOUT_MS; should it hang past that, close-with-grace exits 1.
-  onShutdown: (shutdown, config) => closeWithGrace({ delay: config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS, logger: false }, shutdown),
+  onShutdown: (shutdown, config) =>
+    closeWithGrace({ delay: config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS, logger: false }, shutdown),
 })

@@ -13,7 +13,13 @@
 import { Ajv, type ValidateFunction } from 'ajv'
 
 /** How values are validated: report, never repair (no type coercion, no defaults, no removal of fields). */
-export const VALIDATION_OPTIONS = { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: false } as const
+export const VALIDATION_OPTIONS = {
+  coerceTypes: false,
+  useDefaults: false,
+  removeAdditional: false,
+  allErrors: false,
+  strict: false,
+} as const
 
 /**
  * The options of a validator whose errors are told to people (a definition's author, the preview's user): each
@@ -24,7 +30,10 @@ export const DESCRIBED_OPTIONS = { ...VALIDATION_OPTIONS, verbose: true } as con
 const instances = new Map<object, Ajv>()
 
 /** `schema` compiled with `options` (VALIDATION_OPTIONS or DESCRIBED_OPTIONS); one ajv instance per options. */
-export function compileSchema(schema: object, options: typeof VALIDATION_OPTIONS | typeof DESCRIBED_OPTIONS = VALIDATION_OPTIONS): ValidateFunction {
+export function compileSchema(
+  schema: object,
+  options: typeof VALIDATION_OPTIONS | typeof DESCRIBED_OPTIONS = VALIDATION_OPTIONS,
+): ValidateFunction {
   let ajv = instances.get(options)
   if (ajv === undefined) {
     ajv = new Ajv({ ...options, validateSchema: false, code: { optimize: false } })

@@ -35,7 +35,11 @@ const WEB = 'web-login-u-alice'
 const PWN = 'pwn-echo-u-alice'
 const TLS = 'pwn-tls-u-alice'
 /** The TLS fixtures: the gateway-api-tls component's settings and the Gateway of docs/examples/routing/. */
-const TLS_ENV = { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' }
+const TLS_ENV = {
+  GATEWAY: 'gateway-system/challenges',
+  GATEWAY_TLS_LISTENER: 'tls',
+  TLS_BASE_DOMAIN: 'tcp.ctf.example.org',
+}
 
 type Hook = 'customize' | 'sync' | 'finalize'
 
@@ -57,7 +61,14 @@ interface Expected {
   env?: Record<string, string>
 }
 
-const web = (p: string) => [`Secret/${p}-flag`, `NetworkPolicy/${p}-isolate`, `NetworkPolicy/${p}-expose`, `Pod/${p}`, `Service/${p}`, `Ingress/${p}`]
+const web = (p: string) => [
+  `Secret/${p}-flag`,
+  `NetworkPolicy/${p}-isolate`,
+  `NetworkPolicy/${p}-expose`,
+  `Pod/${p}`,
+  `Service/${p}`,
+  `Ingress/${p}`,
+]
 /** The first sync: every child but the Pod, which waits until the flag Secret and the policies are its own. */
 const webFirst = (p: string) => web(p).filter((child) => !child.startsWith('Pod/'))
 const netcat = (p: string) => web(p).slice(0, 5)
@@ -74,10 +85,34 @@ const FIXTURES: Record<string, Expected> = {
     stage: 'the customize request of a new Challenge (web-login, alice)',
     related: ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges'],
   },
-  'sync-new': { hook: 'sync', stage: 'first sync of a new Challenge: no status, no children yet', phase: 'Pending', reason: 'Starting', children: webFirst(WEB) },
-  'sync-starting': { hook: 'sync', stage: 'children created, the pod is still creating its container', phase: 'Pending', reason: 'Starting', children: web(WEB) },
-  'sync-running': { hook: 'sync', stage: 'HTTP instance, pod ready, Ingress in place', phase: 'Running', reason: 'Ready', children: web(WEB) },
-  'sync-running-nodeport': { hook: 'sync', stage: 'netcat instance, node port allocated', phase: 'Running', reason: 'Ready', children: netcat(PWN) },
+  'sync-new': {
+    hook: 'sync',
+    stage: 'first sync of a new Challenge: no status, no children yet',
+    phase: 'Pending',
+    reason: 'Starting',
+    children: webFirst(WEB),
+  },
+  'sync-starting': {
+    hook: 'sync',
+    stage: 'children created, the pod is still creating its container',
+    phase: 'Pending',
+    reason: 'Starting',
+    children: web(WEB),
+  },
+  'sync-running': {
+    hook: 'sync',
+    stage: 'HTTP instance, pod ready, Ingress in place',
+    phase: 'Running',
+    reason: 'Ready',
+    children: web(WEB),
+  },
+  'sync-running-nodeport': {
+    hook: 'sync',
+    stage: 'netcat instance, node port allocated',
+    phase: 'Running',
+    reason: 'Ready',
+    children: netcat(PWN),
+  },
   'sync-running-tls': {
     hook: 'sync',
     stage: 'TLS instance (Gateway API): pod ready, its Gateway reports the TLSRoute Accepted and ResolvedRefs',
@@ -88,16 +123,41 @@ const FIXTURES: Record<string, Expected> = {
   },
   'sync-tls-not-accepted': {
     hook: 'sync',
-    stage: 'TLS instance (Gateway API): pod ready, the Gateway refuses the TLSRoute (Accepted=False, NotAllowedByListeners)',
+    stage:
+      'TLS instance (Gateway API): pod ready, the Gateway refuses the TLSRoute (Accepted=False, NotAllowedByListeners)',
     phase: 'Pending',
     reason: 'WaitingForEndpoint',
     children: tls(TLS),
     env: TLS_ENV,
   },
-  'sync-image-pull': { hook: 'sync', stage: 'the image cannot be pulled (ImagePullBackOff), inside the startup window', phase: 'Pending', reason: 'ImagePullBackOff', children: netcat(PWN) },
-  'sync-crashloop': { hook: 'sync', stage: 'the container crashed a third time (CrashLoopBackOff)', phase: 'Error', reason: 'CrashLoopBackOff', children: firstTeardownStep(PWN) },
-  'sync-expired': { hook: 'sync', stage: 'Running, its expiresAt has passed (recorded in 2020)', phase: 'Deleted', reason: 'Expired', children: firstTeardownStep(WEB) },
-  'sync-definition-missing': { hook: 'sync', stage: 'the ChallengeDefinition does not exist', phase: 'Error', reason: 'DefinitionNotFound', children: [] },
+  'sync-image-pull': {
+    hook: 'sync',
+    stage: 'the image cannot be pulled (ImagePullBackOff), inside the startup window',
+    phase: 'Pending',
+    reason: 'ImagePullBackOff',
+    children: netcat(PWN),
+  },
+  'sync-crashloop': {
+    hook: 'sync',
+    stage: 'the container crashed a third time (CrashLoopBackOff)',
+    phase: 'Error',
+    reason: 'CrashLoopBackOff',
+    children: firstTeardownStep(PWN),
+  },
+  'sync-expired': {
+    hook: 'sync',
+    stage: 'Running, its expiresAt has passed (recorded in 2020)',
+    phase: 'Deleted',
+    reason: 'Expired',
+    children: firstTeardownStep(WEB),
+  },
+  'sync-definition-missing': {
+    hook: 'sync',
+    stage: 'the ChallengeDefinition does not exist',
+    phase: 'Error',
+    reason: 'DefinitionNotFound',
+    children: [],
+  },
   'sync-renew': {
     hook: 'sync',
     stage: 'Running, the player asks for a renewal (spec.renewals 1, renewalsSeen 0)',
@@ -106,11 +166,42 @@ const FIXTURES: Record<string, Expected> = {
     children: web(WEB),
     renewal: 'True/Renewed',
   },
-  'sync-restart': { hook: 'sync', stage: 'Running, the player asks for a restart (spec.restarts 1, run 0)', phase: 'Pending', reason: 'Starting', children: web(WEB), run: 1 },
-  'sync-stop-solved': { hook: 'sync', stage: 'Running, the platform stops it: desiredState Stopped, stopReason Solved', phase: 'Deleted', reason: 'Solved', children: firstTeardownStep(WEB) },
-  'sync-past-deadline': { hook: 'sync', stage: 'Running, its spec.deadline has passed (recorded in 2020)', phase: 'Deleted', reason: 'PastDeadline', children: firstTeardownStep(WEB) },
-  'sync-not-yet-available': { hook: 'sync', stage: 'the definition opens at availableFrom 2100-01-01', phase: 'Pending', reason: 'NotYetAvailable', children: [] },
-  'sync-queued': { hook: 'sync', stage: 'alice already holds 3 units (kernel-lab, cost 3); OWNER_BUDGET is 3', phase: 'Pending', reason: 'Queued', children: [] },
+  'sync-restart': {
+    hook: 'sync',
+    stage: 'Running, the player asks for a restart (spec.restarts 1, run 0)',
+    phase: 'Pending',
+    reason: 'Starting',
+    children: web(WEB),
+    run: 1,
+  },
+  'sync-stop-solved': {
+    hook: 'sync',
+    stage: 'Running, the platform stops it: desiredState Stopped, stopReason Solved',
+    phase: 'Deleted',
+    reason: 'Solved',
+    children: firstTeardownStep(WEB),
+  },
+  'sync-past-deadline': {
+    hook: 'sync',
+    stage: 'Running, its spec.deadline has passed (recorded in 2020)',
+    phase: 'Deleted',
+    reason: 'PastDeadline',
+    children: firstTeardownStep(WEB),
+  },
+  'sync-not-yet-available': {
+    hook: 'sync',
+    stage: 'the definition opens at availableFrom 2100-01-01',
+    phase: 'Pending',
+    reason: 'NotYetAvailable',
+    children: [],
+  },
+  'sync-queued': {
+    hook: 'sync',
+    stage: 'alice already holds 3 units (kernel-lab, cost 3); OWNER_BUDGET is 3',
+    phase: 'Pending',
+    reason: 'Queued',
+    children: [],
+  },
   'finalize-pods-left': {
     hook: 'finalize',
     stage: 'being deleted: traffic path gone, the pod terminating',
@@ -119,7 +210,14 @@ const FIXTURES: Record<string, Expected> = {
     children: guards(WEB),
     finalized: false,
   },
-  'finalize-done': { hook: 'finalize', stage: 'being deleted, no child left', phase: 'Terminating', reason: 'Deleting', children: [], finalized: true },
+  'finalize-done': {
+    hook: 'finalize',
+    stage: 'being deleted, no child left',
+    phase: 'Terminating',
+    reason: 'Deleting',
+    children: [],
+    finalized: true,
+  },
 }
 
 // ---- generation: one small world per group of stages ----------------------------------------------------------
@@ -128,7 +226,8 @@ type Requests = Map<string, unknown>
 
 async function requestOf(world: World, name: string): Promise<unknown> {
   const result = await world.sim.reconcile(NS, name)
-  if (result.outcome !== 'synced' || result.request === undefined) throw new Error(`${name}: ${result.outcome} ${result.errors.join('; ')}`)
+  if (result.outcome !== 'synced' || result.request === undefined)
+    throw new Error(`${name}: ${result.outcome} ${result.errors.join('; ')}`)
   return result.request
 }
 
@@ -172,13 +271,18 @@ async function liveNetcat(t: Test, out: Requests): Promise<void> {
 
 /** The Gateway of docs/examples/routing/, whose TLS listener takes routes from the challenges' namespace unless `sameNamespaceOnly`. */
 function gateway(sameNamespaceOnly: boolean): KubeObject {
-  const object = parse(readFileSync(join(repoRoot, 'docs/examples/routing/gateway.yaml'), 'utf8')) as KubeObject & { spec: { listeners: Record<string, unknown>[] } }
+  const object = parse(readFileSync(join(repoRoot, 'docs/examples/routing/gateway.yaml'), 'utf8')) as KubeObject & {
+    spec: { listeners: Record<string, unknown>[] }
+  }
   if (sameNamespaceOnly) for (const listener of object.spec.listeners) delete listener.allowedRoutes
   return object
 }
 
 async function liveTls(t: Test, out: Requests): Promise<void> {
-  for (const [refused, name] of [[false, 'sync-running-tls'], [true, 'sync-tls-not-accepted']] as const) {
+  for (const [refused, name] of [
+    [false, 'sync-running-tls'],
+    [true, 'sync-tls-not-accepted'],
+  ] as const) {
     const world = await startWorld(t, { cluster: { start: FUTURE }, components: ['gateway-api-tls'], env: TLS_ENV })
     world.create(gateway(refused))
     world.create(world.definition('pwn-tls'))
@@ -245,8 +349,16 @@ async function deletion(t: Test, out: Requests): Promise<void> {
   cluster.delete(challengeRef(WEB))
   await world.run(t)
   cluster.advance(5)
-  t.strictSame(world.children(WEB), [`NetworkPolicy/${WEB}-expose`, `NetworkPolicy/${WEB}-isolate`, `Pod/${WEB}`, `Secret/${WEB}-flag`])
-  t.ok(cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: WEB })?.metadata.deletionTimestamp, 'the pod is terminating')
+  t.strictSame(world.children(WEB), [
+    `NetworkPolicy/${WEB}-expose`,
+    `NetworkPolicy/${WEB}-isolate`,
+    `Pod/${WEB}`,
+    `Secret/${WEB}-flag`,
+  ])
+  t.ok(
+    cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: WEB })?.metadata.deletionTimestamp,
+    'the pod is terminating',
+  )
   out.set('finalize-pods-left', await requestOf(world, WEB))
   const from = sim.history.length
   cluster.advance(5)
@@ -320,7 +432,20 @@ async function definitionMissing(t: Test, out: Requests): Promise<void> {
 
 async function generate(t: Test): Promise<Requests> {
   const out: Requests = new Map()
-  for (const stage of [liveWeb, liveNetcat, liveTls, imagePull, crashLoop, stopSolved, deletion, expired, pastDeadline, notYetAvailable, queued, definitionMissing]) {
+  for (const stage of [
+    liveWeb,
+    liveNetcat,
+    liveTls,
+    imagePull,
+    crashLoop,
+    stopSolved,
+    deletion,
+    expired,
+    pastDeadline,
+    notYetAvailable,
+    queued,
+    definitionMissing,
+  ]) {
     await t.test(`record: ${stage.name}`, (tt) => stage(tt, out))
   }
   return out
@@ -350,17 +475,35 @@ t.test('the committed fixtures are what the simulator sends today', async (t) =>
       const committed = readFileSync(fileOf(name), 'utf8')
       // One comparison of the bytes; tap's diff only when they differ.
       if (committed === serialize(request)) t.pass(`${name}.json is current`)
-      else t.strictSame(JSON.parse(committed), request, `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`)
+      else
+        t.strictSame(
+          JSON.parse(committed),
+          request,
+          `${name}.json is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts`,
+        )
     }
   }
-  const files = readdirSync(FIXTURES_DIR).filter((file) => file.endsWith('.json')).sort()
-  t.strictSame(files, Object.keys(FIXTURES).map((name) => `${name}.json`).sort(), 'no fixture without a recording')
+  const files = readdirSync(FIXTURES_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+  t.strictSame(
+    files,
+    Object.keys(FIXTURES)
+      .map((name) => `${name}.json`)
+      .sort(),
+    'no fixture without a recording',
+  )
 })
 
 // ---- replay with the real clock, as curl against `npm start` ---------------------------------------------------
 
 interface Answer {
-  status?: { phase?: string; reason?: string; run?: number; conditions?: Array<{ type: string; status: string; reason: string }> } & Record<string, unknown>
+  status?: {
+    phase?: string
+    reason?: string
+    run?: number
+    conditions?: Array<{ type: string; status: string; reason: string }>
+  } & Record<string, unknown>
   children?: Array<{ kind: string; metadata: { name: string } }>
   finalized?: boolean
   relatedResources?: Array<{ resource: string }>
@@ -410,7 +553,8 @@ function described(answer: Answer, expected: Expected): Expected {
   if (expected.related) result.related = (answer.relatedResources ?? []).map((rule) => rule.resource)
   if (expected.phase !== undefined) result.phase = answer.status?.phase
   if (expected.reason !== undefined) result.reason = answer.status?.reason
-  if (expected.children) result.children = (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`)
+  if (expected.children)
+    result.children = (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`)
   if (expected.finalized !== undefined) result.finalized = answer.finalized
   if (expected.run !== undefined) result.run = answer.status?.run
   if (expected.renewal !== undefined) {
@@ -429,8 +573,12 @@ const CURL_RUNNING = `curl -s localhost:8080/sync -H 'content-type: application/
   -d @test/fixtures/sync-running.json | jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'`
 const CURL_FINALIZE =
   "curl -s localhost:8080/finalize -H 'content-type: application/json' -d @test/fixtures/finalize-pods-left.json | jq '{finalized, phase: .status.phase, children: [.children[].metadata.name]}'"
-const CURL_TLS = "curl -s localhost:8080/sync -H 'content-type: application/json' -d @test/fixtures/sync-running-tls.json | jq '.status.endpoint'"
-const envLine = (env: Record<string, string> | undefined) => Object.entries(env ?? {}).map(([key, value]) => `${key}=${value}`).join(' ')
+const CURL_TLS =
+  "curl -s localhost:8080/sync -H 'content-type: application/json' -d @test/fixtures/sync-running-tls.json | jq '.status.endpoint'"
+const envLine = (env: Record<string, string> | undefined) =>
+  Object.entries(env ?? {})
+    .map(([key, value]) => `${key}=${value}`)
+    .join(' ')
 
 function childSummary(children: string[]): string {
   if (children.length === 0) return 'none'
@@ -466,11 +614,21 @@ function tableRows(): string[] {
 async function runningProjection(t: Test): Promise<unknown> {
   const app = await buildApp(loadConfig(TEST_ENV), { logger: false })
   t.teardown(() => app.close())
-  const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running'), 'utf8'), headers: { 'content-type': 'application/json' } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/sync',
+    payload: readFileSync(fileOf('sync-running'), 'utf8'),
+    headers: { 'content-type': 'application/json' },
+  })
   const answer = response.json<Answer & { status: Record<string, unknown> }>()
   // jq '{status: .status | {phase, reason, endpoint, expiresAt}, children: [.children[] | .kind + "/" + .metadata.name]}'
   return {
-    status: { phase: answer.status.phase, reason: answer.status.reason, endpoint: answer.status.endpoint, expiresAt: answer.status.expiresAt },
+    status: {
+      phase: answer.status.phase,
+      reason: answer.status.reason,
+      endpoint: answer.status.endpoint,
+      expiresAt: answer.status.expiresAt,
+    },
     children: (answer.children ?? []).map((child) => `${child.kind}/${child.metadata.name}`),
   }
 }
@@ -479,7 +637,12 @@ async function runningProjection(t: Test): Promise<unknown> {
 async function tlsEndpoint(t: Test): Promise<unknown> {
   const app = await buildApp(loadConfig(FIXTURES['sync-running-tls']?.env), { logger: false })
   t.teardown(() => app.close())
-  const response = await app.inject({ method: 'POST', url: '/sync', payload: readFileSync(fileOf('sync-running-tls'), 'utf8'), headers: { 'content-type': 'application/json' } })
+  const response = await app.inject({
+    method: 'POST',
+    url: '/sync',
+    payload: readFileSync(fileOf('sync-running-tls'), 'utf8'),
+    headers: { 'content-type': 'application/json' },
+  })
   return response.json<{ status: { endpoint: unknown } }>().status.endpoint
 }
 
@@ -577,7 +740,12 @@ t.test('test/fixtures/README.md is the page the fixtures and their answers gener
   if (MODE.update) {
     writeFileSync(FIXTURES_README, page)
     t.pass('wrote test/fixtures/README.md')
-  } else t.equal(readFileSync(FIXTURES_README, 'utf8'), page, 'test/fixtures/README.md is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts')
+  } else
+    t.equal(
+      readFileSync(FIXTURES_README, 'utf8'),
+      page,
+      'test/fixtures/README.md is stale: regenerate with UPDATE_FIXTURES=1 npx tap test/fixtures.test.ts',
+    )
 })
 
 t.test('test/fixtures/README.md documents every fixture and its answer', async (t) => {
@@ -586,7 +754,8 @@ t.test('test/fixtures/README.md documents every fixture and its answer', async (
   const rows = page.split('\n').filter((line) => line.startsWith('| `'))
   const expected = tableRows()
   t.strictSame(rows, expected, 'the table lists each fixture, its hook and its answer (rows rendered by tableRows())')
-  if (rows.join('\n') !== expected.join('\n')) t.comment(`The rows test/fixtures/README.md should hold:\n${expected.join('\n')}`)
+  if (rows.join('\n') !== expected.join('\n'))
+    t.comment(`The rows test/fixtures/README.md should hold:\n${expected.join('\n')}`)
 })
 
 t.test('the curl example (test/fixtures/README.md, and README.md) shows the true answer', async (t) => {
@@ -597,7 +766,10 @@ t.test('the curl example (test/fixtures/README.md, and README.md) shows the true
   const shown = JSON.parse(page.slice(start, page.indexOf('```', start))) as unknown
   t.strictSame(shown, await runningProjection(t))
   // The front door shows the same example, command and answer, as one block of text (no part of it read back).
-  t.ok(readFileSync(join(repoRoot, 'README.md'), 'utf8').includes(runningExample(shown)), 'README.md shows this example as test/fixtures/README.md does')
+  t.ok(
+    readFileSync(join(repoRoot, 'README.md'), 'utf8').includes(runningExample(shown)),
+    'README.md shows this example as test/fixtures/README.md does',
+  )
 })
 
 t.test('the TLS curl example of test/fixtures/README.md shows the true endpoint', async (t) => {
@@ -606,6 +778,9 @@ t.test('the TLS curl example of test/fixtures/README.md shows the true endpoint'
   t.ok(command > 0, 'the example posts sync-running-tls.json')
   const start = page.indexOf('# ', command) + 2
   const shown = JSON.parse(page.slice(start, page.indexOf('\n', start))) as unknown
-  t.match(page.slice(page.lastIndexOf('\n', command - 100), command), `${envLine(FIXTURES['sync-running-tls']?.env)} npm start`)
+  t.match(
+    page.slice(page.lastIndexOf('\n', command - 100), command),
+    `${envLine(FIXTURES['sync-running-tls']?.env)} npm start`,
+  )
   t.strictSame(shown, await tlsEndpoint(t))
 })

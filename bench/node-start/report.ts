@@ -6,7 +6,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-const BEGIN = '<!-- node-start: begin (written by npm run bench:node-start; the text between these markers is replaced) -->'
+const BEGIN =
+  '<!-- node-start: begin (written by npm run bench:node-start; the text between these markers is replaced) -->'
 const END = '<!-- node-start: end -->'
 const FINDINGS = '<!-- findings: text below this line is kept when the file is rewritten -->'
 
@@ -42,7 +43,8 @@ export function writeReport(dir: string, resultsFile: string): void {
   const section = render(runs)
   const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : ''
   let next: string
-  if (previous.includes(BEGIN) && previous.includes(END)) next = previous.slice(0, previous.indexOf(BEGIN)) + section + previous.slice(previous.indexOf(END) + END.length)
+  if (previous.includes(BEGIN) && previous.includes(END))
+    next = previous.slice(0, previous.indexOf(BEGIN)) + section + previous.slice(previous.indexOf(END) + END.length)
   else if (previous.includes(FINDINGS)) next = `${previous.trimEnd()}\n\n${section}\n`
   else next = `${previous.trimEnd()}\n\n${FINDINGS}\n\n${section}\n`
   writeFileSync(resultsFile, next)
@@ -54,23 +56,33 @@ function render(runs: Run[]): string {
   const md: string[] = [BEGIN, '', '## Start latency with real pods (`npm run bench:node-start`)', '']
   md.push(
     'Written by `npm run bench:node-start` (bench/node-start/run.ts) from every run in `bench/out/node-start/`. Each run: the',
-    'real node of `npm run test:node` (containerd + runc, CNI bridge, kube-proxy in iptables mode, kube-router\'s policies,',
-    'CoreDNS; docs/real-node.md), the hook server and the Metacontroller stand-in in the benchmark\'s own process (the',
+    "real node of `npm run test:node` (containerd + runc, CNI bridge, kube-proxy in iptables mode, kube-router's policies,",
+    "CoreDNS; docs/real-node.md), the hook server and the Metacontroller stand-in in the benchmark's own process (the",
     'stand-in syncs one Challenge at a time, where Metacontroller runs `--workers` syncs at once: a burst queues in it), one',
     'namespace made like `manifests/challenges-namespace.yaml`, one definition of an app that listens at once (`tcp-echo`,',
-    'egress `None`, exposed as a NodePort; the hook\'s default readiness probe: TCP, every second), one Challenge per owner.',
+    "egress `None`, exposed as a NodePort; the hook's default readiness probe: TCP, every second), one Challenge per owner.",
     'Each step is seen by the benchmark: the pods and Challenges listed every 100 ms (their own timestamps have one-second',
     'resolution), each node port tried every 50 ms from the moment its Service has one (a connection counts when it got',
-    'the app\'s banner). Seconds; percentiles by nearest rank over the instances. The machine is shared: the load average',
+    "the app's banner). Seconds; percentiles by nearest rank over the instances. The machine is shared: the load average",
     'is the 1-minute one at the first create and at the last instance Running.',
     '',
   )
   for (const run of runs) {
-    const how = run.intervalMs === 0 ? `created at once (the create calls took ${s(run.createdInMs)} s)` : `one created every ${run.intervalMs} ms`
-    md.push(`### ${run.challenges} Challenges, ${how}: ${run.when.slice(0, 16).replace('T', ' ')} UTC, commit ${run.commit}`, '')
-    md.push(`${run.cpus}; load average ${run.loadBefore.toFixed(1)} → ${run.loadAfter.toFixed(1)}; \`ENDPOINT_SETTLE_MS\` ${run.endpointSettleMs}.`, '')
+    const how =
+      run.intervalMs === 0
+        ? `created at once (the create calls took ${s(run.createdInMs)} s)`
+        : `one created every ${run.intervalMs} ms`
+    md.push(
+      `### ${run.challenges} Challenges, ${how}: ${run.when.slice(0, 16).replace('T', ' ')} UTC, commit ${run.commit}`,
+      '',
+    )
+    md.push(
+      `${run.cpus}; load average ${run.loadBefore.toFixed(1)} → ${run.loadAfter.toFixed(1)}; \`ENDPOINT_SETTLE_MS\` ${run.endpointSettleMs}.`,
+      '',
+    )
     md.push('| step | p50 | p90 | p99 | max |', '|---|---|---|---|---|')
-    for (const step of run.steps) md.push(`| ${step.name} | ${s(step.p50)} | ${s(step.p90)} | ${s(step.p99)} | ${s(step.max)} |`)
+    for (const step of run.steps)
+      md.push(`| ${step.name} | ${s(step.p50)} | ${s(step.p90)} | ${s(step.p99)} | ${s(step.max)} |`)
     md.push('')
   }
   md.push(END)

@@ -47,111 +47,160 @@ interface Instance {
 
 const suite = await startNodeSuite(t)
 
-void t.test(`${CHALLENGES} Challenges of an app that listens at once: create to Running and to the first connection`, async (t) => {
-  const s = await suite.scenario(t, 'node-start')
-  await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'NodePort', port: 9000 }, network: { egress: 'None' } }))
-  const loadBefore = loadavg()
-  const instances = new Map<string, Instance>()
-  const seen = (x: Instance, key: 'pod' | 'scheduled' | 'started' | 'ready' | 'connected' | 'running', at = Date.now()) => {
-    if (x[key] < 0) x[key] = at - x.createdAt
-  }
-  let done = false
-  // The watcher: pods and Challenges of the namespace, every POLL_MS.
-  const watcher = (async () => {
-    while (!done) {
-      const [pods, challenges] = await Promise.all([s.list(`/api/v1/namespaces/${s.ns}/pods`), s.list(`/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges`)])
-      const now = Date.now()
-      for (const pod of pods) {
-        const x = instances.get(pod.metadata.labels?.['challenge-hooks.dev/instance'] ?? '')
-        if (x === undefined) continue
-        const status = (pod.status ?? {}) as Json
-        seen(x, 'pod', now)
-        if ((pod.spec as Json | undefined)?.nodeName !== undefined) seen(x, 'scheduled', now)
-        if (((status.containerStatuses ?? []) as Json[]).some((c) => (c.state as Json | undefined)?.running !== undefined)) seen(x, 'started', now)
-        if (((status.conditions ?? []) as Json[]).some((c) => c.type === 'Ready' && c.status === 'True')) seen(x, 'ready', now)
-      }
-      for (const challenge of challenges) {
-        const x = instances.get(challenge.metadata.name)
-        if (x !== undefined && (challenge.status as Json | undefined)?.phase === 'Running') seen(x, 'running', now)
-      }
-      await new Promise((r) => setTimeout(r, POLL_MS))
+void t.test(
+  `${CHALLENGES} Challenges of an app that listens at once: create to Running and to the first connection`,
+  async (t) => {
+    const s = await suite.scenario(t, 'node-start')
+    await s.create(
+      definition('echo', {
+        pod: app('tcp-echo', 9000),
+        expose: { type: 'NodePort', port: 9000 },
+        network: { egress: 'None' },
+      }),
+    )
+    const loadBefore = loadavg()
+    const instances = new Map<string, Instance>()
+    const seen = (
+      x: Instance,
+      key: 'pod' | 'scheduled' | 'started' | 'ready' | 'connected' | 'running',
+      at = Date.now(),
+    ) => {
+      if (x[key] < 0) x[key] = at - x.createdAt
     }
-  })()
-  // The probers: each instance's node port, once its Service has one, every PROBE_MS until the banner comes.
-  const probers = (async () => {
-    const attempts: Promise<void>[] = []
-    while (!done) {
-      const services = await s.list(`/api/v1/namespaces/${s.ns}/services`)
-      for (const service of services) {
-        const x = instances.get(service.metadata.name)
-        const nodePort = ((service.spec as Json | undefined)?.ports as Json[] | undefined)?.[0]?.nodePort
-        if (x !== undefined && typeof nodePort === 'number') x.nodePort = nodePort
+    let done = false
+    // The watcher: pods and Challenges of the namespace, every POLL_MS.
+    const watcher = (async () => {
+      while (!done) {
+        const [pods, challenges] = await Promise.all([
+          s.list(`/api/v1/namespaces/${s.ns}/pods`),
+          s.list(`/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges`),
+        ])
+        const now = Date.now()
+        for (const pod of pods) {
+          const x = instances.get(pod.metadata.labels?.['challenge-hooks.dev/instance'] ?? '')
+          if (x === undefined) continue
+          const status = (pod.status ?? {}) as Json
+          seen(x, 'pod', now)
+          if ((pod.spec as Json | undefined)?.nodeName !== undefined) seen(x, 'scheduled', now)
+          if (
+            ((status.containerStatuses ?? []) as Json[]).some(
+              (c) => (c.state as Json | undefined)?.running !== undefined,
+            )
+          )
+            seen(x, 'started', now)
+          if (((status.conditions ?? []) as Json[]).some((c) => c.type === 'Ready' && c.status === 'True'))
+            seen(x, 'ready', now)
+        }
+        for (const challenge of challenges) {
+          const x = instances.get(challenge.metadata.name)
+          if (x !== undefined && (challenge.status as Json | undefined)?.phase === 'Running') seen(x, 'running', now)
+        }
+        await new Promise((r) => setTimeout(r, POLL_MS))
       }
-      for (const x of instances.values()) {
-        if (x.nodePort === undefined || x.connected >= 0) continue
-        const startedAt = Date.now()
-        attempts.push(banner(NODE_IP, x.nodePort).then((answer) => void (answer === BANNER && (x.connected < 0 || startedAt - x.createdAt < x.connected) && (x.connected = startedAt - x.createdAt))))
+    })()
+    // The probers: each instance's node port, once its Service has one, every PROBE_MS until the banner comes.
+    const probers = (async () => {
+      const attempts: Promise<void>[] = []
+      while (!done) {
+        const services = await s.list(`/api/v1/namespaces/${s.ns}/services`)
+        for (const service of services) {
+          const x = instances.get(service.metadata.name)
+          const nodePort = ((service.spec as Json | undefined)?.ports as Json[] | undefined)?.[0]?.nodePort
+          if (x !== undefined && typeof nodePort === 'number') x.nodePort = nodePort
+        }
+        for (const x of instances.values()) {
+          if (x.nodePort === undefined || x.connected >= 0) continue
+          const startedAt = Date.now()
+          attempts.push(
+            banner(NODE_IP, x.nodePort).then(
+              (answer) =>
+                void (
+                  answer === BANNER &&
+                  (x.connected < 0 || startedAt - x.createdAt < x.connected) &&
+                  (x.connected = startedAt - x.createdAt)
+                ),
+            ),
+          )
+        }
+        await new Promise((r) => setTimeout(r, PROBE_MS))
       }
-      await new Promise((r) => setTimeout(r, PROBE_MS))
+      await Promise.all(attempts)
+    })()
+
+    const started = Date.now()
+    await Promise.all(
+      Array.from({ length: CHALLENGES }, async (_, index) => {
+        await new Promise((r) => setTimeout(r, index * INTERVAL_MS))
+        const owner = `p${String(index + 1).padStart(3, '0')}`
+        const name = `echo-u-${owner}`
+        instances.set(name, {
+          name,
+          createdAt: Date.now(),
+          pod: -1,
+          scheduled: -1,
+          started: -1,
+          ready: -1,
+          connected: -1,
+          running: -1,
+        })
+        await s.create(s.challenge('echo', owner))
+      }),
+    )
+    const createdIn = Date.now() - started
+    const deadline = Date.now() + 300_000
+    while ([...instances.values()].some((x) => x.running < 0 || x.connected < 0) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200))
+    done = true
+    await Promise.all([watcher, probers])
+    const loadAfter = loadavg()
+    const all = [...instances.values()]
+    const missing = all.filter((x) => x.running < 0 || x.connected < 0).map((x) => x.name)
+    t.strictSame(missing, [], 'every instance Running and answering within 5 minutes')
+
+    const step = (from: keyof Instance, to: keyof Instance) =>
+      all.map((x) => (x[to] as number) - (from === 'createdAt' ? 0 : (x[from] as number)))
+    const steps: [string, number[]][] = [
+      ['create → pod created (the hook admitted it)', step('createdAt', 'pod')],
+      ['pod created → scheduled', step('pod', 'scheduled')],
+      ['scheduled → container running', step('scheduled', 'started')],
+      ['container running → Ready (readiness probe)', step('started', 'ready')],
+      ['Ready → first connection (EndpointSlice, kube-proxy)', step('ready', 'connected')],
+      ['Ready → Running (ENDPOINT_SETTLE_MS, the next sync)', step('ready', 'running')],
+      ['**create → first connection**', step('createdAt', 'connected')],
+      ['**create → Running**', step('createdAt', 'running')],
+    ]
+    const run = {
+      label: LABEL,
+      challenges: CHALLENGES,
+      intervalMs: INTERVAL_MS,
+      createdInMs: createdIn,
+      when: new Date().toISOString(),
+      commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim(),
+      cpus: `${cpus()[0]
+        ?.model.replace(/\s+\d+-Core Processor/, '')
+        .trim()}, ${cpus().length} cores`,
+      loadBefore: loadBefore[0],
+      loadAfter: loadAfter[0],
+      pollMs: POLL_MS,
+      probeMs: PROBE_MS,
+      // The suite's hook server runs with the default (startNodeSuite sets no ENDPOINT_SETTLE_MS).
+      endpointSettleMs: loadConfig({}).endpointSettleMs,
+      steps: steps.map(([name, values]) => ({ name, ...percentiles(values) })),
+      instances: all,
     }
-    await Promise.all(attempts)
-  })()
-
-  const started = Date.now()
-  await Promise.all(
-    Array.from({ length: CHALLENGES }, async (_, index) => {
-      await new Promise((r) => setTimeout(r, index * INTERVAL_MS))
-      const owner = `p${String(index + 1).padStart(3, '0')}`
-      const name = `echo-u-${owner}`
-      instances.set(name, { name, createdAt: Date.now(), pod: -1, scheduled: -1, started: -1, ready: -1, connected: -1, running: -1 })
-      await s.create(s.challenge('echo', owner))
-    }),
-  )
-  const createdIn = Date.now() - started
-  const deadline = Date.now() + 300_000
-  while ([...instances.values()].some((x) => x.running < 0 || x.connected < 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
-  done = true
-  await Promise.all([watcher, probers])
-  const loadAfter = loadavg()
-  const all = [...instances.values()]
-  const missing = all.filter((x) => x.running < 0 || x.connected < 0).map((x) => x.name)
-  t.strictSame(missing, [], 'every instance Running and answering within 5 minutes')
-
-  const step = (from: keyof Instance, to: keyof Instance) => all.map((x) => (x[to] as number) - (from === 'createdAt' ? 0 : (x[from] as number)))
-  const steps: [string, number[]][] = [
-    ['create → pod created (the hook admitted it)', step('createdAt', 'pod')],
-    ['pod created → scheduled', step('pod', 'scheduled')],
-    ['scheduled → container running', step('scheduled', 'started')],
-    ['container running → Ready (readiness probe)', step('started', 'ready')],
-    ['Ready → first connection (EndpointSlice, kube-proxy)', step('ready', 'connected')],
-    ['Ready → Running (ENDPOINT_SETTLE_MS, the next sync)', step('ready', 'running')],
-    ['**create → first connection**', step('createdAt', 'connected')],
-    ['**create → Running**', step('createdAt', 'running')],
-  ]
-  const run = {
-    label: LABEL,
-    challenges: CHALLENGES,
-    intervalMs: INTERVAL_MS,
-    createdInMs: createdIn,
-    when: new Date().toISOString(),
-    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim(),
-    cpus: `${cpus()[0]?.model.replace(/\s+\d+-Core Processor/, '').trim()}, ${cpus().length} cores`,
-    loadBefore: loadBefore[0],
-    loadAfter: loadAfter[0],
-    pollMs: POLL_MS,
-    probeMs: PROBE_MS,
-    // The suite's hook server runs with the default (startNodeSuite sets no ENDPOINT_SETTLE_MS).
-    endpointSettleMs: loadConfig({}).endpointSettleMs,
-    steps: steps.map(([name, values]) => ({ name, ...percentiles(values) })),
-    instances: all,
-  }
-  t.comment(`${CHALLENGES} Challenges (${LABEL}, created in ${createdIn} ms), load ${loadBefore[0]?.toFixed(1)} → ${loadAfter[0]?.toFixed(1)}:`)
-  for (const each of run.steps) t.comment(`  ${each.name.replace(/\*/g, '').padEnd(56)} p50 ${each.p50}  p90 ${each.p90}  p99 ${each.p99}  max ${each.max} ms`)
-  const out = join(repoRoot, 'bench/out/node-start')
-  mkdirSync(out, { recursive: true })
-  writeFileSync(join(out, `${LABEL}-${CHALLENGES}.json`), `${JSON.stringify(run, null, 2)}\n`)
-  writeReport(out, join(repoRoot, 'bench/RESULTS.md'))
-})
+    t.comment(
+      `${CHALLENGES} Challenges (${LABEL}, created in ${createdIn} ms), load ${loadBefore[0]?.toFixed(1)} → ${loadAfter[0]?.toFixed(1)}:`,
+    )
+    for (const each of run.steps)
+      t.comment(
+        `  ${each.name.replace(/\*/g, '').padEnd(56)} p50 ${each.p50}  p90 ${each.p90}  p99 ${each.p99}  max ${each.max} ms`,
+      )
+    const out = join(repoRoot, 'bench/out/node-start')
+    mkdirSync(out, { recursive: true })
+    writeFileSync(join(out, `${LABEL}-${CHALLENGES}.json`), `${JSON.stringify(run, null, 2)}\n`)
+    writeReport(out, join(repoRoot, 'bench/RESULTS.md'))
+  },
+)
 
 function percentiles(values: number[]): { p50: number; p90: number; p99: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b)

@@ -16,14 +16,20 @@ export function parseMetrics(text: string): Sample[] {
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line)
     if (match === null) continue
     const labels: Record<string, string> = {}
-    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] as string] = pair[2] as string
+    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+      labels[pair[1] as string] = pair[2] as string
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) })
   }
   return samples
 }
 
 /** Sum of a metric's samples whose labels match `where`, grouped by the labels `by` names (joined with ' '). */
-export function sumBy(samples: Sample[], name: string, by: string[], where: (labels: Record<string, string>) => boolean = () => true): Map<string, number> {
+export function sumBy(
+  samples: Sample[],
+  name: string,
+  by: string[],
+  where: (labels: Record<string, string>) => boolean = () => true,
+): Map<string, number> {
   const groups = new Map<string, number>()
   for (const s of samples) {
     if (s.name !== name || !where(s.labels)) continue

@@ -47,8 +47,10 @@ export class Steps {
     const spec = record(object.spec)
     const status = record(object.status)
     if (typeof spec.nodeName === 'string' && spec.nodeName !== '') this.#mark(name, 'scheduled')
-    if (list(status.containerStatuses).some((container) => record(container.state).running !== undefined)) this.#mark(name, 'started')
-    if (list(status.conditions).some((condition) => condition.type === 'Ready' && condition.status === 'True')) this.#mark(name, 'ready')
+    if (list(status.containerStatuses).some((container) => record(container.state).running !== undefined))
+      this.#mark(name, 'started')
+    if (list(status.conditions).some((condition) => condition.type === 'Ready' && condition.status === 'True'))
+      this.#mark(name, 'ready')
   }
 
   /** p50 / p95 / p99 of each phase (seconds), over the instances that reached Running. */
@@ -59,10 +61,16 @@ export class Steps {
       for (const [name, steps] of this.#seen) {
         const start = from === 'created' ? createdAt.get(name) : steps[from]
         const end = steps[to]
-        if (start !== undefined && end !== undefined && steps.running !== undefined) durations.push(Math.max(0, end - start) / 1000)
+        if (start !== undefined && end !== undefined && steps.running !== undefined)
+          durations.push(Math.max(0, end - start) / 1000)
       }
       const round = (value: number) => Math.round(value * 100) / 100
-      result[phase] = { p50: round(percentile(durations, 50)), p95: round(percentile(durations, 95)), p99: round(percentile(durations, 99)), count: durations.length }
+      result[phase] = {
+        p50: round(percentile(durations, 50)),
+        p95: round(percentile(durations, 95)),
+        p99: round(percentile(durations, 99)),
+        count: durations.length,
+      }
     }
     return result
   }

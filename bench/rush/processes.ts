@@ -30,17 +30,46 @@ export interface HookServer {
 }
 
 /** `node dist/server.js` as in production (NODE_ENV=production, LOG_LEVEL=warn, the installed HOOK_TOKEN). */
-export async function startHookServer({ plane, cleanups }: RunContext, token: string, budget: number, budgetScope = 'Namespace'): Promise<HookServer> {
+export async function startHookServer(
+  { plane, cleanups }: RunContext,
+  token: string,
+  budget: number,
+  budgetScope = 'Namespace',
+): Promise<HookServer> {
   const [port, opsPort] = [await freePort(), await freePort()]
   const sizesFile = join(plane.dir, 'request-sizes.txt')
   const logFile = join(plane.dir, 'hook-server.log')
-  const child = spawnLogged(process.execPath, ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')], {
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', HOOK_TOKEN: token, FLAG_SECRET: randomBytes(32).toString('hex'), OWNER_BUDGET: String(budget), OWNER_BUDGET_SCOPE: budgetScope, PORT: String(port), OPS_PORT: String(opsPort), RUSH_SIZES_FILE: sizesFile },
-    logFile,
-  })
+  const child = spawnLogged(
+    process.execPath,
+    ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')],
+    {
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        HOOK_TOKEN: token,
+        FLAG_SECRET: randomBytes(32).toString('hex'),
+        OWNER_BUDGET: String(budget),
+        OWNER_BUDGET_SCOPE: budgetScope,
+        PORT: String(port),
+        OPS_PORT: String(opsPort),
+        RUSH_SIZES_FILE: sizesFile,
+      },
+      logFile,
+    },
+  )
   track(plane, cleanups, child, 'hook server', logFile)
-  const server = { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${opsPort}/metrics`, pid: child.pid as number, sizesFile }
-  await waitUntil('the hook server', async () => (await fetch(`http://127.0.0.1:${opsPort}/readyz`).catch(() => undefined))?.ok === true, { timeoutMs: 30_000 })
+  const server = {
+    url: `http://127.0.0.1:${port}`,
+    metricsUrl: `http://127.0.0.1:${opsPort}/metrics`,
+    pid: child.pid as number,
+    sizesFile,
+  }
+  await waitUntil(
+    'the hook server',
+    async () => (await fetch(`http://127.0.0.1:${opsPort}/readyz`).catch(() => undefined))?.ok === true,
+    { timeoutMs: 30_000 },
+  )
   return server
 }
 
@@ -60,26 +89,52 @@ export interface ProfileSummary {
 }
 
 /** Functions whose cumulative share of Metacontroller's CPU the results report. */
-const PROFILED = ['findRelatedParents', 'matchesRelatedRule', 'LabelSelectorAsSelector', 'processNextWorkItem', 'syncParentObject', 'callSyncHook', 'Webhook).Call', 'ProcessDeltas', 'json.Unmarshal', 'runtime.gcBgMarkWorker']
+const PROFILED = [
+  'findRelatedParents',
+  'matchesRelatedRule',
+  'LabelSelectorAsSelector',
+  'processNextWorkItem',
+  'syncParentObject',
+  'callSyncHook',
+  'Webhook).Call',
+  'ProcessDeltas',
+  'json.Unmarshal',
+  'runtime.gcBgMarkWorker',
+]
 
 /** Metacontroller out of cluster as its service account (as the cluster suite runs it), metrics and pprof on loopback. */
-export async function startMetacontroller({ plane, cleanups, log, out }: RunContext, env: ClusterEnv, s: RushSettings): Promise<Metacontroller> {
+export async function startMetacontroller(
+  { plane, cleanups, log, out }: RunContext,
+  env: ClusterEnv,
+  s: RushSettings,
+): Promise<Metacontroller> {
   const identity = await metacontrollerRest(env)
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
-  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
+  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<
+    ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>
+  >
   const kubeconfig = join(dir, 'kubeconfig')
-  writeFileSync(kubeconfig, JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
-    users: [{ name: 'metacontroller', user: { token: identity.token } }],
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'metacontroller' } }],
-    'current-context': 'c',
-  }))
+  writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
+      users: [{ name: 'metacontroller', user: { token: identity.token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'metacontroller' } }],
+      'current-context': 'c',
+    }),
+  )
   const [metricsPort, pprofPort] = [await freePort(), await freePort()]
   const logFile = join(plane.dir, 'metacontroller.log')
-  const args = [`--kubeconfig=${kubeconfig}`, `--metrics-address=127.0.0.1:${metricsPort}`, `--pprof-address=127.0.0.1:${pprofPort}`, '--health-probe-bind-address=0', ...s.metacontrollerArgs]
+  const args = [
+    `--kubeconfig=${kubeconfig}`,
+    `--metrics-address=127.0.0.1:${metricsPort}`,
+    `--pprof-address=127.0.0.1:${pprofPort}`,
+    '--health-probe-bind-address=0',
+    ...s.metacontrollerArgs,
+  ]
   const child = spawnLogged(s.metacontroller, args, { logFile })
   track(plane, cleanups, child, 'metacontroller', logFile)
   // A binary built from a source archive carries no version in its build info: METACONTROLLER_VERSION names it.
@@ -92,15 +147,32 @@ export async function startMetacontroller({ plane, cleanups, log, out }: RunCont
       const file = join(dir, 'cpu.pprof')
       try {
         mkdirSync(out, { recursive: true })
-        const response = await fetch(`http://127.0.0.1:${pprofPort}/debug/pprof/profile?seconds=${Math.round(seconds)}`, { signal: AbortSignal.timeout((seconds + 30) * 1000) })
+        const response = await fetch(
+          `http://127.0.0.1:${pprofPort}/debug/pprof/profile?seconds=${Math.round(seconds)}`,
+          { signal: AbortSignal.timeout((seconds + 30) * 1000) },
+        )
         writeFileSync(file, Buffer.from(await response.arrayBuffer()))
         writeFileSync(join(out, `${s.label}-${s.challenges}.cpu.pprof`), readFileSync(file))
         // Every function, none dropped for being small: the parent scan's share is read off this list.
-        const top = await output('go', ['tool', 'pprof', '-top', '-cum', '-nodecount=100000', '-nodefraction=0', '-edgefraction=0', s.metacontroller, file])
+        const top = await output('go', [
+          'tool',
+          'pprof',
+          '-top',
+          '-cum',
+          '-nodecount=100000',
+          '-nodefraction=0',
+          '-edgefraction=0',
+          s.metacontroller,
+          file,
+        ])
         const shares: Record<string, number> = {}
         for (const name of PROFILED) {
           // -top lines: flat flat% sum% cum cum% function
-          const fields = top.split('\n').find((l) => l.includes(name))?.trim().split(/\s+/)
+          const fields = top
+            .split('\n')
+            .find((l) => l.includes(name))
+            ?.trim()
+            .split(/\s+/)
           if (fields !== undefined && fields.length >= 6) shares[name] = Number((fields[4] as string).replace('%', ''))
         }
         return { seconds, shares, top: top.split('\n').slice(0, 45).join('\n') }
@@ -113,7 +185,13 @@ export async function startMetacontroller({ plane, cleanups, log, out }: RunCont
 }
 
 /** A child the control plane's reaper also kills, should this process die before stopping it. */
-function track(plane: ControlPlane, cleanups: RunContext['cleanups'], child: ChildProcess, name: string, logFile: string): void {
+function track(
+  plane: ControlPlane,
+  cleanups: RunContext['cleanups'],
+  child: ChildProcess,
+  name: string,
+  logFile: string,
+): void {
   appendFileSync(join(plane.dir, 'pids'), `${child.pid}\n`)
   let stopping = false
   child.once('exit', (code, signal) => {

@@ -15,7 +15,8 @@ if (file) {
   }
   const emit = Server.prototype.emit
   Server.prototype.emit = function (event, request, ...rest) {
-    if (event === 'request' && request.method === 'POST') lines.push(`${request.url} ${request.headers['content-length'] ?? ''}`)
+    if (event === 'request' && request.method === 'POST')
+      lines.push(`${request.url} ${request.headers['content-length'] ?? ''}`)
     return emit.call(this, event, request, ...rest)
   }
   setInterval(flush, 1000).unref()

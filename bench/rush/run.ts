@@ -56,29 +56,50 @@ const log = (text: string) => console.log(`rush [${((Date.now() - started) / 100
 const started = Date.now()
 const cleanups: Array<() => Promise<void> | void> = []
 const cleanUp = async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch((error: Error) => console.error(`rush: cleanup: ${error.message}`))
+  for (const cleanup of cleanups.splice(0).reverse())
+    await Promise.resolve(cleanup()).catch((error: Error) => console.error(`rush: cleanup: ${error.message}`))
 }
 process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
 process.once('SIGTERM', () => void cleanUp().finally(() => process.exit(143)))
 
-
 async function main(s: RushSettings): Promise<void> {
-  if (!existsSync(join(repoRoot, 'dist/server.js'))) throw new Error('bench:rush: dist/server.js is missing (npm run build)')
+  if (!existsSync(join(repoRoot, 'dist/server.js')))
+    throw new Error('bench:rush: dist/server.js is missing (npm run build)')
   const loadAtStart = loadavg()[0] as number
-  log(`${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`)
+  log(
+    `${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`,
+  )
   const binDir = controlPlaneBinaries({ build: false })
   // The suite's /24 of Service addresses holds 254 Services; a Service per instance needs more (the later flag wins).
-  const plane = await startControlPlane({ binDir, apiserverArgs: ['--service-cluster-ip-range=10.0.0.0/16', ...s.apiserverArgs] })
+  const plane = await startControlPlane({
+    binDir,
+    apiserverArgs: ['--service-cluster-ip-range=10.0.0.0/16', ...s.apiserverArgs],
+  })
   cleanups.push(() => plane.stop())
-  const env: ClusterEnv = { kubeconfig: plane.kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig), rest: Rest.fromFile(plane.kubeconfig), owned: true }
+  const env: ClusterEnv = {
+    kubeconfig: plane.kubeconfig,
+    kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig),
+    rest: Rest.fromFile(plane.kubeconfig),
+    owned: true,
+  }
   await install(env)
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(s.challenges) })
-  await waitUntil('the default ServiceAccount of the namespace', async () => (await env.rest.find(`/api/v1/namespaces/${NS}/serviceaccounts/default`)) !== undefined, { timeoutMs: 60_000 })
+  await waitUntil(
+    'the default ServiceAccount of the namespace',
+    async () => (await env.rest.find(`/api/v1/namespaces/${NS}/serviceaccounts/default`)) !== undefined,
+    { timeoutMs: 60_000 },
+  )
   for (let d = 0; d < s.definitions; d++) {
     // Three hours of play: no instance expires (nor a queued one gives up) while a run lasts; at 2,000 the wait for
     // Metacontroller to catch up alone took ~13 minutes, and the default 30-minute lifetime ended a queue inside it.
-    const body = { ...example('web-login', { lifetimeSeconds: DEFINITION_LIFETIME_SECONDS }, definitionName(d)), metadata: { name: definitionName(d), namespace: NS } }
-    await env.rest.call('POST', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`, { body, query: { fieldManager: AUTHOR } })
+    const body = {
+      ...example('web-login', { lifetimeSeconds: DEFINITION_LIFETIME_SECONDS }, definitionName(d)),
+      metadata: { name: definitionName(d), namespace: NS },
+    }
+    await env.rest.call('POST', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`, {
+      body,
+      query: { fieldManager: AUTHOR },
+    })
   }
 
   // A real token, as an operator sets one (the server refuses secrets.env's placeholder in production); Metacontroller
@@ -110,7 +131,8 @@ async function main(s: RushSettings): Promise<void> {
     steps.challenge(object)
     const phase = (object.status as { phase?: string } | undefined)?.phase
     if (phase === 'Running' && !runningAt.has(object.metadata.name)) runningAt.set(object.metadata.name, Date.now())
-    if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name)) failedAt.set(object.metadata.name, Date.now())
+    if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name))
+      failedAt.set(object.metadata.name, Date.now())
   })
   await challenges.start()
   cleanups.push(() => challenges.stop())
@@ -125,7 +147,14 @@ async function main(s: RushSettings): Promise<void> {
     apiserver: parseMetrics((await env.kubectl(['get', '--raw', '/metrics'])).stdout),
     metacontroller: await scrape(mc.metricsUrl),
     hook: await scrape(hook.metricsUrl),
-    cpu: { hook: cpuSeconds(hook.pid), metacontroller: cpuSeconds(mc.pid), apiserver: cpuSeconds(plane.pids[1] as number), etcd: cpuSeconds(plane.pids[0] as number), controllerManager: cpuSeconds(plane.pids[2] as number), bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 },
+    cpu: {
+      hook: cpuSeconds(hook.pid),
+      metacontroller: cpuSeconds(mc.pid),
+      apiserver: cpuSeconds(plane.pids[1] as number),
+      etcd: cpuSeconds(plane.pids[0] as number),
+      controllerManager: cpuSeconds(plane.pids[2] as number),
+      bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
+    },
     rss: { hook: rssMiB(hook.pid), metacontroller: rssMiB(mc.pid), apiserver: rssMiB(plane.pids[1] as number) },
     sizeLines: readSizes(hook.sizesFile).length,
     load: loadavg()[0] as number,
@@ -151,7 +180,10 @@ async function main(s: RushSettings): Promise<void> {
     inFlight++
     creations.push(
       env.rest
-        .call('POST', `${CHALLENGES}/namespaces/${NS}/challenges`, { body: challengeObject(item.owner, item.definition), query: { fieldManager: PLATFORM } })
+        .call('POST', `${CHALLENGES}/namespaces/${NS}/challenges`, {
+          body: challengeObject(item.owner, item.definition),
+          query: { fieldManager: PLATFORM },
+        })
         .then(() => void createdAt.set(challengeName(item.owner, item.definition), Date.now()))
         .catch((error: Error) => {
           createErrors++
@@ -166,13 +198,19 @@ async function main(s: RushSettings): Promise<void> {
 
   const admitted = expectedAdmitted(plan, s.budget)
   let lastReport = 0
-  await waitUntil(`${admitted} admitted instances Running`, async () => {
-    if (Date.now() - lastReport > 15_000) {
-      lastReport = Date.now()
-      log(`${runningAt.size}/${admitted} Running${failedAt.size > 0 ? `, ${failedAt.size} in Error` : ''}; load ${loadavg()[0]?.toFixed(1)}`)
-    }
-    return runningAt.size + failedAt.size >= admitted
-  }, { timeoutMs: s.timeoutSeconds * 1000, everyMs: 250 }).catch((error: Error) => log(`${error.message}: measuring what was reached`))
+  await waitUntil(
+    `${admitted} admitted instances Running`,
+    async () => {
+      if (Date.now() - lastReport > 15_000) {
+        lastReport = Date.now()
+        log(
+          `${runningAt.size}/${admitted} Running${failedAt.size > 0 ? `, ${failedAt.size} in Error` : ''}; load ${loadavg()[0]?.toFixed(1)}`,
+        )
+      }
+      return runningAt.size + failedAt.size >= admitted
+    },
+    { timeoutMs: s.timeoutSeconds * 1000, everyMs: 250 },
+  ).catch((error: Error) => log(`${error.message}: measuring what was reached`))
   const allRunning = await snapshot('running')
   log(`${runningAt.size}/${admitted} Running after ${((allRunning.time - t0) / 1000).toFixed(1)} s`)
 
@@ -182,20 +220,34 @@ async function main(s: RushSettings): Promise<void> {
   // of related-object events, bench/RESULTS.md) is part of the rush's cost, so the wait is long. The earlier rule,
   // 1.5x over 120 s, ended a 2,000 run while that backlog was still draining.
   const settleLimit = Math.ceil((SETTLED_RATE * plan.length * SETTLE_WINDOW_SECONDS) / RESYNC_SECONDS)
-  const callsSeen: Array<{ time: number; calls: number }> = [{ time: allRunning.time, calls: hookCalls(allRunning.hook) }]
+  const callsSeen: Array<{ time: number; calls: number }> = [
+    { time: allRunning.time, calls: hookCalls(allRunning.hook) },
+  ]
   const drain: Array<{ seconds: number; callsPerMinute: number }> = []
-  await waitUntil(`hook calls at the resync rate (at most ${settleLimit} in ${SETTLE_WINDOW_SECONDS} s)`, async () => {
-    const now = { time: Date.now(), calls: hookCalls(await scrape(hook.metricsUrl)) }
-    callsSeen.push(now)
-    if (now.time - allRunning.time >= ((drain.at(-1)?.seconds ?? 0) + 60) * 1000) {
-      const minuteAgo = callsSeen.find((x) => x.time >= now.time - 60_000) ?? now
-      const callsPerMinute = Math.round(((now.calls - minuteAgo.calls) * 60_000) / Math.max(1, now.time - minuteAgo.time))
-      drain.push({ seconds: Math.round((now.time - allRunning.time) / 1000), callsPerMinute })
-      log(`${callsPerMinute} hook calls a minute`)
-    }
-    const windowStart = callsSeen.find((x) => x.time >= now.time - SETTLE_WINDOW_SECONDS * 1000) as { time: number; calls: number }
-    return now.time - windowStart.time >= (SETTLE_WINDOW_SECONDS - 5) * 1000 && now.calls - windowStart.calls <= settleLimit
-  }, { timeoutMs: s.settleMaxSeconds * 1000, everyMs: 5000 }).catch((error: Error) => log(`${error.message}: not settled after ${s.settleMaxSeconds} s`))
+  await waitUntil(
+    `hook calls at the resync rate (at most ${settleLimit} in ${SETTLE_WINDOW_SECONDS} s)`,
+    async () => {
+      const now = { time: Date.now(), calls: hookCalls(await scrape(hook.metricsUrl)) }
+      callsSeen.push(now)
+      if (now.time - allRunning.time >= ((drain.at(-1)?.seconds ?? 0) + 60) * 1000) {
+        const minuteAgo = callsSeen.find((x) => x.time >= now.time - 60_000) ?? now
+        const callsPerMinute = Math.round(
+          ((now.calls - minuteAgo.calls) * 60_000) / Math.max(1, now.time - minuteAgo.time),
+        )
+        drain.push({ seconds: Math.round((now.time - allRunning.time) / 1000), callsPerMinute })
+        log(`${callsPerMinute} hook calls a minute`)
+      }
+      const windowStart = callsSeen.find((x) => x.time >= now.time - SETTLE_WINDOW_SECONDS * 1000) as {
+        time: number
+        calls: number
+      }
+      return (
+        now.time - windowStart.time >= (SETTLE_WINDOW_SECONDS - 5) * 1000 &&
+        now.calls - windowStart.calls <= settleLimit
+      )
+    },
+    { timeoutMs: s.settleMaxSeconds * 1000, everyMs: 5000 },
+  ).catch((error: Error) => log(`${error.message}: not settled after ${s.settleMaxSeconds} s`))
   await sleep(1500)
   const settled = await snapshot('settled')
   const profiled = await profile
@@ -212,12 +264,27 @@ async function main(s: RushSettings): Promise<void> {
   const sizes = readSizes(hook.sizesFile)
   // The raw scrapes of the end of the run, for figures the summary does not show.
   mkdirSync(OUT, { recursive: true })
-  for (const [name, url] of [['metacontroller', mc.metricsUrl], ['hook', hook.metricsUrl]] as const) {
-    writeFileSync(join(OUT, `${s.label}-${s.challenges}.${name}.prom`), await fetch(url).then((r) => r.text()).catch(() => ''))
+  for (const [name, url] of [
+    ['metacontroller', mc.metricsUrl],
+    ['hook', hook.metricsUrl],
+  ] as const) {
+    writeFileSync(
+      join(OUT, `${s.label}-${s.challenges}.${name}.prom`),
+      await fetch(url)
+        .then((r) => r.text())
+        .catch(() => ''),
+    )
   }
   const result = summarise({
     settings: s,
-    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: totalmem() / 2 ** 30, freeGiB: freemem() / 2 ** 30, loadAtStart, node: process.version },
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGiB: totalmem() / 2 ** 30,
+      freeGiB: freemem() / 2 ** 30,
+      loadAtStart,
+      node: process.version,
+    },
     versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit: gitCommit() },
     controller: { resyncPeriodSeconds: installed.spec.resyncPeriodSeconds },
     t0,
@@ -288,7 +355,11 @@ function challengeObject(o: number, d: number): KubeObject {
   return {
     apiVersion: API,
     kind: 'Challenge',
-    metadata: { name: challengeName(o, d), namespace: NS, labels: { 'challenge-hooks.dev/owner': ownerName(o), 'challenge-hooks.dev/definition': definitionName(d) } },
+    metadata: {
+      name: challengeName(o, d),
+      namespace: NS,
+      labels: { 'challenge-hooks.dev/owner': ownerName(o), 'challenge-hooks.dev/definition': definitionName(d) },
+    },
     spec: { definitionRef: { name: definitionName(d) }, owner: { kind: 'User', id: ownerName(o) } },
   }
 }
@@ -318,12 +389,20 @@ function namespaceYaml(challenges: number): string {
   const scale = Math.max(1, Math.ceil(challenges / 200))
   return readFileSync(join(repoRoot, 'manifests/challenges-namespace.yaml'), 'utf8')
     .replace(/^(\s*)(name|namespace): challenges$/gm, `$1$2: ${NS}`)
-    .replace(/^(\s+)(pods|requests\.cpu|limits\.cpu|services\.nodeports|count\/challenges\.challenge-hooks\.dev): "(\d+)"$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: "${Number(value) * scale}"`)
-    .replace(/^(\s+)((?:requests|limits)\.(?:memory|ephemeral-storage)): (\d+)Gi$/gm, (_m, indent: string, key: string, value: string) => `${indent}${key}: ${Number(value) * scale}Gi`)
+    .replace(
+      /^(\s+)(pods|requests\.cpu|limits\.cpu|services\.nodeports|count\/challenges\.challenge-hooks\.dev): "(\d+)"$/gm,
+      (_m, indent: string, key: string, value: string) => `${indent}${key}: "${Number(value) * scale}"`,
+    )
+    .replace(
+      /^(\s+)((?:requests|limits)\.(?:memory|ephemeral-storage)): (\d+)Gi$/gm,
+      (_m, indent: string, key: string, value: string) => `${indent}${key}: ${Number(value) * scale}Gi`,
+    )
 }
 
 function hookCalls(samples: Sample[]): number {
-  return samples.filter((x) => x.name === 'challenge_hooks_hook_duration_seconds_count').reduce((sum, x) => sum + x.value, 0)
+  return samples
+    .filter((x) => x.name === 'challenge_hooks_hook_duration_seconds_count')
+    .reduce((sum, x) => sum + x.value, 0)
 }
 
 function readSizes(file: string): Array<{ hook: string; bytes: number }> {

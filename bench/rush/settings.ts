@@ -3,7 +3,21 @@
 import { parseArgs } from 'node:util'
 
 /** The flags (each also RUSH_<NAME>, dashes as underscores). */
-const FLAGS = ['challenges', 'owners', 'definitions', 'window-seconds', 'budget', 'budget-scope', 'running-ms', 'ready-ms', 'rest-seconds', 'timeout-seconds', 'settle-max-seconds', 'label', 'seed'] as const
+const FLAGS = [
+  'challenges',
+  'owners',
+  'definitions',
+  'window-seconds',
+  'budget',
+  'budget-scope',
+  'running-ms',
+  'ready-ms',
+  'rest-seconds',
+  'timeout-seconds',
+  'settle-max-seconds',
+  'label',
+  'seed',
+] as const
 
 /** Settings the run cannot start with: a flag it does not know, a value out of range. bench:rush exits 2. */
 export class UsageError extends Error {}
@@ -42,23 +56,32 @@ export interface RushSettings {
 
 function oneOf<T extends string>(value: string | undefined, values: readonly T[], name: string): T {
   if (value === undefined) return values[0] as T
-  if (!values.includes(value as T)) throw new UsageError(`bench:rush: ${name} must be one of ${values.join(', ')}, got ${value}`)
+  if (!values.includes(value as T))
+    throw new UsageError(`bench:rush: ${name} must be one of ${values.join(', ')}, got ${value}`)
   return value as T
 }
 
 export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettings {
   const given: Record<string, string> = {}
-  for (const [key, value] of Object.entries(env)) if (key.startsWith('RUSH_') && value !== undefined) given[key.slice(5).toLowerCase()] = value
+  for (const [key, value] of Object.entries(env))
+    if (key.startsWith('RUSH_') && value !== undefined) given[key.slice(5).toLowerCase()] = value
   let flags: Record<string, string | undefined>
   try {
-    flags = parseArgs({ args: argv, options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' }])), strict: true }).values
+    flags = parseArgs({
+      args: argv,
+      options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' }])),
+      strict: true,
+    }).values
   } catch (error) {
-    throw new UsageError(`bench:rush: ${(error as Error).message}\nusage: npm run bench:rush -- ${FLAGS.map((flag) => `[--${flag}=…]`).join(' ')}`)
+    throw new UsageError(
+      `bench:rush: ${(error as Error).message}\nusage: npm run bench:rush -- ${FLAGS.map((flag) => `[--${flag}=…]`).join(' ')}`,
+    )
   }
   for (const [flag, value] of Object.entries(flags)) if (value !== undefined) given[flag.replace(/-/g, '_')] = value
   const number = (name: string, fallback: number) => {
     const value = given[name] === undefined ? fallback : Number(given[name])
-    if (!Number.isFinite(value) || value < 0) throw new UsageError(`bench:rush: ${name} must be a number >= 0, got ${given[name]}`)
+    if (!Number.isFinite(value) || value < 0)
+      throw new UsageError(`bench:rush: ${name} must be a number >= 0, got ${given[name]}`)
     return value
   }
   const range = (name: string, fallback: [number, number]): [number, number] => {
@@ -66,12 +89,16 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     const parts = given[name].split('-').map(Number)
     const low = parts[0] as number
     const high = parts[1] ?? low
-    if (!Number.isFinite(low) || !Number.isFinite(high) || low > high) throw new UsageError(`bench:rush: ${name} must be a range like 1000-3000, got ${given[name]}`)
+    if (!Number.isFinite(low) || !Number.isFinite(high) || low > high)
+      throw new UsageError(`bench:rush: ${name} must be a range like 1000-3000, got ${given[name]}`)
     return [low, high]
   }
   const challenges = number('challenges', 2000)
   const metacontroller = env.METACONTROLLER_BIN ?? ''
-  if (metacontroller === '') throw new UsageError('bench:rush: set METACONTROLLER_BIN to a Metacontroller binary (bench/README.md, "The opening rush")')
+  if (metacontroller === '')
+    throw new UsageError(
+      'bench:rush: set METACONTROLLER_BIN to a Metacontroller binary (bench/README.md, "The opening rush")',
+    )
   return {
     challenges,
     // Four Challenges per owner, as 2,000 over 500.

@@ -47,7 +47,8 @@ export interface RushInput {
 
 // apiserver_request_total names verbs by HTTP method (POST, PUT), not by the API's create and update.
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE', 'DELETECOLLECTION'])
-const round = (value: number, digits = 2) => (Number.isFinite(value) ? Math.round(value * 10 ** digits) / 10 ** digits : null)
+const round = (value: number, digits = 2) =>
+  Number.isFinite(value) ? Math.round(value * 10 ** digits) / 10 ** digits : null
 const record = (map: Map<string, number>) => Object.fromEntries([...map].sort((a, b) => b[1] - a[1]))
 
 export function summarise(input: RushInput): Record<string, unknown> {
@@ -63,8 +64,13 @@ export function summarise(input: RushInput): Record<string, unknown> {
   const lastRunning = Math.max(...input.runningAt.values())
   const allRunning = input.runningAt.size >= input.admitted
 
-  const hookCalls = (a: Snapshot, b: Snapshot) => delta(sumBy(a.hook, 'challenge_hooks_hook_duration_seconds_count', ['hook', 'code']), sumBy(b.hook, 'challenge_hooks_hook_duration_seconds_count', ['hook', 'code']))
-  const sum = (map: Map<string, number>, where: (key: string) => boolean = () => true) => [...map].filter(([key]) => where(key)).reduce((total, [, value]) => total + value, 0)
+  const hookCalls = (a: Snapshot, b: Snapshot) =>
+    delta(
+      sumBy(a.hook, 'challenge_hooks_hook_duration_seconds_count', ['hook', 'code']),
+      sumBy(b.hook, 'challenge_hooks_hook_duration_seconds_count', ['hook', 'code']),
+    )
+  const sum = (map: Map<string, number>, where: (key: string) => boolean = () => true) =>
+    [...map].filter(([key]) => where(key)).reduce((total, [, value]) => total + value, 0)
   const rushCalls = hookCalls(start, settled)
   const restCalls = hookCalls(settled, rest)
   const restMinutes = (rest.time - settled.time) / 60_000
@@ -72,7 +78,10 @@ export function summarise(input: RushInput): Record<string, unknown> {
   const writes = (a: Snapshot, b: Snapshot) => {
     const by = ['verb', 'resource', 'subresource', 'code']
     const where = (labels: Record<string, string>) => WRITE_VERBS.has(labels.verb ?? '')
-    return delta(sumBy(a.apiserver, 'apiserver_request_total', by, where), sumBy(b.apiserver, 'apiserver_request_total', by, where))
+    return delta(
+      sumBy(a.apiserver, 'apiserver_request_total', by, where),
+      sumBy(b.apiserver, 'apiserver_request_total', by, where),
+    )
   }
   const rushWrites = writes(start, settled)
   const byResource = new Map<string, number>()
@@ -89,22 +98,44 @@ export function summarise(input: RushInput): Record<string, unknown> {
     sumBy(start.apiserver, 'apiserver_request_total', ['verb', 'resource', 'subresource'], (l) => l.verb === 'GET'),
     sumBy(settled.apiserver, 'apiserver_request_total', ['verb', 'resource', 'subresource'], (l) => l.verb === 'GET'),
   )
-  const mcRequests = delta(sumBy(start.metacontroller, 'rest_client_requests_total', ['method']), sumBy(settled.metacontroller, 'rest_client_requests_total', ['method']))
+  const mcRequests = delta(
+    sumBy(start.metacontroller, 'rest_client_requests_total', ['method']),
+    sumBy(settled.metacontroller, 'rest_client_requests_total', ['method']),
+  )
   const qps = Number(s.metacontrollerArgs.find((arg) => arg.startsWith('--client-go-qps='))?.split('=')[1] ?? 5)
   const mcTotal = sum(mcRequests)
-  const queueWait = (snapshot: Snapshot, suffix: string) => sumBy(snapshot.metacontroller, `workqueue_queue_duration_seconds_${suffix}`, []).get('') ?? 0
-  const workqueueAdds = delta(sumBy(start.metacontroller, 'workqueue_adds_total', ['name']), sumBy(settled.metacontroller, 'workqueue_adds_total', ['name']))
-  const apfRejected = delta(sumBy(start.apiserver, 'apiserver_flowcontrol_rejected_requests_total', ['priority_level']), sumBy(settled.apiserver, 'apiserver_flowcontrol_rejected_requests_total', ['priority_level']))
-  const apfWait = delta(sumBy(start.apiserver, 'apiserver_flowcontrol_request_wait_duration_seconds_sum', ['priority_level']), sumBy(settled.apiserver, 'apiserver_flowcontrol_request_wait_duration_seconds_sum', ['priority_level']))
-  const rejected = delta(sumBy(start.hook, 'challenge_hooks_rejected_total', ['cause']), sumBy(settled.hook, 'challenge_hooks_rejected_total', ['cause']))
+  const queueWait = (snapshot: Snapshot, suffix: string) =>
+    sumBy(snapshot.metacontroller, `workqueue_queue_duration_seconds_${suffix}`, []).get('') ?? 0
+  const workqueueAdds = delta(
+    sumBy(start.metacontroller, 'workqueue_adds_total', ['name']),
+    sumBy(settled.metacontroller, 'workqueue_adds_total', ['name']),
+  )
+  const apfRejected = delta(
+    sumBy(start.apiserver, 'apiserver_flowcontrol_rejected_requests_total', ['priority_level']),
+    sumBy(settled.apiserver, 'apiserver_flowcontrol_rejected_requests_total', ['priority_level']),
+  )
+  const apfWait = delta(
+    sumBy(start.apiserver, 'apiserver_flowcontrol_request_wait_duration_seconds_sum', ['priority_level']),
+    sumBy(settled.apiserver, 'apiserver_flowcontrol_request_wait_duration_seconds_sum', ['priority_level']),
+  )
+  const rejected = delta(
+    sumBy(start.hook, 'challenge_hooks_rejected_total', ['cause']),
+    sumBy(settled.hook, 'challenge_hooks_rejected_total', ['cause']),
+  )
 
   const rushSizes = input.sizes.slice(start.sizeLines, settled.sizeLines)
   const sizeFigures = (hook?: string) => {
     const bytes = rushSizes.filter((x) => hook === undefined || x.hook === hook).map((x) => x.bytes)
-    return { calls: bytes.length, medianKiB: round(percentile(bytes, 50) / 1024, 1), p99KiB: round(percentile(bytes, 99) / 1024, 1), largestKiB: round(Math.max(...bytes) / 1024, 1) }
+    return {
+      calls: bytes.length,
+      medianKiB: round(percentile(bytes, 50) / 1024, 1),
+      p99KiB: round(percentile(bytes, 99) / 1024, 1),
+      largestKiB: round(Math.max(...bytes) / 1024, 1),
+    }
   }
 
-  const cpu = (a: Snapshot, b: Snapshot) => Object.fromEntries(Object.keys(b.cpu).map((key) => [key, round((b.cpu[key] ?? 0) - (a.cpu[key] ?? 0), 1)]))
+  const cpu = (a: Snapshot, b: Snapshot) =>
+    Object.fromEntries(Object.keys(b.cpu).map((key) => [key, round((b.cpu[key] ?? 0) - (a.cpu[key] ?? 0), 1)]))
   const rushCpu = cpu(start, settled)
 
   return {
@@ -123,7 +154,12 @@ export function summarise(input: RushInput): Record<string, unknown> {
     allAdmittedRunning: allRunning,
     secondsUntilAllRunning: input.runningAt.size > 0 ? round((lastRunning - input.t0) / 1000, 1) : null,
     breakdown: input.breakdown,
-    createToRunning: { p50: round(percentile(latencies, 50), 1), p95: round(percentile(latencies, 95), 1), p99: round(percentile(latencies, 99), 1), max: round(Math.max(...latencies), 1) },
+    createToRunning: {
+      p50: round(percentile(latencies, 50), 1),
+      p95: round(percentile(latencies, 95), 1),
+      p99: round(percentile(latencies, 99), 1),
+      max: round(Math.max(...latencies), 1),
+    },
     secondsUntilSettled: round((settled.time - input.t0) / 1000, 1),
     /** from every admitted instance Running until settled: hook calls per minute, each minute */
     drain: input.drain,
@@ -131,7 +167,12 @@ export function summarise(input: RushInput): Record<string, unknown> {
     phases: record(input.phases),
     hook: {
       callsPerChallenge: perChallenge(sum(rushCalls)),
-      byHook: Object.fromEntries(['customize', 'sync', 'finalize'].map((hook) => [hook, perChallenge(sum(rushCalls, (key) => key.startsWith(`${hook} `)))])),
+      byHook: Object.fromEntries(
+        ['customize', 'sync', 'finalize'].map((hook) => [
+          hook,
+          perChallenge(sum(rushCalls, (key) => key.startsWith(`${hook} `))),
+        ]),
+      ),
       non200: sum(rushCalls, (key) => !key.endsWith(' 200') && !key.endsWith(' 304')),
       status304: sum(rushCalls, (key) => key.endsWith(' 304')),
       rejected: record(rejected),
@@ -139,7 +180,9 @@ export function summarise(input: RushInput): Record<string, unknown> {
       requestSize: { all: sizeFigures(), sync: sizeFigures('sync'), customize: sizeFigures('customize') },
     },
     cpuSeconds: rushCpu,
-    cpuSecondsPerChallenge: Object.fromEntries(Object.entries(rushCpu).map(([key, value]) => [key, round((value ?? 0) / Math.max(1, n), 4)])),
+    cpuSecondsPerChallenge: Object.fromEntries(
+      Object.entries(rushCpu).map(([key, value]) => [key, round((value ?? 0) / Math.max(1, n), 4)]),
+    ),
     rssMiB: settled.rss,
     api: {
       writes: admittedWrites,
@@ -154,7 +197,11 @@ export function summarise(input: RushInput): Record<string, unknown> {
       /** at --client-go-qps, the client's token bucket alone needs this long for those requests */
       metacontrollerSecondsAtQps: round(mcTotal / qps, 1),
       /** mean time a parent waited in Metacontroller's work queue before a worker took it */
-      metacontrollerQueueWaitMeanSeconds: round((queueWait(settled, 'sum') - queueWait(start, 'sum')) / Math.max(1, queueWait(settled, 'count') - queueWait(start, 'count')), 2),
+      metacontrollerQueueWaitMeanSeconds: round(
+        (queueWait(settled, 'sum') - queueWait(start, 'sum')) /
+          Math.max(1, queueWait(settled, 'count') - queueWait(start, 'count')),
+        2,
+      ),
       apfRejected: record(apfRejected),
       apfWaitSeconds: record(new Map([...apfWait].map(([key, value]) => [key, round(value, 1) as number]))),
     },
@@ -165,9 +212,17 @@ export function summarise(input: RushInput): Record<string, unknown> {
       hookCallsPerMinute: round(sum(restCalls) / restMinutes, 1),
       writesPerMinute: round(restWrites / restMinutes, 1),
       hookCpuSecondsPerMinute: round(((rest.cpu.hook ?? 0) - (settled.cpu.hook ?? 0)) / restMinutes, 2),
-      metacontrollerCpuSecondsPerMinute: round(((rest.cpu.metacontroller ?? 0) - (settled.cpu.metacontroller ?? 0)) / restMinutes, 2),
+      metacontrollerCpuSecondsPerMinute: round(
+        ((rest.cpu.metacontroller ?? 0) - (settled.cpu.metacontroller ?? 0)) / restMinutes,
+        2,
+      ),
     },
-    load: { start: round(start.load, 1), running: round(running.load, 1), settled: round(settled.load, 1), rest: round(rest.load, 1) },
+    load: {
+      start: round(start.load, 1),
+      running: round(running.load, 1),
+      settled: round(settled.load, 1),
+      rest: round(rest.load, 1),
+    },
     kubeletErrors: input.kubeletErrors,
   }
 }

@@ -82,7 +82,9 @@ function flood(port: number, bodyFile: string): Promise<Flood> {
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')))
   return new Promise((done, fail) =>
-    child.once('exit', (code) => (code === 0 ? done(JSON.parse(output) as Flood) : fail(new Error(`the flood exited ${code}: ${output}`)))),
+    child.once('exit', (code) =>
+      code === 0 ? done(JSON.parse(output) as Flood) : fail(new Error(`the flood exited ${code}: ${output}`)),
+    ),
   )
 }
 
@@ -90,7 +92,10 @@ function flood(port: number, bodyFile: string): Promise<Flood> {
 async function startLimit(bodyLength: number, answer: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-shedding-'))
   const responses = join(dir, 'responses.json')
-  writeFileSync(responses, JSON.stringify([{ requestBytes: bodyLength, headers: { 'content-type': 'application/json' }, body: answer }]))
+  writeFileSync(
+    responses,
+    JSON.stringify([{ requestBytes: bodyLength, headers: { 'content-type': 'application/json' }, body: answer }]),
+  )
   const port = 20000 + Math.floor(Math.random() * 20000)
   const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'bench/baseline-io.ts')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), BENCH_RESPONSES: responses },
@@ -104,7 +109,13 @@ async function startLimit(bodyLength: number, answer: string): Promise<number> {
   return port
 }
 
-async function measure(name: string, port: number, opsPort: number | undefined, bodyFile: string, peakRssMiB?: () => number): Promise<Row> {
+async function measure(
+  name: string,
+  port: number,
+  opsPort: number | undefined,
+  bodyFile: string,
+  peakRssMiB?: () => number,
+): Promise<Row> {
   const health = opsPort === undefined ? undefined : probe(scope, opsPort, '/healthz', 20)
   const result = await flood(port, bodyFile)
   const probes = await health?.stop()
@@ -132,13 +143,20 @@ async function main(): Promise<void> {
   const bodyFile = join(dir, 'xlarge.json')
   writeFileSync(bodyFile, xlarge.body)
   const bodyMiB = xlarge.body.length / 1024 / 1024
-  process.stdout.write(`body: ${bodyMiB.toFixed(2)} MiB (${xlarge.what}); ${connections} connections for ${seconds} s, backoff after 429: ${backoffMs} ms\n`)
+  process.stdout.write(
+    `body: ${bodyMiB.toFixed(2)} MiB (${xlarge.what}); ${connections} connections for ${seconds} s, backoff after 429: ${backoffMs} ms\n`,
+  )
 
   const rows: Row[] = []
   for (const variant of VARIANTS) {
     const server = await startServer(scope, variant.env)
-    const first = await send(server.port, 'POST', '/sync', { body: xlarge.body, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, timeoutMs: 10_000 })
-    if (first.statusCode !== 200) throw new Error(`${variant.name}: the first call got ${first.statusCode}: ${first.body.slice(0, 300)}`)
+    const first = await send(server.port, 'POST', '/sync', {
+      body: xlarge.body,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      timeoutMs: 10_000,
+    })
+    if (first.statusCode !== 200)
+      throw new Error(`${variant.name}: the first call got ${first.statusCode}: ${first.body.slice(0, 300)}`)
     if (rows.length === 0) {
       const limitPort = await startLimit(xlarge.body.length, first.body)
       await sleep(300)
@@ -166,7 +184,14 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${table}\n`)
   const out = join(repoRoot, 'bench/out/shedding.json')
   mkdirSync(dirname(out), { recursive: true })
-  writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), bodyBytes: xlarge.body.length, connections, seconds, backoffMs, rows, table }, null, 2))
+  writeFileSync(
+    out,
+    JSON.stringify(
+      { at: new Date().toISOString(), bodyBytes: xlarge.body.length, connections, seconds, backoffMs, rows, table },
+      null,
+      2,
+    ),
+  )
 }
 
 main().catch(async (error: unknown) => {

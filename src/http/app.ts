@@ -48,7 +48,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const now = options.now ?? (() => new Date())
   const metrics = createMetrics(now)
   const state = { closing: false }
-  const servers = { requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, idleTimeoutMs: IDLE_TIMEOUT_MS }
+  const servers = {
+    requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+    idleTimeoutMs: IDLE_TIMEOUT_MS,
+  }
   // Only the hook port speaks TLS: the kubelet's probes and Prometheus stay on plain HTTP on the ops port.
   const hookServers = options.tls === undefined ? servers : { ...servers, tls: options.tls }
   const app = Fastify({

@@ -59,7 +59,8 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     if (error.validation) {
       return reply.code(400).send(errorBody(400, validationMessage(error.validation, String(error.validationContext))))
     }
-    const statusCode = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
+    const statusCode =
+      error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
     if (statusCode === 500) {
       request.log.error({ err: error }, 'request failed')
       return reply.code(500).send(errorBody(500, 'Internal Server Error'))

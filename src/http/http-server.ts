@@ -67,7 +67,9 @@ export function serverFactory(settings: ServerSettings): (handler: Handler) => S
     }
     // An https.Server is a tls.Server with the same request handling, timeouts and close methods as an http.Server.
     const server =
-      settings.tls === undefined ? createServer(options, listener) : (createTlsServer({ ...options, ...settings.tls }, listener) as unknown as Server)
+      settings.tls === undefined
+        ? createServer(options, listener)
+        : (createTlsServer({ ...options, ...settings.tls }, listener) as unknown as Server)
     server.keepAliveTimeout = settings.keepAliveTimeoutMs
     server.setTimeout(settings.idleTimeoutMs)
     return server

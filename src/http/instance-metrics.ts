@@ -55,7 +55,7 @@ export function createInstanceMetrics(registry: Registry, clock: () => Date): In
   })
   const start = new Histogram({
     name: 'challenge_hooks_start_seconds',
-    help: 'Time from a Challenge\'s creation (a restart: its admission) to Running, per definition.',
+    help: "Time from a Challenge's creation (a restart: its admission) to Running, per definition.",
     labelNames: ['namespace', 'definition'],
     buckets: START_BUCKETS,
     registers: [registry],
@@ -115,7 +115,8 @@ export function createInstanceMetrics(registry: Registry, clock: () => Date): In
       const previous = parent.status
       const phase = String(answer.status.phase)
       const reason = String(answer.status.reason)
-      if (phase !== field(previous, 'phase') || reason !== field(previous, 'reason')) transitions.inc({ phase, reason: reasonLabel(reason) })
+      if (phase !== field(previous, 'phase') || reason !== field(previous, 'reason'))
+        transitions.inc({ phase, reason: reasonLabel(reason) })
       const report = startReport(parent, previous, answer.status)
       if (report !== undefined) {
         const labels = { namespace: report.namespace, definition: report.definition }

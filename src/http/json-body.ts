@@ -88,7 +88,12 @@ export function tooDeepError(body: unknown): BodyError {
 function depthRefusal(body: string): BodyError | undefined {
   if (body.length < DEPTH_SCAN_FROM) return undefined
   const at = tooDeepAt(body, MAX_JSON_DEPTH)
-  return at < 0 ? undefined : new BodyError('TOO_DEEP', `The body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels (at character ${at}).`)
+  return at < 0
+    ? undefined
+    : new BodyError(
+        'TOO_DEEP',
+        `The body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels (at character ${at}).`,
+      )
 }
 
 /** Sees a body once it is in, before it is parsed, and may refuse it: returns the error to answer. */

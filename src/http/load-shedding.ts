@@ -22,7 +22,14 @@
 import underPressure from '@fastify/under-pressure'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  preValidationHookHandler,
+} from 'fastify'
 import fastifyPlugin from 'fastify-plugin'
 import type { Config } from '../config.js'
 import type { ErrorBody } from '../protocol.js'
@@ -155,7 +162,9 @@ export function sheddingChecks({ config, metrics, state, hookPaths, reading, log
   /** The refusal due for a call now, before or after its body: delay first, then the in-flight cap. */
   const due = (): Refusal | undefined =>
     delayed() ??
-    (inFlight.size < config.maxInFlight ? undefined : { cause: 'overloaded', message: `More than ${config.maxInFlight} hook calls in flight` })
+    (inFlight.size < config.maxInFlight
+      ? undefined
+      : { cause: 'overloaded', message: `More than ${config.maxInFlight} hook calls in flight` })
   const answer = (reply: FastifyReply, refusal: Refusal) =>
     reply.code(429).header('retry-after', String(RETRY_AFTER_SECONDS)).send(refuse(refusal))
   /** The route hooks apply to the hook routes only; every other route of the app passes. */

@@ -15,9 +15,14 @@ import { PRECOMPILED } from './precompiled.js'
 export { VALIDATION_OPTIONS }
 
 /** The schemas the build compiles ahead of time, by name (scripts/bundle.mjs). */
-export const PRECOMPILABLE: Readonly<Record<string, object>> = { sync: SyncRequestSchema, customize: CustomizeRequestSchema }
+export const PRECOMPILABLE: Readonly<Record<string, object>> = {
+  sync: SyncRequestSchema,
+  customize: CustomizeRequestSchema,
+}
 
-export function sharedValidatorCompiler(precompiled: Readonly<Partial<Record<string, ValidateFunction>>> = PRECOMPILED): FastifySchemaCompiler<object> {
+export function sharedValidatorCompiler(
+  precompiled: Readonly<Partial<Record<string, ValidateFunction>>> = PRECOMPILED,
+): FastifySchemaCompiler<object> {
   const compiled = new Map<object, ValidateFunction>()
   for (const [name, schema] of Object.entries(PRECOMPILABLE)) {
     const validate = precompiled[name]

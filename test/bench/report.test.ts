@@ -37,32 +37,93 @@ const RSS: Record<Size, { real: number; io: number; sync: number }> = {
 }
 
 function round(rps: number): RoundRun {
-  return { requests: rps, seconds: 1, rps, p50Ms: 5, p99Ms: 9, meanMs: 5, maxMs: 10, unexpected: 0, statuses: { 200: rps }, errors: 0, sentPerRequest: 100, receivedPerRequest: 6000, clientCpu: 0.2, receivedBytes: rps * 6000, serverCpuSeconds: 0.9 }
+  return {
+    requests: rps,
+    seconds: 1,
+    rps,
+    p50Ms: 5,
+    p99Ms: 9,
+    meanMs: 5,
+    maxMs: 10,
+    unexpected: 0,
+    statuses: { 200: rps },
+    errors: 0,
+    sentPerRequest: 100,
+    receivedPerRequest: 6000,
+    clientCpu: 0.2,
+    receivedBytes: rps * 6000,
+    serverCpuSeconds: 0.9,
+  }
 }
 
 function summary(rps: number, cpuUs: number, received: number): Summary {
-  return { rps, rpsMin: rps, rpsMax: rps, p50Ms: 5, p99Ms: 9, requests: 2 * rps, unexpected: 0, statuses: { 200: 2 * rps }, serverCpuUs: cpuUs, serverCpu: 0.9, clientCpu: 0.2, sentPerRequest: 100, receivedPerRequest: received }
+  return {
+    rps,
+    rpsMin: rps,
+    rpsMax: rps,
+    p50Ms: 5,
+    p99Ms: 9,
+    requests: 2 * rps,
+    unexpected: 0,
+    statuses: { 200: 2 * rps },
+    serverCpuUs: cpuUs,
+    serverCpu: 0.9,
+    clientCpu: 0.2,
+    sentPerRequest: 100,
+    receivedPerRequest: received,
+  }
 }
 
 function syntheticRun(): BenchResults {
-  const variants = (size: Size) => (size === 'small' ? (['real', 'io', 'sync'] as const) : (['real', 'io', 'sync', 'etag'] as const))
+  const variants = (size: Size) =>
+    size === 'small' ? (['real', 'io', 'sync'] as const) : (['real', 'io', 'sync', 'etag'] as const)
   return {
     version: 1,
     date: '2026-01-02T03:04:05.000Z',
     machine: { cpu: 'Test CPU', cores: 2, memoryGiB: 8, os: 'Linux 6.0-test', node: 'v24.0.0-test', commit: 'abc1234' },
-    settings: { concurrency: 20, rounds: 2, durationMs: 1000, firstWarmupMs: 2000, sizeWarmupMs: 750, warmupMs: 250, realNodeArgs: [], logLevel: 'warn', coldStarts: 3 },
+    settings: {
+      concurrency: 20,
+      rounds: 2,
+      durationMs: 1000,
+      firstWarmupMs: 2000,
+      sizeWarmupMs: 750,
+      warmupMs: 250,
+      realNodeArgs: [],
+      logLevel: 'warn',
+      coldStarts: 3,
+    },
     loadBefore: [0.5, 0.4, 0.3],
     loadAfter: [1.25, 0.5, 0.3],
     totalSeconds: 120,
     generateSeconds: 10,
-    requests: SIZES.map((size) => ({ size, bytes: BYTES[size], what: `the ${size} request`, answerPhase: 'Running/Ready', answerBytes: 6000, heapMb: size === 'xlarge' ? 1.5 : 0.1, sameAnswer: size !== 'small' })),
-    stages: Object.fromEntries(SIZES.map((size) => [size, { decode: 1000, jsonParse: 2000, validate: 100, sync: 200, stringify: 50, etag: 50 }])) as BenchResults['stages'],
+    requests: SIZES.map((size) => ({
+      size,
+      bytes: BYTES[size],
+      what: `the ${size} request`,
+      answerPhase: 'Running/Ready',
+      answerBytes: 6000,
+      heapMb: size === 'xlarge' ? 1.5 : 0.1,
+      sameAnswer: size !== 'small',
+    })),
+    stages: Object.fromEntries(
+      SIZES.map((size) => [size, { decode: 1000, jsonParse: 2000, validate: 100, sync: 200, stringify: 50, etag: 50 }]),
+    ) as BenchResults['stages'],
     coldStarts: [250, 270, 260],
     rssIdle: { real: 60, io: 40, sync: 45 },
     rssMax: RSS,
-    runs: Object.fromEntries(SIZES.map((size) => [size, Object.fromEntries(variants(size).map((v) => [v, [round(RPS[size][v]), round(RPS[size][v])]]))])) as BenchResults['runs'],
+    runs: Object.fromEntries(
+      SIZES.map((size) => [
+        size,
+        Object.fromEntries(variants(size).map((v) => [v, [round(RPS[size][v]), round(RPS[size][v])]])),
+      ]),
+    ) as BenchResults['runs'],
     summaries: Object.fromEntries(
-      SIZES.map((size) => [size, Object.fromEntries(variants(size).map((v) => [v, summary(RPS[size][v], CPU_US[size][v], v === 'etag' ? 200 : 6000)]))]),
+      SIZES.map((size) => [
+        size,
+        Object.fromEntries(
+          variants(size).map((v) => [v, summary(RPS[size][v], CPU_US[size][v], v === 'etag' ? 200 : 6000)]),
+        ),
+      ]),
     ) as BenchResults['summaries'],
     profiles: [],
   }
@@ -80,17 +141,33 @@ function tableAfter(markdown: string, heading: string): string[][] {
   return rows.slice(2)
 }
 
-t.test('RESULTS.md comes from the results alone: the run\'s date, machine and figures', async (t) => {
+t.test("RESULTS.md comes from the results alone: the run's date, machine and figures", async (t) => {
   const markdown = resultsMarkdown(syntheticRun())
   t.strictSame(markdown.split('\n').slice(0, 3), [
     '# Benchmark: the hook server against the limit',
     '',
     'Measured by `npm run bench` (bench/measure.ts) on 2026-01-02T03:04:05.000Z and rendered from its bench/out/results.json (bench/render.ts); every figure below is from that run. Re-run to refresh.',
   ])
-  const machine = Object.fromEntries(tableAfter(markdown, '## Machine and settings').map(([name, value]) => [name, value]))
+  const machine = Object.fromEntries(
+    tableAfter(markdown, '## Machine and settings').map(([name, value]) => [name, value]),
+  )
   t.strictSame(
-    [machine.CPU, machine.memory, machine.OS, machine.Node, machine.commit, machine['load average (1 min) at start / end']],
-    ['Test CPU, 2 cores', '8.0 GiB', 'Linux 6.0-test', 'v24.0.0-test', 'abc1234', '0.50 / 1.25 (other work shares the 2 cores; see the min–max spread)'],
+    [
+      machine.CPU,
+      machine.memory,
+      machine.OS,
+      machine.Node,
+      machine.commit,
+      machine['load average (1 min) at start / end'],
+    ],
+    [
+      'Test CPU, 2 cores',
+      '8.0 GiB',
+      'Linux 6.0-test',
+      'v24.0.0-test',
+      'abc1234',
+      '0.50 / 1.25 (other work shares the 2 cores; see the min–max spread)',
+    ],
   )
   t.strictSame(
     tableAfter(markdown, '## Requests').map((row) => row.slice(0, 5)),
@@ -111,7 +188,11 @@ t.test('RESULTS.md comes from the results alone: the run\'s date, machine and fi
       ["≥ 0.6 of the I/O baseline's req/s, small", '0.500 (rounds 0.50–0.50); by CPU per request 0.500', '**missed**'],
       ["≥ 0.9 of the I/O baseline's req/s, medium", '0.950 (rounds 0.95–0.95); by CPU per request 0.950', 'met'],
       ["≥ 0.85 of the I/O baseline's req/s, large", '0.900 (rounds 0.90–0.90); by CPU per request 0.900', 'met'],
-      ["≥ 0.85 of the I/O baseline's req/s, xlarge", '0.800 (rounds 0.80–0.80); by CPU per request 0.800', '**missed**'],
+      [
+        "≥ 0.85 of the I/O baseline's req/s, xlarge",
+        '0.800 (rounds 0.80–0.80); by CPU per request 0.800',
+        '**missed**',
+      ],
       ['cold start ≤ 300 ms (median of 3)', '260 ms', 'met'],
       ["RSS under load ≤ 1.3× the I/O baseline's, small (max)", '100.0 MB against 90.0 MB: 1.11×', 'met'],
       ["RSS under load ≤ 1.3× the I/O baseline's, medium (max)", '100.0 MB against 90.0 MB: 1.11×', 'met'],
@@ -140,43 +221,64 @@ t.test('RESULTS.md comes from the results alone: the run\'s date, machine and fi
 
 t.test('the console gets both tables and every target', async (t) => {
   const lines = consoleReport(syntheticRun()).split('\n')
-  t.strictSame(lines.filter((line) => /^(met|MISSED)/.test(line)).map((line) => line.split(':')[0]), [
-    "MISSED  ≥ 0.6 of the I/O baseline's req/s, small",
-    "met     ≥ 0.9 of the I/O baseline's req/s, medium",
-    "met     ≥ 0.85 of the I/O baseline's req/s, large",
-    "MISSED  ≥ 0.85 of the I/O baseline's req/s, xlarge",
-    'met     cold start ≤ 300 ms (median of 3)',
-    "met     RSS under load ≤ 1.3× the I/O baseline's, small (max)",
-    "met     RSS under load ≤ 1.3× the I/O baseline's, medium (max)",
-    "met     RSS under load ≤ 1.3× the I/O baseline's, large (max)",
-    "MISSED  RSS under load ≤ 1.3× the I/O baseline's, xlarge (max)",
-    'met     time per request grows no faster than size, medium → large (k ≤ 1.1 in time ∝ size^k)',
-    'met     time per request grows no faster than size, large → xlarge (k ≤ 1.1 in time ∝ size^k)',
-  ])
-  t.strictSame(lines.find((line) => line.startsWith('cold start median')), 'cold start median 260 ms; real server RSS max small 100.0 MB, medium 100.0 MB, large 110.0 MB, xlarge 150.0 MB')
+  t.strictSame(
+    lines.filter((line) => /^(met|MISSED)/.test(line)).map((line) => line.split(':')[0]),
+    [
+      "MISSED  ≥ 0.6 of the I/O baseline's req/s, small",
+      "met     ≥ 0.9 of the I/O baseline's req/s, medium",
+      "met     ≥ 0.85 of the I/O baseline's req/s, large",
+      "MISSED  ≥ 0.85 of the I/O baseline's req/s, xlarge",
+      'met     cold start ≤ 300 ms (median of 3)',
+      "met     RSS under load ≤ 1.3× the I/O baseline's, small (max)",
+      "met     RSS under load ≤ 1.3× the I/O baseline's, medium (max)",
+      "met     RSS under load ≤ 1.3× the I/O baseline's, large (max)",
+      "MISSED  RSS under load ≤ 1.3× the I/O baseline's, xlarge (max)",
+      'met     time per request grows no faster than size, medium → large (k ≤ 1.1 in time ∝ size^k)',
+      'met     time per request grows no faster than size, large → xlarge (k ≤ 1.1 in time ∝ size^k)',
+    ],
+  )
+  t.strictSame(
+    lines.find((line) => line.startsWith('cold start median')),
+    'cold start median 260 ms; real server RSS max small 100.0 MB, medium 100.0 MB, large 110.0 MB, xlarge 150.0 MB',
+  )
 })
 
 t.test('a rewrite keeps the hand-written findings below the marker', async (t) => {
-  t.strictSame(withFindings('figures\n', `old figures\n${FINDINGS_MARKER}\n\n## Findings\nkept\n`), 'figures\n\n## Findings\nkept\n')
+  t.strictSame(
+    withFindings('figures\n', `old figures\n${FINDINGS_MARKER}\n\n## Findings\nkept\n`),
+    'figures\n\n## Findings\nkept\n',
+  )
   t.strictSame(withFindings('figures\n', 'a file without the marker\n'), 'figures\n')
 })
 
-t.test('render: reads results.json, writes RESULTS.md; a file of another version or a bad flag is refused', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-render-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const from = join(dir, 'results.json')
-  const to = join(dir, 'RESULTS.md')
-  writeFileSync(from, JSON.stringify(syntheticRun()))
-  writeFileSync(to, `stale figures\n${FINDINGS_MARKER}\nkept findings\n`)
-  t.strictSame(readResults(from), syntheticRun())
-  const render = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/render.ts'), ...args], { cwd: repoRoot, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })
-  const rendered = render('--from', from, '--to', to)
-  t.strictSame(rendered.status, 0, rendered.stderr)
-  t.strictSame(readFileSync(to, 'utf8'), `${resultsMarkdown(syntheticRun())}\nkept findings\n`)
-  const bad = render('--form', from)
-  t.strictSame(bad.status, 2)
-  t.strictSame(bad.stderr.split('\n').slice(0, 2), ["bench render: Unknown option '--form'", 'usage: render.js [--from <results.json>] [--to <RESULTS.md>]'])
-  writeFileSync(from, JSON.stringify({ ...syntheticRun(), version: 2 }))
-  t.throws(() => readResults(from), { message: `${from}: results of version 2, this renderer reads version 1: run \`npm run bench\` again` })
-})
+t.test(
+  'render: reads results.json, writes RESULTS.md; a file of another version or a bad flag is refused',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-render-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const from = join(dir, 'results.json')
+    const to = join(dir, 'RESULTS.md')
+    writeFileSync(from, JSON.stringify(syntheticRun()))
+    writeFileSync(to, `stale figures\n${FINDINGS_MARKER}\nkept findings\n`)
+    t.strictSame(readResults(from), syntheticRun())
+    const render = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/render.ts'), ...args], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '' },
+      })
+    const rendered = render('--from', from, '--to', to)
+    t.strictSame(rendered.status, 0, rendered.stderr)
+    t.strictSame(readFileSync(to, 'utf8'), `${resultsMarkdown(syntheticRun())}\nkept findings\n`)
+    const bad = render('--form', from)
+    t.strictSame(bad.status, 2)
+    t.strictSame(bad.stderr.split('\n').slice(0, 2), [
+      "bench render: Unknown option '--form'",
+      'usage: render.js [--from <results.json>] [--to <RESULTS.md>]',
+    ])
+    writeFileSync(from, JSON.stringify({ ...syntheticRun(), version: 2 }))
+    t.throws(() => readResults(from), {
+      message: `${from}: results of version 2, this renderer reads version 1: run \`npm run bench\` again`,
+    })
+  },
+)

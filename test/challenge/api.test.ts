@@ -13,20 +13,26 @@ t.test('ChallengeSpecSchema: what a Challenge may say', async (t) => {
   const rows: [string, Record<string, unknown>][] = [
     ['the least spec', valid],
     ['a User owner', spec({ owner: { kind: 'User', id: 'u-1' } })],
-    ['every optional field', spec({
-      desiredState: 'Stopped',
-      stopReason: 'Solved',
-      lifetimeSeconds: 60,
-      deadline: '2026-11-26T12:00:00Z',
-      renewals: 0,
-      restarts: MAX_COUNTER,
-      parameters: { LEVEL: 'hard', _seed: '' },
-    })],
+    [
+      'every optional field',
+      spec({
+        desiredState: 'Stopped',
+        stopReason: 'Solved',
+        lifetimeSeconds: 60,
+        deadline: '2026-11-26T12:00:00Z',
+        renewals: 0,
+        restarts: MAX_COUNTER,
+        parameters: { LEVEL: 'hard', _seed: '' },
+      }),
+    ],
     ['Running', spec({ desiredState: 'Running' })],
     ['the longest lifetime', spec({ lifetimeSeconds: 86400 })],
     ['a deadline with fractions and an offset', spec({ deadline: '2026-11-26T12:00:00.123+01:00' })],
     ['fields the contract does not know, kept', spec({ futureField: { any: 'thing' } })],
-    ['sixteen parameters', spec({ parameters: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`P${i}`, 'x'])) })],
+    [
+      'sixteen parameters',
+      spec({ parameters: Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`P${i}`, 'x'])) }),
+    ],
     ['a parameter value at its bound', spec({ parameters: { P: 'x'.repeat(Bounds.text) } })],
     // As the API server counts: characters, not UTF-16 units (each of these is two).
     ['a stopReason of 64 characters outside the BMP', spec({ stopReason: '🏁'.repeat(64) })],
@@ -63,7 +69,10 @@ t.test('ChallengeSpecSchema: each rule refuses', async (t) => {
     ['a parameter name starting with a digit', spec({ parameters: { '1ST': 'x' } })],
     ['a parameter value that is not a string', spec({ parameters: { P: 1 } })],
     ['a parameter value past its bound', spec({ parameters: { P: 'x'.repeat(Bounds.text + 1) } })],
-    ['seventeen parameters', spec({ parameters: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`P${i}`, 'x'])) })],
+    [
+      'seventeen parameters',
+      spec({ parameters: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`P${i}`, 'x'])) }),
+    ],
   ]
   for (const [what, value] of rows) t.notOk(check(value), what)
 })

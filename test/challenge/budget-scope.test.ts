@@ -12,7 +12,14 @@ const runningElsewhere = challenge({
   uid: '0e0e0e0e-0000-4000-8000-000000000009',
   definition: 'pwn-echo',
   createdAt: '2026-11-22T10:00:00Z',
-  status: { phase: 'Running', reason: 'Ready', run: 0, cost: 1, admittedAt: '2026-11-22T10:00:00Z', startedAt: '2026-11-22T10:00:10Z' },
+  status: {
+    phase: 'Running',
+    reason: 'Ready',
+    run: 0,
+    cost: 1,
+    admittedAt: '2026-11-22T10:00:00Z',
+    startedAt: '2026-11-22T10:00:10Z',
+  },
 })
 runningElsewhere.metadata.namespace = 'challenges-baseline'
 
@@ -33,7 +40,11 @@ t.test('Cluster scope with hook version v2: the sibling of another namespace hol
   const answer = sync(request('v2'), testConfig({ ownerBudget: 1, ownerBudgetScope: 'Cluster' }), at(0))
   t.strictSame(
     [answer.status.phase, answer.status.reason, answer.status.message],
-    ['Pending', 'Queued', 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.'],
+    [
+      'Pending',
+      'Queued',
+      'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.',
+    ],
   )
   t.strictSame(answer.children, [])
 })

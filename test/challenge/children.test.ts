@@ -1,7 +1,16 @@
 /** Builders asserted on whole objects, and every child of every variant validated with kubernetes-models. */
 import { BlockList, isIP } from 'node:net'
 import t from 'tap'
-import { DEFAULT_GROUP, exposePolicy, internetPolicy, isolatePolicy, pod as podChild, renderChildren, service, type RenderInput } from '../../src/challenge/children.js'
+import {
+  DEFAULT_GROUP,
+  exposePolicy,
+  internetPolicy,
+  isolatePolicy,
+  pod as podChild,
+  renderChildren,
+  service,
+  type RenderInput,
+} from '../../src/challenge/children.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
 import { testConfig } from '../helpers/app.js'
@@ -33,7 +42,11 @@ function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
 
 const web = { pod: { containers: [{ name: 'web', image: 'ghcr.io/example/web:1' }] }, expose: { port: 8080 } }
 const UID = '6f1c2a34-0000-4000-8000-00000000a11c'
-const LABELS = { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID }
+const LABELS = {
+  'app.kubernetes.io/managed-by': 'challenge-hooks',
+  'challenge-hooks.dev/instance': 'web-u-alice',
+  'challenge-hooks.dev/uid': UID,
+}
 
 t.test('the Pod of the Restricted profile, whole', async (t) => {
   t.strictSame(podChild(input(web)), {
@@ -41,63 +54,81 @@ t.test('the Pod of the Restricted profile, whole', async (t) => {
     kind: 'Pod',
     metadata: { name: 'web-u-alice', labels: LABELS, annotations: { 'challenge-hooks.dev/run': '2' } },
     spec: {
-          automountServiceAccountToken: false,
-          enableServiceLinks: false,
-          // No pod-level group: containerd refuses a group without a user (the sandbox has no image to take one from).
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          containers: [
-            {
-              name: 'web',
-              image: 'ghcr.io/example/web:1',
-              env: [{ name: 'FLAG', valueFrom: { secretKeyRef: { name: 'web-u-alice-flag', key: 'flag' } } }],
-              ports: [{ containerPort: 8080, protocol: 'TCP' }],
-              resources: {
-                requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
-                limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
-              },
-              readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-              // Not group 0 (root's on the node): the image's uid comes with no group, even from USER uid:gid.
-              securityContext: { runAsGroup: 65534, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [
-                { name: 'tmp', mountPath: '/tmp' },
-                { name: 'flag', mountPath: '/flag', subPath: 'flag', readOnly: true },
-              ],
-            },
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      // No pod-level group: containerd refuses a group without a user (the sandbox has no image to take one from).
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'web',
+          image: 'ghcr.io/example/web:1',
+          env: [{ name: 'FLAG', valueFrom: { secretKeyRef: { name: 'web-u-alice-flag', key: 'flag' } } }],
+          ports: [{ containerPort: 8080, protocol: 'TCP' }],
+          resources: {
+            requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
+            limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
+          },
+          readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+          // Not group 0 (root's on the node): the image's uid comes with no group, even from USER uid:gid.
+          securityContext: {
+            runAsGroup: 65534,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [
+            { name: 'tmp', mountPath: '/tmp' },
+            { name: 'flag', mountPath: '/flag', subPath: 'flag', readOnly: true },
           ],
-          volumes: [
-            { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
-            { name: 'flag', secret: { secretName: 'web-u-alice-flag', defaultMode: 0o444 } },
-          ],
+        },
+      ],
+      volumes: [
+        { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+        { name: 'flag', secret: { secretName: 'web-u-alice-flag', defaultMode: 0o444 } },
+      ],
     },
   })
   t.equal(DEFAULT_GROUP, 65534, 'nogroup')
 })
 
-t.test("the operator's pool for player pods: node selector, tolerations, a default RuntimeClass the definition may override", async (t) => {
-  const pool = testConfig({
-    instancePods: {
-      nodeSelector: { 'challenge-hooks.dev/pool': 'challenges' },
-      tolerations: [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }],
-      runtimeClassName: 'gvisor',
-    },
-  })
-  const spec = { pod: { containers: [{ name: 'app', image: 'app:1' }] }, expose: { port: 8080 } }
-  const podOf = (built: unknown) => (built as { spec: Json }).spec
-  const pooled = podOf(podChild(input(spec, { config: pool })))
-  t.strictSame(pooled.nodeSelector, { 'challenge-hooks.dev/pool': 'challenges' })
-  t.strictSame(pooled.tolerations, [{ key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' }])
-  t.equal(pooled.runtimeClassName, 'gvisor', "the operator's default RuntimeClass")
-  const kata = podOf(podChild(input({ ...spec, security: { runtimeClassName: 'kata' } }, { config: pool })))
-  t.equal(kata.runtimeClassName, 'kata', "the definition's RuntimeClass wins")
-  const plain = podOf(podChild(input(spec)))
-  for (const field of ['nodeSelector', 'tolerations', 'runtimeClassName']) t.notOk(field in plain, `no ${field} unless configured`)
-})
+t.test(
+  "the operator's pool for player pods: node selector, tolerations, a default RuntimeClass the definition may override",
+  async (t) => {
+    const pool = testConfig({
+      instancePods: {
+        nodeSelector: { 'challenge-hooks.dev/pool': 'challenges' },
+        tolerations: [
+          { key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' },
+        ],
+        runtimeClassName: 'gvisor',
+      },
+    })
+    const spec = { pod: { containers: [{ name: 'app', image: 'app:1' }] }, expose: { port: 8080 } }
+    const podOf = (built: unknown) => (built as { spec: Json }).spec
+    const pooled = podOf(podChild(input(spec, { config: pool })))
+    t.strictSame(pooled.nodeSelector, { 'challenge-hooks.dev/pool': 'challenges' })
+    t.strictSame(pooled.tolerations, [
+      { key: 'challenge-hooks.dev/pool', operator: 'Equal', value: 'challenges', effect: 'NoSchedule' },
+    ])
+    t.equal(pooled.runtimeClassName, 'gvisor', "the operator's default RuntimeClass")
+    const kata = podOf(podChild(input({ ...spec, security: { runtimeClassName: 'kata' } }, { config: pool })))
+    t.equal(kata.runtimeClassName, 'kata', "the definition's RuntimeClass wins")
+    const plain = podOf(podChild(input(spec)))
+    for (const field of ['nodeSelector', 'tolerations', 'runtimeClassName'])
+      t.notOk(field in plain, `no ${field} unless configured`)
+  },
+)
 
 t.test('Baseline, runtime class, author resources, probes, commands and several containers', async (t) => {
   const spec = {
     pod: {
       containers: [
-        { name: 'db', image: 'postgres:16', resources: { limits: { memory: '1Gi' } }, securityContext: { runAsUser: 0 } },
+        {
+          name: 'db',
+          image: 'postgres:16',
+          resources: { limits: { memory: '1Gi' } },
+          securityContext: { runAsUser: 0 },
+        },
         {
           name: 'app',
           image: 'app:1',
@@ -119,7 +150,12 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   const [db, app] = pod.containers
   t.strictSame(
     db?.securityContext,
-    { runAsUser: 0, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['NET_RAW'] } },
+    {
+      runAsUser: 0,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['NET_RAW'] },
+    },
     "the runtime's default capabilities but NET_RAW (no forged packets)",
   )
   t.strictSame(db?.resources, {
@@ -128,30 +164,54 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   })
   t.notOk(db && 'ports' in db, 'a container that is not exposed gets no port')
   t.notOk(db && 'readinessProbe' in db, 'nor a default probe')
-  t.hasStrict(app, { command: ['/app'], args: ['--port', '9000'], ports: [{ containerPort: 9000, name: 'http' }], readinessProbe: { httpGet: { path: '/health' } } })
+  t.hasStrict(app, {
+    command: ['/app'],
+    args: ['--port', '9000'],
+    ports: [{ containerPort: 9000, name: 'http' }],
+    readinessProbe: { httpGet: { path: '/health' } },
+  })
   t.hasStrict(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
   validateChildren(renderChildren(input(spec)))
 })
 
-t.test("a Restricted container's group: nogroup unless the definition names one, with or without a user; none on the pod", async (t) => {
-  const contexts = (securityContexts: (Json | undefined)[], profile = 'Restricted') =>
-    podChild(
-      input({
-        ...web,
-        security: { profile },
-        pod: { containers: securityContexts.map((securityContext, index) => ({ name: `c${index}`, image: 'x', ...(securityContext ? { securityContext } : {}) })) },
-        expose: { container: 'c0', port: 8080 },
-      }),
-    ).spec?.containers.map((each) => ({ runAsUser: each.securityContext?.runAsUser, runAsGroup: each.securityContext?.runAsGroup }))
-  // No user named: the kubelet passes the image's uid (never its group) to the runtime, so the group must be set.
-  t.strictSame(contexts([{ runAsUser: 10001 }, { runAsUser: 10002, runAsGroup: 3000 }, undefined, { runAsGroup: 4000 }]), [
-    { runAsUser: 10001, runAsGroup: 65534 },
-    { runAsUser: 10002, runAsGroup: 3000 },
-    { runAsUser: undefined, runAsGroup: 65534 },
-    { runAsUser: undefined, runAsGroup: 4000 },
-  ])
-  t.strictSame(contexts([{ runAsUser: 0 }], 'Baseline'), [{ runAsUser: 0, runAsGroup: undefined }], 'Baseline leaves the group to the image')
-})
+t.test(
+  "a Restricted container's group: nogroup unless the definition names one, with or without a user; none on the pod",
+  async (t) => {
+    const contexts = (securityContexts: (Json | undefined)[], profile = 'Restricted') =>
+      podChild(
+        input({
+          ...web,
+          security: { profile },
+          pod: {
+            containers: securityContexts.map((securityContext, index) => ({
+              name: `c${index}`,
+              image: 'x',
+              ...(securityContext ? { securityContext } : {}),
+            })),
+          },
+          expose: { container: 'c0', port: 8080 },
+        }),
+      ).spec?.containers.map((each) => ({
+        runAsUser: each.securityContext?.runAsUser,
+        runAsGroup: each.securityContext?.runAsGroup,
+      }))
+    // No user named: the kubelet passes the image's uid (never its group) to the runtime, so the group must be set.
+    t.strictSame(
+      contexts([{ runAsUser: 10001 }, { runAsUser: 10002, runAsGroup: 3000 }, undefined, { runAsGroup: 4000 }]),
+      [
+        { runAsUser: 10001, runAsGroup: 65534 },
+        { runAsUser: 10002, runAsGroup: 3000 },
+        { runAsUser: undefined, runAsGroup: 65534 },
+        { runAsUser: undefined, runAsGroup: 4000 },
+      ],
+    )
+    t.strictSame(
+      contexts([{ runAsUser: 0 }], 'Baseline'),
+      [{ runAsUser: 0, runAsGroup: undefined }],
+      'Baseline leaves the group to the image',
+    )
+  },
+)
 
 t.test('network policies: isolate, expose per exposure type, internet', async (t) => {
   const selector = { matchLabels: { 'challenge-hooks.dev/instance': 'web-u-alice', 'challenge-hooks.dev/uid': UID } }
@@ -163,27 +223,61 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
   })
   // DNS: the kube-dns pods of kube-system only, never a pod labelled k8s-app=kube-dns in another namespace.
   t.strictSame(isolatePolicy(input(web)).spec?.egress?.[1], {
-    to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
-    ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }],
-  })
-  const elsewhere = testConfig({ dns: { namespace: 'openshift-dns', podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' }, addresses: ['169.254.20.10/32'], port: 5353 } })
-  t.strictSame(isolatePolicy(input(web, { config: elsewhere })).spec?.egress?.[1], {
     to: [
-      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } }, podSelector: { matchLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' } } },
-      { ipBlock: { cidr: '169.254.20.10/32' } },
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+        podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+      },
     ],
-    ports: [{ protocol: 'UDP', port: 5353 }, { protocol: 'TCP', port: 5353 }],
-  }, 'DNS elsewhere, on another port, and a node-local cache')
+    ports: [
+      { protocol: 'UDP', port: 53 },
+      { protocol: 'TCP', port: 53 },
+    ],
+  })
+  const elsewhere = testConfig({
+    dns: {
+      namespace: 'openshift-dns',
+      podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' },
+      addresses: ['169.254.20.10/32'],
+      port: 5353,
+    },
+  })
+  t.strictSame(
+    isolatePolicy(input(web, { config: elsewhere })).spec?.egress?.[1],
+    {
+      to: [
+        {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } },
+          podSelector: { matchLabels: { 'dns.operator.openshift.io/daemonset-dns': 'default' } },
+        },
+        { ipBlock: { cidr: '169.254.20.10/32' } },
+      ],
+      ports: [
+        { protocol: 'UDP', port: 5353 },
+        { protocol: 'TCP', port: 5353 },
+      ],
+    },
+    'DNS elsewhere, on another port, and a node-local cache',
+  )
   const config = testConfig({ ingressNamespace: 'traefik' })
   t.strictSame(exposePolicy(input(web, { config })).spec?.ingress, [
-    { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } } }], ports: [{ protocol: 'TCP', port: 8080 }] },
+    {
+      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'traefik' } } }],
+      ports: [{ protocol: 'TCP', port: 8080 }],
+    },
   ])
-  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'NodePort', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
-  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'LoadBalancer', port: 1337 } })).spec?.ingress, [{ ports: [{ protocol: 'TCP', port: 1337 }] }])
+  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'NodePort', port: 1337 } })).spec?.ingress, [
+    { ports: [{ protocol: 'TCP', port: 1337 }] },
+  ])
+  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'LoadBalancer', port: 1337 } })).spec?.ingress, [
+    { ports: [{ protocol: 'TCP', port: 1337 }] },
+  ])
   t.strictSame(exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } })).spec?.ingress, [
     { from: [{ podSelector: {} }], ports: [{ protocol: 'TCP', port: 1337 }] },
   ])
-  const internet = internetPolicy(input(web, { config: testConfig({ clusterCidrs: ['203.0.113.0/24', '2001:db8::/32'] }) }))
+  const internet = internetPolicy(
+    input(web, { config: testConfig({ clusterCidrs: ['203.0.113.0/24', '2001:db8::/32'] }) }),
+  )
   t.strictSame(internet.spec, {
     podSelector: selector,
     policyTypes: ['Egress'],
@@ -194,15 +288,38 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
             ipBlock: {
               cidr: '0.0.0.0/0',
               except: [
-                '0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '168.63.129.16/32', '169.254.0.0/16', '172.16.0.0/12',
-                '192.0.0.0/24', '192.88.99.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4', '203.0.113.0/24',
+                '0.0.0.0/8',
+                '10.0.0.0/8',
+                '100.64.0.0/10',
+                '127.0.0.0/8',
+                '168.63.129.16/32',
+                '169.254.0.0/16',
+                '172.16.0.0/12',
+                '192.0.0.0/24',
+                '192.88.99.0/24',
+                '192.168.0.0/16',
+                '198.18.0.0/15',
+                '224.0.0.0/4',
+                '240.0.0.0/4',
+                '203.0.113.0/24',
               ],
             },
           },
           {
             ipBlock: {
               cidr: '::/0',
-              except: ['::1/128', '64:ff9b::/96', '64:ff9b:1::/48', '100::/64', '2001::/32', '2002::/16', 'fc00::/7', 'fe80::/10', 'ff00::/8', '2001:db8::/32'],
+              except: [
+                '::1/128',
+                '64:ff9b::/96',
+                '64:ff9b:1::/48',
+                '100::/64',
+                '2001::/32',
+                '2002::/16',
+                'fc00::/7',
+                'fe80::/10',
+                'ff00::/8',
+                '2001:db8::/32',
+              ],
             },
           },
         ],
@@ -235,12 +352,24 @@ t.test('the -internet policy: which addresses an instance can reach, checked add
   for (const address of [
     '169.254.169.254', // cloud metadata
     '168.63.129.16', // Azure's platform address (wireserver, DNS, DHCP)
-    '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.64.0.1', '127.0.0.1', '0.0.0.0', '224.0.0.251', '255.255.255.255',
-    '::1', 'fd00::1', 'fc00::1', 'fe80::1', 'ff02::1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '100.64.0.1',
+    '127.0.0.1',
+    '0.0.0.0',
+    '224.0.0.251',
+    '255.255.255.255',
+    '::1',
+    'fd00::1',
+    'fc00::1',
+    'fe80::1',
+    'ff02::1',
     '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
     '64:ff9b::a00:1', // NAT64 of 10.0.0.1
     '64:ff9b:1::a00:1', // local-use NAT64
-    '::ffff:169.254.169.254', '::ffff:10.0.0.1', // IPv4-mapped: sent as IPv4, so the IPv4 exceptions hold
+    '::ffff:169.254.169.254',
+    '::ffff:10.0.0.1', // IPv4-mapped: sent as IPv4, so the IPv4 exceptions hold
   ]) {
     t.notOk(reachable(address), `${address} is out of reach`)
   }
@@ -257,12 +386,24 @@ t.test('services by exposure type, and which children each variant gets', async 
   })
   const variants: [string, Json, string[]][] = [
     ['HTTP', web, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress']],
-    ['NodePort + Internet', { ...web, expose: { type: 'NodePort', port: 1 }, network: { egress: 'Internet' } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service']],
-    ['LoadBalancer', { ...web, expose: { type: 'LoadBalancer', port: 1 } }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service']],
+    [
+      'NodePort + Internet',
+      { ...web, expose: { type: 'NodePort', port: 1 }, network: { egress: 'Internet' } },
+      ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service'],
+    ],
+    [
+      'LoadBalancer',
+      { ...web, expose: { type: 'LoadBalancer', port: 1 } },
+      ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service'],
+    ],
   ]
   for (const [name, spec, kinds] of variants) {
     const children = renderChildren(input(spec))
-    t.strictSame(children.map((child) => child.kind), kinds, name)
+    t.strictSame(
+      children.map((child) => child.kind),
+      kinds,
+      name,
+    )
     validateChildren(children)
     for (const child of children) {
       t.strictSame(child.metadata.labels, LABELS, `${name}: ${child.kind} labels`)

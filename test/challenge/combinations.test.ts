@@ -37,19 +37,56 @@ function timers(s: Step) {
 t.test('the hard end is the earlier of spec.deadline and availableUntil, whichever is set', async (t) => {
   // Running at 12:00:30 with a lifetime of 1800 s: 12:30:30, unless a hard end comes first.
   const rows: [string, Json, Json, string, string][] = [
-    ['availableUntil before the deadline', { deadline: '2026-11-22T12:20:00Z' }, { availableUntil: '2026-11-22T12:10:00Z' }, '2026-11-22T12:10:00Z', 'availableUntil'],
-    ['the deadline before availableUntil', { deadline: '2026-11-22T12:10:00Z' }, { availableUntil: '2026-11-22T12:20:00Z' }, '2026-11-22T12:10:00Z', 'deadline'],
+    [
+      'availableUntil before the deadline',
+      { deadline: '2026-11-22T12:20:00Z' },
+      { availableUntil: '2026-11-22T12:10:00Z' },
+      '2026-11-22T12:10:00Z',
+      'availableUntil',
+    ],
+    [
+      'the deadline before availableUntil',
+      { deadline: '2026-11-22T12:10:00Z' },
+      { availableUntil: '2026-11-22T12:20:00Z' },
+      '2026-11-22T12:10:00Z',
+      'deadline',
+    ],
     ['availableUntil alone', {}, { availableUntil: '2026-11-22T12:10:00Z' }, '2026-11-22T12:10:00Z', 'availableUntil'],
-    ['both after the lifetime', { deadline: '2026-11-22T13:00:00Z' }, { availableUntil: '2026-11-22T12:50:00Z' }, '2026-11-22T12:30:30Z', 'lifetime'],
+    [
+      'both after the lifetime',
+      { deadline: '2026-11-22T13:00:00Z' },
+      { availableUntil: '2026-11-22T12:50:00Z' },
+      '2026-11-22T12:30:30Z',
+      'lifetime',
+    ],
   ]
   for (const [what, spec, definition, expiresAt, by] of rows) {
     const instance = runningAt30(spec, definition)
-    t.strictSame(timers(instance.running), { phase: 'Running', reason: 'Ready', startedAt: '2026-11-22T12:00:30Z', lastRenewedAt: undefined, expiresAt, renewalsApplied: 0, renewal: undefined }, `${what}: running until ${expiresAt}`)
+    t.strictSame(
+      timers(instance.running),
+      {
+        phase: 'Running',
+        reason: 'Ready',
+        startedAt: '2026-11-22T12:00:30Z',
+        lastRenewedAt: undefined,
+        expiresAt,
+        renewalsApplied: 0,
+        renewal: undefined,
+      },
+      `${what}: running until ${expiresAt}`,
+    )
     const end = (Date.parse(expiresAt) - Date.parse('2026-11-22T12:00:00Z')) / 1000
     t.equal(later(instance, end - 1).status.phase, 'Running', `${what}: still Running a second before`)
     const ended = later(instance, end)
-    t.strictSame([ended.status.phase, ended.status.reason, ended.status.finishedAt], ['Deleted', by === 'lifetime' ? 'Expired' : 'PastDeadline', expiresAt], `${what}: Deleted at the instant`)
-    t.notOk(ended.response.children.some((child) => child.kind === 'Service' || child.kind === 'Ingress'), `${what}: no traffic path once ended`)
+    t.strictSame(
+      [ended.status.phase, ended.status.reason, ended.status.finishedAt],
+      ['Deleted', by === 'lifetime' ? 'Expired' : 'PastDeadline', expiresAt],
+      `${what}: Deleted at the instant`,
+    )
+    t.notOk(
+      ended.response.children.some((child) => child.kind === 'Service' || child.kind === 'Ingress'),
+      `${what}: no traffic path once ended`,
+    )
   }
 })
 
@@ -81,17 +118,36 @@ t.test('a renewal is capped by availableUntil as by the deadline, and refused on
 t.test('a renewal arriving at the expiring sync is refused: the run is over', async (t) => {
   // Running since 12:00:30 for 1800 s: the sync at 12:30:30 ends it, whatever the spec asks at that instant.
   const lifetime = later(runningAt30({}, {}), 1830, { renewals: 1 })
-  t.strictSame(timers(lifetime), { phase: 'Deleted', reason: 'Expired', startedAt: '2026-11-22T12:00:30Z', lastRenewedAt: undefined, expiresAt: undefined, renewalsApplied: 0, renewal: 'False/NotRunning' })
+  t.strictSame(timers(lifetime), {
+    phase: 'Deleted',
+    reason: 'Expired',
+    startedAt: '2026-11-22T12:00:30Z',
+    lastRenewedAt: undefined,
+    expiresAt: undefined,
+    renewalsApplied: 0,
+    renewal: 'False/NotRunning',
+  })
   t.equal(lifetime.status.message, 'The instance reached the end of its lifetime.')
   t.strictSame(lifetime.status.renewalsSeen, 1, 'the request is acted on (refused) once')
   const deadline = later(runningAt30({ deadline: '2026-11-22T12:10:00Z' }, {}), 600, { renewals: 1 })
-  t.strictSame(timers(deadline), { phase: 'Deleted', reason: 'PastDeadline', startedAt: '2026-11-22T12:00:30Z', lastRenewedAt: undefined, expiresAt: undefined, renewalsApplied: 0, renewal: 'False/NotRunning' })
+  t.strictSame(timers(deadline), {
+    phase: 'Deleted',
+    reason: 'PastDeadline',
+    startedAt: '2026-11-22T12:00:30Z',
+    lastRenewedAt: undefined,
+    expiresAt: undefined,
+    renewalsApplied: 0,
+    renewal: 'False/NotRunning',
+  })
   // A second before, the same request is accepted: 12:30:29 + 1800 s.
   const before = later(runningAt30({}, {}), 1829, { renewals: 1 })
-  t.strictSame([before.status.phase, before.status.expiresAt, timers(before).renewal], ['Running', '2026-11-22T13:00:29Z', 'True/Renewed'])
+  t.strictSame(
+    [before.status.phase, before.status.expiresAt, timers(before).renewal],
+    ['Running', '2026-11-22T13:00:29Z', 'True/Renewed'],
+  )
 })
 
-t.test('a renewal runs for the Challenge\'s own lifetime, not the definition\'s', async (t) => {
+t.test("a renewal runs for the Challenge's own lifetime, not the definition's", async (t) => {
   // spec.lifetimeSeconds 600 (the definition says 3600): Running at 12:00:30 until 12:10:30; renewed at 12:05 until 12:15.
   const instance = runningAt30({ lifetimeSeconds: 600 }, { lifetimeSeconds: 3600 })
   t.equal(instance.running.status.expiresAt, '2026-11-22T12:10:30Z')

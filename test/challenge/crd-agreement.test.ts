@@ -22,7 +22,21 @@ function crdSpec(file: string): Schema {
   return (crd.spec.versions[0] as (typeof crd.spec.versions)[0]).schema.openAPIV3Schema.properties.spec
 }
 
-const KEYWORDS = ['type', 'maxLength', 'minLength', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'enum', 'pattern', 'format', 'minimum', 'maximum', 'required'] as const
+const KEYWORDS = [
+  'type',
+  'maxLength',
+  'minLength',
+  'maxItems',
+  'minItems',
+  'maxProperties',
+  'minProperties',
+  'enum',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'required',
+] as const
 type Keyword = (typeof KEYWORDS)[number]
 
 /** What a node states, in one form for both: a union of literals is an enum, lists are sorted. */
@@ -68,14 +82,24 @@ function sameStrings(crdNode: Schema, hookNode: Schema, alphabet: string): void 
     (node.maxLength === undefined || [...value].length <= (node.maxLength as number)) &&
     (node.minLength === undefined || [...value].length >= (node.minLength as number)) &&
     (node.pattern === undefined || new RegExp(node.pattern as string, 'u').test(value))
-  const longest = Math.max((crdNode.maxLength as number | undefined) ?? 0, (hookNode.maxLength as number | undefined) ?? 0, 64) + 2
+  const longest =
+    Math.max((crdNode.maxLength as number | undefined) ?? 0, (hookNode.maxLength as number | undefined) ?? 0, 64) + 2
   const text = fc.array(fc.constantFrom(...alphabet), { maxLength: longest }).map((chars) => chars.join(''))
   // Long runs of one valid character reach the length bound, which random strings seldom do.
-  const edges = [0, 1, 2, 62, 63, 64, 65, 127, 128, 129].flatMap((length) => ['a'.repeat(length), `a${'-'.repeat(Math.max(length - 2, 0))}a`.slice(0, length)])
+  const edges = [0, 1, 2, 62, 63, 64, 65, 127, 128, 129].flatMap((length) => [
+    'a'.repeat(length),
+    `a${'-'.repeat(Math.max(length - 2, 0))}a`.slice(0, length),
+  ])
   for (const value of edges) {
-    if (accepts(crdNode, value) !== accepts(hookNode, value)) throw new Error(`${JSON.stringify(value)}: the CRD ${accepts(crdNode, value) ? 'accepts' : 'refuses'} it, the hook does not`)
+    if (accepts(crdNode, value) !== accepts(hookNode, value))
+      throw new Error(
+        `${JSON.stringify(value)}: the CRD ${accepts(crdNode, value) ? 'accepts' : 'refuses'} it, the hook does not`,
+      )
   }
-  fc.assert(fc.property(text, (value) => accepts(crdNode, value) === accepts(hookNode, value)), { numRuns: 3000 })
+  fc.assert(
+    fc.property(text, (value) => accepts(crdNode, value) === accepts(hookNode, value)),
+    { numRuns: 3000 },
+  )
 }
 
 const LOWER = 'az09-._A_'
@@ -141,7 +165,12 @@ const ALLOWED: Record<string, readonly Allowed[]> = {
   ],
   // The CRD keeps a probe as written (x-kubernetes-preserve-unknown-fields); the hook checks its handler and timings.
   'ChallengeDefinition.spec.pod.containers[].readinessProbe': [
-    { keyword: 'minProperties', crd: undefined, hook: 1, why: 'an empty probe is refused by the hook, which checks probes field by field' },
+    {
+      keyword: 'minProperties',
+      crd: undefined,
+      hook: 1,
+      why: 'an empty probe is refused by the hook, which checks probes field by field',
+    },
   ],
   'Challenge.spec.deadline': DATE_TIME_DIFFERENCE,
   'Challenge.spec.owner.id': [LABEL_BY_LENGTH],
@@ -181,10 +210,12 @@ function walk(crd: Schema, hook: Schema, path: string, into: Walked): void {
     else if (crd['x-kubernetes-preserve-unknown-fields'] === true) into.hookOnly.push(`${path}.${name}`)
     else into.crdOnly.push(`${path}.${name} (the API server would prune it, the hook checks it)`)
   }
-  if (crd.items !== undefined || hook.items !== undefined) walk(crd.items as Schema, hook.items as Schema, `${path}[]`, into)
+  if (crd.items !== undefined || hook.items !== undefined)
+    walk(crd.items as Schema, hook.items as Schema, `${path}[]`, into)
   // A map: the CRD's additionalProperties is the value schema of the hook's patternProperties.
   const hookMap = Object.values((hook.patternProperties ?? {}) as Record<string, Schema>)[0]
-  if (typeof crd.additionalProperties === 'object' || hookMap !== undefined) walk(crd.additionalProperties as Schema, hookMap as Schema, `${path}{}`, into)
+  if (typeof crd.additionalProperties === 'object' || hookMap !== undefined)
+    walk(crd.additionalProperties as Schema, hookMap as Schema, `${path}{}`, into)
 }
 
 function walkBoth(): Walked {
@@ -194,18 +225,28 @@ function walkBoth(): Walked {
   return into
 }
 
-t.test('every bound of the CRDs is the hook\'s, or a difference that holds for its reason', async (t) => {
+t.test("every bound of the CRDs is the hook's, or a difference that holds for its reason", async (t) => {
   const walked = walkBoth()
   t.ok(walked.compared > 50, `${walked.compared} fields compared`)
   const unexplained = walked.differences.filter(
-    (d) => !(ALLOWED[d.path] ?? []).some((a) => a.keyword === d.keyword && JSON.stringify(a.crd) === JSON.stringify(d.crd) && JSON.stringify(a.hook) === JSON.stringify(d.hook)),
+    (d) =>
+      !(ALLOWED[d.path] ?? []).some(
+        (a) =>
+          a.keyword === d.keyword &&
+          JSON.stringify(a.crd) === JSON.stringify(d.crd) &&
+          JSON.stringify(a.hook) === JSON.stringify(d.hook),
+      ),
   )
   t.strictSame(unexplained, [], 'no difference the table does not explain')
   for (const [path, allowed] of Object.entries(ALLOWED)) {
     for (const each of allowed) {
-      t.ok(walked.differences.some((d) => d.path === path && d.keyword === each.keyword), `${path} ${each.keyword}: still a difference (${each.why})`)
+      t.ok(
+        walked.differences.some((d) => d.path === path && d.keyword === each.keyword),
+        `${path} ${each.keyword}: still a difference (${each.why})`,
+      )
       const [crd, hook] = walked.nodes.get(path) ?? [{}, {}]
-      if (each.holds !== undefined) t.doesNotThrow(() => each.holds?.(crd, hook), `${path} ${each.keyword}: ${each.why}`)
+      if (each.holds !== undefined)
+        t.doesNotThrow(() => each.holds?.(crd, hook), `${path} ${each.keyword}: ${each.why}`)
     }
   }
   t.strictSame(walked.crdOnly, [], 'every field the CRDs declare, the hook declares too')
@@ -229,15 +270,27 @@ t.test('what only the hook checks: fields the CRDs keep as written', async (t) =
 })
 
 t.test("the CRDs' CEL rules state the hook's Bounds and parameter names", async (t) => {
-  const rules = (schema: Schema) => ((schema['x-kubernetes-validations'] ?? []) as { rule: string }[]).map((each) => each.rule)
+  const rules = (schema: Schema) =>
+    ((schema['x-kubernetes-validations'] ?? []) as { rule: string }[]).map((each) => each.rule)
   const numbers = (rule: string) => [...rule.matchAll(/<= (\d+)/g)].map((match) => Number(match[1]))
   const definition = crdSpec('challengedefinitions.yaml')
   const pod = (definition.properties as Record<string, Schema>).pod as Schema
-  t.strictSame(rules(pod).map(numbers), [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText]], 'command and args, env variables, env values')
-  const parameters = ((crdSpec('challenges.yaml').properties as Record<string, Schema>).parameters ?? {})
+  t.strictSame(
+    rules(pod).map(numbers),
+    [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText]],
+    'command and args, env variables, env values',
+  )
+  const parameters = (crdSpec('challenges.yaml').properties as Record<string, Schema>).parameters ?? {}
   const [names, , total] = rules(parameters) as [string, string, string]
   t.strictSame(numbers(total), [Bounds.parametersText], 'names and values together')
   const [, size, pattern] = /^self\.all\(k, size\(k\) <= (\d+) && k\.matches\('(.+)'\)\)$/.exec(names) ?? []
-  t.doesNotThrow(() => sameStrings({ maxLength: Number(size), pattern }, { pattern: ENV_NAME }, 'aZ_09-'), 'a parameter name is an ENV_NAME')
-  t.strictSame(Object.keys((ChallengeSpecSchema.properties.parameters as unknown as Schema).patternProperties as object), [ENV_NAME], "the hook's parameter names")
+  t.doesNotThrow(
+    () => sameStrings({ maxLength: Number(size), pattern }, { pattern: ENV_NAME }, 'aZ_09-'),
+    'a parameter name is an ENV_NAME',
+  )
+  t.strictSame(
+    Object.keys((ChallengeSpecSchema.properties.parameters as unknown as Schema).patternProperties as object),
+    [ENV_NAME],
+    "the hook's parameter names",
+  )
 })

@@ -11,13 +11,20 @@ import { NAMESPACE, names, object } from './objects.js'
 function waitingPod(...reasons: string[]): KubeObject {
   return object('Pod', names.base, {
     status: {
-      containerStatuses: reasons.map((reason, i) => ({ name: `c${i}`, restartCount: 0, state: { waiting: { reason } } })),
+      containerStatuses: reasons.map((reason, i) => ({
+        name: `c${i}`,
+        restartCount: 0,
+        state: { waiting: { reason } },
+      })),
     },
   })
 }
 
 t.test('a fatal container problem outranks an image pull, whatever the order of the containers', async (t) => {
-  for (const pod of [waitingPod('ImagePullBackOff', 'InvalidImageName'), waitingPod('InvalidImageName', 'ImagePullBackOff')]) {
+  for (const pod of [
+    waitingPod('ImagePullBackOff', 'InvalidImageName'),
+    waitingPod('InvalidImageName', 'ImagePullBackOff'),
+  ]) {
     const problem = podProblem(pod)
     t.equal(problem?.reason, Reason.InvalidImage)
     t.equal(problem?.fatal, true)
@@ -50,11 +57,23 @@ t.test('teardown keeps the policies and the flag Secret while a pod or a Deploym
     'Secret.v1': { [names.flagSecret]: object('Secret', names.flagSecret) },
   }
   const leaving = (kind: string, apiVersion: string) => ({
-    [`${kind}.${apiVersion}`]: { [names.base]: object(kind, names.base, { apiVersion, metadata: { name: names.base, namespace: NAMESPACE, deletionTimestamp: '2099-01-01T00:00:00Z' } }) },
+    [`${kind}.${apiVersion}`]: {
+      [names.base]: object(kind, names.base, {
+        apiVersion,
+        metadata: { name: names.base, namespace: NAMESPACE, deletionTimestamp: '2099-01-01T00:00:00Z' },
+      }),
+    },
   })
-  for (const [kind, apiVersion] of [['Deployment', 'apps/v1'], ['Pod', 'v1']] as const) {
+  for (const [kind, apiVersion] of [
+    ['Deployment', 'apps/v1'],
+    ['Pod', 'v1'],
+  ] as const) {
     const kept = teardown(indexObjects({ ...leaving(kind, apiVersion), ...guards }, NAMESPACE))
-    t.strictSame(kept.map((child) => `${child.kind}/${child.metadata.name}`).sort(), [`NetworkPolicy/${names.isolatePolicy}`, `Secret/${names.flagSecret}`], `a ${kind} being deleted`)
+    t.strictSame(
+      kept.map((child) => `${child.kind}/${child.metadata.name}`).sort(),
+      [`NetworkPolicy/${names.isolatePolicy}`, `Secret/${names.flagSecret}`],
+      `a ${kind} being deleted`,
+    )
   }
   t.strictSame(teardown(indexObjects(guards, NAMESPACE)), [], 'nothing left to wait for: the guards go too')
 })

@@ -21,10 +21,16 @@ t.test('DefinitionSpecSchema: what a definition may say', async (t) => {
     ['the least spec', base],
     ['a field this release does not know, kept', spec({ futureField: 1 })],
     ['a uid and group to run as', withContainer({ securityContext: { runAsUser: 1000, runAsGroup: 0 } })],
-    ...['TCP', 'UDP', 'SCTP'].map((protocol): [string, Json] => [`a ${protocol} port`, withContainer({ ports: [{ containerPort: 53, protocol }] })]),
+    ...['TCP', 'UDP', 'SCTP'].map((protocol): [string, Json] => [
+      `a ${protocol} port`,
+      withContainer({ ports: [{ containerPort: 53, protocol }] }),
+    ]),
     ['resources of one-letter and dotted names', withResources({ x: '1', 'example.com/gpu': 1 })],
     ['a probe on a named port', withProbe({ tcpSocket: { port: 'http' } })],
-    ['an HTTPS probe with headers', withProbe({ httpGet: { path: '/', port: 80, scheme: 'HTTPS', httpHeaders: [{ name: 'X', value: 'y' }] } })],
+    [
+      'an HTTPS probe with headers',
+      withProbe({ httpGet: { path: '/', port: 80, scheme: 'HTTPS', httpHeaders: [{ name: 'X', value: 'y' }] } }),
+    ],
     ['an HTTP probe', withProbe({ httpGet: { port: 80, scheme: 'HTTP' } })],
     ['a gRPC probe', withProbe({ grpc: { port: 9000, service: x(253) } })],
     ['an exec probe', withProbe({ exec: { command: many(Bounds.probeCommandItems, () => 'x') } })],
@@ -32,7 +38,18 @@ t.test('DefinitionSpecSchema: what a definition may say', async (t) => {
     ['DNS egress', spec({ network: { egress: 'DNS' } })],
     ['a Baseline profile', spec({ security: { profile: 'Baseline', runtimeClassName: 'gvisor' } })],
     ['a Restricted profile', spec({ security: { profile: 'Restricted' } })],
-    ['a Static flag', spec({ flag: { mode: 'Static', prefix: x(64), suffix: x(64), env: 'CTF_FLAG', staticSecretRef: { name: x(253), key: x(253) } } })],
+    [
+      'a Static flag',
+      spec({
+        flag: {
+          mode: 'Static',
+          prefix: x(64),
+          suffix: x(64),
+          env: 'CTF_FLAG',
+          staticSecretRef: { name: x(253), key: x(253) },
+        },
+      }),
+    ],
     ['a PerInstance flag', spec({ flag: { mode: 'PerInstance' } })],
     ['every exposure type', spec({ expose: { type: 'TLS', port: 1337, container: x(63) } })],
     // As the API server counts: characters, not UTF-16 units (each of these is two).
@@ -51,7 +68,10 @@ t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
     ['one command item too many', withContainer({ command: many(Bounds.commandItems + 1, () => 'x') })],
     ['an args item past its bound', withContainer({ args: [x(Bounds.text + 1)] })],
     ['one args item too many', withContainer({ args: many(Bounds.argsItems + 1, () => 'x') })],
-    ['one env variable too many', withContainer({ env: many(Bounds.envItems + 1, (i) => ({ name: `V${i}`, value: '' })) })],
+    [
+      'one env variable too many',
+      withContainer({ env: many(Bounds.envItems + 1, (i) => ({ name: `V${i}`, value: '' })) }),
+    ],
     ['an env name that is no variable name', withContainer({ env: [{ name: 'not-a-name', value: '' }] })],
     ['an env value past its bound', withContainer({ env: [{ name: 'V', value: x(Bounds.text + 1) }] })],
     ['one port too many', withContainer({ ports: many(Bounds.ports + 1, (i) => ({ containerPort: 1000 + i })) })],
@@ -64,7 +84,10 @@ t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
     ['a resource name starting with a capital', withResources({ Xcpu: '1' })],
     ['a resource name ending with a dash', withResources({ 'cpu-': '1' })],
     ['a resource name of 254 characters', withResources({ [`a${x(253)}`]: '1' })],
-    ['one resource name too many', withResources(Object.fromEntries(many(Bounds.resourceNames + 1, (i): [string, string] => [`r${i}`, '1'])))],
+    [
+      'one resource name too many',
+      withResources(Object.fromEntries(many(Bounds.resourceNames + 1, (i): [string, string] => [`r${i}`, '1']))),
+    ],
     ['resources beyond requests and limits', withContainer({ resources: { claims: [] } })],
     ['a probe port name with an underscore', withProbe({ tcpSocket: { port: 'http_1' } })],
     ['a probe port name of 16 characters', withProbe({ tcpSocket: { port: x(16) } })],
@@ -78,10 +101,24 @@ t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
     ['an HTTP probe scheme outside HTTP and HTTPS', withProbe({ httpGet: { port: 80, scheme: 'FTP' } })],
     ['an HTTP probe with a host', withProbe({ httpGet: { port: 80, host: '169.254.169.254' } })],
     ['a header without a name', withProbe({ httpGet: { port: 80, httpHeaders: [{ name: '', value: 'y' }] } })],
-    ['a header name of 129 characters', withProbe({ httpGet: { port: 80, httpHeaders: [{ name: x(129), value: 'y' }] } })],
-    ['a header value past its bound', withProbe({ httpGet: { port: 80, httpHeaders: [{ name: 'X', value: x(Bounds.probeText + 1) }] } })],
-    ['a header with more than a name and value', withProbe({ httpGet: { port: 80, httpHeaders: [{ name: 'X', value: 'y', extra: 1 }] } })],
-    ['one header too many', withProbe({ httpGet: { port: 80, httpHeaders: many(Bounds.probeHeaders + 1, (i) => ({ name: `X${i}`, value: 'y' })) } })],
+    [
+      'a header name of 129 characters',
+      withProbe({ httpGet: { port: 80, httpHeaders: [{ name: x(129), value: 'y' }] } }),
+    ],
+    [
+      'a header value past its bound',
+      withProbe({ httpGet: { port: 80, httpHeaders: [{ name: 'X', value: x(Bounds.probeText + 1) }] } }),
+    ],
+    [
+      'a header with more than a name and value',
+      withProbe({ httpGet: { port: 80, httpHeaders: [{ name: 'X', value: 'y', extra: 1 }] } }),
+    ],
+    [
+      'one header too many',
+      withProbe({
+        httpGet: { port: 80, httpHeaders: many(Bounds.probeHeaders + 1, (i) => ({ name: `X${i}`, value: 'y' })) },
+      }),
+    ],
     ['a gRPC service of 254 characters', withProbe({ grpc: { port: 9000, service: x(254) } })],
     ['a gRPC probe with more than a port and service', withProbe({ grpc: { port: 9000, extra: 1 } })],
     ['a probe without anything', withProbe({})],
@@ -106,9 +143,15 @@ t.test('DefinitionSpecSchema: each rule refuses', async (t) => {
     ['a static Secret reference without a name', spec({ flag: { mode: 'Static', staticSecretRef: { key: 'flag' } } })],
     ['a static Secret reference without a key', spec({ flag: { mode: 'Static', staticSecretRef: { name: 'flags' } } })],
     ['an empty static Secret name', spec({ flag: { mode: 'Static', staticSecretRef: { name: '', key: 'flag' } } })],
-    ['a static Secret name of 254 characters', spec({ flag: { mode: 'Static', staticSecretRef: { name: x(254), key: 'flag' } } })],
+    [
+      'a static Secret name of 254 characters',
+      spec({ flag: { mode: 'Static', staticSecretRef: { name: x(254), key: 'flag' } } }),
+    ],
     ['an empty static Secret key', spec({ flag: { mode: 'Static', staticSecretRef: { name: 'flags', key: '' } } })],
-    ['a static Secret key of 254 characters', spec({ flag: { mode: 'Static', staticSecretRef: { name: 'flags', key: x(254) } } })],
+    [
+      'a static Secret key of 254 characters',
+      spec({ flag: { mode: 'Static', staticSecretRef: { name: 'flags', key: x(254) } } }),
+    ],
     ['a flag with an unknown field', spec({ flag: { value: 'flag{fixed}' } })],
   ]
   for (const [what, value] of rows) t.notOk(check(value), what)

@@ -29,19 +29,29 @@ t.test('defaults of the contract fill what the author left out', async (t) => {
 })
 
 t.test('explicit values are kept', async (t) => {
-  const result = resolveDefinition('web', {
-    ...minimal,
-    expose: { type: 'NodePort', container: 'web', port: 1337 },
-    lifetimeSeconds: 600,
-    startupTimeoutSeconds: 60,
-    maxRenewals: 0,
-    cost: 2,
-    availableFrom: '2026-11-22T10:00:00Z',
-    availableUntil: '2026-11-23T10:00:00Z',
-    network: { egress: 'Internet' },
-    security: { profile: 'Baseline', runtimeClassName: 'gvisor' },
-    flag: { mode: 'Static', prefix: 'CTF{', suffix: '}', env: 'SECRET_FLAG', staticSecretRef: { name: 'flag', key: 'value' } },
-  }, { extendedResources: [], runtimeClasses: ['gvisor'] })
+  const result = resolveDefinition(
+    'web',
+    {
+      ...minimal,
+      expose: { type: 'NodePort', container: 'web', port: 1337 },
+      lifetimeSeconds: 600,
+      startupTimeoutSeconds: 60,
+      maxRenewals: 0,
+      cost: 2,
+      availableFrom: '2026-11-22T10:00:00Z',
+      availableUntil: '2026-11-23T10:00:00Z',
+      network: { egress: 'Internet' },
+      security: { profile: 'Baseline', runtimeClassName: 'gvisor' },
+      flag: {
+        mode: 'Static',
+        prefix: 'CTF{',
+        suffix: '}',
+        env: 'SECRET_FLAG',
+        staticSecretRef: { name: 'flag', key: 'value' },
+      },
+    },
+    { extendedResources: [], runtimeClasses: ['gvisor'] },
+  )
   t.ok(result.found)
   if (!result.found) return
   t.match(result.definition, {
@@ -60,48 +70,191 @@ t.test('explicit values are kept', async (t) => {
 const withContainer = (extra: Json): Json => ({ ...minimal, pod: { containers: [{ ...container, ...extra }] } })
 
 const refused: [string, unknown, RegExp][] = [
-  ['privileged', withContainer({ securityContext: { privileged: true } }), /containers\[0\]\.securityContext\.privileged: is not allowed/],
-  ['added capabilities', withContainer({ securityContext: { capabilities: { add: ['NET_ADMIN'] } } }), /securityContext\.capabilities: is not allowed/],
-  ['host network', { ...minimal, pod: { containers: [container], hostNetwork: true } }, /spec\.pod\.hostNetwork: is not allowed/],
+  [
+    'privileged',
+    withContainer({ securityContext: { privileged: true } }),
+    /containers\[0\]\.securityContext\.privileged: is not allowed/,
+  ],
+  [
+    'added capabilities',
+    withContainer({ securityContext: { capabilities: { add: ['NET_ADMIN'] } } }),
+    /securityContext\.capabilities: is not allowed/,
+  ],
+  [
+    'host network',
+    { ...minimal, pod: { containers: [container], hostNetwork: true } },
+    /spec\.pod\.hostNetwork: is not allowed/,
+  ],
   ['host PID', { ...minimal, pod: { containers: [container], hostPID: true } }, /spec\.pod\.hostPID: is not allowed/],
-  ['hostPath volumes', { ...minimal, pod: { containers: [container], volumes: [{ hostPath: { path: '/' } }] } }, /spec\.pod\.volumes: is not allowed/],
-  ['host ports', withContainer({ ports: [{ containerPort: 80, hostPort: 80 }] }), /ports\[0\]\.hostPort: is not allowed/],
-  ['env from other Secrets', withContainer({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'other-flag', key: 'flag' } } }] }), /env\[0\]\.valueFrom: is not allowed/],
-  ['root under Restricted', withContainer({ securityContext: { runAsUser: 0 } }), /runAsUser: 0 \(root\) is not allowed by the Restricted profile/],
-  ['no containers', { ...minimal, pod: { containers: [] } }, /spec\.pod\.containers: Expected array length to be greater or equal to 1/],
-  ['nine containers', { ...minimal, pod: { containers: Array.from({ length: 9 }, (_, i) => ({ name: `c${i}`, image: 'x' })) } }, /spec\.pod\.containers: Expected array length to be less or equal to 8/],
-  ['missing image', { ...minimal, pod: { containers: [{ name: 'web' }] } }, /containers\[0\]\.image: Expected required property/],
-  ['port out of range', { ...minimal, expose: { port: 70000 } }, /spec\.expose\.port: Expected integer to be less or equal to 65535/],
+  [
+    'hostPath volumes',
+    { ...minimal, pod: { containers: [container], volumes: [{ hostPath: { path: '/' } }] } },
+    /spec\.pod\.volumes: is not allowed/,
+  ],
+  [
+    'host ports',
+    withContainer({ ports: [{ containerPort: 80, hostPort: 80 }] }),
+    /ports\[0\]\.hostPort: is not allowed/,
+  ],
+  [
+    'env from other Secrets',
+    withContainer({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'other-flag', key: 'flag' } } }] }),
+    /env\[0\]\.valueFrom: is not allowed/,
+  ],
+  [
+    'root under Restricted',
+    withContainer({ securityContext: { runAsUser: 0 } }),
+    /runAsUser: 0 \(root\) is not allowed by the Restricted profile/,
+  ],
+  [
+    'no containers',
+    { ...minimal, pod: { containers: [] } },
+    /spec\.pod\.containers: Expected array length to be greater or equal to 1/,
+  ],
+  [
+    'nine containers',
+    { ...minimal, pod: { containers: Array.from({ length: 9 }, (_, i) => ({ name: `c${i}`, image: 'x' })) } },
+    /spec\.pod\.containers: Expected array length to be less or equal to 8/,
+  ],
+  [
+    'missing image',
+    { ...minimal, pod: { containers: [{ name: 'web' }] } },
+    /containers\[0\]\.image: Expected required property/,
+  ],
+  [
+    'port out of range',
+    { ...minimal, expose: { port: 70000 } },
+    /spec\.expose\.port: Expected integer to be less or equal to 65535/,
+  ],
   ['unknown expose type', { ...minimal, expose: { type: 'UDP', port: 1 } }, /spec\.expose\.type/],
-  ['duplicate container names', { ...minimal, pod: { containers: [container, container] } }, /the name "web" is used twice/],
-  ['exposing a missing container', { ...minimal, expose: { container: 'api', port: 1 } }, /spec\.expose\.container: no container is named "api"/],
-  ['the flag variable set by the author', withContainer({ env: [{ name: 'FLAG', value: 'x' }] }), /FLAG is reserved for the flag/],
-  ['Static without a Secret', { ...minimal, flag: { mode: 'Static' } }, /spec\.flag\.staticSecretRef: required when flag\.mode is Static/],
-  ['a date that is no date', { ...minimal, availableFrom: '2026-13-45T09:09:09Z' }, /spec\.availableFrom: "2026-13-45T09:09:09Z" is not a date-time/],
+  [
+    'duplicate container names',
+    { ...minimal, pod: { containers: [container, container] } },
+    /the name "web" is used twice/,
+  ],
+  [
+    'exposing a missing container',
+    { ...minimal, expose: { container: 'api', port: 1 } },
+    /spec\.expose\.container: no container is named "api"/,
+  ],
+  [
+    'the flag variable set by the author',
+    withContainer({ env: [{ name: 'FLAG', value: 'x' }] }),
+    /FLAG is reserved for the flag/,
+  ],
+  [
+    'Static without a Secret',
+    { ...minimal, flag: { mode: 'Static' } },
+    /spec\.flag\.staticSecretRef: required when flag\.mode is Static/,
+  ],
+  [
+    'a date that is no date',
+    { ...minimal, availableFrom: '2026-13-45T09:09:09Z' },
+    /spec\.availableFrom: "2026-13-45T09:09:09Z" is not a date-time/,
+  ],
   ['no spec', undefined, /is invalid: spec: Expected object/],
   ['a quantity that is none', withContainer({ resources: { limits: { cpu: 'lots' } } }), /resources\.limits\.cpu/],
   ['a negative quantity', withContainer({ resources: { requests: { memory: -1 } } }), /resources\.requests\.memory/],
-  ['a probe handler that is no object', withContainer({ readinessProbe: { exec: 'rm -rf /' } }), /readinessProbe\.exec: Expected object/],
-  ['an unknown probe field', withContainer({ readinessProbe: { tcpSocket: { port: 80 }, magic: true } }), /readinessProbe\.magic: is not allowed/],
-  ['a port name the API refuses', withContainer({ ports: [{ containerPort: 80, name: 'HTTP_PORT' }] }), /ports\[0\]\.name/],
+  [
+    'a probe handler that is no object',
+    withContainer({ readinessProbe: { exec: 'rm -rf /' } }),
+    /readinessProbe\.exec: Expected object/,
+  ],
+  [
+    'an unknown probe field',
+    withContainer({ readinessProbe: { tcpSocket: { port: 80 }, magic: true } }),
+    /readinessProbe\.magic: is not allowed/,
+  ],
+  [
+    'a port name the API refuses',
+    withContainer({ ports: [{ containerPort: 80, name: 'HTTP_PORT' }] }),
+    /ports\[0\]\.name/,
+  ],
   // The kubelet connects to a probe's host from the node's network: metadata, node services, other players' pods.
-  ['an httpGet probe with a host', withContainer({ readinessProbe: { httpGet: { port: 80, host: '169.254.169.254' } } }), /containers\[0\]\.readinessProbe\.httpGet\.host: is not allowed/],
-  ['a tcpSocket probe with a host', withContainer({ readinessProbe: { tcpSocket: { port: 6443, host: '10.0.0.1' } } }), /containers\[0\]\.readinessProbe\.tcpSocket\.host: is not allowed/],
+  [
+    'an httpGet probe with a host',
+    withContainer({ readinessProbe: { httpGet: { port: 80, host: '169.254.169.254' } } }),
+    /containers\[0\]\.readinessProbe\.httpGet\.host: is not allowed/,
+  ],
+  [
+    'a tcpSocket probe with a host',
+    withContainer({ readinessProbe: { tcpSocket: { port: 6443, host: '10.0.0.1' } } }),
+    /containers\[0\]\.readinessProbe\.tcpSocket\.host: is not allowed/,
+  ],
   // What the API server would refuse: the pod would never be created and the player would see a bare StartupTimeout.
-  ['a request above the default limit', withContainer({ resources: { requests: { memory: '1Gi' } } }), /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.resources\.requests\.memory: 1Gi is above its limit 256Mi \(the default, as limits\.memory is unset\)\.$/],
-  ['a request above its own limit', withContainer({ resources: { requests: { cpu: 2 }, limits: { cpu: '1500m' } } }), /resources\.requests\.cpu: 2 is above its limit 1500m\.$/],
-  ['a cpu limit of "0"', withContainer({ resources: { limits: { cpu: '0' } } }), /containers\[0\]\.resources\.limits\.cpu: must be above 0/],
-  ['a memory limit of 0', withContainer({ resources: { requests: { memory: 0 }, limits: { memory: 0 } } }), /resources\.limits\.memory: must be above 0/],
-  ['a quantity out of range', withContainer({ resources: { limits: { memory: '1e999' } } }), /resources\.limits\.memory: "1e999" is not a quantity/],
-  ['a probe with two handlers', withContainer({ readinessProbe: { tcpSocket: { port: 80 }, exec: { command: ['true'] } } }), /containers\[0\]\.readinessProbe: needs exactly one handler of exec, httpGet, tcpSocket, grpc, got exec, tcpSocket/],
-  ['a probe with no handler', withContainer({ readinessProbe: { periodSeconds: 5 } }), /readinessProbe: needs exactly one handler of exec, httpGet, tcpSocket, grpc, got none/],
-  ['two ports of one name', withContainer({ ports: [{ containerPort: 80, name: 'http' }, { containerPort: 81, name: 'http' }] }), /containers\[0\]\.ports: the name "http" is used twice/],
-  ['an extended resource the operator did not allow', withContainer({ resources: { limits: { 'nvidia.com/gpu': '1' } } }), /resources\.limits\.nvidia\.com\/gpu: the resource nvidia\.com\/gpu is not allowed here \(the operator allows extended resources with ALLOWED_EXTENDED_RESOURCES\)/],
+  [
+    'a request above the default limit',
+    withContainer({ resources: { requests: { memory: '1Gi' } } }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.resources\.requests\.memory: 1Gi is above its limit 256Mi \(the default, as limits\.memory is unset\)\.$/,
+  ],
+  [
+    'a request above its own limit',
+    withContainer({ resources: { requests: { cpu: 2 }, limits: { cpu: '1500m' } } }),
+    /resources\.requests\.cpu: 2 is above its limit 1500m\.$/,
+  ],
+  [
+    'a cpu limit of "0"',
+    withContainer({ resources: { limits: { cpu: '0' } } }),
+    /containers\[0\]\.resources\.limits\.cpu: must be above 0/,
+  ],
+  [
+    'a memory limit of 0',
+    withContainer({ resources: { requests: { memory: 0 }, limits: { memory: 0 } } }),
+    /resources\.limits\.memory: must be above 0/,
+  ],
+  [
+    'a quantity out of range',
+    withContainer({ resources: { limits: { memory: '1e999' } } }),
+    /resources\.limits\.memory: "1e999" is not a quantity/,
+  ],
+  [
+    'a probe with two handlers',
+    withContainer({ readinessProbe: { tcpSocket: { port: 80 }, exec: { command: ['true'] } } }),
+    /containers\[0\]\.readinessProbe: needs exactly one handler of exec, httpGet, tcpSocket, grpc, got exec, tcpSocket/,
+  ],
+  [
+    'a probe with no handler',
+    withContainer({ readinessProbe: { periodSeconds: 5 } }),
+    /readinessProbe: needs exactly one handler of exec, httpGet, tcpSocket, grpc, got none/,
+  ],
+  [
+    'two ports of one name',
+    withContainer({
+      ports: [
+        { containerPort: 80, name: 'http' },
+        { containerPort: 81, name: 'http' },
+      ],
+    }),
+    /containers\[0\]\.ports: the name "http" is used twice/,
+  ],
+  [
+    'an extended resource the operator did not allow',
+    withContainer({ resources: { limits: { 'nvidia.com/gpu': '1' } } }),
+    /resources\.limits\.nvidia\.com\/gpu: the resource nvidia\.com\/gpu is not allowed here \(the operator allows extended resources with ALLOWED_EXTENDED_RESOURCES\)/,
+  ],
   // Keys that name a prototype are plain data to the parser; the definition that carries them is refused, alone.
-  ['a __proto__ key', JSON.parse('{"pod":{"containers":[{"name":"web","image":"x"}],"__proto__":{"hostNetwork":true}},"expose":{"port":80}}'), /is invalid: spec\.pod\.__proto__: the key is refused \(it names an object prototype\)\.$/],
-  ['a constructor.prototype key', { ...minimal, notes: [{ constructor: { prototype: { polluted: true } } }] }, /spec\.notes\[0\]\.constructor\.prototype: the key is refused/],
-  ['a lifecycle handler (with a host)', withContainer({ lifecycle: { postStart: { httpGet: { port: 80, host: '10.96.0.1' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
-  ['a preStop handler', withContainer({ lifecycle: { preStop: { tcpSocket: { port: 80, host: 'node.local' } } } }), /containers\[0\]\.lifecycle: is not allowed/],
+  [
+    'a __proto__ key',
+    JSON.parse(
+      '{"pod":{"containers":[{"name":"web","image":"x"}],"__proto__":{"hostNetwork":true}},"expose":{"port":80}}',
+    ),
+    /is invalid: spec\.pod\.__proto__: the key is refused \(it names an object prototype\)\.$/,
+  ],
+  [
+    'a constructor.prototype key',
+    { ...minimal, notes: [{ constructor: { prototype: { polluted: true } } }] },
+    /spec\.notes\[0\]\.constructor\.prototype: the key is refused/,
+  ],
+  [
+    'a lifecycle handler (with a host)',
+    withContainer({ lifecycle: { postStart: { httpGet: { port: 80, host: '10.96.0.1' } } } }),
+    /containers\[0\]\.lifecycle: is not allowed/,
+  ],
+  [
+    'a preStop handler',
+    withContainer({ lifecycle: { preStop: { tcpSocket: { port: 80, host: 'node.local' } } } }),
+    /containers\[0\]\.lifecycle: is not allowed/,
+  ],
   // Every instance's flag Secret is <instance>-flag: a Static Secret named so could be an instance's own name.
   [
     'a Static flag Secret named like an instance flag Secret',
@@ -124,7 +277,11 @@ const refused: [string, unknown, RegExp][] = [
     { ...minimal, expose: { container: '<b>x</b>', port: 1 } },
     /^ChallengeDefinition "web" is invalid: spec\.expose\.container: no container is named "\\u003cb\\u003ex\\u003c\/b\\u003e"\.$/,
   ],
-  ['a date-time the schema refuses, in words', { ...minimal, availableUntil: 'tomorrow' }, /spec\.availableUntil: is not a date-time \(RFC 3339, such as 2026-11-27T18:00:00Z\)\.$/],
+  [
+    'a date-time the schema refuses, in words',
+    { ...minimal, availableUntil: 'tomorrow' },
+    /spec\.availableUntil: is not a date-time \(RFC 3339, such as 2026-11-27T18:00:00Z\)\.$/,
+  ],
 ]
 
 t.test('a definition asking for what the profile forbids is refused, naming the field', async (t) => {
@@ -140,22 +297,51 @@ t.test('a definition asking for what the profile forbids is refused, naming the 
 
 t.test('valid quantities and probes pass', async (t) => {
   const spec = withContainer({
-    resources: { requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '100Mi' }, limits: { cpu: 1.5, 'nvidia.com/gpu': '1' } },
-    readinessProbe: { httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] }, periodSeconds: 5, successThreshold: 2 },
+    resources: {
+      requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '100Mi' },
+      limits: { cpu: 1.5, 'nvidia.com/gpu': '1' },
+    },
+    readinessProbe: {
+      httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] },
+      periodSeconds: 5,
+      successThreshold: 2,
+    },
     ports: [{ containerPort: 8080, name: 'http' }],
   })
-  t.equal(resolveDefinition('web', spec, { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] }).found, true, 'an extended resource the operator allows')
+  t.equal(
+    resolveDefinition('web', spec, { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] }).found,
+    true,
+    'an extended resource the operator allows',
+  )
   t.equal(resolveDefinition('web', spec).found, false, 'the same, not allowed')
-  const equalWrittenApart = withContainer({ resources: { requests: { cpu: '0.5', memory: '1Gi' }, limits: { cpu: '500m', memory: '1024Mi' } } })
+  const equalWrittenApart = withContainer({
+    resources: { requests: { cpu: '0.5', memory: '1Gi' }, limits: { cpu: '500m', memory: '1024Mi' } },
+  })
   t.equal(resolveDefinition('web', equalWrittenApart).found, true, 'a request equal to its limit, written another way')
-  const guaranteed = withContainer({ resources: { requests: { cpu: '1', memory: '1G' }, limits: { cpu: 1, memory: '1e9' } } })
+  const guaranteed = withContainer({
+    resources: { requests: { cpu: '1', memory: '1G' }, limits: { cpu: 1, memory: '1e9' } },
+  })
   t.equal(resolveDefinition('web', guaranteed).found, true, 'requests equal to limits')
-  const gpu = (resources: Json) => resolveDefinition('web', withContainer({ resources }), { extendedResources: ['nvidia.com/gpu'], runtimeClasses: [] })
-  t.match(gpu({ requests: { 'nvidia.com/gpu': 1 } }), { found: false, message: /resources\.limits\.nvidia\.com\/gpu: required beside requests\.nvidia\.com\/gpu/ })
-  t.match(gpu({ requests: { 'nvidia.com/gpu': 1 }, limits: { 'nvidia.com/gpu': 2 } }), { found: false, message: /resources\.requests\.nvidia\.com\/gpu: must equal its limit \(2\)/ })
+  const gpu = (resources: Json) =>
+    resolveDefinition('web', withContainer({ resources }), {
+      extendedResources: ['nvidia.com/gpu'],
+      runtimeClasses: [],
+    })
+  t.match(gpu({ requests: { 'nvidia.com/gpu': 1 } }), {
+    found: false,
+    message: /resources\.limits\.nvidia\.com\/gpu: required beside requests\.nvidia\.com\/gpu/,
+  })
+  t.match(gpu({ requests: { 'nvidia.com/gpu': 1 }, limits: { 'nvidia.com/gpu': 2 } }), {
+    found: false,
+    message: /resources\.requests\.nvidia\.com\/gpu: must equal its limit \(2\)/,
+  })
   t.hasStrict(gpu({ requests: { 'nvidia.com/gpu': 2 }, limits: { 'nvidia.com/gpu': '2' } }), { found: true })
   for (const probe of [{ exec: { command: ['true'] } }, { tcpSocket: { port: 8080 } }, { grpc: { port: 9000 } }]) {
-    t.equal(resolveDefinition('web', withContainer({ readinessProbe: probe })).found, true, String(Object.keys(probe)[0]))
+    t.equal(
+      resolveDefinition('web', withContainer({ readinessProbe: probe })).found,
+      true,
+      String(Object.keys(probe)[0]),
+    )
   }
 })
 
@@ -168,7 +354,11 @@ t.test('Baseline allows running as root, nothing more', async (t) => {
 
 t.test('RuntimeClasses: only those the operator names', async (t) => {
   const spec = { ...minimal, security: { runtimeClassName: 'gvisor' } }
-  t.equal(resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['gvisor', 'kata'] }).found, true, 'allowed')
+  t.equal(
+    resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['gvisor', 'kata'] }).found,
+    true,
+    'allowed',
+  )
   t.match(resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['kata'] }), {
     found: false,
     message: /the RuntimeClass gvisor is not one the operator allows \(allowed: kata; ALLOWED_RUNTIME_CLASSES\)/,

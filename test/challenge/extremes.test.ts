@@ -24,7 +24,9 @@ function apiServerAccepts(value: string): boolean {
 
 /** Every time field of a status, the conditions' included. */
 function writtenTimes(status: Json): string[] {
-  const times = ['admittedAt', 'startedAt', 'lastRenewedAt', 'expiresAt', 'finishedAt'].flatMap((field) => (typeof status[field] === 'string' ? [status[field]] : []))
+  const times = ['admittedAt', 'startedAt', 'lastRenewedAt', 'expiresAt', 'finishedAt'].flatMap((field) =>
+    typeof status[field] === 'string' ? [status[field]] : [],
+  )
   for (const condition of (status.conditions ?? []) as Json[]) times.push(condition.lastTransitionTime as string)
   return times
 }
@@ -53,10 +55,18 @@ t.test('the extremes of every time field: every time written is one the API serv
       const what = `${field} ${extreme}`
       const first = prepared(challenge({ spec: challengeSpec }), { related, now: at(0) })
       const running = step(first.parent, { related, children: readyWorld(first.response.children), now: at(10) })
-      const renewed = step({ ...running.parent, spec: { ...running.parent.spec, renewals: 1 } }, { related, children: readyWorld(first.response.children), now: at(20) })
+      const renewed = step(
+        { ...running.parent, spec: { ...running.parent.spec, renewals: 1 } },
+        { related, children: readyWorld(first.response.children), now: at(20) },
+      )
       for (const { status } of [first, running, renewed]) {
-        for (const time of writtenTimes(status)) t.ok(apiServerAccepts(time), `${what}: ${String(status.phase)} writes ${time}`)
-        t.notMatch(String(status.message), /[+-]0\d{5}-|NaN|Invalid Date/, `${what}: the message names a time people can read`)
+        for (const time of writtenTimes(status))
+          t.ok(apiServerAccepts(time), `${what}: ${String(status.phase)} writes ${time}`)
+        t.notMatch(
+          String(status.message),
+          /[+-]0\d{5}-|NaN|Invalid Date/,
+          `${what}: the message names a time people can read`,
+        )
       }
     }
   }

@@ -20,14 +20,32 @@ function runningInstance(definition: Json = {}, spec: Json = {}) {
 }
 
 const renew = (running: ReturnType<typeof runningInstance>, renewals: number, seconds: number) =>
-  step({ ...running.running.parent, spec: { ...running.running.parent.spec, renewals } }, { related: running.related, children: running.children, now: at(seconds) })
+  step(
+    { ...running.running.parent, spec: { ...running.running.parent.spec, renewals } },
+    { related: running.related, children: running.children, now: at(seconds) },
+  )
 
 t.test('a restart: renewals asked before it belong to the old run, and the larger count is kept as seen', async (t) => {
   const base = { phase: 'Running', reason: 'Ready', run: 0, admittedAt: T(0), startedAt: T(30) }
   const rows: [string, Json, Json, Json][] = [
-    ['more seen before than asked now', { renewalsSeen: 2, renewalsApplied: 2 }, { renewals: 1 }, { run: 1, renewalsSeen: 2, renewalsApplied: 0 }],
-    ['asked with the restart', { renewalsSeen: 0, renewalsApplied: 0 }, { renewals: 3 }, { run: 1, renewalsSeen: 3, renewalsApplied: 0 }],
-    ['no renewals in the spec', { renewalsSeen: 2, renewalsApplied: 1 }, { renewals: undefined }, { run: 1, renewalsSeen: 2, renewalsApplied: 0 }],
+    [
+      'more seen before than asked now',
+      { renewalsSeen: 2, renewalsApplied: 2 },
+      { renewals: 1 },
+      { run: 1, renewalsSeen: 2, renewalsApplied: 0 },
+    ],
+    [
+      'asked with the restart',
+      { renewalsSeen: 0, renewalsApplied: 0 },
+      { renewals: 3 },
+      { run: 1, renewalsSeen: 3, renewalsApplied: 0 },
+    ],
+    [
+      'no renewals in the spec',
+      { renewalsSeen: 2, renewalsApplied: 1 },
+      { renewals: undefined },
+      { run: 1, renewalsSeen: 2, renewalsApplied: 0 },
+    ],
   ]
   for (const [what, status, spec, expected] of rows) {
     const parent = challenge({ spec: { restarts: 1, ...spec }, status: { ...base, ...status } })
@@ -40,14 +58,29 @@ t.test('a run that times out while its workload is ready: no workload is reporte
   const first = prepared(challenge(), { related })
   const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
   const timedOut = step(first.parent, { related, children: noIngress, now: at(301) })
-  t.hasStrict(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 300 seconds.' })
+  t.hasStrict(timedOut.status, {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: 'The instance did not become ready within 300 seconds.',
+  })
   t.hasStrict(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
-  t.strictSame(timedOut.response.children.map((child) => child.kind).sort(), ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'], 'the teardown begins: the Service goes first')
+  t.strictSame(
+    timedOut.response.children.map((child) => child.kind).sort(),
+    ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'],
+    'the teardown begins: the Service goes first',
+  )
 })
 
 t.test('an Error is not woken at a deadline', async (t) => {
-  const over = step(challenge({ spec: { deadline: T(3600) } }), { related: [webDefinition({ cost: 5 })], config: { ownerBudget: 3 } })
-  t.hasStrict(over.status, { phase: 'Error', reason: 'OwnerBudgetExceeded', message: 'This challenge costs 5 units, more than the 3 units one owner may hold.' })
+  const over = step(challenge({ spec: { deadline: T(3600) } }), {
+    related: [webDefinition({ cost: 5 })],
+    config: { ownerBudget: 3 },
+  })
+  t.hasStrict(over.status, {
+    phase: 'Error',
+    reason: 'OwnerBudgetExceeded',
+    message: 'This challenge costs 5 units, more than the 3 units one owner may hold.',
+  })
   t.equal(over.response.resyncAfterSeconds, undefined)
 })
 
@@ -57,47 +90,122 @@ t.test('an HTTP challenge without the child rule of its route is a ConfigError t
   t.hasStrict(answer.status, {
     phase: 'Error',
     reason: 'ConfigError',
-    message: 'This challenge cannot be exposed yet: the CompositeController has no child rule for Ingress.networking.k8s.io/v1 (the operator must install its routing component).',
+    message:
+      'This challenge cannot be exposed yet: the CompositeController has no child rule for Ingress.networking.k8s.io/v1 (the operator must install its routing component).',
   })
   t.strictSame(answer.response.children, [])
 })
 
-t.test('only a run-ending Error ends the run: an Error of the world recovers, whatever else the status says', async (t) => {
-  const previous = { phase: 'Error', reason: 'DefinitionNotFound', message: 'was missing', run: 0, finishedAt: T(-60) }
-  const answer = step(challenge({ status: previous }), { related: [webDefinition()] })
-  t.hasStrict(answer.status, { phase: 'Pending', reason: 'Starting' })
-  const ended = step(challenge({ status: { ...previous, reason: 'StartupTimeout' } }), { related: [webDefinition()] })
-  t.hasStrict(ended.status, { phase: 'Error', reason: 'StartupTimeout' }, 'a run-ending reason stays')
-})
+t.test(
+  'only a run-ending Error ends the run: an Error of the world recovers, whatever else the status says',
+  async (t) => {
+    const previous = {
+      phase: 'Error',
+      reason: 'DefinitionNotFound',
+      message: 'was missing',
+      run: 0,
+      finishedAt: T(-60),
+    }
+    const answer = step(challenge({ status: previous }), { related: [webDefinition()] })
+    t.hasStrict(answer.status, { phase: 'Pending', reason: 'Starting' })
+    const ended = step(challenge({ status: { ...previous, reason: 'StartupTimeout' } }), { related: [webDefinition()] })
+    t.hasStrict(ended.status, { phase: 'Error', reason: 'StartupTimeout' }, 'a run-ending reason stays')
+  },
+)
 
-t.test('a queued instance waits from its creation (first run) or from its Admitted condition (a relaunch)', async (t) => {
-  const config = { ownerBudget: 1 }
-  const holder = challenge({ name: 'other-u-alice', definition: 'other', status: { phase: 'Running', reason: 'Ready', run: 0, cost: 1, admittedAt: T(-100), startedAt: T(-90) } })
-  const related = (...extra: KubeObject[]) => [webDefinition(), holder, ...extra]
-  const since = (condition: Json[]) => ({ phase: 'Pending', reason: 'Queued', conditions: condition })
-  const old = { type: 'WorkloadReady', status: 'False', reason: 'NoWorkload', message: '', lastTransitionTime: T(-3600) }
-  const admittedRecently = { type: 'Admitted', status: 'False', reason: 'Queued', message: '', lastTransitionTime: T(-60) }
-  const rows: [string, ReturnType<typeof challenge>, string][] = [
-    ['a relaunch waits from its Admitted condition, not another', challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([old, admittedRecently]), run: 1 } }), 'Queued'],
-    ['a relaunch whose wait began a lifetime ago', challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([{ ...admittedRecently, lastTransitionTime: T(-1800) }]), run: 1 } }), 'Expired'],
-    ['a relaunch without an Admitted condition waits from now', challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([]), run: 1 } }), 'Queued'],
-    ['a first run waits from its creation, whatever its conditions say', challenge({ createdAt: T(-1800), status: { ...since([admittedRecently]), run: 0 } }), 'Expired'],
-    ['a first run created recently', challenge({ createdAt: T(-60), status: { ...since([]), run: 0 } }), 'Queued'],
-  ]
-  for (const [what, parent, reason] of rows) t.hasStrict(step(parent, { related: related(), config }).status, { reason }, what)
-})
+t.test(
+  'a queued instance waits from its creation (first run) or from its Admitted condition (a relaunch)',
+  async (t) => {
+    const config = { ownerBudget: 1 }
+    const holder = challenge({
+      name: 'other-u-alice',
+      definition: 'other',
+      status: { phase: 'Running', reason: 'Ready', run: 0, cost: 1, admittedAt: T(-100), startedAt: T(-90) },
+    })
+    const related = (...extra: KubeObject[]) => [webDefinition(), holder, ...extra]
+    const since = (condition: Json[]) => ({ phase: 'Pending', reason: 'Queued', conditions: condition })
+    const old = {
+      type: 'WorkloadReady',
+      status: 'False',
+      reason: 'NoWorkload',
+      message: '',
+      lastTransitionTime: T(-3600),
+    }
+    const admittedRecently = {
+      type: 'Admitted',
+      status: 'False',
+      reason: 'Queued',
+      message: '',
+      lastTransitionTime: T(-60),
+    }
+    const rows: [string, ReturnType<typeof challenge>, string][] = [
+      [
+        'a relaunch waits from its Admitted condition, not another',
+        challenge({
+          createdAt: T(-7200),
+          spec: { restarts: 1 },
+          status: { ...since([old, admittedRecently]), run: 1 },
+        }),
+        'Queued',
+      ],
+      [
+        'a relaunch whose wait began a lifetime ago',
+        challenge({
+          createdAt: T(-7200),
+          spec: { restarts: 1 },
+          status: { ...since([{ ...admittedRecently, lastTransitionTime: T(-1800) }]), run: 1 },
+        }),
+        'Expired',
+      ],
+      [
+        'a relaunch without an Admitted condition waits from now',
+        challenge({ createdAt: T(-7200), spec: { restarts: 1 }, status: { ...since([]), run: 1 } }),
+        'Queued',
+      ],
+      [
+        'a first run waits from its creation, whatever its conditions say',
+        challenge({ createdAt: T(-1800), status: { ...since([admittedRecently]), run: 0 } }),
+        'Expired',
+      ],
+      ['a first run created recently', challenge({ createdAt: T(-60), status: { ...since([]), run: 0 } }), 'Queued'],
+    ]
+    for (const [what, parent, reason] of rows)
+      t.hasStrict(step(parent, { related: related(), config }).status, { reason }, what)
+  },
+)
 
 t.test('each refused renewal says why, word for word', async (t) => {
   const pending = step(challenge({ spec: { renewals: 1 } }), { related: [webDefinition()] })
-  t.hasStrict(conditionOf(pending.status, 'RenewalAccepted'), { status: 'False', reason: 'NotRunning', message: 'Only a running instance can be renewed.' })
+  t.hasStrict(conditionOf(pending.status, 'RenewalAccepted'), {
+    status: 'False',
+    reason: 'NotRunning',
+    message: 'Only a running instance can be renewed.',
+  })
 
   const none = runningInstance({ maxRenewals: 0 })
-  t.hasStrict(conditionOf(renew(none, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached', message: 'The instance was already renewed 0 times.' })
+  t.hasStrict(conditionOf(renew(none, 1, 60).status, 'RenewalAccepted'), {
+    status: 'False',
+    reason: 'MaxRenewalsReached',
+    message: 'The instance was already renewed 0 times.',
+  })
 
   const capped = runningInstance({}, { deadline: T(30 + 1800) })
-  t.hasStrict(conditionOf(renew(capped, 1, 60).status, 'RenewalAccepted'), { status: 'False', reason: 'PastDeadline', message: 'The instance already runs until the challenge deadline.' })
+  t.hasStrict(conditionOf(renew(capped, 1, 60).status, 'RenewalAccepted'), {
+    status: 'False',
+    reason: 'PastDeadline',
+    message: 'The instance already runs until the challenge deadline.',
+  })
 
   const accepted = renew(runningInstance(), 1, 600)
-  t.hasStrict(conditionOf(accepted.status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' })
-  t.hasStrict(accepted.status, { expiresAt: T(600 + 1800), lastRenewedAt: T(600), renewalsApplied: 1, message: `The instance is running until ${T(600 + 1800)}.` })
+  t.hasStrict(conditionOf(accepted.status, 'RenewalAccepted'), {
+    status: 'True',
+    reason: 'Renewed',
+    message: 'Renewal 1 of 2 accepted.',
+  })
+  t.hasStrict(accepted.status, {
+    expiresAt: T(600 + 1800),
+    lastRenewedAt: T(600),
+    renewalsApplied: 1,
+    message: `The instance is running until ${T(600 + 1800)}.`,
+  })
 })

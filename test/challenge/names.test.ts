@@ -90,7 +90,10 @@ t.test('no Challenge can take the child names or labels of another, whatever it 
     for (const role of ['base', 'flagSecret', 'isolatePolicy', 'exposePolicy', 'internetPolicy'] as const) {
       t.not(attackerNames[role], victimNames[role], `${role}: ${attacker} vs ${victim}`)
     }
-    t.not(childLabels(attackerNames)['challenge-hooks.dev/instance'], childLabels(victimNames)['challenge-hooks.dev/instance'])
+    t.not(
+      childLabels(attackerNames)['challenge-hooks.dev/instance'],
+      childLabels(victimNames)['challenge-hooks.dev/instance'],
+    )
     t.not(podLabels(attackerNames)['challenge-hooks.dev/uid'], podLabels(victimNames)['challenge-hooks.dev/uid'])
     // And the same owner trying the victim's name with the attacker's uid gets its own hash.
     t.not(childNames(victim, UID_B).base, victimNames.base, `${victim} under another uid`)

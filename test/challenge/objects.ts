@@ -13,7 +13,16 @@ export function object(kind: string, name: string, extra: Record<string, unknown
 }
 
 /** What Metacontroller writes on each child it creates for the Challenge of UID: the hook counts no other child as its own. */
-export const OWNED_BY_UID = [{ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name: 'web-login-u-alice', uid: UID, controller: true, blockOwnerDeletion: true }]
+export const OWNED_BY_UID = [
+  {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'Challenge',
+    name: 'web-login-u-alice',
+    uid: UID,
+    controller: true,
+    blockOwnerDeletion: true,
+  },
+]
 
 /** A child of the instance as Metacontroller made it: named `name` in NAMESPACE, owned by the Challenge of UID. */
 export function child(kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject {

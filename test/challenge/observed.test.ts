@@ -22,7 +22,11 @@ t.test('indexObjects: the object kind first, the group key only as a fallback', 
     },
     NAMESPACE,
   )
-  t.strictSame(names(objectsOfKind(index, 'Deployment')), ['web', 'kindless', 'empty-kind', 'number-kind'], 'the group key names a kindless, empty or non-string kind')
+  t.strictSame(
+    names(objectsOfKind(index, 'Deployment')),
+    ['web', 'kindless', 'empty-kind', 'number-kind'],
+    'the group key names a kindless, empty or non-string kind',
+  )
   t.strictSame(names(objectsOfKind(index, 'Service')), ['lying'], 'an object under another group key keeps its kind')
   t.strictSame(names(objectsOfKind(index, 'Secret')), ['flag'])
   t.strictSame(objectsOfKind(index, 'Pod'), [], 'a kind not observed: none')
@@ -33,9 +37,16 @@ t.test('indexObjects: the object kind first, the group key only as a fallback', 
 })
 
 t.test('indexObjects: objects of another namespace are not the parent’s, objects without one are', async (t) => {
-  const other = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'elsewhere', namespace: 'kube-system' } } as KubeObject
+  const other = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'elsewhere', namespace: 'kube-system' },
+  } as KubeObject
   const bare = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bare' } } as KubeObject
-  const index = indexObjects({ 'Secret.v1': { 'kube-system/elsewhere': other, [`${NAMESPACE}/flag`]: object('Secret', 'flag'), bare } }, NAMESPACE)
+  const index = indexObjects(
+    { 'Secret.v1': { 'kube-system/elsewhere': other, [`${NAMESPACE}/flag`]: object('Secret', 'flag'), bare } },
+    NAMESPACE,
+  )
   t.strictSame(names(objectsOfKind(index, 'Secret')), ['flag', 'bare'])
   t.equal(countObjects(index), 2)
   t.equal(countObjects(indexObjects(undefined, NAMESPACE)), 0, 'no groups: an empty index')
@@ -44,5 +55,8 @@ t.test('indexObjects: objects of another namespace are not the parent’s, objec
 
 t.test('isBeingDeleted: a deletion timestamp, as a string', async (t) => {
   t.equal(isBeingDeleted(object('Pod', 'p')), false)
-  t.equal(isBeingDeleted(object('Pod', 'p', { metadata: { name: 'p', deletionTimestamp: '2026-01-01T00:00:00Z' } })), true)
+  t.equal(
+    isBeingDeleted(object('Pod', 'p', { metadata: { name: 'p', deletionTimestamp: '2026-01-01T00:00:00Z' } })),
+    true,
+  )
 })

@@ -30,9 +30,13 @@ function typebox(schema: TSchema, value: unknown): { path: string; message: stri
 
 t.test('a definition that breaks one rule: the path and words TypeBox gives', async (t) => {
   const rows: [string, unknown, string][] = [
-    ['not an object', 'pod', "Expected object"],
+    ['not an object', 'pod', 'Expected object'],
     ['a missing field', { pod: base.pod }, 'Expected required property'],
-    ['a field the contract lacks in a closed object', { ...base, pod: { ...base.pod, hostNetwork: true } }, 'Unexpected property'],
+    [
+      'a field the contract lacks in a closed object',
+      { ...base, pod: { ...base.pod, hostNetwork: true } },
+      'Unexpected property',
+    ],
     ['a string where a number goes', { ...base, expose: { port: '80' } }, 'Expected integer'],
     ['above a maximum', { ...base, expose: { port: 70000 } }, 'Expected integer to be less or equal to 65535'],
     ['below a minimum', { ...base, lifetimeSeconds: 59 }, 'Expected integer to be greater or equal to 60'],
@@ -42,9 +46,19 @@ t.test('a definition that breaks one rule: the path and words TypeBox gives', as
     ['too short a string', withContainer({ image: '' }), 'Expected string length greater or equal to 1'],
     ['too long a string', { ...base, displayName: 'x'.repeat(129) }, 'Expected string length less or equal to 128'],
     ['too few items', { ...base, pod: { containers: [] } }, 'Expected array length to be greater or equal to 1'],
-    ['too many items', withContainer({ ports: Array.from({ length: 17 }, (_, i) => ({ containerPort: 1000 + i })) }), 'Expected array length to be less or equal to 16'],
+    [
+      'too many items',
+      withContainer({ ports: Array.from({ length: 17 }, (_, i) => ({ containerPort: 1000 + i })) }),
+      'Expected array length to be less or equal to 16',
+    ],
     ['too few properties', withContainer({ readinessProbe: {} }), 'Expected object to have at least 1 properties'],
-    ['too many properties', withContainer({ resources: { limits: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`r${i}`, '1'])) } }), 'Expected object to have no more than 16 properties'],
+    [
+      'too many properties',
+      withContainer({
+        resources: { limits: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`r${i}`, '1'])) },
+      }),
+      'Expected object to have no more than 16 properties',
+    ],
     ['a map key outside its pattern', withContainer({ resources: { limits: { CPU: '1' } } }), 'Unexpected property'],
     ['a key that needs escaping', withContainer({ resources: { 'a/b~c': {} } }), 'Unexpected property'],
   ]
@@ -71,13 +85,25 @@ t.test('the keywords no definition has: the same words', async (t) => {
     ['a literal', Type.Literal('HTTP'), 'TLS', "Expected 'HTTP'"],
     ['a numeric literal', Type.Literal(1), 2, 'Expected 1'],
     ['an exclusive maximum', Type.Number({ exclusiveMaximum: 1 }), 1, 'Expected number to be less than 1'],
-    ['an exclusive minimum of an integer', Type.Integer({ exclusiveMinimum: 0 }), 0, 'Expected integer to be greater than 0'],
+    [
+      'an exclusive minimum of an integer',
+      Type.Integer({ exclusiveMinimum: 0 }),
+      0,
+      'Expected integer to be greater than 0',
+    ],
     ['a number below its minimum', Type.Number({ minimum: 0 }), -1, 'Expected number to be greater or equal to 0'],
   ]
   for (const [what, schema, value, message] of rows) {
     t.strictSame(reported(schema, value), typebox(schema, value), `${what}: as TypeBox says it`)
     t.equal(reported(schema, value).message, message, what)
   }
-  t.strictSame(reported(SyncResponseSchema, { status: {}, children: [], resyncAfterSeconds: 0 }), { path: '/resyncAfterSeconds', message: 'Expected number to be greater than 0' })
-  t.strictSame(reported(Type.Integer({ multipleOf: 2 }), 3), { path: '', message: 'must be multiple of 2' }, "any other keyword: ajv's words")
+  t.strictSame(reported(SyncResponseSchema, { status: {}, children: [], resyncAfterSeconds: 0 }), {
+    path: '/resyncAfterSeconds',
+    message: 'Expected number to be greater than 0',
+  })
+  t.strictSame(
+    reported(Type.Integer({ multipleOf: 2 }), 3),
+    { path: '', message: 'must be multiple of 2' },
+    "any other keyword: ajv's words",
+  )
 })

@@ -14,7 +14,10 @@ t.test('the PerOwner flag is the contract formula, recomputable by a platform', 
 t.test('the instance id is the contract formula (16 hex), and never a prefix of the flag', async (t) => {
   const id = instanceId('s3cret', key)
   // docs/api.md: hex(HMAC-SHA256(FLAG_SECRET, "instance:<namespace>/<definition>/<owner.kind>/<owner.id>"))[0:16]
-  t.equal(id, createHmac('sha256', 's3cret').update('instance:challenges/web-login/User/alice').digest('hex').slice(0, 16))
+  t.equal(
+    id,
+    createHmac('sha256', 's3cret').update('instance:challenges/web-login/User/alice').digest('hex').slice(0, 16),
+  )
   t.match(id, /^[0-9a-f]{16}$/)
   t.not(instanceId('s3cret', { ...key, ownerKind: 'Team' }), id, 'User and Team with the same id differ')
   t.not(instanceId('s3cret', { ...key, namespace: 'ctf-finals' }), id, 'the same key in another namespace differs')

@@ -19,12 +19,19 @@ const EMPTY: PreviousStatus = {
 }
 
 t.test('readPreviousStatus: nothing usable reads as the empty status', async (t) => {
-  for (const value of [undefined, null, 'Running', 42, [], [{ phase: 'Running' }]]) t.strictSame(readPreviousStatus(value), EMPTY, JSON.stringify(value) ?? 'undefined')
+  for (const value of [undefined, null, 'Running', 42, [], [{ phase: 'Running' }]])
+    t.strictSame(readPreviousStatus(value), EMPTY, JSON.stringify(value) ?? 'undefined')
 })
 
 t.test('readPreviousStatus: the phase, reason and message', async (t) => {
   const rows: [string, Record<string, unknown>, Partial<PreviousStatus>][] = [
-    ...['Pending', 'Running', 'Error', 'Deleted', 'Terminating'].map((phase): [string, Record<string, unknown>, Partial<PreviousStatus>] => [phase, { phase }, { phase: phase as PreviousStatus['phase'] }]),
+    ...['Pending', 'Running', 'Error', 'Deleted', 'Terminating'].map(
+      (phase): [string, Record<string, unknown>, Partial<PreviousStatus>] => [
+        phase,
+        { phase },
+        { phase: phase as PreviousStatus['phase'] },
+      ],
+    ),
     ['a phase outside the contract', { phase: 'Paused' }, {}],
     ['an empty phase', { phase: '' }, {}],
     ['a phase that is not text', { phase: 1 }, {}],
@@ -58,19 +65,49 @@ t.test('readPreviousStatus: times are RFC 3339 the API server accepts, or absent
   ]
   for (const [what, value, expected] of rows) {
     const read = readPreviousStatus({ admittedAt: value, startedAt: value, lastRenewedAt: value, finishedAt: value })
-    t.strictSame([read.admittedAt, read.startedAt, read.lastRenewedAt, read.finishedAt], [expected, expected, expected, expected], what)
+    t.strictSame(
+      [read.admittedAt, read.startedAt, read.lastRenewedAt, read.finishedAt],
+      [expected, expected, expected, expected],
+      what,
+    )
   }
 })
 
-t.test('readPreviousStatus: counters are safe non-negative integers, else 0; the cost 0 to 100, else unknown', async (t) => {
-  const counters: [unknown, number][] = [[3, 3], [0, 0], [2147483647, 2147483647], [-1, 0], [1.5, 0], ['3', 0], [2 ** 53, 0], [null, 0]]
-  for (const [value, expected] of counters) {
-    const read = readPreviousStatus({ renewalsSeen: value, renewalsApplied: value, run: value })
-    t.strictSame([read.renewalsSeen, read.renewalsApplied, read.run], [expected, expected, expected], `counter ${String(value)}`)
-  }
-  const costs: [unknown, number | undefined][] = [[0, 0], [3, 3], [100, 100], [101, undefined], [-1, undefined], [2.5, undefined], ['5', undefined], [null, undefined]]
-  for (const [value, expected] of costs) t.equal(readPreviousStatus({ cost: value }).cost, expected, `cost ${String(value)}`)
-})
+t.test(
+  'readPreviousStatus: counters are safe non-negative integers, else 0; the cost 0 to 100, else unknown',
+  async (t) => {
+    const counters: [unknown, number][] = [
+      [3, 3],
+      [0, 0],
+      [2147483647, 2147483647],
+      [-1, 0],
+      [1.5, 0],
+      ['3', 0],
+      [2 ** 53, 0],
+      [null, 0],
+    ]
+    for (const [value, expected] of counters) {
+      const read = readPreviousStatus({ renewalsSeen: value, renewalsApplied: value, run: value })
+      t.strictSame(
+        [read.renewalsSeen, read.renewalsApplied, read.run],
+        [expected, expected, expected],
+        `counter ${String(value)}`,
+      )
+    }
+    const costs: [unknown, number | undefined][] = [
+      [0, 0],
+      [3, 3],
+      [100, 100],
+      [101, undefined],
+      [-1, undefined],
+      [2.5, undefined],
+      ['5', undefined],
+      [null, undefined],
+    ]
+    for (const [value, expected] of costs)
+      t.equal(readPreviousStatus({ cost: value }).cost, expected, `cost ${String(value)}`)
+  },
+)
 
 t.test('readPreviousStatus: a condition is kept only whole (type, a known status, its time)', async (t) => {
   const time = '2026-11-26T12:00:00Z'
@@ -88,8 +125,16 @@ t.test('readPreviousStatus: a condition is kept only whole (type, a known status
     ['no reason: an empty one', [{ ...whole, reason: undefined }], [{ ...whole, reason: '' }]],
     ['a message that is not text: an empty one', [{ ...whole, message: 5 }], [{ ...whole, message: '' }]],
     ['an empty message kept as it is', [{ ...whole, message: '' }], [{ ...whole, message: '' }]],
-    ['only the whole ones of several, in order', [{ ...whole, type: 'A' }, 'junk', null, { ...whole, status: 'no' }, { ...whole, type: 'B' }], [{ ...whole, type: 'A' }, { ...whole, type: 'B' }]],
+    [
+      'only the whole ones of several, in order',
+      [{ ...whole, type: 'A' }, 'junk', null, { ...whole, status: 'no' }, { ...whole, type: 'B' }],
+      [
+        { ...whole, type: 'A' },
+        { ...whole, type: 'B' },
+      ],
+    ],
     ['conditions that are not a list', { Ready: whole }, []],
   ]
-  for (const [what, conditions, expected] of rows) t.strictSame(readPreviousStatus({ conditions }).conditions, expected, what)
+  for (const [what, conditions, expected] of rows)
+    t.strictSame(readPreviousStatus({ conditions }).conditions, expected, what)
 })

@@ -29,7 +29,11 @@ const ALL_WEB_CHILDREN = [
 
 t.test('new: admitted, Pending/Starting; the pod comes once its flag Secret and policies are its own', async (t) => {
   const { response, status, parent } = step(challenge(), { related: [webDefinition()] })
-  t.strictSame(kinds(response), ALL_WEB_CHILDREN.filter((child) => !child.startsWith('Pod/')), 'no Pod yet')
+  t.strictSame(
+    kinds(response),
+    ALL_WEB_CHILDREN.filter((child) => !child.startsWith('Pod/')),
+    'no Pod yet',
+  )
   validateChildren(response.children)
   t.hasStrict(status, {
     phase: 'Pending',
@@ -73,12 +77,22 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
     reason: 'Ready',
     startedAt: '2026-11-22T12:00:30Z',
     expiresAt: '2026-11-22T12:30:30Z',
-    endpoint: { type: 'HTTP', host: `${id}.challenges.localhost`, port: 80, url: `http://${id}.challenges.localhost/`, connection: `http://${id}.challenges.localhost/` },
+    endpoint: {
+      type: 'HTTP',
+      host: `${id}.challenges.localhost`,
+      port: 80,
+      url: `http://${id}.challenges.localhost/`,
+      connection: `http://${id}.challenges.localhost/`,
+    },
   })
   // Each step of the start, at the instant it happened: the admission (t=0), the kubelet's own times for the pod
   // (readyWorld's, ten seconds before), the endpoint and Ready when the instance became Running (t=30).
   t.strictSame(
-    (running.status.conditions as Json[]).map(({ type, status, lastTransitionTime }) => [type, status, lastTransitionTime]),
+    (running.status.conditions as Json[]).map(({ type, status, lastTransitionTime }) => [
+      type,
+      status,
+      lastTransitionTime,
+    ]),
     [
       ['Admitted', 'True', '2026-11-22T12:00:00Z'],
       ['Scheduled', 'True', '2026-11-22T11:59:48Z'],
@@ -108,8 +122,14 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
   // A status written without progress conditions (by a release before them), the rest unchanged: none is added
   // until something else changes, so the upgrade alone writes no status.
   const PROGRESS = ['Scheduled', 'ContainersStarted', 'WorkloadReady', 'EndpointReady']
-  const withoutProgress = { ...running.status, conditions: (running.status.conditions as Json[]).filter(({ type }) => !PROGRESS.includes(type as string)) }
-  const upgraded = step({ ...running.parent, status: withoutProgress }, { related: [webDefinition()], children: ready, now: at(90) })
+  const withoutProgress = {
+    ...running.status,
+    conditions: (running.status.conditions as Json[]).filter(({ type }) => !PROGRESS.includes(type as string)),
+  }
+  const upgraded = step(
+    { ...running.parent, status: withoutProgress },
+    { related: [webDefinition()], children: ready, now: at(90) },
+  )
   t.strictSame(upgraded.status, withoutProgress, 'the stored status, as it was')
 })
 
@@ -118,8 +138,16 @@ t.test('TLS and ingress class from the configuration', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()], config })
   const ingress = first.response.children.find((child) => child.kind === 'Ingress') as Json
   const id = expectedInstanceId(testConfig().flagSecret, ALICE)
-  t.hasStrict(ingress.spec, { ingressClassName: 'nginx', tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }] })
-  const running = step(first.parent, { related: [webDefinition()], children: readyWorld(first.response.children), config, now: at(5) })
+  t.hasStrict(ingress.spec, {
+    ingressClassName: 'nginx',
+    tls: [{ hosts: [`${id}.ctf.example.org`], secretName: 'wildcard-tls' }],
+  })
+  const running = step(first.parent, {
+    related: [webDefinition()],
+    children: readyWorld(first.response.children),
+    config,
+    now: at(5),
+  })
   t.hasStrict(running.status.endpoint, { port: 443, url: `https://${id}.ctf.example.org/` })
 })
 
@@ -137,7 +165,12 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
   const unallocated = readyWorld(first.response.children).map((child) =>
     child.kind === 'Service' ? { ...child, spec: { ...(child.spec as Json), ports: [{ port: 1337 }] } } : child,
   )
-  const waiting = step(first.parent, { related, children: unallocated, config: { publicHost: 'ctf.example.org' }, now: at(5) })
+  const waiting = step(first.parent, {
+    related,
+    children: unallocated,
+    config: { publicHost: 'ctf.example.org' },
+    now: at(5),
+  })
   t.hasStrict(waiting.status, { phase: 'Pending', reason: 'WaitingForEndpoint' })
   const running = step(first.parent, {
     related,
@@ -145,7 +178,12 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
     config: { publicHost: 'ctf.example.org' },
     now: at(6),
   })
-  t.hasStrict(running.status.endpoint, { type: 'NodePort', host: 'ctf.example.org', port: 31337, connection: 'nc ctf.example.org 31337' })
+  t.hasStrict(running.status.endpoint, {
+    type: 'NodePort',
+    host: 'ctf.example.org',
+    port: 31337,
+    connection: 'nc ctf.example.org 31337',
+  })
   t.notOk('url' in (running.status.endpoint as Json))
 })
 
@@ -157,19 +195,36 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
   t.hasStrict(service.spec, { type: 'LoadBalancer' })
   const pending = step(first.parent, { related: lb, children: readyWorld(first.response.children), now: at(5) })
   t.hasStrict(pending.status, { phase: 'Pending', reason: 'WaitingForEndpoint' }, 'no address yet')
-  const running = step(first.parent, { related: lb, children: readyWorld(first.response.children, { lbAddress: '203.0.113.7' }), now: at(5) })
-  t.hasStrict(running.status.endpoint, { type: 'LoadBalancer', host: '203.0.113.7', port: 1337, connection: 'nc 203.0.113.7 1337' })
+  const running = step(first.parent, {
+    related: lb,
+    children: readyWorld(first.response.children, { lbAddress: '203.0.113.7' }),
+    now: at(5),
+  })
+  t.hasStrict(running.status.endpoint, {
+    type: 'LoadBalancer',
+    host: '203.0.113.7',
+    port: 1337,
+    connection: 'nc 203.0.113.7 1337',
+  })
 
   const hostnameLb = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Service' ? { ...child, status: { loadBalancer: { ingress: [{ hostname: 'lb.example.org' }] } } } : child,
+    child.kind === 'Service'
+      ? { ...child, status: { loadBalancer: { ingress: [{ hostname: 'lb.example.org' }] } } }
+      : child,
   )
-  t.hasStrict(step(first.parent, { related: lb, children: hostnameLb, now: at(5) }).status.endpoint, { host: 'lb.example.org' })
+  t.hasStrict(step(first.parent, { related: lb, children: hostnameLb, now: at(5) }).status.endpoint, {
+    host: 'lb.example.org',
+  })
 
   const internal = [netcatDefinition({ expose: { type: 'Internal', port: 1337 } })]
   const firstInternal = prepared(parent, { related: internal })
   const svc = firstInternal.response.children.find((child) => child.kind === 'Service') as Json
   t.hasStrict(svc.spec, { type: 'ClusterIP' })
-  const runningInternal = step(firstInternal.parent, { related: internal, children: readyWorld(firstInternal.response.children), now: at(5) })
+  const runningInternal = step(firstInternal.parent, {
+    related: internal,
+    children: readyWorld(firstInternal.response.children),
+    now: at(5),
+  })
   t.hasStrict(runningInternal.status.endpoint, {
     type: 'Internal',
     host: 'pwn-echo-u-alice.challenges.svc.cluster.local',
@@ -186,28 +241,53 @@ t.test('a workload of another run or still rolling out is not ready', async (t) 
     ;(copy.metadata.annotations as Json)['challenge-hooks.dev/run'] = '7'
     return copy
   })
-  t.hasStrict(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, { phase: 'Pending', reason: 'Starting' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: oldRun, now: at(5) }).status, {
+    phase: 'Pending',
+    reason: 'Starting',
+  })
   const notReady = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Pod' ? { ...child, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T12:00:00Z' }] } } : child,
+    child.kind === 'Pod'
+      ? {
+          ...child,
+          status: {
+            phase: 'Running',
+            conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T12:00:00Z' }],
+          },
+        }
+      : child,
   )
-  t.hasStrict(step(first.parent, { related: [webDefinition()], children: notReady, now: at(5) }).status, { phase: 'Pending' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: notReady, now: at(5) }).status, {
+    phase: 'Pending',
+  })
   const deleting = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Pod' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+    child.kind === 'Pod'
+      ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } }
+      : child,
   )
-  t.hasStrict(step(first.parent, { related: [webDefinition()], children: deleting, now: at(5) }).status, { phase: 'Pending' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: deleting, now: at(5) }).status, {
+    phase: 'Pending',
+  })
   const noIngress = readyWorld(first.response.children).filter((child) => child.kind !== 'Ingress')
   t.hasStrict(step(first.parent, { related: [webDefinition()], children: noIngress, now: at(5) }).status, {
     phase: 'Pending',
     reason: 'WaitingForEndpoint',
   })
   const serviceGoing = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Service' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+    child.kind === 'Service'
+      ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } }
+      : child,
   )
-  t.hasStrict(step(first.parent, { related: [webDefinition()], children: serviceGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: serviceGoing, now: at(5) }).status, {
+    reason: 'WaitingForEndpoint',
+  })
   const ingressGoing = readyWorld(first.response.children).map((child) =>
-    child.kind === 'Ingress' ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } } : child,
+    child.kind === 'Ingress'
+      ? { ...child, metadata: { ...child.metadata, deletionTimestamp: '2026-11-22T12:00:01Z' } }
+      : child,
   )
-  t.hasStrict(step(first.parent, { related: [webDefinition()], children: ingressGoing, now: at(5) }).status, { reason: 'WaitingForEndpoint' })
+  t.hasStrict(step(first.parent, { related: [webDefinition()], children: ingressGoing, now: at(5) }).status, {
+    reason: 'WaitingForEndpoint',
+  })
 })
 
 t.test('image pull failing: Pending inside the startup window, then Error/StartupTimeout', async (t) => {
@@ -218,7 +298,11 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
   const pulling = step(first.parent, { related, children, now: at(60) })
   t.match(pulling.status, { phase: 'Pending', reason: 'ImagePullBackOff', message: /cannot be pulled yet/ })
   t.equal(pulling.response.children.length, 6, 'keeps trying')
-  const errImagePull = step(first.parent, { related, children: withPod(created, waitingPod(NAME, 0, 'ErrImagePull')), now: at(60) })
+  const errImagePull = step(first.parent, {
+    related,
+    children: withPod(created, waitingPod(NAME, 0, 'ErrImagePull')),
+    now: at(60),
+  })
   t.hasStrict(errImagePull.status, { reason: 'ImagePullBackOff' })
 
   const timedOut = step(pulling.parent, { related, children, now: at(300) })
@@ -229,7 +313,11 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
     finishedAt: '2026-11-22T12:05:00Z',
   })
   t.notOk('resyncAfterSeconds' in timedOut.response)
-  t.strictSame(kinds(timedOut.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`], 'teardown starts with the traffic path')
+  t.strictSame(
+    kinds(timedOut.response),
+    [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`],
+    'teardown starts with the traffic path',
+  )
   t.ok(kinds(timedOut.response).includes(`Secret/${NAME}-flag`), 'the flag Secret stays until the pod is gone')
   t.notOk('flagSecretRef' in timedOut.status, 'no reference: the instance is not Running')
 
@@ -243,7 +331,11 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
 t.test('slow start without a pod problem times out with a plain message', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition({ startupTimeoutSeconds: 30 })] })
   const timedOut = step(first.parent, { related: [webDefinition({ startupTimeoutSeconds: 30 })], now: at(31) })
-  t.match(timedOut.status, { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 30 seconds.' })
+  t.match(timedOut.status, {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: 'The instance did not become ready within 30 seconds.',
+  })
 })
 
 t.test('pod failures that end the run', async (t) => {
@@ -262,14 +354,21 @@ t.test('pod failures that end the run', async (t) => {
       now: at(40),
     })
     t.match(failed.status, { phase: 'Error', reason, message, finishedAt: '2026-11-22T12:00:40Z' }, waiting)
-    t.notOk(failed.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'), `${waiting}: traffic path removed`)
+    t.notOk(
+      failed.response.children.some((child) => child.kind === 'Ingress' || child.kind === 'Service'),
+      `${waiting}: traffic path removed`,
+    )
   }
   const fewCrashes = step(first.parent, {
     related: [webDefinition()],
     children: withPod(observedChildren(first.response.children), waitingPod(NAME, 0, 'CrashLoopBackOff', 1)),
     now: at(40),
   })
-  t.hasStrict(fewCrashes.status, { phase: 'Pending', reason: 'Starting' }, 'a container that crashed once may still come up')
+  t.hasStrict(
+    fewCrashes.status,
+    { phase: 'Pending', reason: 'Starting' },
+    'a container that crashed once may still come up',
+  )
   const otherRun = step(first.parent, {
     related: [webDefinition()],
     children: withPod(observedChildren(first.response.children), waitingPod(NAME, 5, 'InvalidImageName')),
@@ -291,27 +390,65 @@ t.test('unschedulable stays Pending with its reason', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
   const pod = waitingPod(NAME, 0, 'x')
   pod.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }
-  const result = step(first.parent, { related: [webDefinition()], children: withPod(observedChildren(first.response.children), pod), now: at(10) })
+  const result = step(first.parent, {
+    related: [webDefinition()],
+    children: withPod(observedChildren(first.response.children), pod),
+    now: at(10),
+  })
   t.match(result.status, { phase: 'Pending', reason: 'Unschedulable', message: /no room/ })
-  const both = { ...pod, status: { ...(pod.status as Json), containerStatuses: [{ name: 'web', state: { waiting: { reason: 'ImagePullBackOff' } } }] } }
-  const answer = step(first.parent, { related: [webDefinition()], children: withPod(observedChildren(first.response.children), both), now: at(10) })
+  const both = {
+    ...pod,
+    status: {
+      ...(pod.status as Json),
+      containerStatuses: [{ name: 'web', state: { waiting: { reason: 'ImagePullBackOff' } } }],
+    },
+  }
+  const answer = step(first.parent, {
+    related: [webDefinition()],
+    children: withPod(observedChildren(first.response.children), both),
+    now: at(10),
+  })
   t.hasStrict(answer.status, { reason: 'ImagePullBackOff' }, 'an image pull problem is named before scheduling')
 })
 
 t.test('definition missing or invalid, owner labels wrong: Error with the reason, no children', async (t) => {
   const missing = step(challenge(), { related: [] })
-  t.hasStrict(missing.status, { phase: 'Error', reason: 'DefinitionNotFound', message: 'ChallengeDefinition "web-login" does not exist in this namespace.' })
+  t.hasStrict(missing.status, {
+    phase: 'Error',
+    reason: 'DefinitionNotFound',
+    message: 'ChallengeDefinition "web-login" does not exist in this namespace.',
+  })
   t.strictSame(missing.response.children, [])
   t.notOk('resyncAfterSeconds' in missing.response)
   t.hasStrict(missing.status.conditions, [{ type: 'Admitted', status: 'False', reason: 'DefinitionNotFound' }])
 
-  const invalid = step(challenge(), { related: [webDefinition({ pod: { containers: [{ name: 'web', image: 'x', securityContext: { privileged: true } }] } })] })
-  t.match(invalid.status, { phase: 'Error', reason: 'DefinitionInvalid', message: /securityContext\.privileged: is not allowed/ })
+  const invalid = step(challenge(), {
+    related: [
+      webDefinition({ pod: { containers: [{ name: 'web', image: 'x', securityContext: { privileged: true } }] } }),
+    ],
+  })
+  t.match(invalid.status, {
+    phase: 'Error',
+    reason: 'DefinitionInvalid',
+    message: /securityContext\.privileged: is not allowed/,
+  })
 
-  const mislabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'mallory', 'challenge-hooks.dev/definition': 'web-login' } }), { related: [webDefinition()] })
-  t.hasStrict(mislabelled.status, { phase: 'Error', reason: 'OwnerLabelMismatch', message: 'Label challenge-hooks.dev/owner is "mallory" but spec.owner.id is "alice".' })
-  const unlabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'alice' } }), { related: [webDefinition()] })
-  t.match(unlabelled.status, { reason: 'OwnerLabelMismatch', message: /definition is missing but spec\.definitionRef\.name is "web-login"/ })
+  const mislabelled = step(
+    challenge({ labels: { 'challenge-hooks.dev/owner': 'mallory', 'challenge-hooks.dev/definition': 'web-login' } }),
+    { related: [webDefinition()] },
+  )
+  t.hasStrict(mislabelled.status, {
+    phase: 'Error',
+    reason: 'OwnerLabelMismatch',
+    message: 'Label challenge-hooks.dev/owner is "mallory" but spec.owner.id is "alice".',
+  })
+  const unlabelled = step(challenge({ labels: { 'challenge-hooks.dev/owner': 'alice' } }), {
+    related: [webDefinition()],
+  })
+  t.match(unlabelled.status, {
+    reason: 'OwnerLabelMismatch',
+    message: /definition is missing but spec\.definitionRef\.name is "web-login"/,
+  })
 
   // These describe the world, not the run: fixing the world recovers the instance.
   const recovered = step(missing.parent, { related: [webDefinition()], now: at(60) })
@@ -326,7 +463,12 @@ t.test('a running instance whose definition disappears loses its workload and co
   t.hasStrict(orphaned.status, { phase: 'Error', reason: 'DefinitionNotFound', startedAt: '2026-11-22T12:00:10Z' })
   t.notOk('admittedAt' in orphaned.status, 'its budget slot is given up')
   const back = step(orphaned.parent, { related: [webDefinition()], children: ready, now: at(30) })
-  t.hasStrict(back.status, { phase: 'Running', startedAt: '2026-11-22T12:00:10Z', expiresAt: '2026-11-22T12:30:10Z', admittedAt: '2026-11-22T12:00:30Z' })
+  t.hasStrict(back.status, {
+    phase: 'Running',
+    startedAt: '2026-11-22T12:00:10Z',
+    expiresAt: '2026-11-22T12:30:10Z',
+    admittedAt: '2026-11-22T12:00:30Z',
+  })
 })
 
 t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {
@@ -371,10 +513,14 @@ t.test('deterministic: the same request gives the same bytes; v1 and v2 keys giv
   const a = JSON.stringify(sync(v1, config, at(5)))
   t.equal(JSON.stringify(sync(v1, config, at(5))), a)
   t.equal(JSON.stringify(sync(v2, config, at(5))), a)
-  t.equal(JSON.stringify(sync(structuredClone(v1), config, new Date(T0 + 5400))), a, 'sub-second differences do not show')
+  t.equal(
+    JSON.stringify(sync(structuredClone(v1), config, new Date(T0 + 5400))),
+    a,
+    'sub-second differences do not show',
+  )
 })
 
-t.test('objects of another namespace (v2 hooks) are not this instance\'s', async (t) => {
+t.test("objects of another namespace (v2 hooks) are not this instance's", async (t) => {
   const other = { ...webDefinition(), metadata: { name: 'web-login', namespace: 'elsewhere' } }
   t.hasStrict(step(challenge(), { related: [other], version: 'v2' }).status, { reason: 'DefinitionNotFound' })
 })
@@ -390,16 +536,33 @@ t.test('a previous status that is garbage is read defensively', async (t) => {
       finishedAt: '2026-11-22',
       run: -3,
       renewalsSeen: 'x',
-      conditions: [null, { type: 'Ready' }, { type: 'Ready', status: 'Maybe', lastTransitionTime: '2026-11-22T11:00:00Z' }, 'x'],
+      conditions: [
+        null,
+        { type: 'Ready' },
+        { type: 'Ready', status: 'Maybe', lastTransitionTime: '2026-11-22T11:00:00Z' },
+        'x',
+      ],
     },
   })
   const result = step(parent, { related: [webDefinition()] })
-  t.hasStrict(result.status, { phase: 'Pending', reason: 'Starting', run: 0, renewalsSeen: 0, admittedAt: '2026-11-22T12:00:00Z' })
-  for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt']) t.notOk(field in result.status, `${field}: not RFC 3339, dropped`)
+  t.hasStrict(result.status, {
+    phase: 'Pending',
+    reason: 'Starting',
+    run: 0,
+    renewalsSeen: 0,
+    admittedAt: '2026-11-22T12:00:00Z',
+  })
+  for (const field of ['startedAt', 'lastRenewedAt', 'finishedAt'])
+    t.notOk(field in result.status, `${field}: not RFC 3339, dropped`)
   const arrayStatus = step({ ...challenge(), status: [] as unknown }, { related: [webDefinition()] })
   t.equal(arrayStatus.status.phase, 'Pending')
   const messageless = challenge({
-    status: { phase: 'Deleted', conditions: [{ type: 'Ready', status: 'False', reason: 'X', message: 5, lastTransitionTime: '2026-11-22T11:00:00Z' }] },
+    status: {
+      phase: 'Deleted',
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'X', message: 5, lastTransitionTime: '2026-11-22T11:00:00Z' },
+      ],
+    },
   })
   const deleted = step(messageless, { related: [webDefinition()] })
   t.hasStrict(deleted.status, { phase: 'Deleted', reason: 'Expired', message: '' })
@@ -427,11 +590,22 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   delete noSpec.spec
   const noCreation = challenge({ name: 'y', status: { phase: 'Pending', admittedAt: 'yesterday' } })
   delete noCreation.metadata.creationTimestamp
-  const result = step(challenge(), { related: [webDefinition(), noSpec as never, noCreation], config: { ownerBudget: 1 } })
+  const result = step(challenge(), {
+    related: [webDefinition(), noSpec as never, noCreation],
+    config: { ownerBudget: 1 },
+  })
   t.hasStrict(result.status, { reason: 'Starting' }, 'a sibling without times queues behind')
   // A pod still creating its container is just starting; a condition without a reason is read as empty.
-  const withStatus = prepared(challenge({ status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] } }), { related: [webDefinition()] })
-  const creating = step(withStatus.parent, { related: [webDefinition()], children: withPod(observedChildren(withStatus.response.children), waitingPod(NAME, 0, 'ContainerCreating')) })
+  const withStatus = prepared(
+    challenge({
+      status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' }] },
+    }),
+    { related: [webDefinition()] },
+  )
+  const creating = step(withStatus.parent, {
+    related: [webDefinition()],
+    children: withPod(observedChildren(withStatus.response.children), waitingPod(NAME, 0, 'ContainerCreating')),
+  })
   t.hasStrict(creating.status, { phase: 'Pending', reason: 'Starting' })
   t.hasStrict(conditionOf(creating.status, 'Ready'), { status: 'False', lastTransitionTime: '2026-11-22T11:00:00Z' })
   // A restart in a spec without renewals; a pod without the run annotation; a Pod without generation;
@@ -442,7 +616,11 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   const desired = prepared(challenge(), { related: [webDefinition()] }).response.children
   const unannotated = waitingPod(NAME, 0, 'InvalidImageName')
   delete unannotated.metadata.annotations
-  t.hasStrict(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), unannotated) }).status, { reason: 'Starting' }, 'not of this run')
+  t.hasStrict(
+    step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), unannotated) }).status,
+    { reason: 'Starting' },
+    'not of this run',
+  )
   const generationless = readyWorld(desired).map((child) => {
     if (child.kind !== 'Pod') return child
     const { generation: _generation, ...metadata } = child.metadata
@@ -451,7 +629,10 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   t.hasStrict(step(challenge(), { related: [webDefinition()], children: generationless }).status, { phase: 'Running' })
   const nameless = waitingPod(NAME, 0, 'InvalidImageName')
   nameless.status = { containerStatuses: [{ state: { waiting: { reason: 'InvalidImageName' } } }] }
-  t.hasStrict(step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), nameless) }).status, { message: 'The image of container unknown is not a valid image name.' })
+  t.hasStrict(
+    step(challenge(), { related: [webDefinition()], children: withPod(observedChildren(desired), nameless) }).status,
+    { message: 'The image of container unknown is not a valid image name.' },
+  )
   // A deadline that is no date (February 31st) makes the Challenge invalid, with a reason: never absent.
   t.hasStrict(step(challenge({ spec: { deadline: '2026-02-31T09:00:00Z' } }), { related: [webDefinition()] }).status, {
     phase: 'Error',
@@ -460,14 +641,20 @@ t.test('edge cases of what Metacontroller may send', async (t) => {
   })
 })
 
-t.test('a progress condition the previous status lacks is not added while nothing else changes (no write for it)', async (t) => {
-  const first = prepared(challenge(), { related: [webDefinition()] })
-  const ready = readyWorld(first.response.children)
-  const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
-  // A status written before the Scheduled condition existed: the same in everything else.
-  const conditions = (running.status.conditions as Json[]).filter((each) => each.type !== 'Scheduled')
-  const older = { ...running.parent, status: { ...running.status, conditions } }
-  const again = step(older, { related: [webDefinition()], children: ready, now: at(40) })
-  t.strictSame(again.status, older.status, 'the previous conditions stay, Scheduled still absent')
-  t.ok((running.status.conditions as Json[]).some((each) => each.type === 'Scheduled'), 'which the hook writes with any other change')
-})
+t.test(
+  'a progress condition the previous status lacks is not added while nothing else changes (no write for it)',
+  async (t) => {
+    const first = prepared(challenge(), { related: [webDefinition()] })
+    const ready = readyWorld(first.response.children)
+    const running = step(first.parent, { related: [webDefinition()], children: ready, now: at(30) })
+    // A status written before the Scheduled condition existed: the same in everything else.
+    const conditions = (running.status.conditions as Json[]).filter((each) => each.type !== 'Scheduled')
+    const older = { ...running.parent, status: { ...running.status, conditions } }
+    const again = step(older, { related: [webDefinition()], children: ready, now: at(40) })
+    t.strictSame(again.status, older.status, 'the previous conditions stay, Scheduled still absent')
+    t.ok(
+      (running.status.conditions as Json[]).some((each) => each.type === 'Scheduled'),
+      'which the hook writes with any other change',
+    )
+  },
+)

@@ -59,33 +59,57 @@ t.test('readTime: what the API server stores, and the instant it names', async (
   }
 })
 
-t.test('DATE_TIME: the hook\'s schema lets through every date-time the API server stores', async (t) => {
+t.test("DATE_TIME: the hook's schema lets through every date-time the API server stores", async (t) => {
   const pattern = new RegExp(DATE_TIME)
-  const stored = ['2099-01-01t00:00:00z', '2000-01-01T00:00:00+24:00', '9999-12-31T23:59:59-05:00', '-001-06-15T12:00:00Z', '2026-11-27T18:00:00,5Z', '2026-11-27T18:00:00Zthe-end']
+  const stored = [
+    '2099-01-01t00:00:00z',
+    '2000-01-01T00:00:00+24:00',
+    '9999-12-31T23:59:59-05:00',
+    '-001-06-15T12:00:00Z',
+    '2026-11-27T18:00:00,5Z',
+    '2026-11-27T18:00:00Zthe-end',
+  ]
   for (const text of stored) t.ok(pattern.test(text), text)
-  const refused = ['2026-11-27T24:00:00Z', '2026-11-27 18:00:00Z', '2026-11-27T18:00:00', '2026-11-27T18:00:00+0100', '26-11-27T18:00:00Z']
+  const refused = [
+    '2026-11-27T24:00:00Z',
+    '2026-11-27 18:00:00Z',
+    '2026-11-27T18:00:00',
+    '2026-11-27T18:00:00+0100',
+    '26-11-27T18:00:00Z',
+  ]
   for (const text of refused) t.notOk(pattern.test(text), text)
 })
 
 t.test('formatTime: RFC 3339 at whole seconds in UTC, never outside the years the API server accepts', async (t) => {
   t.equal(formatTime(Date.UTC(2026, 10, 27, 18, 0, 0, 999)), '2026-11-27T18:00:00Z')
   t.equal(formatTime(Date.UTC(9999, 11, 31, 23, 59, 59)), '9999-12-31T23:59:59Z')
-  t.equal(formatTime(Date.UTC(9999, 11, 31, 23, 59, 59) + 1000), '9999-12-31T23:59:59Z', 'the year 10000: the last second of 9999')
+  t.equal(
+    formatTime(Date.UTC(9999, 11, 31, 23, 59, 59) + 1000),
+    '9999-12-31T23:59:59Z',
+    'the year 10000: the last second of 9999',
+  )
   t.equal(formatTime(readTime('9999-12-31T23:59:59-05:00') as number), '9999-12-31T23:59:59Z')
   t.equal(formatTime(8.64e15), '9999-12-31T23:59:59Z', "JavaScript's last instant")
-  t.equal(formatTime(readTime('0000-01-01T00:00:00+01:00') as number), '0000-01-01T00:00:00Z', 'before the year 0: its first second')
+  t.equal(
+    formatTime(readTime('0000-01-01T00:00:00+01:00') as number),
+    '0000-01-01T00:00:00Z',
+    'before the year 0: its first second',
+  )
   t.equal(formatTime(-8.64e15), '0000-01-01T00:00:00Z')
   t.equal(new Date(EARLIEST_TIME).toISOString(), '0000-01-01T00:00:00.000Z')
   t.equal(new Date(LATEST_TIME).toISOString(), '9999-12-31T23:59:59.000Z')
 })
 
-t.test('readTime: both parts whole (the date ends at the t, the time of day starts there), the 29th day only in February', async (t) => {
-  const rows: [string, string, number | undefined][] = [
-    ['a longer day than two digits', '2026-01-011T12:00:00Z', undefined],
-    ['something before the time of day', '2026-01-01Tx12:00:00Z', undefined],
-    ['the 31st of January in a leap year', '2024-01-31T00:00:00Z', Date.parse('2024-01-31T00:00:00Z')],
-    ['the 30th of April in a leap year', '2024-04-30T23:59:59Z', Date.parse('2024-04-30T23:59:59Z')],
-    ['the 29th of February in a leap year', '2024-02-29T00:00:00Z', Date.parse('2024-02-29T00:00:00Z')],
-  ]
-  for (const [what, text, instant] of rows) t.equal(readTime(text), instant, what)
-})
+t.test(
+  'readTime: both parts whole (the date ends at the t, the time of day starts there), the 29th day only in February',
+  async (t) => {
+    const rows: [string, string, number | undefined][] = [
+      ['a longer day than two digits', '2026-01-011T12:00:00Z', undefined],
+      ['something before the time of day', '2026-01-01Tx12:00:00Z', undefined],
+      ['the 31st of January in a leap year', '2024-01-31T00:00:00Z', Date.parse('2024-01-31T00:00:00Z')],
+      ['the 30th of April in a leap year', '2024-04-30T23:59:59Z', Date.parse('2024-04-30T23:59:59Z')],
+      ['the 29th of February in a leap year', '2024-02-29T00:00:00Z', Date.parse('2024-02-29T00:00:00Z')],
+    ]
+    for (const [what, text, instant] of rows) t.equal(readTime(text), instant, what)
+  },
+)

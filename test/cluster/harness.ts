@@ -27,7 +27,12 @@ import { install, type ClusterEnv } from '../support/kube/install.js'
 import { Rest } from '../support/kube/rest.js'
 import { resourceByName, type CompositeController, type Simulator } from '../support/simulator/index.js'
 import type { ResourceType } from '../support/simulator/objects.js'
-import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn } from '../support/kube/controllers.js'
+import {
+  applyControllerWithUrl,
+  metacontrollerRest,
+  startMetacontroller,
+  startStandIn,
+} from '../support/kube/controllers.js'
 import { COMPOSITE_CONTROLLER } from '../support/kube/names.js'
 import { Recorder } from './recorder.js'
 import { startScenario, type Scenario, type ScenarioOptions } from './scenario.js'
@@ -44,13 +49,23 @@ export async function connect(t: Test): Promise<ClusterEnv> {
   const given = process.env.TEST_KUBECONFIG
   if (given !== undefined && given !== '') {
     const kubectl = process.env.TEST_KUBECTL ?? 'kubectl'
-    return { kubeconfig: given, kubectl: kubectlFor(kubectl, given), rest: Rest.fromFile(given), owned: process.env.TEST_CLUSTER_OWNED === '1' }
+    return {
+      kubeconfig: given,
+      kubectl: kubectlFor(kubectl, given),
+      rest: Rest.fromFile(given),
+      owned: process.env.TEST_CLUSTER_OWNED === '1',
+    }
   }
   // Run as a single file (npx tap test/cluster/x.test.ts): a control plane for this file alone.
   const binDir = controlPlaneBinaries({ build: false })
   const plane = await startControlPlane({ binDir })
   t.teardown(plane.stop)
-  return { kubeconfig: plane.kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig), rest: Rest.fromFile(plane.kubeconfig), owned: true }
+  return {
+    kubeconfig: plane.kubeconfig,
+    kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig),
+    rest: Rest.fromFile(plane.kubeconfig),
+    owned: true,
+  }
 }
 
 export interface HookRequest {
@@ -116,7 +131,9 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   t.teardown(await exclusive(env.kubeconfig))
   await install(env, options.components)
   const clock = new OffsetClock()
-  const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
+  const secret = await env.rest.get<{ data: Record<string, string> }>(
+    '/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets',
+  )
   const token = Buffer.from(secret.data.HOOK_TOKEN as string, 'base64').toString('utf8')
   const runtimeClass = env.owned ? undefined : STANDIN_RUNTIME_CLASS
   // The operator allows the RuntimeClass every definition is pinned to on an existing cluster, and gvisor, which
@@ -126,7 +143,8 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const app = await buildApp(config, { logger: false, now: () => clock.now() })
   const requests: HookRequest[] = []
   app.addHook('preHandler', async (request) => {
-    if (request.method === 'POST') requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })
+    if (request.method === 'POST')
+      requests.push({ hook: request.url.slice(1), headers: request.headers, body: request.body as Json })
   })
   app.addHook('onSend', async (request, reply, payload) => {
     const captured = requests.findLast((entry) => entry.body === request.body)
@@ -140,15 +158,20 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
   const hookUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const kubelet = options.realNode === true ? undefined : new Kubelet(env.rest, options.kubelet)
   await kubelet?.start()
-  if (runtimeClass !== undefined) await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: runtimeClassYaml(runtimeClass) })
+  if (runtimeClass !== undefined)
+    await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: runtimeClassYaml(runtimeClass) })
   const installed = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
-  const childResources = (installed.spec.childResources ?? []).map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
+  const childResources = (installed.spec.childResources ?? [])
+    .map(({ apiVersion, resource }) => resourceByName(apiVersion, resource))
+    .filter((r) => r !== undefined)
   const recorder = new Recorder(env.rest, childResources)
   await recorder.start()
   // The controller reaches the hooks on loopback: webhook.url wins over the Service reference.
   await applyControllerWithUrl(env, hookUrl)
   const identity = await metacontrollerRest(env)
-  const controller = process.env.METACONTROLLER_BIN ? await startMetacontroller(env, identity.token) : await startStandIn(identity.rest, hookUrl, token, clock)
+  const controller = process.env.METACONTROLLER_BIN
+    ? await startMetacontroller(env, identity.token)
+    : await startStandIn(identity.rest, hookUrl, token, clock)
   t.teardown(async () => {
     await controller.stop()
     kubelet?.stop()
@@ -179,7 +202,10 @@ export async function startSuite(t: Test, options: SuiteOptions = {}): Promise<S
  * dir, holding the owner's pid. Another test file (tap --jobs 2) waits its turn; a dead owner's lock is taken over.
  */
 async function exclusive(kubeconfig: string): Promise<() => void> {
-  const lock = join(tmpdir(), `challenge-hooks-suite-${createHash('sha256').update(kubeconfig).digest('hex').slice(0, 16)}.lock`)
+  const lock = join(
+    tmpdir(),
+    `challenge-hooks-suite-${createHash('sha256').update(kubeconfig).digest('hex').slice(0, 16)}.lock`,
+  )
   const deadline = Date.now() + 30 * 60_000
   for (;;) {
     try {
@@ -188,7 +214,8 @@ async function exclusive(kubeconfig: string): Promise<() => void> {
     } catch {
       const owner = Number(readFileSync(lock, 'utf8'))
       if (!isAlive(owner)) rmSync(lock, { force: true })
-      else if (Date.now() > deadline) throw new Error(`the cluster of ${kubeconfig} is still held by process ${owner} (${lock})`)
+      else if (Date.now() > deadline)
+        throw new Error(`the cluster of ${kubeconfig} is still held by process ${owner} (${lock})`)
       else await new Promise((resolve) => setTimeout(resolve, 250))
     }
   }

@@ -10,9 +10,18 @@ import { assertPrintable } from './printing.js'
 import { startSuite, type Json, type Scenario } from './harness.js'
 
 const suite = await startSuite(t)
-const challengeCrd = await suite.rest.get<Json>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/challenges.challenge-hooks.dev')
+const challengeCrd = await suite.rest.get<Json>(
+  '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/challenges.challenge-hooks.dev',
+)
 const NAME = 'web-login-u-alice'
-const WEB = (p: string) => [`Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Pod/${p}`, `Secret/${p}-flag`, `Service/${p}`]
+const WEB = (p: string) => [
+  `Ingress/${p}`,
+  `NetworkPolicy/${p}-expose`,
+  `NetworkPolicy/${p}-isolate`,
+  `Pod/${p}`,
+  `Secret/${p}-flag`,
+  `Service/${p}`,
+]
 
 const seconds = (time: unknown) => Date.parse(String(time)) / 1000
 const printable = (t: Test, s: Scenario) => assertPrintable(t, suite.kubectl, 'chal', s.ns, challengeCrd)
@@ -25,7 +34,10 @@ async function running(s: Scenario, name: string, run = 0): Promise<Json> {
 async function podsOf(s: Scenario, name: string): Promise<string[]> {
   const pods = await s.list(`/api/v1/namespaces/${s.ns}/pods`)
   return pods
-    .filter((pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === name && pod.metadata.deletionTimestamp === undefined)
+    .filter(
+      (pod) =>
+        pod.metadata.labels?.['challenge-hooks.dev/instance'] === name && pod.metadata.deletionTimestamp === undefined,
+    )
     .map((pod) => String(pod.metadata.uid))
 }
 
@@ -37,22 +49,51 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
   let status = await running(s, NAME)
   const transitions = await suite.recorder.transitionsThrough(s.ns, NAME, 'Running/Ready')
   // Pending / WaitingForEndpoint may come between, when the pod is ready before the Ingress reaches the cache.
-  t.match(transitions.join(' '), /^Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `Pending while starting, then Running (${transitions.join(', ')})`)
-  t.hasStrict(status, { phase: 'Running', reason: 'Ready', run: 0, renewalsApplied: 0, flagSecretRef: { name: `${NAME}-flag` } })
+  t.match(
+    transitions.join(' '),
+    /^Pending\/Starting( Pending\/\w+)* Running\/Ready$/,
+    `Pending while starting, then Running (${transitions.join(', ')})`,
+  )
+  t.hasStrict(status, {
+    phase: 'Running',
+    reason: 'Ready',
+    run: 0,
+    renewalsApplied: 0,
+    flagSecretRef: { name: `${NAME}-flag` },
+  })
   // The contract's id of this owner key under the hook's FLAG_SECRET, not the id the status says.
-  const host = expectedHost(suite.flagSecret, { namespace: s.ns, definition: 'web-login', kind: 'User', id: 'alice' }, 'challenges.localhost')
-  t.strictSame(status.endpoint, { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }, 'the endpoint a player connects to')
+  const host = expectedHost(
+    suite.flagSecret,
+    { namespace: s.ns, definition: 'web-login', kind: 'User', id: 'alice' },
+    'challenges.localhost',
+  )
+  t.strictSame(
+    status.endpoint,
+    { type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` },
+    'the endpoint a player connects to',
+  )
   t.equal(seconds(status.expiresAt) - seconds(status.startedAt), 1800, 'expires a lifetime after it started')
   t.strictSame(await s.children(NAME), WEB(NAME), 'every child created, each controlled by the Challenge')
   const [firstPod] = await podsOf(s, NAME)
   let rows = await printable(t, s)
-  t.hasStrict(rows[NAME], { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` }, 'kubectl get chal')
+  t.hasStrict(
+    rows[NAME],
+    { OWNER: 'alice', DEFINITION: 'web-login', PHASE: 'Running', REASON: 'Ready', ENDPOINT: `http://${host}/` },
+    'kubectl get chal',
+  )
 
   await s.advance(600)
   await s.patchSpec(NAME, { renewals: (status.renewalsSeen as number) + 1 })
   status = await s.until(NAME, (st) => st.renewalsApplied === 1, 'the renewal applied')
-  t.equal(seconds(status.expiresAt), seconds(status.lastRenewedAt) + 1800, 'renewed: expires a lifetime after the renewal')
-  t.ok(seconds(status.lastRenewedAt) >= seconds(status.startedAt) + 600, 'renewed at the (advanced) time of the request')
+  t.equal(
+    seconds(status.expiresAt),
+    seconds(status.lastRenewedAt) + 1800,
+    'renewed: expires a lifetime after the renewal',
+  )
+  t.ok(
+    seconds(status.lastRenewedAt) >= seconds(status.startedAt) + 600,
+    'renewed at the (advanced) time of the request',
+  )
   t.hasStrict(conditionOf(status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed' })
 
   await s.patchSpec(NAME, { restarts: 1 })
@@ -92,9 +133,13 @@ t.test('a web instance: Pending, Running, renew, restart, stop, relaunch, expiry
     ['Service', 'Pod', 'the traffic path goes first: the Service'],
     ['Pod', 'NetworkPolicy', 'the policies go only once no pod is left'],
     ['Pod', 'Secret', 'the flag goes only once no pod is left'],
-  ] as const) t.equal(orderProblem(order, first, then), undefined, `${what} (${order.join(', ')})`)
+  ] as const)
+    t.equal(orderProblem(order, first, then), undefined, `${what} (${order.join(', ')})`)
   t.equal(order.at(-1), `Challenge/${NAME}`, 'the Challenge goes last, once its finalizer is removed')
-  t.ok(suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'), 'Terminating / Deleting while the teardown runs')
+  t.ok(
+    suite.recorder.transitions(s.ns, NAME).includes('Terminating/Deleting'),
+    'Terminating / Deleting while the teardown runs',
+  )
 })
 
 t.test('a budget queue that drains: the second instance waits until the first one ends', async (t) => {
@@ -115,7 +160,11 @@ t.test('a budget queue that drains: the second instance waits until the first on
   await s.until('heavy-a-u-bob', (st) => st.phase === 'Deleted', 'the first one stopped')
   await running(s, 'heavy-b-u-bob')
   const transitions = await suite.recorder.transitionsThrough(s.ns, 'heavy-b-u-bob', 'Running/Ready')
-  t.match(transitions.join(' '), /^Pending\/Queued Pending\/Starting( Pending\/\w+)* Running\/Ready$/, `queued, admitted when the first ended, running (${transitions.join(', ')})`)
+  t.match(
+    transitions.join(' '),
+    /^Pending\/Queued Pending\/Starting( Pending\/\w+)* Running\/Ready$/,
+    `queued, admitted when the first ended, running (${transitions.join(', ')})`,
+  )
 })
 
 async function eventuallyChildren(s: Scenario, name: string, wanted: string[]): Promise<string[]> {
@@ -130,7 +179,8 @@ async function eventuallyChildren(s: Scenario, name: string, wanted: string[]): 
 async function waitGone(s: Scenario, name: string): Promise<void> {
   const deadline = Date.now() + 60_000
   while ((await s.get(name)) !== undefined) {
-    if (Date.now() > deadline) throw new Error(`${s.ns}/${name} still there after 60 s: ${JSON.stringify((await s.get(name))?.status)}`)
+    if (Date.now() > deadline)
+      throw new Error(`${s.ns}/${name} still there after 60 s: ${JSON.stringify((await s.get(name))?.status)}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }

@@ -16,15 +16,23 @@ function at(object: Json, path: string): unknown {
   return path
     .split('.')
     .filter((part) => part !== '')
-    .reduce<unknown>((value, part) => (value !== null && typeof value === 'object' ? (value as Json)[part] : undefined), object)
+    .reduce<unknown>(
+      (value, part) => (value !== null && typeof value === 'object' ? (value as Json)[part] : undefined),
+      object,
+    )
 }
 
 /** Splits kubectl's table into cells by the header's column starts (cells may hold spaces: "nc host port"). */
 function table(output: string): Array<Record<string, string>> {
   const [header = '', ...rows] = output.trimEnd().split('\n')
-  const starts = [...header.matchAll(/(\S+(?: \S+)*)/g)].map((match) => ({ name: match[1] as string, start: match.index }))
+  const starts = [...header.matchAll(/(\S+(?: \S+)*)/g)].map((match) => ({
+    name: match[1] as string,
+    start: match.index,
+  }))
   return rows.map((row) =>
-    Object.fromEntries(starts.map(({ name, start }, i) => [name, row.slice(start, starts[i + 1]?.start ?? row.length).trim()])),
+    Object.fromEntries(
+      starts.map(({ name, start }, i) => [name, row.slice(start, starts[i + 1]?.start ?? row.length).trim()]),
+    ),
   )
 }
 
@@ -32,7 +40,13 @@ function table(output: string): Array<Record<string, string>> {
  * Asserts `kubectl get <resource> -o wide` prints every column of every object readably. Returns the rows by the
  * object's name, for assertions on particular cells.
  */
-export async function assertPrintable(t: Test, kubectl: Kubectl, resource: 'chal' | 'chaldef', ns: string, crd: Json): Promise<Record<string, Record<string, string>>> {
+export async function assertPrintable(
+  t: Test,
+  kubectl: Kubectl,
+  resource: 'chal' | 'chaldef',
+  ns: string,
+  crd: Json,
+): Promise<Record<string, Record<string, string>>> {
   const columns = ((((crd.spec as Json).versions as Json[])[0] as Json).additionalPrinterColumns ?? []) as Column[]
   const printed = await kubectl(['get', resource, '-n', ns, '-o', 'wide'])
   const objects = JSON.parse((await kubectl(['get', resource, '-n', ns, '-o', 'json'])).stdout) as { items: Json[] }
@@ -52,7 +66,8 @@ export async function assertPrintable(t: Test, kubectl: Kubectl, resource: 'chal
       const value = at(object, column.jsonPath)
       const label = `${resource} ${name}, column ${column.name} (${column.jsonPath}): "${cell}"`
       t.not(cell, '<invalid>', `${label}: not <invalid>`)
-      if (value !== undefined && value !== '') t.ok(cell !== undefined && cell !== '' && cell !== '<none>', `${label}: shows the value`)
+      if (value !== undefined && value !== '')
+        t.ok(cell !== undefined && cell !== '' && cell !== '<none>', `${label}: shows the value`)
     }
   }
   return byName

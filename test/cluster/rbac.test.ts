@@ -33,24 +33,43 @@ const ALLOWED: Check[] = [
   ['create', 'events', 'chtest-any', 'SyncError events on parents'],
   ['patch', 'events', 'chtest-any', 'events are aggregated by patching'],
   // The parent everywhere: a namespace being deleted loses its RoleBindings, and its Challenges their finalizer.
-  ['update', 'challenges.challenge-hooks.dev', 'chtest-unbound', "its finalizer on the parent"],
-  ['patch', 'challenges.challenge-hooks.dev', 'chtest-unbound', "its finalizer on the parent"],
+  ['update', 'challenges.challenge-hooks.dev', 'chtest-unbound', 'its finalizer on the parent'],
+  ['patch', 'challenges.challenge-hooks.dev', 'chtest-unbound', 'its finalizer on the parent'],
   ['update', 'challenges.challenge-hooks.dev/status', 'chtest-unbound', "the hook's status"],
-  ['update', 'challenges.challenge-hooks.dev/finalizers', 'chtest-unbound', 'blockOwnerDeletion on every child (OwnerReferencesPermissionEnforcement)'],
-  ...['create', 'update', 'patch', 'delete'].flatMap((verb): Check[] => CHILDREN.map((resource): Check => [verb, resource, 'challenges', 'children'])),
+  [
+    'update',
+    'challenges.challenge-hooks.dev/finalizers',
+    'chtest-unbound',
+    'blockOwnerDeletion on every child (OwnerReferencesPermissionEnforcement)',
+  ],
+  ...['create', 'update', 'patch', 'delete'].flatMap((verb): Check[] =>
+    CHILDREN.map((resource): Check => [verb, resource, 'challenges', 'children']),
+  ),
   ['delete', 'deployments.apps', 'challenges', "an earlier release's Deployment is deleted on upgrade"],
-  ...['get', 'create', 'update'].map((verb): Check => [verb, 'leases.coordination.k8s.io', 'metacontroller', 'leader election']),
+  ...['get', 'create', 'update'].map((verb): Check => [
+    verb,
+    'leases.coordination.k8s.io',
+    'metacontroller',
+    'leader election',
+  ]),
 ]
 
 const REFUSED: Check[] = [
   ...['kube-system', 'chtest-unbound'].flatMap((namespace) =>
-    ['create', 'update', 'delete'].flatMap((verb): Check[] => CHILDREN.map((resource): Check => [verb, resource, namespace, 'no writes outside the challenges namespaces'])),
+    ['create', 'update', 'delete'].flatMap((verb): Check[] =>
+      CHILDREN.map((resource): Check => [verb, resource, namespace, 'no writes outside the challenges namespaces']),
+    ),
   ),
   ['create', 'secrets', undefined, 'no cluster-wide writes'],
   ['create', 'challenges.challenge-hooks.dev', 'chtest-any', 'only the platform creates Challenges'],
   ['delete', 'challenges.challenge-hooks.dev', 'chtest-any', 'only the platform deletes Challenges'],
-  ['update', 'challengedefinitions.challenge-hooks.dev', 'chtest-any', 'definitions are the authors\''],
-  ...['create', 'update', 'patch'].map((verb): Check => [verb, 'deployments.apps', 'challenges', 'Deployments are no longer made']),
+  ['update', 'challengedefinitions.challenge-hooks.dev', 'chtest-any', "definitions are the authors'"],
+  ...['create', 'update', 'patch'].map((verb): Check => [
+    verb,
+    'deployments.apps',
+    'challenges',
+    'Deployments are no longer made',
+  ]),
   ['delete', 'deployments.apps', 'chtest-unbound', 'no writes outside the challenges namespaces'],
   ['get', 'configmaps', 'chtest-any', 'no child or related type'],
   ['create', 'clusterrolebindings.rbac.authorization.k8s.io', undefined, 'no escalation'],
@@ -70,30 +89,53 @@ function resourceArgs(resource: string): string[] {
 
 async function canI(verb: string, resource: string, namespace: string | undefined): Promise<string> {
   const scope = namespace === undefined ? ['--all-namespaces'] : ['-n', namespace]
-  const result = await env.kubectl(['auth', 'can-i', verb, ...resourceArgs(resource), ...scope, `--as=${METACONTROLLER_SA}`])
+  const result = await env.kubectl([
+    'auth',
+    'can-i',
+    verb,
+    ...resourceArgs(resource),
+    ...scope,
+    `--as=${METACONTROLLER_SA}`,
+  ])
   return result.stdout.trim()
 }
 
 t.test('allowed: every request Metacontroller makes for this controller', async (t) => {
   for (const [verb, resource, namespace, why] of ALLOWED) {
-    t.equal(await canI(verb, resource, namespace), 'yes', `${verb} ${resource} ${namespace ?? '(all namespaces)'}: ${why}`)
+    t.equal(
+      await canI(verb, resource, namespace),
+      'yes',
+      `${verb} ${resource} ${namespace ?? '(all namespaces)'}: ${why}`,
+    )
   }
 })
 
 t.test('refused: what this controller never needs', async (t) => {
   for (const [verb, resource, namespace, why] of REFUSED) {
-    t.equal(await canI(verb, resource, namespace), 'no', `${verb} ${resource} ${namespace ?? '(all namespaces)'}: ${why}`)
+    t.equal(
+      await canI(verb, resource, namespace),
+      'no',
+      `${verb} ${resource} ${namespace ?? '(all namespaces)'}: ${why}`,
+    )
   }
 })
 
 t.test('nothing but this project binds roles to the service account', async (t) => {
-  const bindings = await env.rest.get<{ items: Array<{ metadata: { name: string }; subjects?: Array<{ kind: string; name: string; namespace?: string }> }> }>(
-    '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-  )
+  const bindings = await env.rest.get<{
+    items: Array<{ metadata: { name: string }; subjects?: Array<{ kind: string; name: string; namespace?: string }> }>
+  }>('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')
   const ours = bindings.items
-    .filter((binding) => (binding.subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === 'metacontroller' && s.namespace === 'metacontroller'))
+    .filter((binding) =>
+      (binding.subjects ?? []).some(
+        (s) => s.kind === 'ServiceAccount' && s.name === 'metacontroller' && s.namespace === 'metacontroller',
+      ),
+    )
     .map((binding) => binding.metadata.name)
-  t.strictSame(ours, ['challenge-hooks-metacontroller'], "only this project's ClusterRoleBinding (no upstream wildcard)")
+  t.strictSame(
+    ours,
+    ['challenge-hooks-metacontroller'],
+    "only this project's ClusterRoleBinding (no upstream wildcard)",
+  )
 })
 
 // The other actors of manifests/roles.yaml, asked of the real authorizer by impersonation.
@@ -105,33 +147,58 @@ async function canActorI(actor: string[], verb: string, resource: string, namesp
   return result.stdout.trim()
 }
 
-t.test('the CTF platform: Challenges and reading the catalogue in the challenges namespace, never a flag', async (t) => {
-  const allowed: [string, string][] = [
-    ...['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'].map((verb): [string, string] => [verb, 'challenges.challenge-hooks.dev']),
-    ...['get', 'list', 'watch'].map((verb): [string, string] => [verb, 'challengedefinitions.challenge-hooks.dev']),
-  ]
-  for (const [verb, resource] of allowed) t.equal(await canActorI(PLATFORM, verb, resource, 'challenges'), 'yes', `platform: ${verb} ${resource}`)
-  const refused: [string, string, string][] = [
-    ['get', 'secrets', 'challenges'],
-    ['list', 'secrets', 'challenges'],
-    ['update', 'challenges.challenge-hooks.dev/status', 'challenges'],
-    ['patch', 'challenges.challenge-hooks.dev/status', 'challenges'],
-    ['create', 'challengedefinitions.challenge-hooks.dev', 'challenges'],
-    ['get', 'pods', 'challenges'],
-    ['create', 'challenges.challenge-hooks.dev', 'kube-system'],
-    ['get', 'secrets', 'challenge-hooks'],
-  ]
-  for (const [verb, resource, namespace] of refused) t.equal(await canActorI(PLATFORM, verb, resource, namespace), 'no', `platform: no ${verb} ${resource} in ${namespace}`)
-})
+t.test(
+  'the CTF platform: Challenges and reading the catalogue in the challenges namespace, never a flag',
+  async (t) => {
+    const allowed: [string, string][] = [
+      ...['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'].map((verb): [string, string] => [
+        verb,
+        'challenges.challenge-hooks.dev',
+      ]),
+      ...['get', 'list', 'watch'].map((verb): [string, string] => [verb, 'challengedefinitions.challenge-hooks.dev']),
+    ]
+    for (const [verb, resource] of allowed)
+      t.equal(await canActorI(PLATFORM, verb, resource, 'challenges'), 'yes', `platform: ${verb} ${resource}`)
+    const refused: [string, string, string][] = [
+      ['get', 'secrets', 'challenges'],
+      ['list', 'secrets', 'challenges'],
+      ['update', 'challenges.challenge-hooks.dev/status', 'challenges'],
+      ['patch', 'challenges.challenge-hooks.dev/status', 'challenges'],
+      ['create', 'challengedefinitions.challenge-hooks.dev', 'challenges'],
+      ['get', 'pods', 'challenges'],
+      ['create', 'challenges.challenge-hooks.dev', 'kube-system'],
+      ['get', 'secrets', 'challenge-hooks'],
+    ]
+    for (const [verb, resource, namespace] of refused)
+      t.equal(
+        await canActorI(PLATFORM, verb, resource, namespace),
+        'no',
+        `platform: no ${verb} ${resource} in ${namespace}`,
+      )
+  },
+)
 
 t.test('challenge authors: ChallengeDefinitions only', async (t) => {
   for (const verb of ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete']) {
-    t.equal(await canActorI(AUTHOR, verb, 'challengedefinitions.challenge-hooks.dev', 'challenges'), 'yes', `author: ${verb} challengedefinitions`)
+    t.equal(
+      await canActorI(AUTHOR, verb, 'challengedefinitions.challenge-hooks.dev', 'challenges'),
+      'yes',
+      `author: ${verb} challengedefinitions`,
+    )
   }
-  for (const [verb, resource] of [['get', 'secrets'], ['create', 'challenges.challenge-hooks.dev'], ['get', 'challenges.challenge-hooks.dev'], ['get', 'pods']] as const) {
+  for (const [verb, resource] of [
+    ['get', 'secrets'],
+    ['create', 'challenges.challenge-hooks.dev'],
+    ['get', 'challenges.challenge-hooks.dev'],
+    ['get', 'pods'],
+  ] as const) {
     t.equal(await canActorI(AUTHOR, verb, resource, 'challenges'), 'no', `author: no ${verb} ${resource}`)
   }
-  t.equal(await canActorI(AUTHOR, 'create', 'challengedefinitions.challenge-hooks.dev', 'default'), 'no', 'author: only in the challenges namespace')
+  t.equal(
+    await canActorI(AUTHOR, 'create', 'challengedefinitions.challenge-hooks.dev', 'default'),
+    'no',
+    'author: only in the challenges namespace',
+  )
 })
 
 t.test('the platform creates a Challenge through the API server, and cannot read its flag', async (t) => {
@@ -139,7 +206,10 @@ t.test('the platform creates a Challenge through the API server, and cannot read
     input: JSON.stringify({
       apiVersion: 'challenge-hooks.dev/v1alpha1',
       kind: 'Challenge',
-      metadata: { name: 'rbac-platform-u-alice', labels: { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': 'web-login' } },
+      metadata: {
+        name: 'rbac-platform-u-alice',
+        labels: { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': 'web-login' },
+      },
       spec: { definitionRef: { name: 'web-login' }, owner: { kind: 'User', id: 'alice' } },
     }),
   })

@@ -45,7 +45,9 @@ export class Recorder {
    */
   async transitionsThrough(ns: string, name: string, last: string): Promise<string[]> {
     const seen = () => this.transitions(ns, name)
-    return eventually(`the watch to see ${ns}/${name} ${last}`, () => seen().at(-1) === last && seen(), undefined, { timeoutMs: 10_000 }).catch(seen)
+    return eventually(`the watch to see ${ns}/${name} ${last}`, () => seen().at(-1) === last && seen(), undefined, {
+      timeoutMs: 10_000,
+    }).catch(seen)
   }
 
   /** `Kind/name` of every object gone from the namespace, in order */
@@ -56,7 +58,9 @@ export class Recorder {
   /** The deletions of the namespace once the watch has seen `last` (`Kind/name`) go; on timeout, what was seen */
   async deletionsThrough(ns: string, last: string): Promise<string[]> {
     const seen = () => this.deletions(ns)
-    return eventually(`the watch to see ${last} go from ${ns}`, () => seen().includes(last) && seen(), undefined, { timeoutMs: 10_000 }).catch(seen)
+    return eventually(`the watch to see ${last} go from ${ns}`, () => seen().includes(last) && seen(), undefined, {
+      timeoutMs: 10_000,
+    }).catch(seen)
   }
 
   #record({ type, object }: WatchEvent): void {

@@ -32,7 +32,12 @@ export interface Scenario {
   /** A JSON merge patch of the spec, as the platform's buttons send it. */
   patchSpec(name: string, spec: Json): Promise<void>
   /** Waits until the Challenge's status satisfies `ready`; the timeout message shows the last status. */
-  until(name: string, ready: (status: Json, challenge: KubeObject) => boolean, what: string, timeoutMs?: number): Promise<Json>
+  until(
+    name: string,
+    ready: (status: Json, challenge: KubeObject) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<Json>
   /** Moves the hook server's clock, then touches every Challenge of the namespace so the controller syncs it. */
   advance(seconds: number): Promise<void>
   /** `Kind/name` of every object the Challenge controls, sorted. */
@@ -45,47 +50,81 @@ export interface Scenario {
   list(path: string): Promise<KubeObject[]>
 }
 
-
 /**
  * A namespace of the suite's own (`chtest-<name>`), made like manifests/challenges-namespace.yaml (Pod Security
  * level, default deny, quota, limits), removed when `t` ends: while the controller still runs, since Challenges
  * carry Metacontroller's finalizer.
  */
-export async function createNamespace(env: ClusterEnv, t: Test, name: string, level: 'restricted' | 'baseline' = 'restricted'): Promise<string> {
+export async function createNamespace(
+  env: ClusterEnv,
+  t: Test,
+  name: string,
+  level: 'restricted' | 'baseline' = 'restricted',
+): Promise<string> {
   const ns = `${NAMESPACE_PREFIX}${name}`
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(ns, level) })
   t.teardown(async () => {
     await env.kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'])
-    await eventually(`namespace ${ns} to be gone`, async () => (await env.rest.find(`/api/v1/namespaces/${ns}`)) === undefined, async () => {
-      const left = await env.kubectl(['get', 'chal,pods,deploy', '-n', ns, '-o', 'name'])
-      return left.stdout.trim().split('\n').join(', ')
-    }, { timeoutMs: 60_000 })
+    await eventually(
+      `namespace ${ns} to be gone`,
+      async () => (await env.rest.find(`/api/v1/namespaces/${ns}`)) === undefined,
+      async () => {
+        const left = await env.kubectl(['get', 'chal,pods,deploy', '-n', ns, '-o', 'name'])
+        return left.stdout.trim().split('\n').join(', ')
+      },
+      { timeoutMs: 60_000 },
+    )
   })
   return ns
 }
 
-export async function startScenario(t: Test, suite: Suite, name: string, options: ScenarioOptions = {}): Promise<Scenario> {
+export async function startScenario(
+  t: Test,
+  suite: Suite,
+  name: string,
+  options: ScenarioOptions = {},
+): Promise<Scenario> {
   // Scenarios of a file run one after another, each on the real clock until it advances it.
   suite.clock.reset()
   const ns = await createNamespace(suite, t, name, options.podSecurity)
   const base = `${CHALLENGES}/namespaces/${ns}`
   let nudges = 0
-  const childObjects = async () => (await Promise.all(suite.childResources.map((resource) => scenario.list(resourcePath(resource, ns))))).flat()
+  const childObjects = async () =>
+    (await Promise.all(suite.childResources.map((resource) => scenario.list(resourcePath(resource, ns))))).flat()
   const scenario: Scenario = {
     ns,
     suite,
     definition: (definitionName, spec = {}, rename) => {
       const security = (spec.security ?? {}) as Json
-      const pinned = suite.runtimeClass === undefined || security.runtimeClassName !== undefined ? spec : { ...spec, security: { ...security, runtimeClassName: suite.runtimeClass } }
+      const pinned =
+        suite.runtimeClass === undefined || security.runtimeClassName !== undefined
+          ? spec
+          : { ...spec, security: { ...security, runtimeClassName: suite.runtimeClass } }
       return inNamespace(example(definitionName, pinned, rename), ns)
     },
     challenge: (definition, owner, spec = {}, challengeName) =>
-      buildChallenge({ as: 'created', namespace: ns, definition, owner, spec, ...(challengeName === undefined ? {} : { name: challengeName }) }) as KubeObject,
+      buildChallenge({
+        as: 'created',
+        namespace: ns,
+        definition,
+        owner,
+        spec,
+        ...(challengeName === undefined ? {} : { name: challengeName }),
+      }) as KubeObject,
     async create(object) {
-      const plural = object.kind === 'Challenge' ? 'challenges' : object.kind === 'ChallengeDefinition' ? 'challengedefinitions' : undefined
-      if (plural === undefined) throw new Error(`scenario.create: ${object.kind} is not created by the platform or an author`)
+      const plural =
+        object.kind === 'Challenge'
+          ? 'challenges'
+          : object.kind === 'ChallengeDefinition'
+            ? 'challengedefinitions'
+            : undefined
+      if (plural === undefined)
+        throw new Error(`scenario.create: ${object.kind} is not created by the platform or an author`)
       const manager = object.kind === 'Challenge' ? PLATFORM : AUTHOR
-      return (await suite.rest.call('POST', `${base}/${plural}`, { body: inNamespace(object, ns), query: { fieldManager: manager } })) as KubeObject
+      return (await suite.rest.call('POST', `${base}/${plural}`, {
+        body: inNamespace(object, ns),
+        query: { fieldManager: manager },
+      })) as KubeObject
     },
     get: (challengeName) => suite.rest.find<KubeObject>(`${base}/challenges/${challengeName}`),
     async status(challengeName) {
@@ -104,7 +143,9 @@ export async function startScenario(t: Test, suite: Suite, name: string, options
         `${ns}/${challengeName}: ${what}`,
         async () => {
           last = await scenario.get(challengeName)
-          return last !== undefined && ready((last.status ?? {}) as Json, last) ? ((last.status ?? {}) as Json) : undefined
+          return last !== undefined && ready((last.status ?? {}) as Json, last)
+            ? ((last.status ?? {}) as Json)
+            : undefined
         },
         async () => `${describeStatus(last)}; ${await describeWorld(suite, ns)}`,
         { timeoutMs },
@@ -124,7 +165,11 @@ export async function startScenario(t: Test, suite: Suite, name: string, options
     async resync() {
       const versions = async () => {
         const objects = await childObjects()
-        return new Map(objects.filter((o) => (o.metadata.ownerReferences ?? []).length > 0).map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]))
+        return new Map(
+          objects
+            .filter((o) => (o.metadata.ownerReferences ?? []).length > 0)
+            .map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
+        )
       }
       const before = await versions()
       const names = (await scenario.list(`${base}/challenges`)).map((challenge) => challenge.metadata.name)
@@ -136,23 +181,39 @@ export async function startScenario(t: Test, suite: Suite, name: string, options
       await eventually(`every Challenge of ${ns} synced after the nudge`, () =>
         names.every((name) =>
           suite.requests.slice(fromRequest).some((request) => {
-            const meta = ((request.body.parent ?? {}) as { metadata?: { name?: string; annotations?: Record<string, string> } }).metadata
-            return request.hook !== 'customize' && meta?.name === name && meta.annotations?.['challenge-hooks.test/nudge'] === nudge && request.statusCode !== undefined
+            const meta = (
+              (request.body.parent ?? {}) as { metadata?: { name?: string; annotations?: Record<string, string> } }
+            ).metadata
+            return (
+              request.hook !== 'customize' &&
+              meta?.name === name &&
+              meta.annotations?.['challenge-hooks.test/nudge'] === nudge &&
+              request.statusCode !== undefined
+            )
           }),
         ),
       )
       // Whatever those syncs write lands right after their answers.
       await new Promise((resolve) => setTimeout(resolve, 1500))
       const after = await versions()
-      const moved = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key)).sort()
-      const writes = (suite.sim?.history ?? []).slice(fromSync).filter((r) => r.parent.namespace === ns).reduce((sum, r) => sum + r.writes, 0)
+      const moved = [...new Set([...before.keys(), ...after.keys()])]
+        .filter((key) => before.get(key) !== after.get(key))
+        .sort()
+      const writes = (suite.sim?.history ?? [])
+        .slice(fromSync)
+        .filter((r) => r.parent.namespace === ns)
+        .reduce((sum, r) => sum + r.writes, 0)
       return { moved, writes }
     },
     async children(challengeName) {
       const uid = (await scenario.get(challengeName))?.metadata.uid
       const objects = await childObjects()
       return objects
-        .filter((object) => uid !== undefined && (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid && ref.controller === true))
+        .filter(
+          (object) =>
+            uid !== undefined &&
+            (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid && ref.controller === true),
+        )
         .map((object) => `${object.kind}/${object.metadata.name}`)
         .sort()
     },
@@ -171,14 +232,31 @@ function inNamespace(object: KubeObject, ns: string): KubeObject {
 function describeStatus(challenge: KubeObject | undefined): string {
   if (challenge === undefined) return 'no such Challenge'
   const status = (challenge.status ?? {}) as Json
-  return JSON.stringify({ phase: status.phase, reason: status.reason, message: status.message, endpoint: status.endpoint })
+  return JSON.stringify({
+    phase: status.phase,
+    reason: status.reason,
+    message: status.message,
+    endpoint: status.endpoint,
+  })
 }
 
 /** What a person debugging a timeout wants to see: the workload, the pods, recent events, the controller's errors. */
 async function describeWorld(suite: Suite, ns: string): Promise<string> {
   const objects = await suite.kubectl(['get', 'deploy,rs,pods,svc', '-n', ns, '-o', 'wide', '--no-headers'])
-  const events = await suite.kubectl(['get', 'events', '-n', ns, '--sort-by=.lastTimestamp', '-o', 'custom-columns=OBJ:.involvedObject.name,REASON:.reason,MSG:.message', '--no-headers'])
-  const syncErrors = (suite.sim?.history ?? []).filter((result) => result.outcome === 'error').slice(-3).flatMap((result) => result.errors)
+  const events = await suite.kubectl([
+    'get',
+    'events',
+    '-n',
+    ns,
+    '--sort-by=.lastTimestamp',
+    '-o',
+    'custom-columns=OBJ:.involvedObject.name,REASON:.reason,MSG:.message',
+    '--no-headers',
+  ])
+  const syncErrors = (suite.sim?.history ?? [])
+    .filter((result) => result.outcome === 'error')
+    .slice(-3)
+    .flatMap((result) => result.errors)
   return [
     `objects: ${objects.stdout.trim().split('\n').join(' | ') || 'none'}`,
     `events: ${events.stdout.trim().split('\n').slice(-5).join(' | ') || 'none'}`,

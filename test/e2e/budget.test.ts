@@ -24,7 +24,11 @@ async function oneRunningOneQueued(t: Test): Promise<World> {
   world.cluster.create(world.challenge('pwn-echo', 'alice'))
   await world.run(t)
   const queued = world.status(PWN)
-  t.hasStrict(queued, { phase: 'Pending', reason: 'Queued', message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.' })
+  t.hasStrict(queued, {
+    phase: 'Pending',
+    reason: 'Queued',
+    message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.',
+  })
   t.notOk('admittedAt' in queued)
   t.strictSame(world.children(PWN), [], 'a queued instance has no children')
   t.hasStrict(world.status(WEB), { phase: 'Running' }, 'the first one is untouched')
@@ -39,7 +43,11 @@ t.test('stopping the running instance admits the queued one by itself', async (t
   world.patchSpec(WEB, { desiredState: 'Stopped' })
   await world.run(t)
   t.hasStrict(world.status(WEB), { phase: 'Deleted', reason: 'Stopped' })
-  t.hasStrict(world.status(PWN), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' }, 'admitted with no other nudge')
+  t.hasStrict(
+    world.status(PWN),
+    { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' },
+    'admitted with no other nudge',
+  )
   t.strictSame(world.children(PWN), netcatChildren(PWN))
   await world.settle(t)
   t.hasStrict(world.status(PWN), { phase: 'Running', reason: 'Ready' })
@@ -74,7 +82,11 @@ for (const first of [WEB, PWN]) {
     const world = await budgetWorld(t)
     world.cluster.create(world.challenge('web-login', 'alice'))
     world.cluster.create(world.challenge('pwn-echo', 'alice'))
-    t.equal(world.get(WEB)?.metadata.creationTimestamp, world.get(PWN)?.metadata.creationTimestamp, 'same creationTimestamp')
+    t.equal(
+      world.get(WEB)?.metadata.creationTimestamp,
+      world.get(PWN)?.metadata.creationTimestamp,
+      'same creationTimestamp',
+    )
     await world.sim.reconcile(NS, first)
     await world.run(t)
     await world.settle(t)
@@ -91,7 +103,8 @@ for (const first of [WEB, PWN]) {
 for (const first of [WEB, PWN]) {
   t.test(`two created in the same second, ${first} admitted before the other exists: it keeps its slot`, async (t) => {
     const world = await budgetWorld(t)
-    const [definition, other] = first === WEB ? (['web-login', 'pwn-echo'] as const) : (['pwn-echo', 'web-login'] as const)
+    const [definition, other] =
+      first === WEB ? (['web-login', 'pwn-echo'] as const) : (['pwn-echo', 'web-login'] as const)
     world.cluster.create(world.challenge(definition, 'alice'))
     await world.run(t)
     world.cluster.create(world.challenge(other, 'alice'))
@@ -107,10 +120,16 @@ for (const first of [WEB, PWN]) {
 }
 
 /** The same owner in two namespaces: pwn-echo in a second one, `challenges-baseline`. */
-async function twoNamespaces(t: Test, components: string[]): Promise<{ world: World; otherStatus: () => Record<string, unknown> }> {
+async function twoNamespaces(
+  t: Test,
+  components: string[],
+): Promise<{ world: World; otherStatus: () => Record<string, unknown> }> {
   const world = await startWorld(t, { components, env: { OWNER_BUDGET: '1' } })
   const other = 'challenges-baseline'
-  const inOther = <T extends { metadata: { namespace?: string } }>(object: T): T => ({ ...object, metadata: { ...object.metadata, namespace: other } })
+  const inOther = <T extends { metadata: { namespace?: string } }>(object: T): T => ({
+    ...object,
+    metadata: { ...object.metadata, namespace: other },
+  })
   world.cluster.create(world.definition('web-login'))
   world.cluster.create(inOther(world.definition('pwn-echo')))
   world.cluster.create(world.challenge('web-login', 'alice'))
@@ -129,17 +148,20 @@ t.test('OWNER_BUDGET counts in each namespace apart by default: the owner holds 
   t.hasStrict(otherStatus(), { phase: 'Pending', reason: 'Starting' }, 'the other namespace has its own budget')
 })
 
-t.test('budget-across-namespaces: the owner\'s instance in another namespace counts, and queues the second', async (t) => {
-  const { world, otherStatus } = await twoNamespaces(t, ['budget-across-namespaces'])
-  t.hasStrict(otherStatus(), {
-    phase: 'Pending',
-    reason: 'Queued',
-    message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.',
-  })
-  // The first one ends: the queued one, in the other namespace, is admitted by itself (its related rule selects
-  // the owner's Challenges everywhere, so the status write of the first re-syncs it).
-  world.cluster.advance(20)
-  world.patchSpec(WEB, { desiredState: 'Stopped' })
-  await world.run(t)
-  t.hasStrict(otherStatus(), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
-})
+t.test(
+  "budget-across-namespaces: the owner's instance in another namespace counts, and queues the second",
+  async (t) => {
+    const { world, otherStatus } = await twoNamespaces(t, ['budget-across-namespaces'])
+    t.hasStrict(otherStatus(), {
+      phase: 'Pending',
+      reason: 'Queued',
+      message: 'Waiting for another of your instances to end: 1 of your 1 unit is in use, and this challenge needs 1.',
+    })
+    // The first one ends: the queued one, in the other namespace, is admitted by itself (its related rule selects
+    // the owner's Challenges everywhere, so the status write of the first re-syncs it).
+    world.cluster.advance(20)
+    world.patchSpec(WEB, { desiredState: 'Stopped' })
+    await world.run(t)
+    t.hasStrict(otherStatus(), { phase: 'Pending', reason: 'Starting', admittedAt: '2025-01-01T00:00:30Z' })
+  },
+)

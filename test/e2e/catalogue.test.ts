@@ -15,7 +15,8 @@ function lastSyncBytes(world: World, name: string): number {
 async function runningBeside(t: Parameters<typeof startWorld>[0], extra: number): Promise<World> {
   const world = await startWorld(t)
   world.create(world.definition('web-login'))
-  for (let index = 0; index < extra; index++) world.create(world.definition('pwn-echo', { cost: 1 + (index % 3) }, `other-${index}`))
+  for (let index = 0; index < extra; index++)
+    world.create(world.definition('pwn-echo', { cost: 1 + (index % 3) }, `other-${index}`))
   world.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   await world.settle(t)
@@ -31,7 +32,11 @@ t.test('300 more definitions in the namespace add less than 10 % to a sync reque
   t.ok(large < small * 1.1, `with 300 more definitions: ${large} bytes against ${small} (< 10 % more)`)
   const related = syncsOf(crowded.sim, WEB).findLast((result) => result.request !== undefined)?.request?.related ?? {}
   const definitions = Object.values(related['ChallengeDefinition.challenge-hooks.dev/v1alpha1'] ?? {})
-  t.strictSame(definitions.map((definition) => definition.metadata.name), ['web-login'], 'only its own definition is related')
+  t.strictSame(
+    definitions.map((definition) => definition.metadata.name),
+    ['web-login'],
+    'only its own definition is related',
+  )
 })
 
 t.test('an edit of one definition re-syncs only its own instances', async (t) => {
@@ -44,15 +49,23 @@ t.test('an edit of one definition re-syncs only its own instances', async (t) =>
   await world.settle(t)
   t.equal(await world.sim.runUntilQuiet(), 0, 'quiet before the edit')
   const before = { web: syncsOf(world.sim, WEB).length, pwn: syncsOf(world.sim, 'pwn-echo-u-bob').length }
-  const stored = world.cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', namespace: NS, name: 'pwn-echo' })
-  world.cluster.update({ ...stored, spec: { ...(stored?.spec as object), displayName: 'Echo, edited' } } as never, 'kubectl-client-side-apply')
+  const stored = world.cluster.get({
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    namespace: NS,
+    name: 'pwn-echo',
+  })
+  world.cluster.update(
+    { ...stored, spec: { ...(stored?.spec as object), displayName: 'Echo, edited' } } as never,
+    'kubectl-client-side-apply',
+  )
   await world.run(t)
-  t.ok(syncsOf(world.sim, 'pwn-echo-u-bob').length > before.pwn, 'the edited definition\'s instance was synced')
-  t.equal(syncsOf(world.sim, WEB).length, before.web, 'the other definition\'s instance was not')
+  t.ok(syncsOf(world.sim, 'pwn-echo-u-bob').length > before.pwn, "the edited definition's instance was synced")
+  t.equal(syncsOf(world.sim, WEB).length, before.web, "the other definition's instance was not")
   await world.assertQuiet(t)
 })
 
-t.test('the budget reads siblings\' costs from their status: a cost change applies to the next admission', async (t) => {
+t.test("the budget reads siblings' costs from their status: a cost change applies to the next admission", async (t) => {
   const world = await startWorld(t, { env: { OWNER_BUDGET: '3' } })
   world.create(world.definition('web-login', { cost: 2 }))
   world.create(world.definition('pwn-echo', { cost: 2 }))
@@ -66,11 +79,27 @@ t.test('the budget reads siblings\' costs from their status: a cost change appli
   t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Queued', cost: 2 }, '2 + 2 > 3: queued')
 
   // The author lowers web-login's cost: its instance writes the new cost, which re-syncs the queued sibling.
-  const stored = world.cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })
-  world.cluster.update({ ...stored, spec: { ...(stored?.spec as object), cost: 1 } } as never, 'kubectl-client-side-apply')
+  const stored = world.cluster.get({
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    namespace: NS,
+    name: 'web-login',
+  })
+  world.cluster.update(
+    { ...stored, spec: { ...(stored?.spec as object), cost: 1 } } as never,
+    'kubectl-client-side-apply',
+  )
   await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running', cost: 1 }, 'the running instance keeps running and carries the new cost')
-  t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Pending', reason: 'Starting' }, '1 + 2 fit: admitted by itself')
+  t.hasStrict(
+    world.status(WEB),
+    { phase: 'Running', cost: 1 },
+    'the running instance keeps running and carries the new cost',
+  )
+  t.hasStrict(
+    world.status('pwn-echo-u-alice'),
+    { phase: 'Pending', reason: 'Starting' },
+    '1 + 2 fit: admitted by itself',
+  )
   await world.settle(t)
   t.hasStrict(world.status('pwn-echo-u-alice'), { phase: 'Running' })
   await world.assertQuiet(t)

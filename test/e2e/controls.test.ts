@@ -5,7 +5,11 @@ import { conditionOf, deletedBy, NS, secondsUntil, startWorld, syncsOf, webChild
 
 const NAME = 'web-login-u-alice'
 
-async function runningWeb(t: Test, challengeSpec: Record<string, unknown> = {}, definitionSpec: Record<string, unknown> = {}): Promise<World> {
+async function runningWeb(
+  t: Test,
+  challengeSpec: Record<string, unknown> = {},
+  definitionSpec: Record<string, unknown> = {},
+): Promise<World> {
   const world = await startWorld(t)
   world.cluster.create(world.definition('web-login', definitionSpec))
   world.cluster.create(world.challenge('web-login', 'alice', challengeSpec))
@@ -34,13 +38,21 @@ t.test('renew: accepted while Running and below maxRenewals, refused at maxRenew
     renewalsApplied: 1,
     startedAt: '2025-01-01T00:00:00Z',
   })
-  t.hasStrict(conditionOf(status, 'RenewalAccepted'), { status: 'True', reason: 'Renewed', message: 'Renewal 1 of 2 accepted.' })
+  t.hasStrict(conditionOf(status, 'RenewalAccepted'), {
+    status: 'True',
+    reason: 'Renewed',
+    message: 'Renewal 1 of 2 accepted.',
+  })
   await world.assertQuiet(t)
 
   await world.advance(t, 600)
   world.patchSpec(NAME, { renewals: 2 })
   await world.run(t)
-  t.hasStrict(world.status(NAME), { lastRenewedAt: '2025-01-01T00:20:00Z', expiresAt: '2025-01-01T00:50:00Z', renewalsApplied: 2 })
+  t.hasStrict(world.status(NAME), {
+    lastRenewedAt: '2025-01-01T00:20:00Z',
+    expiresAt: '2025-01-01T00:50:00Z',
+    renewalsApplied: 2,
+  })
   t.hasStrict(
     conditionOf(world.status(NAME), 'RenewalAccepted'),
     { status: 'True', message: 'Renewal 2 of 2 accepted.', lastTransitionTime: '2025-01-01T00:10:00Z' },
@@ -52,8 +64,18 @@ t.test('renew: accepted while Running and below maxRenewals, refused at maxRenew
   world.patchSpec(NAME, { renewals: 3 })
   await world.run(t)
   status = world.status(NAME)
-  t.hasStrict(status, { phase: 'Running', lastRenewedAt: '2025-01-01T00:20:00Z', expiresAt: '2025-01-01T00:50:00Z', renewalsSeen: 3, renewalsApplied: 2 })
-  t.hasStrict(conditionOf(status, 'RenewalAccepted'), { status: 'False', reason: 'MaxRenewalsReached', lastTransitionTime: '2025-01-01T00:30:00Z' })
+  t.hasStrict(status, {
+    phase: 'Running',
+    lastRenewedAt: '2025-01-01T00:20:00Z',
+    expiresAt: '2025-01-01T00:50:00Z',
+    renewalsSeen: 3,
+    renewalsApplied: 2,
+  })
+  t.hasStrict(conditionOf(status, 'RenewalAccepted'), {
+    status: 'False',
+    reason: 'MaxRenewalsReached',
+    lastTransitionTime: '2025-01-01T00:30:00Z',
+  })
   await world.assertQuiet(t)
 
   // The refused renewal changed nothing: the instance ends at the last accepted expiry.
@@ -77,11 +99,23 @@ t.test('restart: run + 1, a new pod, Running again with the same flag', async (t
   world.patchSpec(NAME, { restarts: 1 })
   await world.run(t)
   const restarting = world.status(NAME)
-  t.hasStrict(restarting, { phase: 'Pending', reason: 'Starting', run: 1, admittedAt: '2025-01-01T00:05:00Z', renewalsApplied: 0, renewalsSeen: 1 })
-  for (const field of ['startedAt', 'lastRenewedAt', 'expiresAt', 'endpoint', 'finishedAt']) t.notOk(field in restarting, `${field} reset`)
+  t.hasStrict(restarting, {
+    phase: 'Pending',
+    reason: 'Starting',
+    run: 1,
+    admittedAt: '2025-01-01T00:05:00Z',
+    renewalsApplied: 0,
+    renewalsSeen: 1,
+  })
+  for (const field of ['startedAt', 'lastRenewedAt', 'expiresAt', 'endpoint', 'finishedAt'])
+    t.notOk(field in restarting, `${field} reset`)
   t.notOk(conditionOf(restarting, 'RenewalAccepted'), 'conditions start afresh')
   const podOfRun = cluster.get(podRef)
-  t.equal(podOfRun?.metadata.annotations?.['challenge-hooks.dev/run'], '0', 'the pod of the old run is still there (terminating: Recreate deletes it first)')
+  t.equal(
+    podOfRun?.metadata.annotations?.['challenge-hooks.dev/run'],
+    '0',
+    'the pod of the old run is still there (terminating: Recreate deletes it first)',
+  )
   t.not(podOfRun?.metadata.deletionTimestamp, undefined, 'and is being deleted')
   t.strictSame(world.children(NAME), webChildren(NAME))
 
@@ -93,8 +127,18 @@ t.test('restart: run + 1, a new pod, Running again with the same flag', async (t
   const newPod = cluster.get(podRef)
   t.not(newPod?.metadata.uid, firstUid, 'a new pod')
   t.equal(newPod?.metadata.annotations?.['challenge-hooks.dev/run'], '1', 'of the new run')
-  t.hasStrict(world.status(NAME), { phase: 'Running', reason: 'Ready', run: 1, startedAt: '2025-01-01T00:05:00Z', expiresAt: '2025-01-01T00:35:00Z' })
-  t.equal((cluster.get(flagRef)?.data as Record<string, string>).flag, flag, 'the PerOwner flag is the same in every run')
+  t.hasStrict(world.status(NAME), {
+    phase: 'Running',
+    reason: 'Ready',
+    run: 1,
+    startedAt: '2025-01-01T00:05:00Z',
+    expiresAt: '2025-01-01T00:35:00Z',
+  })
+  t.equal(
+    (cluster.get(flagRef)?.data as Record<string, string>).flag,
+    flag,
+    'the PerOwner flag is the same in every run',
+  )
   await world.assertQuiet(t)
   t.equal(cluster.settle(), 0)
 })
@@ -131,7 +175,9 @@ t.test('stop with stopReason Solved: Deleted/Solved, the workload torn down, the
   })
   t.notOk('endpoint' in status)
   t.hasStrict(conditionOf(status, 'Expired'), { status: 'False' }, 'stopped is not expired')
-  const steps = syncsOf(world.sim, NAME, from).map(deletedBy).filter((deleted) => deleted.length > 0)
+  const steps = syncsOf(world.sim, NAME, from)
+    .map(deletedBy)
+    .filter((deleted) => deleted.length > 0)
   t.strictSame(steps, [[`Ingress/${NAME}`, `Service/${NAME}`], [`Pod/${NAME}`]])
   await world.settle(t)
   await world.settle(t)
@@ -151,12 +197,20 @@ t.test('stop without a reason: Deleted/Stopped', async (t) => {
 
 t.test('spec.deadline caps expiresAt; at the deadline the instance is Deleted/PastDeadline', async (t) => {
   const world = await runningWeb(t, { deadline: '2025-01-01T00:10:00Z' })
-  t.hasStrict(world.status(NAME), { expiresAt: '2025-01-01T00:10:00Z', message: 'The instance is running until 2025-01-01T00:10:00Z.' })
+  t.hasStrict(world.status(NAME), {
+    expiresAt: '2025-01-01T00:10:00Z',
+    message: 'The instance is running until 2025-01-01T00:10:00Z.',
+  })
   await world.advance(t, 599)
   t.hasStrict(world.status(NAME), { phase: 'Running' })
   await world.advance(t, 1)
   const status = world.status(NAME)
-  t.hasStrict(status, { phase: 'Deleted', reason: 'PastDeadline', message: 'The challenge is past its deadline.', finishedAt: '2025-01-01T00:10:00Z' })
+  t.hasStrict(status, {
+    phase: 'Deleted',
+    reason: 'PastDeadline',
+    message: 'The challenge is past its deadline.',
+    finishedAt: '2025-01-01T00:10:00Z',
+  })
   t.hasStrict(conditionOf(status, 'Expired'), { status: 'True', reason: 'PastDeadline' })
   await world.settle(t)
   await world.settle(t)
@@ -171,7 +225,11 @@ t.test('availableFrom: Pending/NotYetAvailable without children, admitted at ava
   cluster.create(world.challenge('web-login', 'alice'))
   await world.run(t)
   const waiting = world.status(NAME)
-  t.hasStrict(waiting, { phase: 'Pending', reason: 'NotYetAvailable', message: 'The challenge opens at 2025-01-01T01:00:00Z.' })
+  t.hasStrict(waiting, {
+    phase: 'Pending',
+    reason: 'NotYetAvailable',
+    message: 'The challenge opens at 2025-01-01T01:00:00Z.',
+  })
   t.notOk('admittedAt' in waiting, 'holds no budget')
   t.strictSame(world.children(NAME), [])
   await world.assertQuiet(t)

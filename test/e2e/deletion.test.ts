@@ -34,32 +34,50 @@ t.test('delete a Running Challenge: Terminating/Deleting, ordered teardown, fina
   t.notOk('endpoint' in terminating)
   t.strictSame(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'the finalizer stays while children remain')
   const finalizes = syncsOf(sim, NAME, from)
-  t.ok(finalizes.every((result) => result.hook === 'finalize' && result.request?.finalizing === true), 'only the finalize hook is called')
+  t.ok(
+    finalizes.every((result) => result.hook === 'finalize' && result.request?.finalizing === true),
+    'only the finalize hook is called',
+  )
   t.strictSame(
     finalizes.map(deletedBy).filter((deleted) => deleted.length > 0),
     [[`Ingress/${NAME}`, `Service/${NAME}`], [`Pod/${NAME}`]],
     'traffic path first, then the workload',
   )
-  t.ok(finalizes.every((result) => result.answer?.finalized === false), 'not finalized while children are observed')
+  t.ok(
+    finalizes.every((result) => result.answer?.finalized === false),
+    'not finalized while children are observed',
+  )
   t.strictSame(
     world.children(NAME),
     [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
     'a terminating pod stays isolated and keeps its flag',
   )
-  t.not(cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: NAME })?.metadata.deletionTimestamp, undefined, 'the pod is terminating')
+  t.not(
+    cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: NAME })?.metadata.deletionTimestamp,
+    undefined,
+    'the pod is terminating',
+  )
   t.equal(finalizes.at(-1)?.resyncAfterSeconds, 10, 'a waiting finalize asks to be called again')
 
   // The kubelet has not finished the pod yet: the finalize hook keeps waiting.
   await world.advance(t, 10)
   t.strictSame(world.get(NAME)?.metadata.finalizers, [FINALIZER], 'still waiting for the pod')
-  t.hasStrict(world.status(NAME), { phase: 'Terminating', reason: 'Deleting', finishedAt: '2025-01-01T00:01:30Z' }, 'finishedAt is sticky')
+  t.hasStrict(
+    world.status(NAME),
+    { phase: 'Terminating', reason: 'Deleting', finishedAt: '2025-01-01T00:01:30Z' },
+    'finishedAt is sticky',
+  )
   t.equal(world.children(NAME).length, 4)
 
   cluster.settle()
   await sim.runUntilQuiet()
   t.equal(world.get(NAME), undefined, 'the Challenge is gone')
   t.strictSame(world.pods(NAME), [])
-  t.strictSame(cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'), [], 'nothing of the instance is left')
+  t.strictSame(
+    cluster.all().filter((object) => object.kind !== 'ChallengeDefinition' && object.kind !== 'CompositeController'),
+    [],
+    'nothing of the instance is left',
+  )
 
   const all = syncsOf(sim, NAME, from)
   const last = all.findLast((result) => result.hook === 'finalize')

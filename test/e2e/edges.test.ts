@@ -61,8 +61,16 @@ t.test('a renewal asked while not Running is seen once and refused (NotRunning)'
   t.hasStrict(status, { phase: 'Pending', renewalsSeen: 1, renewalsApplied: 0 })
   t.hasStrict(conditionOf(status, 'RenewalAccepted'), { status: 'False', reason: 'NotRunning' })
   await world.settle(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running', renewalsSeen: 1, renewalsApplied: 0, expiresAt: '2025-01-01T00:30:00Z' }, 'not applied later')
-  t.hasStrict(conditionOf(world.status(WEB), 'RenewalAccepted'), { status: 'False', reason: 'NotRunning' }, 'the answer stays readable')
+  t.hasStrict(
+    world.status(WEB),
+    { phase: 'Running', renewalsSeen: 1, renewalsApplied: 0, expiresAt: '2025-01-01T00:30:00Z' },
+    'not applied later',
+  )
+  t.hasStrict(
+    conditionOf(world.status(WEB), 'RenewalAccepted'),
+    { status: 'False', reason: 'NotRunning' },
+    'the answer stays readable',
+  )
   await world.assertQuiet(t)
 })
 
@@ -75,7 +83,12 @@ t.test('a renewal that cannot extend past spec.deadline is refused (PastDeadline
   t.hasStrict(world.status(WEB), { phase: 'Running', expiresAt: '2025-01-01T00:20:00Z' })
   world.patchSpec(WEB, { renewals: 1 })
   await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running', expiresAt: '2025-01-01T00:20:00Z', renewalsApplied: 0, renewalsSeen: 1 })
+  t.hasStrict(world.status(WEB), {
+    phase: 'Running',
+    expiresAt: '2025-01-01T00:20:00Z',
+    renewalsApplied: 0,
+    renewalsSeen: 1,
+  })
   t.hasStrict(conditionOf(world.status(WEB), 'RenewalAccepted'), { status: 'False', reason: 'PastDeadline' })
   await world.assertQuiet(t)
 })
@@ -134,8 +147,14 @@ t.test('Internal exposure: Running with the Service DNS name', async (t) => {
   await world.run(t)
   await world.settle(t)
   const host = `${PWN}.${NS}.svc.cluster.local`
-  t.hasStrict(world.status(PWN), { phase: 'Running', endpoint: { type: 'Internal', host, port: 1337, connection: `nc ${host} 1337` } })
-  t.equal((world.cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: PWN })?.spec as { type: string }).type, 'ClusterIP')
+  t.hasStrict(world.status(PWN), {
+    phase: 'Running',
+    endpoint: { type: 'Internal', host, port: 1337, connection: `nc ${host} 1337` },
+  })
+  t.equal(
+    (world.cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: PWN })?.spec as { type: string }).type,
+    'ClusterIP',
+  )
   await world.assertQuiet(t)
 })
 
@@ -147,80 +166,106 @@ t.test('a LoadBalancer that never gets an address ends in Error/StartupTimeout',
   await world.settle(t)
   t.hasStrict(world.status(PWN), { phase: 'Pending', reason: 'WaitingForEndpoint' })
   await world.advance(t, secondsUntil(world.cluster, '2025-01-01T00:02:00Z'))
-  t.hasStrict(world.status(PWN), { phase: 'Error', reason: 'StartupTimeout', message: 'The instance did not become ready within 120 seconds.' })
+  t.hasStrict(world.status(PWN), {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: 'The instance did not become ready within 120 seconds.',
+  })
   await world.assertQuiet(t)
 })
 
-t.test('the definition deleted under a running instance: Error/DefinitionNotFound, recovered when it is back', async (t) => {
-  const world = await startWorld(t)
-  const { cluster } = world
-  cluster.create(world.definition('web-login'))
-  cluster.create(world.challenge('web-login', 'alice'))
-  await world.run(t)
-  await world.settle(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running' })
-  cluster.advance(60)
-  cluster.delete({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })
-  await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Error', reason: 'DefinitionNotFound' })
-  await world.settle(t)
-  await world.settle(t)
-  t.strictSame(world.children(WEB), [], 'a world-problem Error has no workload')
-  cluster.advance(60)
-  cluster.create(world.definition('web-login'))
-  await world.run(t)
-  await world.settle(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running', reason: 'Ready' })
-  t.strictSame(world.children(WEB), webChildren(WEB))
-  await world.assertQuiet(t)
-})
+t.test(
+  'the definition deleted under a running instance: Error/DefinitionNotFound, recovered when it is back',
+  async (t) => {
+    const world = await startWorld(t)
+    const { cluster } = world
+    cluster.create(world.definition('web-login'))
+    cluster.create(world.challenge('web-login', 'alice'))
+    await world.run(t)
+    await world.settle(t)
+    t.hasStrict(world.status(WEB), { phase: 'Running' })
+    cluster.advance(60)
+    cluster.delete({
+      apiVersion: 'challenge-hooks.dev/v1alpha1',
+      kind: 'ChallengeDefinition',
+      namespace: NS,
+      name: 'web-login',
+    })
+    await world.run(t)
+    t.hasStrict(world.status(WEB), { phase: 'Error', reason: 'DefinitionNotFound' })
+    await world.settle(t)
+    await world.settle(t)
+    t.strictSame(world.children(WEB), [], 'a world-problem Error has no workload')
+    cluster.advance(60)
+    cluster.create(world.definition('web-login'))
+    await world.run(t)
+    await world.settle(t)
+    t.hasStrict(world.status(WEB), { phase: 'Running', reason: 'Ready' })
+    t.strictSame(world.children(WEB), webChildren(WEB))
+    await world.assertQuiet(t)
+  },
+)
 
 // World problems (re-checked every sync) recover when fixed, ConfigError included.
 
-t.test('Static flag: Error/ConfigError until the labelled flag Secret exists, then Running with its value', async (t) => {
-  const world = await startWorld(t)
-  const { cluster } = world
-  const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-static', key: 'flag' } }
-  cluster.create(world.definition('web-login', { flag }))
-  cluster.create(world.challenge('web-login', 'alice'))
-  await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Error', reason: 'ConfigError' })
-  t.match(world.status(WEB).message, /"web-login-static"/)
-  t.strictSame(world.children(WEB), [])
-  await world.assertQuiet(t)
+t.test(
+  'Static flag: Error/ConfigError until the labelled flag Secret exists, then Running with its value',
+  async (t) => {
+    const world = await startWorld(t)
+    const { cluster } = world
+    const flag = { mode: 'Static', staticSecretRef: { name: 'web-login-static', key: 'flag' } }
+    cluster.create(world.definition('web-login', { flag }))
+    cluster.create(world.challenge('web-login', 'alice'))
+    await world.run(t)
+    t.hasStrict(world.status(WEB), { phase: 'Error', reason: 'ConfigError' })
+    t.match(world.status(WEB).message, /"web-login-static"/)
+    t.strictSame(world.children(WEB), [])
+    await world.assertQuiet(t)
 
-  const value = Buffer.from('flag{static-for-everyone}').toString('base64')
-  cluster.create({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'web-login-static', namespace: NS, labels: { 'challenge-hooks.dev/definition': 'web-login' } },
-    data: { flag: value },
-  })
-  await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Pending', reason: 'Starting' }, 'the labelled Secret (a related object) wakes the Challenge')
-  await world.settle(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running' })
-  const secret = cluster.get({ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: `${WEB}-flag` })
-  t.equal((secret?.data as Record<string, string>).flag, value, 'the instance flag is the static one')
-  await world.assertQuiet(t)
-})
+    const value = Buffer.from('flag{static-for-everyone}').toString('base64')
+    cluster.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'web-login-static', namespace: NS, labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+      data: { flag: value },
+    })
+    await world.run(t)
+    t.hasStrict(
+      world.status(WEB),
+      { phase: 'Pending', reason: 'Starting' },
+      'the labelled Secret (a related object) wakes the Challenge',
+    )
+    await world.settle(t)
+    t.hasStrict(world.status(WEB), { phase: 'Running' })
+    const secret = cluster.get({ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: `${WEB}-flag` })
+    t.equal((secret?.data as Record<string, string>).flag, value, 'the instance flag is the static one')
+    await world.assertQuiet(t)
+  },
+)
 
-t.test('a parameter named like the flag variable: Error/ConfigError, recovered when the parameter is removed', async (t) => {
-  const world = await startWorld(t)
-  world.cluster.create(world.definition('web-login'))
-  world.cluster.create(world.challenge('web-login', 'alice', { parameters: { FLAG: 'flag{mine}' } }))
-  await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Error', reason: 'ConfigError', message: 'spec.parameters: FLAG is reserved for the flag.' })
-  t.strictSame(world.children(WEB), [])
-  t.notOk('finishedAt' in world.status(WEB), 'a world problem does not end the run')
-  await world.assertQuiet(t)
-  t.notOk('finishedAt' in world.status(WEB), 'nor does a second sync of the same world')
+t.test(
+  'a parameter named like the flag variable: Error/ConfigError, recovered when the parameter is removed',
+  async (t) => {
+    const world = await startWorld(t)
+    world.cluster.create(world.definition('web-login'))
+    world.cluster.create(world.challenge('web-login', 'alice', { parameters: { FLAG: 'flag{mine}' } }))
+    await world.run(t)
+    t.hasStrict(world.status(WEB), {
+      phase: 'Error',
+      reason: 'ConfigError',
+      message: 'spec.parameters: FLAG is reserved for the flag.',
+    })
+    t.strictSame(world.children(WEB), [])
+    t.notOk('finishedAt' in world.status(WEB), 'a world problem does not end the run')
+    await world.assertQuiet(t)
+    t.notOk('finishedAt' in world.status(WEB), 'nor does a second sync of the same world')
 
-  world.patchSpec(WEB, { parameters: { LEVEL: 'hard' } })
-  await world.run(t)
-  t.hasStrict(world.status(WEB), { phase: 'Pending', reason: 'Starting' })
-  t.strictSame(world.children(WEB), webChildren(WEB))
-  await world.settle(t)
-  t.hasStrict(world.status(WEB), { phase: 'Running' })
-  await world.assertQuiet(t)
-})
+    world.patchSpec(WEB, { parameters: { LEVEL: 'hard' } })
+    await world.run(t)
+    t.hasStrict(world.status(WEB), { phase: 'Pending', reason: 'Starting' })
+    t.strictSame(world.children(WEB), webChildren(WEB))
+    await world.settle(t)
+    t.hasStrict(world.status(WEB), { phase: 'Running' })
+    await world.assertQuiet(t)
+  },
+)

@@ -25,7 +25,12 @@ t.test('NodePort: Running with nc PUBLIC_HOST <nodePort>', async (t) => {
     phase: 'Running',
     reason: 'Ready',
     expiresAt: '2025-01-01T01:00:00Z',
-    endpoint: { type: 'NodePort', host: 'play.ctf.example.org', port: nodePort, connection: `nc play.ctf.example.org ${nodePort}` },
+    endpoint: {
+      type: 'NodePort',
+      host: 'play.ctf.example.org',
+      port: nodePort,
+      connection: `nc play.ctf.example.org ${nodePort}`,
+    },
   })
   t.notOk('url' in (status.endpoint as object), 'no url for a netcat endpoint')
   await world.assertQuiet(t)
@@ -40,11 +45,18 @@ t.test('LoadBalancer: Pending/WaitingForEndpoint until the address is allocated,
   cluster.setLoadBalancerReady(NS, NAME, false)
   await world.run(t)
   t.strictSame(world.children(NAME), netcatChildren(NAME))
-  t.equal((cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: NAME })?.spec as { type: string }).type, 'LoadBalancer')
+  t.equal(
+    (cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: NAME })?.spec as { type: string }).type,
+    'LoadBalancer',
+  )
 
   await world.settle(t)
   const waiting = world.status(NAME)
-  t.hasStrict(waiting, { phase: 'Pending', reason: 'WaitingForEndpoint', message: 'The instance is ready; waiting for its address.' })
+  t.hasStrict(waiting, {
+    phase: 'Pending',
+    reason: 'WaitingForEndpoint',
+    message: 'The instance is ready; waiting for its address.',
+  })
   t.notOk('endpoint' in waiting)
   t.notOk('startedAt' in waiting, 'the play time has not started')
   t.hasStrict(conditionOf(waiting, 'WorkloadReady'), { status: 'True' })
@@ -57,7 +69,8 @@ t.test('LoadBalancer: Pending/WaitingForEndpoint until the address is allocated,
   cluster.setLoadBalancerReady(NS, NAME, true)
   await world.settle(t)
   const service = cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: NAME })
-  const ip = (service?.status as { loadBalancer: { ingress: Array<{ ip: string }> } }).loadBalancer.ingress[0]?.ip as string
+  const ip = (service?.status as { loadBalancer: { ingress: Array<{ ip: string }> } }).loadBalancer.ingress[0]
+    ?.ip as string
   t.match(ip, /^203\.0\.113\.\d+$/)
   t.hasStrict(world.status(NAME), {
     phase: 'Running',

@@ -22,61 +22,75 @@ async function tornDown(t: Test, world: World, name: string): Promise<number> {
     await world.settle(t)
     if (world.children(name).length === 0 && world.pods(name).length === 0) return round
   }
-  t.fail(`${name}: children left after 5 settle rounds: ${world.children(name).join(', ')} ${world.pods(name).join(', ')}`)
+  t.fail(
+    `${name}: children left after 5 settle rounds: ${world.children(name).join(', ')} ${world.pods(name).join(', ')}`,
+  )
   return Infinity
 }
 
-t.test('image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout at the startup timeout; Error is sticky', async (t) => {
-  const world = await failing(t, 'imagePull')
-  const { cluster, sim } = world
-  await world.settle(t)
-  const pulling = world.status(NAME)
-  t.hasStrict(pulling, {
-    phase: 'Pending',
-    reason: 'ImagePullBackOff',
-    message: 'The image of container echo cannot be pulled yet; retrying.',
-    admittedAt: '2025-01-01T00:00:00Z',
-  })
-  t.notOk('startedAt' in pulling)
-  t.strictSame(world.children(NAME), netcatChildren(NAME), 'a transient problem keeps the workload')
-  await world.settle(t)
-  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'ErrImagePull became ImagePullBackOff: same reason')
-  await world.assertQuiet(t)
+t.test(
+  'image pull failing: Pending/ImagePullBackOff, then Error/StartupTimeout at the startup timeout; Error is sticky',
+  async (t) => {
+    const world = await failing(t, 'imagePull')
+    const { cluster, sim } = world
+    await world.settle(t)
+    const pulling = world.status(NAME)
+    t.hasStrict(pulling, {
+      phase: 'Pending',
+      reason: 'ImagePullBackOff',
+      message: 'The image of container echo cannot be pulled yet; retrying.',
+      admittedAt: '2025-01-01T00:00:00Z',
+    })
+    t.notOk('startedAt' in pulling)
+    t.strictSame(world.children(NAME), netcatChildren(NAME), 'a transient problem keeps the workload')
+    await world.settle(t)
+    t.hasStrict(
+      world.status(NAME),
+      { phase: 'Pending', reason: 'ImagePullBackOff' },
+      'ErrImagePull became ImagePullBackOff: same reason',
+    )
+    await world.assertQuiet(t)
 
-  // pwn-echo's startupTimeoutSeconds is 120, counted from admittedAt.
-  const deadline = '2025-01-01T00:02:00Z'
-  t.ok(sim.scheduledAt(NS, NAME), 'a resync is scheduled for the startup deadline')
-  t.ok((sim.scheduledAt(NS, NAME) as Date).getTime() <= Date.parse(deadline))
-  await world.advance(t, secondsUntil(cluster, deadline) - 1)
-  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'ImagePullBackOff' }, 'one second before: still Pending')
-  await world.advance(t, 1)
-  const timedOut = world.status(NAME)
-  t.hasStrict(timedOut, {
-    phase: 'Error',
-    reason: 'StartupTimeout',
-    message: 'The instance did not become ready within 120 seconds. The image of container echo cannot be pulled yet; retrying.',
-    finishedAt: deadline,
-  })
-  t.notOk('expiresAt' in timedOut)
-  t.strictSame(
-    world.children(NAME),
-    [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
-    'the Service went first and the pod is terminating; the guards wait for it',
-  )
-  t.equal(await tornDown(t, world, NAME), 1, 'the kubelet ends the pod in one settle step, then the guards go')
-  t.strictSame(world.children(NAME), [])
-  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
-  t.notOk('flagSecretRef' in world.status(NAME), 'no flag Secret, no reference to it')
-  await world.assertQuiet(t)
+    // pwn-echo's startupTimeoutSeconds is 120, counted from admittedAt.
+    const deadline = '2025-01-01T00:02:00Z'
+    t.ok(sim.scheduledAt(NS, NAME), 'a resync is scheduled for the startup deadline')
+    t.ok((sim.scheduledAt(NS, NAME) as Date).getTime() <= Date.parse(deadline))
+    await world.advance(t, secondsUntil(cluster, deadline) - 1)
+    t.hasStrict(
+      world.status(NAME),
+      { phase: 'Pending', reason: 'ImagePullBackOff' },
+      'one second before: still Pending',
+    )
+    await world.advance(t, 1)
+    const timedOut = world.status(NAME)
+    t.hasStrict(timedOut, {
+      phase: 'Error',
+      reason: 'StartupTimeout',
+      message:
+        'The instance did not become ready within 120 seconds. The image of container echo cannot be pulled yet; retrying.',
+      finishedAt: deadline,
+    })
+    t.notOk('expiresAt' in timedOut)
+    t.strictSame(
+      world.children(NAME),
+      [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
+      'the Service went first and the pod is terminating; the guards wait for it',
+    )
+    t.equal(await tornDown(t, world, NAME), 1, 'the kubelet ends the pod in one settle step, then the guards go')
+    t.strictSame(world.children(NAME), [])
+    t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
+    t.notOk('flagSecretRef' in world.status(NAME), 'no flag Secret, no reference to it')
+    await world.assertQuiet(t)
 
-  // The image is fixed: the Error stays (a run-ending Error needs a restart), and costs nothing.
-  cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
-  await world.settle(t)
-  await world.advance(t, 3600)
-  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
-  t.strictSame(world.children(NAME), [])
-  await world.assertQuiet(t)
-})
+    // The image is fixed: the Error stays (a run-ending Error needs a restart), and costs nothing.
+    cluster.setPodFailure({ namespace: NS, workload: NAME }, 'none')
+    await world.settle(t)
+    await world.advance(t, 3600)
+    t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'StartupTimeout', finishedAt: deadline })
+    t.strictSame(world.children(NAME), [])
+    await world.assertQuiet(t)
+  },
+)
 
 t.test('crash loop: Pending while the container restarts, Error/CrashLoopBackOff at three restarts', async (t) => {
   const world = await failing(t, 'crashLoop')
@@ -85,7 +99,12 @@ t.test('crash loop: Pending while the container restarts, Error/CrashLoopBackOff
   await world.settle(t)
   t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'Starting' })
   await world.settle(t)
-  t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff', message: 'Container echo keeps crashing.', finishedAt: '2025-01-01T00:00:00Z' })
+  t.hasStrict(world.status(NAME), {
+    phase: 'Error',
+    reason: 'CrashLoopBackOff',
+    message: 'Container echo keeps crashing.',
+    finishedAt: '2025-01-01T00:00:00Z',
+  })
   t.ok((await tornDown(t, world, NAME)) <= 3)
   t.hasStrict(world.status(NAME), { phase: 'Error', reason: 'CrashLoopBackOff' })
   await world.assertQuiet(t)
@@ -97,7 +116,11 @@ t.test('a running instance that starts crashing ends in Error/CrashLoopBackOff',
   t.hasStrict(world.status(NAME), { phase: 'Running' })
   world.cluster.setPodFailure({ namespace: NS, workload: NAME }, 'crashLoop')
   await world.settle(t)
-  t.hasStrict(world.status(NAME), { phase: 'Pending', reason: 'Starting', startedAt: '2025-01-01T00:00:00Z' }, 'not ready: no endpoint shown')
+  t.hasStrict(
+    world.status(NAME),
+    { phase: 'Pending', reason: 'Starting', startedAt: '2025-01-01T00:00:00Z' },
+    'not ready: no endpoint shown',
+  )
   t.notOk('endpoint' in world.status(NAME))
   await world.settle(t)
   await world.settle(t)
@@ -165,38 +188,58 @@ t.test('definition missing: Error/DefinitionNotFound without children; creating 
   await world.assertQuiet(t)
 })
 
-t.test('a namespace that would refuse the pod: Error/PodRefused before any pod, a restart after the fix runs', async (t) => {
-  const world = await startWorld(t)
-  const { cluster } = world
-  const name = 'pwn-echo-u-alice'
-  const namespace = cluster.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } })
-  cluster.create(world.definition('pwn-echo', { security: { profile: 'Baseline' } }))
-  cluster.create(world.challenge('pwn-echo', 'alice'))
-  await world.run(t)
-  t.hasStrict(world.status(name), {
-    phase: 'Error',
-    reason: 'PodRefused',
-    message: `The namespace ${NS} enforces Pod Security "restricted", which the definition's Baseline profile does not meet: use security.profile Restricted, or label the namespace pod-security.kubernetes.io/enforce=baseline.`,
-  })
-  t.strictSame(world.children(name), [], 'nothing is created')
-  t.strictSame(world.pods(name), [])
+t.test(
+  'a namespace that would refuse the pod: Error/PodRefused before any pod, a restart after the fix runs',
+  async (t) => {
+    const world = await startWorld(t)
+    const { cluster } = world
+    const name = 'pwn-echo-u-alice'
+    const namespace = cluster.create({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    })
+    cluster.create(world.definition('pwn-echo', { security: { profile: 'Baseline' } }))
+    cluster.create(world.challenge('pwn-echo', 'alice'))
+    await world.run(t)
+    t.hasStrict(world.status(name), {
+      phase: 'Error',
+      reason: 'PodRefused',
+      message: `The namespace ${NS} enforces Pod Security "restricted", which the definition's Baseline profile does not meet: use security.profile Restricted, or label the namespace pod-security.kubernetes.io/enforce=baseline.`,
+    })
+    t.strictSame(world.children(name), [], 'nothing is created')
+    t.strictSame(world.pods(name), [])
 
-  // The operator relabels the namespace: the Error stays (it ended the run) until the player restarts.
-  cluster.update({ ...namespace, metadata: { ...namespace.metadata, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } } })
-  t.strictSame(world.sim.pending(), [`${NS}/${name}`], 'the Namespace (a related object) wakes the Challenge')
-  await world.run(t)
-  t.hasStrict(world.status(name), { phase: 'Error', reason: 'PodRefused' })
-  world.patchSpec(name, { restarts: 1 })
-  await world.run(t)
-  await world.settle(t)
-  t.hasStrict(world.status(name), { phase: 'Running', reason: 'Ready', run: 1 })
+    // The operator relabels the namespace: the Error stays (it ended the run) until the player restarts.
+    cluster.update({
+      ...namespace,
+      metadata: { ...namespace.metadata, labels: { 'pod-security.kubernetes.io/enforce': 'baseline' } },
+    })
+    t.strictSame(world.sim.pending(), [`${NS}/${name}`], 'the Namespace (a related object) wakes the Challenge')
+    await world.run(t)
+    t.hasStrict(world.status(name), { phase: 'Error', reason: 'PodRefused' })
+    world.patchSpec(name, { restarts: 1 })
+    await world.run(t)
+    await world.settle(t)
+    t.hasStrict(world.status(name), { phase: 'Running', reason: 'Ready', run: 1 })
 
-  // A LimitRange that the next run's pod would break.
-  cluster.create({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'small', namespace: NS }, spec: { limits: [{ type: 'Container', max: { memory: '128Mi' } }] } })
-  world.patchSpec(name, { restarts: 2 })
-  await world.run(t)
-  t.hasStrict(world.status(name), { phase: 'Error', reason: 'PodRefused', run: 2, message: `The namespace's LimitRange "small" refuses the pod: container echo's memory limit is above the maximum 128Mi.` })
-  await world.settle(t)
-  t.strictSame(world.pods(name), [], "the earlier run's pod is gone")
-  await world.assertQuiet(t)
-})
+    // A LimitRange that the next run's pod would break.
+    cluster.create({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'small', namespace: NS },
+      spec: { limits: [{ type: 'Container', max: { memory: '128Mi' } }] },
+    })
+    world.patchSpec(name, { restarts: 2 })
+    await world.run(t)
+    t.hasStrict(world.status(name), {
+      phase: 'Error',
+      reason: 'PodRefused',
+      run: 2,
+      message: `The namespace's LimitRange "small" refuses the pod: container echo's memory limit is above the maximum 128Mi.`,
+    })
+    await world.settle(t)
+    t.strictSame(world.pods(name), [], "the earlier run's pod is gone")
+    await world.assertQuiet(t)
+  },
+)

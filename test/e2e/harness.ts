@@ -54,7 +54,9 @@ function yamlDocuments(file: string): Json[] {
 }
 
 /** The CompositeController exactly as manifests/compositecontroller.yaml declares it. */
-export const compositeController = yamlDocuments('manifests/compositecontroller.yaml')[0] as unknown as CompositeController
+export const compositeController = yamlDocuments(
+  'manifests/compositecontroller.yaml',
+)[0] as unknown as CompositeController
 export const challengeCrd = yamlDocuments('manifests/crds/challenges.yaml')[0] as unknown as KubeObject
 export const definitionCrd = yamlDocuments('manifests/crds/challengedefinitions.yaml')[0] as unknown as KubeObject
 
@@ -62,7 +64,14 @@ export { example, type ExampleName }
 
 /** A Challenge as a platform creates it (test/helpers/world.ts builds it), for the simulated cluster to store. */
 export function challenge(definition: string, owner: string, spec: Json = {}, name?: string): KubeObject {
-  return buildChallenge({ as: 'created', namespace: NS, definition, owner, spec, ...(name === undefined ? {} : { name }) }) as KubeObject
+  return buildChallenge({
+    as: 'created',
+    namespace: NS,
+    definition,
+    owner,
+    spec,
+    ...(name === undefined ? {} : { name }),
+  }) as KubeObject
 }
 
 export function challengeRef(name: string): ObjectRef {
@@ -145,12 +154,20 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
   cluster.registerCRD(challengeCrd)
   cluster.registerCRD(definitionCrd)
   const components = options.components ?? []
-  const [manifest] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [CompositeController]
+  const [manifest] = withComponents([compositeController as unknown as ManifestObject], components) as unknown as [
+    CompositeController,
+  ]
   // Stored first, as `kubectl apply` stores it: Metacontroller hands the hooks the stored object (uid, resourceVersion, ...).
   const controller = cluster.create(manifest as unknown as KubeObject, 'kubectl') as unknown as CompositeController
   // The simulated cluster programs no data path, and its clock moves only when a test moves it: no settle time
   // (ENDPOINT_SETTLE_MS) unless a test asks for one.
-  const config = loadConfig({ HOOK_TOKEN: TOKEN, ...TEST_ENV, ENDPOINT_SETTLE_MS: '0', ...componentSettings(components), ...options.env })
+  const config = loadConfig({
+    HOOK_TOKEN: TOKEN,
+    ...TEST_ENV,
+    ENDPOINT_SETTLE_MS: '0',
+    ...componentSettings(components),
+    ...options.env,
+  })
   const app = await buildApp(config, { logger: false, now: () => cluster.now() })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
@@ -163,7 +180,10 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
       return response
     },
   }
-  const simOptions = { ...(options.hookVersion ? { hookVersion: options.hookVersion } : {}), ...(options.etag === undefined ? {} : { etag: options.etag }) }
+  const simOptions = {
+    ...(options.hookVersion ? { hookVersion: options.hookVersion } : {}),
+    ...(options.etag === undefined ? {} : { etag: options.etag }),
+  }
   const sim = new Simulator(controller, cluster, transport, simOptions)
   t.teardown(async () => {
     sim.close()
@@ -174,7 +194,10 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
     const uid = cluster.get(challengeRef(name))?.metadata.uid
     return cluster
       .all()
-      .filter((object) => uid !== undefined && (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid && ref.controller))
+      .filter(
+        (object) =>
+          uid !== undefined && (object.metadata.ownerReferences ?? []).some((ref) => ref.uid === uid && ref.controller),
+      )
   }
   const world: World = {
     cluster,
@@ -186,7 +209,10 @@ export async function startWorld(t: TestLike, options: WorldOptions = {}): Promi
     challenge,
     get: (name) => cluster.get(challengeRef(name)),
     status: (name) => (cluster.get(challengeRef(name))?.status ?? {}) as Json,
-    children: (name) => owned(name).map((object) => `${object.kind}/${object.metadata.name}`).sort(),
+    children: (name) =>
+      owned(name)
+        .map((object) => `${object.kind}/${object.metadata.name}`)
+        .sort(),
     pods: (name) =>
       cluster
         .list('v1', 'Pod', NS)
@@ -257,7 +283,14 @@ export function deletedBy(result: SyncResult): string[] {
 
 /** The children of a web (HTTP) instance `<p>`, sorted as World.children returns them. */
 export function webChildren(p: string): string[] {
-  return [`Ingress/${p}`, `NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Pod/${p}`, `Secret/${p}-flag`, `Service/${p}`]
+  return [
+    `Ingress/${p}`,
+    `NetworkPolicy/${p}-expose`,
+    `NetworkPolicy/${p}-isolate`,
+    `Pod/${p}`,
+    `Secret/${p}-flag`,
+    `Service/${p}`,
+  ]
 }
 
 /** The children of a NodePort / LoadBalancer instance `<p>` (no Ingress). */

@@ -26,16 +26,28 @@ t.test('the largest valid definition and Challenge run; requests and children st
 
   const definitionBytes = Buffer.byteLength(JSON.stringify(spec))
   t.ok(definitionBytes > 100_000, `the definition is as large as the bounds allow (${definitionBytes} bytes)`)
-  const requests = syncsOf(world.sim, NAME).flatMap((result) => (result.request === undefined ? [] : [Buffer.byteLength(JSON.stringify(result.request))]))
+  const requests = syncsOf(world.sim, NAME).flatMap((result) =>
+    result.request === undefined ? [] : [Buffer.byteLength(JSON.stringify(result.request))],
+  )
   const largest = Math.max(...requests)
   t.ok(largest < BODY_LIMIT / 4, `largest sync request ${largest} bytes: under a quarter of BODY_LIMIT`)
   const deployment = world.cluster.list('v1', 'Pod', definition.metadata.namespace)[0]
-  const lastApplied = Buffer.byteLength(deployment?.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? '')
+  const lastApplied = Buffer.byteLength(
+    deployment?.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? '',
+  )
   t.ok(lastApplied > 100_000, `the Pod's last-applied configuration is measured (${lastApplied} bytes)`)
-  t.ok(lastApplied < ANNOTATIONS_LIMIT * 0.75, `it is ${lastApplied} bytes: under three quarters of the 256 KiB annotations limit`)
+  t.ok(
+    lastApplied < ANNOTATIONS_LIMIT * 0.75,
+    `it is ${lastApplied} bytes: under three quarters of the 256 KiB annotations limit`,
+  )
   const deploymentBytes = Buffer.byteLength(JSON.stringify(deployment))
-  t.ok(deploymentBytes < ETCD_OBJECT_LIMIT / 2, `the stored Pod is ${deploymentBytes} bytes: under half of etcd's 1.5 MiB per object`)
-  t.comment(`definition ${definitionBytes} B, largest sync request ${largest} B, Pod ${deploymentBytes} B (last-applied ${lastApplied} B)`)
+  t.ok(
+    deploymentBytes < ETCD_OBJECT_LIMIT / 2,
+    `the stored Pod is ${deploymentBytes} bytes: under half of etcd's 1.5 MiB per object`,
+  )
+  t.comment(
+    `definition ${definitionBytes} B, largest sync request ${largest} B, Pod ${deploymentBytes} B (last-applied ${lastApplied} B)`,
+  )
 })
 
 t.test('one character (or variable) over a total is refused with the field named', async (t) => {
@@ -47,21 +59,38 @@ t.test('one character (or variable) over a total is refused with the field named
     return resolveDefinition('largest', spec)
   }
   t.equal(resolveDefinition('largest', largestDefinitionSpec()).found, true, 'at the bounds: accepted')
-  t.hasStrict(over((c) => (c.args[0] += 'x')), {
-    found: false,
-    reason: 'DefinitionInvalid',
-    message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: command and args of all containers together must be at most ${Bounds.podText} characters, got ${Bounds.podText + 1}.`,
-  })
-  t.hasStrict(over((c) => (c.env[0].value += 'x')), {
-    found: false,
-    message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${Bounds.podText + 1}.`,
-  })
-  t.hasStrict(over((c) => c.env.push({ name: 'ONE_MORE' })), {
-    found: false,
-    message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${Bounds.podEnvItems + 1}.`,
-  })
-  t.match(over((c) => c.args.push('x')), { found: false, message: /spec\.pod\.containers\/3\/args|spec\.pod\.containers\[3\]\.args/ }, 'one item too many')
-  t.match(over((c) => (c.readinessProbe.httpGet.path += 'x')), { found: false, message: /readinessProbe.*path/ }, 'the probe path')
+  t.hasStrict(
+    over((c) => (c.args[0] += 'x')),
+    {
+      found: false,
+      reason: 'DefinitionInvalid',
+      message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: command and args of all containers together must be at most ${Bounds.podText} characters, got ${Bounds.podText + 1}.`,
+    },
+  )
+  t.hasStrict(
+    over((c) => (c.env[0].value += 'x')),
+    {
+      found: false,
+      message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${Bounds.podText + 1}.`,
+    },
+  )
+  t.hasStrict(
+    over((c) => c.env.push({ name: 'ONE_MORE' })),
+    {
+      found: false,
+      message: `ChallengeDefinition "largest" is invalid: spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${Bounds.podEnvItems + 1}.`,
+    },
+  )
+  t.match(
+    over((c) => c.args.push('x')),
+    { found: false, message: /spec\.pod\.containers\/3\/args|spec\.pod\.containers\[3\]\.args/ },
+    'one item too many',
+  )
+  t.match(
+    over((c) => (c.readinessProbe.httpGet.path += 'x')),
+    { found: false, message: /readinessProbe.*path/ },
+    'the probe path',
+  )
 })
 
 t.test('parameters over their total: Error / ConfigError naming the field, the definition untouched', async (t) => {

@@ -72,15 +72,33 @@ t.test('v1 and v2 hooks, with and without ETags, produce the same cluster state 
   sameJson(t, plain.snapshots, v1.snapshots, 'with and without ETags: the same objects at every checkpoint')
   // The requests did differ: v2 keys children by namespace/name.
   const child = (world: World) =>
-    world.sim.history.find((result) => result.parent.name === 'web-login-u-alice' && Object.keys(result.request?.children['Secret.v1'] ?? {}).length > 0)?.request?.children['Secret.v1']
+    world.sim.history.find(
+      (result) =>
+        result.parent.name === 'web-login-u-alice' &&
+        Object.keys(result.request?.children['Secret.v1'] ?? {}).length > 0,
+    )?.request?.children['Secret.v1']
   t.strictSame(Object.keys(child(v1.world) ?? {}), ['web-login-u-alice-flag'], 'v1: keyed by name')
   t.strictSame(Object.keys(child(v2.world) ?? {}), [`${NS}/web-login-u-alice-flag`], 'v2: keyed by namespace/name')
-  t.strictSame(v1.snapshots.at(-1)?.map((object) => object.kind).sort(), ['ChallengeDefinition', 'ChallengeDefinition', 'CompositeController'], 'everything else is gone')
+  t.strictSame(
+    v1.snapshots
+      .at(-1)
+      ?.map((object) => object.kind)
+      .sort(),
+    ['ChallengeDefinition', 'ChallengeDefinition', 'CompositeController'],
+    'everything else is gone',
+  )
 
   const notModified = v1.world.calls.filter((call) => call.statusCode === 304)
   t.ok(notModified.length > 0, `${notModified.length} answers were 304`)
-  t.ok(notModified.every((call) => call.ifNoneMatch && call.hook === 'sync'), 'only sync, and only to a request carrying If-None-Match')
-  t.equal(plain.world.calls.filter((call) => call.statusCode === 304 || call.ifNoneMatch).length, 0, 'no ETags when disabled')
+  t.ok(
+    notModified.every((call) => call.ifNoneMatch && call.hook === 'sync'),
+    'only sync, and only to a request carrying If-None-Match',
+  )
+  t.equal(
+    plain.world.calls.filter((call) => call.statusCode === 304 || call.ifNoneMatch).length,
+    0,
+    'no ETags when disabled',
+  )
 })
 
 t.test('ETag on: an unchanged re-sync is answered 304 and writes nothing', async (t) => {
@@ -102,7 +120,11 @@ t.test('ETag on: an unchanged re-sync is answered 304 and writes nothing', async
 t.test('the hook server behind the simulator requires the bearer token', async (t) => {
   const world = await startWorld(t)
   const call = (headers: Record<string, string>) =>
-    fetch(`${world.url}/sync`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' })
+    fetch(`${world.url}/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: '{}',
+    })
   t.equal((await call({})).status, 401, 'no token: 401')
   t.equal((await call({ authorization: 'Bearer wrong' })).status, 401, 'a wrong token: 401')
   t.equal((await call({ authorization: `Bearer ${TOKEN}` })).status, 400, 'the right token gets as far as validation')

@@ -10,7 +10,15 @@ type Loose = Record<string, unknown>
 
 const SYNC_KEYS = new Set(['status', 'children', 'resyncAfterSeconds', 'finalized'])
 /** Metacontroller owns these; a child that carries them is refused or fights the controller. */
-const SYSTEM_METADATA = ['uid', 'resourceVersion', 'ownerReferences', 'managedFields', 'creationTimestamp', 'deletionTimestamp', 'generation']
+const SYSTEM_METADATA = [
+  'uid',
+  'resourceVersion',
+  'ownerReferences',
+  'managedFields',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'generation',
+]
 const INTEGER_FIELDS = ['run', 'renewalsSeen', 'renewalsApplied']
 
 function isObject(value: unknown): value is Loose {
@@ -56,15 +64,19 @@ function childProblems(child: unknown, index: number, request: unknown): string[
   const where = `children[${index}] ${String(child.kind)} ${String(name)}`
   const observed = observedCopies(request, child.kind, name)
   const problems: string[] = []
-  const missing = (object: Loose, field: 'apiVersion' | 'kind') => typeof object[field] !== 'string' || object[field] === ''
+  const missing = (object: Loose, field: 'apiVersion' | 'kind') =>
+    typeof object[field] !== 'string' || object[field] === ''
   for (const field of ['apiVersion', 'kind'] as const) {
     if (missing(child, field) && !observed.some((copy) => missing(copy, field))) problems.push(`${where}: no ${field}`)
   }
   if (typeof name !== 'string' || name === '') problems.push(`${where}: no metadata.name`)
-  else for (const field of SYSTEM_METADATA) if (field in (metadata as Loose)) problems.push(`${where}: carries metadata.${field}`)
+  else
+    for (const field of SYSTEM_METADATA)
+      if (field in (metadata as Loose)) problems.push(`${where}: carries metadata.${field}`)
   if ('status' in child) problems.push(`${where}: carries status`)
   const invalid = modelProblem(child)
-  if (invalid !== undefined && !observed.some((copy) => modelProblem(copy) !== undefined)) problems.push(`${where}: ${invalid}`)
+  if (invalid !== undefined && !observed.some((copy) => modelProblem(copy) !== undefined))
+    problems.push(`${where}: ${invalid}`)
   return problems
 }
 
@@ -73,15 +85,18 @@ function statusProblems(status: unknown, children: unknown[]): string[] {
   const problems = validateAgainstCrd('Challenge', status, { at: 'status' }).map((error) => `status${error}`)
   for (const field of INTEGER_FIELDS) {
     // The CRD says integer; the API server stores int64, and the hook reads back only safe integers.
-    if (!Number.isSafeInteger(status[field])) problems.push(`status.${field} is ${JSON.stringify(status[field])}, not a safe integer`)
+    if (!Number.isSafeInteger(status[field]))
+      problems.push(`status.${field} is ${JSON.stringify(status[field])}, not a safe integer`)
   }
   const types = Array.isArray(status.conditions) ? status.conditions.map((each: Loose) => each.type) : []
-  if (new Set(types).size !== types.length) problems.push(`status.conditions repeat a type (a list-map keyed by type): ${types.join(',')}`)
+  if (new Set(types).size !== types.length)
+    problems.push(`status.conditions repeat a type (a list-map keyed by type): ${types.join(',')}`)
   const text = JSON.stringify(status)
   for (const child of children) {
     const flag = isObject(child) && child.kind === 'Secret' && isObject(child.data) ? child.data.flag : undefined
     if (typeof flag !== 'string' || flag === '') continue
-    if (text.includes(flag) || text.includes(Buffer.from(flag, 'base64').toString('utf8'))) problems.push('status contains the flag')
+    if (text.includes(flag) || text.includes(Buffer.from(flag, 'base64').toString('utf8')))
+      problems.push('status contains the flag')
   }
   return problems
 }
@@ -100,26 +115,34 @@ export function answerProblems(url: string, statusCode: number, body: string, re
   if (!isObject(parsed)) return [`200 that is not a JSON object: ${body.slice(0, 300)}`]
   if (url === '/customize') {
     const rules = parsed.relatedResources
-    if (Object.keys(parsed).join() !== 'relatedResources' || !Array.isArray(rules)) return ['customize answer is not {relatedResources: [...]}']
+    if (Object.keys(parsed).join() !== 'relatedResources' || !Array.isArray(rules))
+      return ['customize answer is not {relatedResources: [...]}']
     return rules.flatMap((rule: unknown, index) =>
-      isObject(rule) && typeof rule.apiVersion === 'string' && typeof rule.resource === 'string' ? [] : [`relatedResources[${index}] is malformed`],
+      isObject(rule) && typeof rule.apiVersion === 'string' && typeof rule.resource === 'string'
+        ? []
+        : [`relatedResources[${index}] is malformed`],
     )
   }
   const problems: string[] = []
   const extra = Object.keys(parsed).filter((key) => !SYNC_KEYS.has(key))
   if (extra.length > 0) problems.push(`top-level fields ${extra.join(', ')} (v2 strict unmarshalling refuses them)`)
-  if (!Array.isArray(parsed.children)) return [...problems, 'children is not an array (Metacontroller would delete every child)']
+  if (!Array.isArray(parsed.children))
+    return [...problems, 'children is not an array (Metacontroller would delete every child)']
   problems.push(...parsed.children.flatMap((child: unknown, index) => childProblems(child, index, request)))
   problems.push(...statusProblems(parsed.status, parsed.children))
   // finalized answers a finalizing call, whichever URL it came to (one URL may serve both hooks), and nothing else.
   const finalizing = isObject(request) && request.finalizing === true
   if ('finalized' in parsed !== finalizing || ('finalized' in parsed && typeof parsed.finalized !== 'boolean')) {
-    problems.push(`finalized ${String(parsed.finalized)} from ${url} to a call with finalizing ${String(isObject(request) && request.finalizing)}`)
+    problems.push(
+      `finalized ${String(parsed.finalized)} from ${url} to a call with finalizing ${String(isObject(request) && request.finalizing)}`,
+    )
   }
-  if (finalizing && isObject(parsed.status) && parsed.status.phase !== 'Terminating') problems.push(`phase ${String(parsed.status.phase)} while finalizing`)
+  if (finalizing && isObject(parsed.status) && parsed.status.phase !== 'Terminating')
+    problems.push(`phase ${String(parsed.status.phase)} while finalizing`)
   if ('resyncAfterSeconds' in parsed) {
     const seconds = parsed.resyncAfterSeconds
-    if (typeof seconds !== 'number' || !(seconds > 0) || !Number.isFinite(seconds)) problems.push(`resyncAfterSeconds ${String(seconds)}`)
+    if (typeof seconds !== 'number' || !(seconds > 0) || !Number.isFinite(seconds))
+      problems.push(`resyncAfterSeconds ${String(seconds)}`)
   }
   return problems
 }

@@ -24,13 +24,21 @@ interface Answer {
 }
 
 async function ask(app: FastifyInstance, url: string, body: unknown): Promise<Answer> {
-  const response = await app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+  const response = await app.inject({
+    method: 'POST',
+    url,
+    payload: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  })
   if (response.statusCode !== 200) return { statusCode: response.statusCode, body: response.body }
   const parsed = JSON.parse(response.body) as { status: Answer['status']; children: KubeObject[] }
   return { statusCode: 200, body: response.body, status: parsed.status, children: parsed.children }
 }
 
-type Request = { related: Record<string, Record<string, KubeObject>>; children: Record<string, Record<string, KubeObject>> }
+type Request = {
+  related: Record<string, Record<string, KubeObject>>
+  children: Record<string, Record<string, KubeObject>>
+}
 const PODS = 'Pod.v1'
 
 /** The request with the observed Pod changed by `change` (removed when it returns undefined); undefined without a Pod. */
@@ -45,29 +53,40 @@ function withPod(body: Json, change: (pod: KubeObject) => KubeObject | undefined
   return request
 }
 
-const waiting = (name: string, reason: string) => ({ name, ready: false, restartCount: 0, state: { waiting: { reason } } })
+const waiting = (name: string, reason: string) => ({
+  name,
+  ready: false,
+  restartCount: 0,
+  state: { waiting: { reason } },
+})
 const live = world.filter((w: World) => !w.deleting)
 
-t.test('a terminating pod counts as no pod: its problems never become the instance\'s', async (t) => {
+t.test("a terminating pod counts as no pod: its problems never become the instance's", async (t) => {
   const app = await buildTestApp(t)
   let compared = 0
   await fc.assert(
-    fc.asyncProperty(live, fc.constantFrom('CrashLoopBackOff', 'InvalidImageName', 'ImagePullBackOff', 'CreateContainerConfigError'), async (w, reason) => {
-      const { url, body } = requestFor(w)
-      const without = withPod(body, () => undefined)
-      const terminating = withPod(body, (pod) => ({
-        ...pod,
-        metadata: { ...pod.metadata, deletionTimestamp: '2026-11-22T11:59:50Z' },
-        status: { phase: 'Running', containerStatuses: [{ ...waiting('web', reason), restartCount: 9 }] },
-      }))
-      if (without === undefined || terminating === undefined) return
-      const [gone, dying] = [await ask(app, url, without), await ask(app, url, terminating)]
-      if (gone.statusCode !== 200) return
-      compared += 1
-      if (dying.status?.phase !== gone.status?.phase || dying.status?.reason !== gone.status?.reason) {
-        throw new Error(`no pod gives ${gone.status?.phase}/${gone.status?.reason}, a terminating ${reason} pod ${dying.status?.phase}/${dying.status?.reason}`)
-      }
-    }),
+    fc.asyncProperty(
+      live,
+      fc.constantFrom('CrashLoopBackOff', 'InvalidImageName', 'ImagePullBackOff', 'CreateContainerConfigError'),
+      async (w, reason) => {
+        const { url, body } = requestFor(w)
+        const without = withPod(body, () => undefined)
+        const terminating = withPod(body, (pod) => ({
+          ...pod,
+          metadata: { ...pod.metadata, deletionTimestamp: '2026-11-22T11:59:50Z' },
+          status: { phase: 'Running', containerStatuses: [{ ...waiting('web', reason), restartCount: 9 }] },
+        }))
+        if (without === undefined || terminating === undefined) return
+        const [gone, dying] = [await ask(app, url, without), await ask(app, url, terminating)]
+        if (gone.statusCode !== 200) return
+        compared += 1
+        if (dying.status?.phase !== gone.status?.phase || dying.status?.reason !== gone.status?.reason) {
+          throw new Error(
+            `no pod gives ${gone.status?.phase}/${gone.status?.reason}, a terminating ${reason} pod ${dying.status?.phase}/${dying.status?.reason}`,
+          )
+        }
+      },
+    ),
     { seed: SEED, numRuns: runs(200) },
   )
   t.ok(compared > runs(200) / 2, `${compared} worlds compared`)
@@ -97,7 +116,9 @@ t.test('a fatal pod problem outranks a transient one, whichever container has it
       const pair = [waiting('web', 'ImagePullBackOff'), waiting('sidecar', 'InvalidImageName')]
       const both = await ask(app, url, withPod(body, pending(fatalFirst ? pair.reverse() : pair)))
       if (both.status?.phase !== 'Error' || both.status.reason !== 'InvalidImage') {
-        throw new Error(`an invalid image beside an image pull back-off gave ${both.status?.phase}/${both.status?.reason}`)
+        throw new Error(
+          `an invalid image beside an image pull back-off gave ${both.status?.phase}/${both.status?.reason}`,
+        )
       }
     }),
     { seed: SEED, numRuns: runs(200) },
@@ -107,33 +128,43 @@ t.test('a fatal pod problem outranks a transient one, whichever container has it
 
 const GUARDED = ['Secret', 'NetworkPolicy']
 
-t.test('a teardown never drops the policies or the flag Secret while a pod or the Deployment is observed', async (t) => {
-  const app = await buildTestApp(t)
-  let guarded = 0
-  await fc.assert(
-    fc.asyncProperty(world, async (w) => {
-      const { url, body } = requestFor(w)
-      const answer = await ask(app, url, body)
-      if (answer.statusCode !== 200) return
-      const request = body as unknown as Request
-      const desired = answer.children ?? []
-      if (desired.some((child) => child.kind === 'Pod' || child.kind === 'Deployment')) return
-      const observed = Object.entries(request.children).flatMap(([group, objects]) => Object.values(objects).map((object) => ({ group, object })))
-      const deployment = observed.some(({ object }) => object.kind === 'Deployment')
-      const pods = Object.keys(request.children[PODS] ?? {}).length > 0
-      if (!deployment && !pods) return
-      guarded += 1
-      const kept = new Set(desired.map((child) => `${child.kind}/${child.metadata.name}`))
-      const dropped = observed
-        .filter(({ object }) => GUARDED.includes(String(object.kind)) && object.metadata.deletionTimestamp === undefined)
-        .map(({ object }) => `${object.kind}/${object.metadata.name}`)
-        .filter((name) => !kept.has(name))
-      if (dropped.length > 0) throw new Error(`${url} dropped ${dropped.join(', ')} while ${deployment ? 'the Deployment' : 'a pod'} is observed`)
-    }),
-    { seed: SEED, numRuns: runs(600) },
-  )
-  t.ok(guarded >= runs(600) / 60, `${guarded} teardowns with a pod or the Deployment observed`)
-})
+t.test(
+  'a teardown never drops the policies or the flag Secret while a pod or the Deployment is observed',
+  async (t) => {
+    const app = await buildTestApp(t)
+    let guarded = 0
+    await fc.assert(
+      fc.asyncProperty(world, async (w) => {
+        const { url, body } = requestFor(w)
+        const answer = await ask(app, url, body)
+        if (answer.statusCode !== 200) return
+        const request = body as unknown as Request
+        const desired = answer.children ?? []
+        if (desired.some((child) => child.kind === 'Pod' || child.kind === 'Deployment')) return
+        const observed = Object.entries(request.children).flatMap(([group, objects]) =>
+          Object.values(objects).map((object) => ({ group, object })),
+        )
+        const deployment = observed.some(({ object }) => object.kind === 'Deployment')
+        const pods = Object.keys(request.children[PODS] ?? {}).length > 0
+        if (!deployment && !pods) return
+        guarded += 1
+        const kept = new Set(desired.map((child) => `${child.kind}/${child.metadata.name}`))
+        const dropped = observed
+          .filter(
+            ({ object }) => GUARDED.includes(String(object.kind)) && object.metadata.deletionTimestamp === undefined,
+          )
+          .map(({ object }) => `${object.kind}/${object.metadata.name}`)
+          .filter((name) => !kept.has(name))
+        if (dropped.length > 0)
+          throw new Error(
+            `${url} dropped ${dropped.join(', ')} while ${deployment ? 'the Deployment' : 'a pod'} is observed`,
+          )
+      }),
+      { seed: SEED, numRuns: runs(600) },
+    )
+    t.ok(guarded >= runs(600) / 60, `${guarded} teardowns with a pod or the Deployment observed`)
+  },
+)
 
 /** Where an instance is in its lifecycle: later never comes before earlier. */
 const STAGE: Record<string, number> = { Pending: 0, Running: 1, Error: 2, Deleted: 2, Terminating: 3 }
@@ -153,11 +184,12 @@ t.test('the same world later never moves the instance backwards in its lifecycle
       if (now.statusCode !== 200 || later.statusCode !== 200) return
       compared += 1
       const [a, b] = [now.status?.phase ?? '', later.status?.phase ?? '']
-      if ((STAGE[b] ?? -1) < (STAGE[a] ?? -1)) throw new Error(`${a}/${now.status?.reason} became ${b}/${later.status?.reason} ${seconds} s later`)
+      if ((STAGE[b] ?? -1) < (STAGE[a] ?? -1))
+        throw new Error(`${a}/${now.status?.reason} became ${b}/${later.status?.reason} ${seconds} s later`)
     }),
     { seed: SEED, numRuns: runs(300) },
   )
-  t.ok(compared > runs(300) * 2 / 3, `${compared} worlds compared`)
+  t.ok(compared > (runs(300) * 2) / 3, `${compared} worlds compared`)
 })
 
 t.test('hook v1 and v2 keys give the same bytes', async (t) => {
@@ -168,7 +200,8 @@ t.test('hook v1 and v2 keys give the same bytes', async (t) => {
       const { url, body } = requestFor(w)
       const v1 = await ask(app, url, body)
       const v2 = await ask(app, url, requestFor(w, 'v2').body)
-      if (v1.statusCode !== v2.statusCode || v1.body !== v2.body) throw new Error(`v1 answered ${v1.statusCode}, v2 ${v2.statusCode}; the bodies differ`)
+      if (v1.statusCode !== v2.statusCode || v1.body !== v2.body)
+        throw new Error(`v1 answered ${v1.statusCode}, v2 ${v2.statusCode}; the bodies differ`)
       if (v1.statusCode === 200) compared += 1
     }),
     { seed: SEED, numRuns: runs(200) },

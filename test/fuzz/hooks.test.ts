@@ -23,7 +23,12 @@ async function post(app: FastifyInstance, url: string, payload: string) {
 /** Posts the request and throws a readable error when the answer breaks the contract. */
 async function check(app: FastifyInstance, url: string, payload: string): Promise<number> {
   const response = await post(app, url, payload)
-  const problems = answerProblems(url, response.statusCode, response.body, response.statusCode === 200 ? JSON.parse(payload) : undefined)
+  const problems = answerProblems(
+    url,
+    response.statusCode,
+    response.body,
+    response.statusCode === 200 ? JSON.parse(payload) : undefined,
+  )
   if (response.statusCode === 200) {
     const again = await post(app, url, payload)
     if (again.body !== response.body) problems.push('the same request gave different bytes')
@@ -48,10 +53,15 @@ t.test('mutated requests: never a 5xx; a 4xx is {error, message}; a 200 is a val
   const app = await buildTestApp(t)
   const seen = new Map<number, number>()
   await fc.assert(
-    fc.asyncProperty(baseName, hook, fc.array(mutation, { minLength: 1, maxLength: 4 }), async (base, url, edits: Mutation[]) => {
-      const code = await check(app, url, serialize(mutated(base, edits)))
-      seen.set(code, (seen.get(code) ?? 0) + 1)
-    }),
+    fc.asyncProperty(
+      baseName,
+      hook,
+      fc.array(mutation, { minLength: 1, maxLength: 4 }),
+      async (base, url, edits: Mutation[]) => {
+        const code = await check(app, url, serialize(mutated(base, edits)))
+        seen.set(code, (seen.get(code) ?? 0) + 1)
+      },
+    ),
     { seed: SEED, numRuns: runs(400) },
   )
   t.ok((seen.get(200) ?? 0) > 40, `many mutations are still answered 200 (${JSON.stringify([...seen])})`)
@@ -61,7 +71,9 @@ t.test('mutated requests: never a 5xx; a 4xx is {error, message}; a 200 is a val
 t.test('raw bytes: truncated or spliced JSON is a 4xx or a valid 200, never a 5xx', async (t) => {
   const app = await buildTestApp(t)
   const seen = new Map<number, number>()
-  const texts = Object.fromEntries((Object.keys(BASES) as BaseName[]).map((base) => [base, serialize(mutated(base, []))]))
+  const texts = Object.fromEntries(
+    (Object.keys(BASES) as BaseName[]).map((base) => [base, serialize(mutated(base, []))]),
+  )
   await fc.assert(
     fc.asyncProperty(
       baseName,
@@ -80,5 +92,9 @@ t.test('raw bytes: truncated or spliced JSON is a 4xx or a valid 200, never a 5x
   )
   // check() throws on a 5xx or a malformed answer; what is left says the splices reached both outcomes.
   t.ok((seen.get(400) ?? 0) > 0, `splices are refused with 400 (${JSON.stringify([...seen])})`)
-  t.strictSame([...seen.keys()].filter((code) => code !== 200 && (code < 400 || code >= 500)), [], 'every answer is a 200 or a 4xx')
+  t.strictSame(
+    [...seen.keys()].filter((code) => code !== 200 && (code < 400 || code >= 500)),
+    [],
+    'every answer is a 200 or a 4xx',
+  )
 })

@@ -129,7 +129,14 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     arbitrary: fc.record({
       op: fc.constant('duplicate-group' as const),
       group: fc.nat({ max: 20 }),
-      as: fc.constantFrom('Deployment.apps/v1', 'Secret.v1', 'Deployment.apps/v1beta1', 'Service.v1', 'Pod.v1', 'Challenge.challenge-hooks.dev/v1alpha1'),
+      as: fc.constantFrom(
+        'Deployment.apps/v1',
+        'Secret.v1',
+        'Deployment.apps/v1beta1',
+        'Service.v1',
+        'Pod.v1',
+        'Challenge.challenge-hooks.dev/v1alpha1',
+      ),
     }),
     weight: 1,
   },
@@ -221,7 +228,11 @@ export function applyMutation(request: Record<string, Json>, mutation: Mutation)
       return
     case 'add': {
       const target = (container as Record<string, Json>)[key]
-      put(isContainer(target) && !Array.isArray(target) ? target : container, mutation.key, structuredClone(mutation.value))
+      put(
+        isContainer(target) && !Array.isArray(target) ? target : container,
+        mutation.key,
+        structuredClone(mutation.value),
+      )
       return
     }
     case 'rekey': {

@@ -17,7 +17,10 @@ type Loose = Record<string, any>
 async function answer(app: FastifyInstance, url: string, request: Json) {
   const payload = serialize(request)
   const response = await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } })
-  return { response, problems: answerProblems(url, response.statusCode, response.body, JSON.parse(JSON.stringify(request))) }
+  return {
+    response,
+    problems: answerProblems(url, response.statusCode, response.body, JSON.parse(JSON.stringify(request))),
+  }
 }
 
 function definitionOf(request: Loose): Loose {
@@ -34,39 +37,33 @@ t.test('fixed: an observed child nested 5000 levels deep made /finalize a 500 (s
   t.match(response.json().message, /nests objects or arrays deeper than 512 levels/)
 })
 
-t.test(
-  'a previous startedAt at the end of the Date range is ignored, not a 500',
-  async (t) => {
-    const app = await buildTestApp(t)
-    for (const field of ['startedAt', 'lastRenewedAt']) {
-      const request = runningRequest() as Loose
-      request.parent.status[field] = '+275760-09-13T00:00:00.000Z'
-      const { response, problems } = await answer(app, '/sync', request)
-      t.strictSame(problems, [], field)
-      t.ok(response.statusCode < 500, `${field}: ${response.statusCode}`)
-    }
-  },
-)
-
-t.test(
-  'previous-status times that are not RFC 3339 are not carried into the status',
-  async (t) => {
-    const app = await buildTestApp(t)
-    for (const [field, value] of [
-      ['startedAt', '1'],
-      ['admittedAt', 'Nov 22 2026'],
-      ['admittedAt', '2026-11-22'],
-    ] as const) {
-      const request = runningRequest() as Loose
-      request.parent.status[field] = value
-      const { problems } = await answer(app, '/sync', request)
-      t.strictSame(problems, [], `${field} = ${value}`)
-    }
+t.test('a previous startedAt at the end of the Date range is ignored, not a 500', async (t) => {
+  const app = await buildTestApp(t)
+  for (const field of ['startedAt', 'lastRenewedAt']) {
     const request = runningRequest() as Loose
-    request.parent.status.conditions[0].lastTransitionTime = '1'
-    t.strictSame((await answer(app, '/sync', request as Json)).problems, [], 'condition lastTransitionTime')
-  },
-)
+    request.parent.status[field] = '+275760-09-13T00:00:00.000Z'
+    const { response, problems } = await answer(app, '/sync', request)
+    t.strictSame(problems, [], field)
+    t.ok(response.statusCode < 500, `${field}: ${response.statusCode}`)
+  }
+})
+
+t.test('previous-status times that are not RFC 3339 are not carried into the status', async (t) => {
+  const app = await buildTestApp(t)
+  for (const [field, value] of [
+    ['startedAt', '1'],
+    ['admittedAt', 'Nov 22 2026'],
+    ['admittedAt', '2026-11-22'],
+  ] as const) {
+    const request = runningRequest() as Loose
+    request.parent.status[field] = value
+    const { problems } = await answer(app, '/sync', request)
+    t.strictSame(problems, [], `${field} = ${value}`)
+  }
+  const request = runningRequest() as Loose
+  request.parent.status.conditions[0].lastTransitionTime = '1'
+  t.strictSame((await answer(app, '/sync', request as Json)).problems, [], 'condition lastTransitionTime')
+})
 
 t.test(
   'spec.restarts or spec.renewals beyond int32 are refused, not turned into counters that cannot be read back',
@@ -83,20 +80,17 @@ t.test(
   },
 )
 
-t.test(
-  'a definition whose resources or readinessProbe the API server would refuse is DefinitionInvalid',
-  async (t) => {
-    const app = await buildTestApp(t)
-    const edits: [string, (container: Loose) => void][] = [
-      ['resources.limits.cpu "lots"', (container) => (container.resources = { limits: { cpu: 'lots' } })],
-      ['readinessProbe.exec a string', (container) => (container.readinessProbe = { exec: 'rm -rf /' })],
-    ]
-    for (const [what, edit] of edits) {
-      const request = runningRequest() as Loose
-      edit(definitionOf(request).spec.pod.containers[0])
-      const { response, problems } = await answer(app, '/sync', request)
-      t.strictSame(problems, [], what)
-      t.hasStrict(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
-    }
-  },
-)
+t.test('a definition whose resources or readinessProbe the API server would refuse is DefinitionInvalid', async (t) => {
+  const app = await buildTestApp(t)
+  const edits: [string, (container: Loose) => void][] = [
+    ['resources.limits.cpu "lots"', (container) => (container.resources = { limits: { cpu: 'lots' } })],
+    ['readinessProbe.exec a string', (container) => (container.readinessProbe = { exec: 'rm -rf /' })],
+  ]
+  for (const [what, edit] of edits) {
+    const request = runningRequest() as Loose
+    edit(definitionOf(request).spec.pod.containers[0])
+    const { response, problems } = await answer(app, '/sync', request)
+    t.strictSame(problems, [], what)
+    t.hasStrict(response.json(), { status: { phase: 'Error', reason: 'DefinitionInvalid' } }, what)
+  }
+})

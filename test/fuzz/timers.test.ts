@@ -32,13 +32,27 @@ const event = fc.oneof(
         fc.integer({ min: 1, max: 400 }).map((gap): Wait => ({ gap })),
         fc.constantFrom<Wait>({ aim: 0 }, { aim: 0 }, { aim: -1 }, { aim: 1 }),
       ),
-      action: fc.constantFrom<Action>('none', 'ready', 'ready', 'unready', 'renew', 'renew', 'stop', 'solved', 'restart', 'bump'),
+      action: fc.constantFrom<Action>(
+        'none',
+        'ready',
+        'ready',
+        'unready',
+        'renew',
+        'renew',
+        'stop',
+        'solved',
+        'restart',
+        'bump',
+      ),
     }),
   },
   // A renewal that arrives exactly when the answer changes by itself: at expiry, among others.
   { weight: 1, arbitrary: fc.constant({ wait: { aim: 0 } as Wait, action: 'renew' as Action }) },
   // A renewal some time into the run.
-  { weight: 1, arbitrary: fc.integer({ min: 10, max: 300 }).map((gap) => ({ wait: { gap } as Wait, action: 'renew' as Action })) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 10, max: 300 }).map((gap) => ({ wait: { gap } as Wait, action: 'renew' as Action })),
+  },
 )
 
 /**
@@ -84,7 +98,13 @@ const cappedWorld = fc
   })
   .map(({ lifetime, after, deadline, base, rest }) => ({
     ...base,
-    definition: { ...base.definition, lifetimeSeconds: lifetime, maxRenewals: undefined, availableFrom: undefined, availableUntil: T0 + (40 + lifetime + after) * 1000 },
+    definition: {
+      ...base.definition,
+      lifetimeSeconds: lifetime,
+      maxRenewals: undefined,
+      availableFrom: undefined,
+      availableUntil: T0 + (40 + lifetime + after) * 1000,
+    },
     spec: { lifetimeSeconds: undefined, deadline },
     // Running from 12 s until 12 s + lifetime; renewed 10 s before that, when a whole lifetime passes availableUntil.
     events: [
@@ -155,7 +175,7 @@ const seen = {
   woken: 0,
 }
 
-t.test('timers: every answer through time is what the contract\'s rules say', async (t) => {
+t.test("timers: every answer through time is what the contract's rules say", async (t) => {
   fc.assert(
     fc.property(worlds, (world) => {
       const line = new Timeline(world.definition, world.spec, { endpointSettleMs: world.settleMs }, T0 - 60_000)
@@ -172,20 +192,26 @@ t.test('timers: every answer through time is what the contract\'s rules say', as
         if (action === 'ready') line.ready(now)
         if (action === 'unready') line.unready()
         if (action === 'renew') line.spec.renewals += 1
-        if (action === 'stop' || action === 'solved') Object.assign(line.spec, { stopped: true, stopReason: action === 'solved' ? 'Solved' : undefined })
+        if (action === 'stop' || action === 'solved')
+          Object.assign(line.spec, { stopped: true, stopReason: action === 'solved' ? 'Solved' : undefined })
         if (action === 'restart') Object.assign(line.spec, { stopped: false, restarts: line.spec.restarts + 1 })
         if (action === 'bump') line.spec.restarts += 1
         const facts = { pod: line.pod(), pathSince: line.pathSince() }
         const response = line.sync(now)
         expected = model.sync(now, { ...line.spec } as TimerSpec, facts)
         if (model.run !== run) renewalCondition = undefined
-        if (expected.renewal !== undefined) renewalCondition = `${expected.renewal === 'Renewed' ? 'True' : 'False'}/${expected.renewal}`
-        history.push(`${iso(now)} ${action}: ${expected.phase}/${expected.reason}${expected.renewal ? ` renewal ${expected.renewal}` : ''}`)
+        if (expected.renewal !== undefined)
+          renewalCondition = `${expected.renewal === 'Renewed' ? 'True' : 'False'}/${expected.renewal}`
+        history.push(
+          `${iso(now)} ${action}: ${expected.phase}/${expected.reason}${expected.renewal ? ` renewal ${expected.renewal}` : ''}`,
+        )
         const resync = expectedResync(expected.next, now, line.config.maxResyncSeconds)
         const want = expectedAnswer(expected, renewalCondition, resync)
         const got = observedAnswer(response.status as Json, response.children as Json[], response.resyncAfterSeconds)
         if (JSON.stringify(got) !== JSON.stringify(want)) {
-          throw new Error(`after ${history.join('; ')}\n  the model: ${JSON.stringify(want)}\n  the hook:  ${JSON.stringify(got)}`)
+          throw new Error(
+            `after ${history.join('; ')}\n  the model: ${JSON.stringify(want)}\n  the hook:  ${JSON.stringify(got)}`,
+          )
         }
         count(expected, previous, action, world, now, run !== model.run)
       }
@@ -199,7 +225,14 @@ t.test('timers: every answer through time is what the contract\'s rules say', as
 
 type World = typeof worlds extends fc.Arbitrary<infer W> ? W : never
 
-function count(expected: Expected, previous: Expected | undefined, action: Action, world: World, now: number, newRun: boolean): void {
+function count(
+  expected: Expected,
+  previous: Expected | undefined,
+  action: Action,
+  world: World,
+  now: number,
+  newRun: boolean,
+): void {
   seen.syncs += 1
   const { availableUntil } = world.definition
   const { deadline, lifetimeSeconds } = world.spec
@@ -212,11 +245,13 @@ function count(expected: Expected, previous: Expected | undefined, action: Actio
   if (atExpiry && expected.phase === 'Deleted') seen.expiredAtTheInstant += 1
   if (atExpiry && action === 'renew') seen.renewalAtExpiry += 1
   if (expected.reason === 'PastDeadline' && previous?.phase !== 'Deleted') {
-    if (availableUntil !== undefined && (deadline === undefined || availableUntil < deadline)) seen.pastDeadlineByAvailableUntil += 1
+    if (availableUntil !== undefined && (deadline === undefined || availableUntil < deadline))
+      seen.pastDeadlineByAvailableUntil += 1
     if (availableUntil !== undefined && deadline !== undefined) seen.pastDeadlineWithBoth += 1
   }
   if (expected.reason === 'StartupTimeout' && previous?.phase !== 'Error') seen.startupTimeout += 1
-  if (previous?.phase === 'Running' && expected.phase === 'Deleted' && (action === 'stop' || action === 'solved')) seen.stoppedWhileRunning += 1
+  if (previous?.phase === 'Running' && expected.phase === 'Deleted' && (action === 'stop' || action === 'solved'))
+    seen.stoppedWhileRunning += 1
   if (newRun) seen.relaunched += 1
   if (previous?.reason === 'NotYetAvailable' && expected.reason !== 'NotYetAvailable') seen.woken += 1
 }

@@ -7,14 +7,7 @@ import fc from 'fast-check'
 import type { KubeObject } from '../../src/protocol.js'
 import { FIXED_NOW } from '../helpers/app.js'
 import { prepared } from '../helpers/drive.js'
-import {
-  challenge,
-  netcatDefinition,
-  readyWorld,
-  syncRequest,
-  webDefinition,
-  type Json,
-} from '../helpers/world.js'
+import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'
 
 export const NAME = 'web-login-u-alice'
 /** Seeded: the suite is reproducible. FUZZ_SEED and FUZZ_RUNS explore further by hand. */
@@ -23,7 +16,9 @@ export const runs = (usual: number) => Number(process.env.FUZZ_RUNS ?? usual)
 const NOW = FIXED_NOW.getTime()
 
 /** RFC 3339 at whole seconds, from two days before the clock to two days after. */
-const time = fc.integer({ min: -2 * 86400, max: 2 * 86400 }).map((seconds) => new Date(NOW + seconds * 1000).toISOString().replace('.000Z', 'Z'))
+const time = fc
+  .integer({ min: -2 * 86400, max: 2 * 86400 })
+  .map((seconds) => new Date(NOW + seconds * 1000).toISOString().replace('.000Z', 'Z'))
 const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined })
 /** Mostly absent: each trouble is rare, so most worlds have one or two and every phase is reached. */
 const rare = <T>(arbitrary: fc.Arbitrary<T>, weight = 4) =>
@@ -35,7 +30,21 @@ const counter = fc.oneof(fc.nat({ max: 5 }), fc.constantFrom(-1, 1.5, 'x' as unk
 const junk = fc.constantFrom('', 'x', 'tomorrow', null as unknown as string)
 
 const PHASES = ['Pending', 'Running', 'Error', 'Deleted', 'Terminating', 'Paused']
-const REASONS = ['Starting', 'Queued', 'Ready', 'StartupTimeout', 'CrashLoopBackOff', 'InvalidImage', 'ConfigError', 'Expired', 'Stopped', 'Solved', 'NotYetAvailable', 'Deleting', '']
+const REASONS = [
+  'Starting',
+  'Queued',
+  'Ready',
+  'StartupTimeout',
+  'CrashLoopBackOff',
+  'InvalidImage',
+  'ConfigError',
+  'Expired',
+  'Stopped',
+  'Solved',
+  'NotYetAvailable',
+  'Deleting',
+  '',
+]
 const CONDITIONS = ['Admitted', 'WorkloadReady', 'EndpointReady', 'Ready', 'Expired', 'RenewalAccepted', 'Other']
 
 const condition = fc.record({
@@ -47,12 +56,19 @@ const condition = fc.record({
 })
 
 const previousStatus = fc.record({
-  phase: fc.oneof({ arbitrary: fc.constantFrom('Pending', 'Running'), weight: 4 }, { arbitrary: fc.constantFrom(...PHASES), weight: 1 }),
+  phase: fc.oneof(
+    { arbitrary: fc.constantFrom('Pending', 'Running'), weight: 4 },
+    { arbitrary: fc.constantFrom(...PHASES), weight: 1 },
+  ),
   reason: rare(fc.constantFrom(...REASONS), 1),
   message: rare(fc.string({ maxLength: 30 })),
   instanceId: rare(fc.constantFrom('0123456789abcdef', 'stale')),
   admittedAt: fc.oneof({ arbitrary: time, weight: 4 }, { arbitrary: junk, weight: 1 }),
-  startedAt: fc.oneof({ arbitrary: time, weight: 2 }, { arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: junk, weight: 1 }),
+  startedAt: fc.oneof(
+    { arbitrary: time, weight: 2 },
+    { arbitrary: fc.constant(undefined), weight: 2 },
+    { arbitrary: junk, weight: 1 },
+  ),
   lastRenewedAt: rare(fc.oneof(time, junk)),
   finishedAt: rare(fc.oneof(time, junk)),
   expiresAt: rare(time),
@@ -71,11 +87,20 @@ const spec = fc.record({
   deadline: rare(time),
   renewals: rare(fc.nat({ max: 5 }), 2),
   restarts: rare(fc.nat({ max: 5 }), 3),
-  parameters: rare(fc.dictionary(fc.constantFrom('LEVEL', 'FLAG', 'MODE', '_X'), fc.string({ maxLength: 10 }), { maxKeys: 3 }), 2),
+  parameters: rare(
+    fc.dictionary(fc.constantFrom('LEVEL', 'FLAG', 'MODE', '_X'), fc.string({ maxLength: 10 }), { maxKeys: 3 }),
+    2,
+  ),
 })
 
 const definitionTweaks = fc.record({
-  expose: rare(fc.record({ type: fc.constantFrom('HTTP', 'TLS', 'NodePort', 'LoadBalancer', 'Internal'), port: fc.constantFrom(8080, 1337) }), 1),
+  expose: rare(
+    fc.record({
+      type: fc.constantFrom('HTTP', 'TLS', 'NodePort', 'LoadBalancer', 'Internal'),
+      port: fc.constantFrom(8080, 1337),
+    }),
+    1,
+  ),
   lifetimeSeconds: rare(fc.integer({ min: 60, max: 86400 }), 2),
   startupTimeoutSeconds: rare(fc.integer({ min: 30, max: 1800 }), 2),
   maxRenewals: rare(fc.nat({ max: 3 }), 2),
@@ -83,7 +108,13 @@ const definitionTweaks = fc.record({
   availableFrom: rare(time),
   availableUntil: rare(time),
   network: rare(fc.record({ egress: fc.constantFrom('None', 'DNS', 'Internet') }), 1),
-  security: rare(fc.record({ profile: fc.constantFrom('Restricted', 'Baseline'), runtimeClassName: fc.constantFrom('gvisor', 'kata') }, { requiredKeys: ['profile'] }), 2),
+  security: rare(
+    fc.record(
+      { profile: fc.constantFrom('Restricted', 'Baseline'), runtimeClassName: fc.constantFrom('gvisor', 'kata') },
+      { requiredKeys: ['profile'] },
+    ),
+    2,
+  ),
   flag: rare(
     fc.record(
       {
@@ -97,7 +128,15 @@ const definitionTweaks = fc.record({
   ),
 })
 
-const POD_WAITING = ['ContainerCreating', 'ImagePullBackOff', 'ErrImagePull', 'CrashLoopBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'RunContainerError']
+const POD_WAITING = [
+  'ContainerCreating',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'CrashLoopBackOff',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'RunContainerError',
+]
 
 const container = fc.record({
   waiting: maybe(fc.constantFrom(...POD_WAITING)),
@@ -164,10 +203,16 @@ const CONTAINERS = ['web', 'sidecar']
 /** The observed Pod made as the world says: its run, and its status as a kubelet wrote it. */
 function shapePod(child: KubeObject, w: World): void {
   const annotations = (child.metadata.annotations ??= {})
-  annotations['challenge-hooks.dev/run'] = String(w.pod?.run ?? (w.observed.otherRunAnnotation ? 9 : (w.status.run ?? 0)))
+  annotations['challenge-hooks.dev/run'] = String(
+    w.pod?.run ?? (w.observed.otherRunAnnotation ? 9 : (w.status.run ?? 0)),
+  )
   if (w.observed.unavailable) {
     const status = child.status as { conditions: Json[]; containerStatuses: Json[] }
-    status.conditions = status.conditions.map((condition) => (condition.type === 'Ready' || condition.type === 'ContainersReady' ? { ...condition, status: 'False' } : condition))
+    status.conditions = status.conditions.map((condition) =>
+      condition.type === 'Ready' || condition.type === 'ContainersReady'
+        ? { ...condition, status: 'False' }
+        : condition,
+    )
     for (const each of status.containerStatuses) each.ready = false
   }
   const state = w.pod
@@ -181,7 +226,13 @@ function shapePod(child: KubeObject, w: World): void {
       ready: each.waiting === undefined,
       restartCount: each.restartCount,
       state: each.waiting === undefined ? { running: {} } : { waiting: { reason: each.waiting } },
-      ...(each.lastTerminated === undefined ? {} : { lastState: { terminated: { reason: each.lastTerminated, exitCode: each.lastTerminated === 'Completed' ? 0 : 137 } } }),
+      ...(each.lastTerminated === undefined
+        ? {}
+        : {
+            lastState: {
+              terminated: { reason: each.lastTerminated, exitCode: each.lastTerminated === 'Completed' ? 0 : 137 },
+            },
+          }),
     })),
   }
 }
@@ -223,7 +274,11 @@ export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string
     related.push({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'web-login-static', namespace: 'challenges', labels: { 'challenge-hooks.dev/definition': 'web-login' } },
+      metadata: {
+        name: 'web-login-static',
+        namespace: 'challenges',
+        labels: { 'challenge-hooks.dev/definition': 'web-login' },
+      },
       data: { flag: Buffer.from('CTF{static}').toString('base64') },
     })
   }
@@ -236,4 +291,3 @@ export function requestFor(w: World, version: 'v1' | 'v2' = 'v1'): { url: string
   const request = syncRequest(parent, { children, related, finalizing: w.deleting, version })
   return { url: w.deleting ? '/finalize' : '/sync', body: request }
 }
-

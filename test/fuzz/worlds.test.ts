@@ -17,10 +17,20 @@ t.test('any plausible world: the answer keeps the contract and is deterministic'
     fc.asyncProperty(world, async (w) => {
       const { url, body } = requestFor(w)
       const payload = JSON.stringify(body)
-      const response = await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } })
+      const response = await app.inject({
+        method: 'POST',
+        url,
+        payload,
+        headers: { 'content-type': 'application/json' },
+      })
       const problems = answerProblems(url, response.statusCode, response.body, body)
       if (response.statusCode === 200) {
-        const again = await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } })
+        const again = await app.inject({
+          method: 'POST',
+          url,
+          payload,
+          headers: { 'content-type': 'application/json' },
+        })
         if (again.body !== response.body) problems.push('the same request gave different bytes')
         const phase = String(JSON.parse(response.body).status.phase)
         phases.set(phase, (phases.get(phase) ?? 0) + 1)

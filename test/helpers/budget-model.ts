@@ -52,7 +52,8 @@ interface Entry {
   self: boolean
 }
 
-const knownCost = (cost: unknown): number | undefined => (typeof cost === 'number' && Number.isInteger(cost) && cost >= 0 ? cost : undefined)
+const knownCost = (cost: unknown): number | undefined =>
+  typeof cost === 'number' && Number.isInteger(cost) && cost >= 0 ? cost : undefined
 
 /** Whether a sibling holds or waits for budget at all, and how it competes. */
 function entryOf(sibling: SiblingFacts, self: SelfFacts, scope: BudgetScope): Entry | undefined {
@@ -63,7 +64,14 @@ function entryOf(sibling: SiblingFacts, self: SelfFacts, scope: BudgetScope): En
   if (sibling.deleting || sibling.stopped) return undefined
   // A relaunch (spec.restarts above its run) competes as a newcomer, whatever its old run's phase and admission.
   const relaunching = sibling.restarts > sibling.run
-  if (!relaunching && (sibling.phase === 'Error' || sibling.phase === 'Deleted' || sibling.phase === 'Terminating' || sibling.reason === 'NotYetAvailable')) return undefined
+  if (
+    !relaunching &&
+    (sibling.phase === 'Error' ||
+      sibling.phase === 'Deleted' ||
+      sibling.phase === 'Terminating' ||
+      sibling.reason === 'NotYetAvailable')
+  )
+    return undefined
   return {
     key: `${sibling.namespace}/${sibling.name}`,
     admittedAt: relaunching ? Infinity : (sibling.admittedAt ?? Infinity),
@@ -77,10 +85,22 @@ function entryOf(sibling: SiblingFacts, self: SelfFacts, scope: BudgetScope): En
 /** OWNER_BUDGET_SCOPE */
 export type BudgetScope = 'Namespace' | 'Cluster'
 
-export function budgetVerdict(self: SelfFacts, siblings: readonly SiblingFacts[], budget: number, scope: BudgetScope = 'Namespace'): BudgetVerdict {
+export function budgetVerdict(
+  self: SelfFacts,
+  siblings: readonly SiblingFacts[],
+  budget: number,
+  scope: BudgetScope = 'Namespace',
+): BudgetVerdict {
   if (self.cost > budget) return { phase: 'Error', reason: 'OwnerBudgetExceeded' }
   if (self.cost === 0) return { phase: 'Pending', reason: 'Starting' }
-  const me: Entry = { key: `${self.namespace}/${self.name}`, admittedAt: self.admittedAt ?? Infinity, createdAt: self.createdAt ?? Infinity, cost: self.cost, started: false, self: true }
+  const me: Entry = {
+    key: `${self.namespace}/${self.name}`,
+    admittedAt: self.admittedAt ?? Infinity,
+    createdAt: self.createdAt ?? Infinity,
+    cost: self.cost,
+    started: false,
+    self: true,
+  }
   // The order every instance computes: earliest admittedAt, then creationTimestamp, then namespace/name.
   const order = [me, ...siblings.flatMap((sibling) => entryOf(sibling, self, scope) ?? [])].sort(
     (a, b) => a.admittedAt - b.admittedAt || a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
@@ -90,7 +110,9 @@ export function budgetVerdict(self: SelfFacts, siblings: readonly SiblingFacts[]
   if (counted.some((entry) => entry.cost === undefined)) return { phase: 'Pending', reason: 'Queued', held: undefined }
   let held = order.filter((entry) => entry.started).reduce((sum, entry) => sum + (entry.cost as number), 0)
   for (const entry of ahead) if (!entry.started && held + (entry.cost as number) <= budget) held += entry.cost as number
-  return held + self.cost <= budget ? { phase: 'Pending', reason: 'Starting' } : { phase: 'Pending', reason: 'Queued', held }
+  return held + self.cost <= budget
+    ? { phase: 'Pending', reason: 'Starting' }
+    : { phase: 'Pending', reason: 'Queued', held }
 }
 
 /** The words of a Queued status: what the owner holds and what this instance needs (docs/api.md, Budget). */

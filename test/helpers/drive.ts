@@ -31,7 +31,10 @@ export function step(
  * its flag Secret and NetworkPolicies are observed as its own, so this answer holds every child, the Deployment
  * included (the first holds no Deployment).
  */
-export function prepared(parent: KubeObject & { spec: Json }, options: RequestOptions & { now?: Date; config?: Partial<Config> } = {}): Step {
+export function prepared(
+  parent: KubeObject & { spec: Json },
+  options: RequestOptions & { now?: Date; config?: Partial<Config> } = {},
+): Step {
   const first = step(parent, options)
   return step(first.parent, { ...options, children: observedChildren(first.response.children) })
 }

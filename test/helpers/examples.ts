@@ -16,7 +16,11 @@ function yamlDocuments(file: string): Json[] {
 }
 
 const EXAMPLES: Record<string, KubeObject> = {}
-for (const file of ['manifests/examples/web-login.yaml', 'manifests/examples/pwn-echo.yaml', 'manifests/examples/tls/pwn-tls.yaml']) {
+for (const file of [
+  'manifests/examples/web-login.yaml',
+  'manifests/examples/pwn-echo.yaml',
+  'manifests/examples/tls/pwn-tls.yaml',
+]) {
   for (const doc of yamlDocuments(file)) {
     if (doc.kind === 'ChallengeDefinition') {
       const object = doc as unknown as KubeObject

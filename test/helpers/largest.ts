@@ -35,12 +35,18 @@ function container(index: number): Json {
   return {
     name: `c${index}`.padEnd(63, 'x'),
     // A reference of 512 characters: host, eight path components, a tag.
-    image: `registry.test/${Array.from({ length: 8 }, (_, part) => `p${part}`.padEnd(54, 'a')).join('/')}`.padEnd(508, 'a') + ':1.0',
+    image:
+      `registry.test/${Array.from({ length: 8 }, (_, part) => `p${part}`.padEnd(54, 'a')).join('/')}`.padEnd(508, 'a') +
+      ':1.0',
     command: words.slice(0, Bounds.commandItems),
     args: words.slice(Bounds.commandItems),
     env: values.map((value, position) => ({ name: longName(`C${index}_E${position}`), value })),
     // Port names are unique across the pod (the API server's rule), ports too.
-    ports: Array.from({ length: Bounds.ports }, (_, position) => ({ name: `p${index}-${position}`, containerPort: firstPort + position, protocol: 'TCP' })),
+    ports: Array.from({ length: Bounds.ports }, (_, position) => ({
+      name: `p${index}-${position}`,
+      containerPort: firstPort + position,
+      protocol: 'TCP',
+    })),
     resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
     readinessProbe: {
       httpGet: {

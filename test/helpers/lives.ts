@@ -9,9 +9,18 @@ import { challenge, observedChildren, readyPodStatus, syncRequest, webDefinition
 
 export const CREATED = '2026-11-22T11:59:00Z'
 export const T0 = Date.parse('2026-11-22T12:00:00Z')
-export const POD_TIMES = { scheduled: '2026-11-22T12:00:02Z', started: '2026-11-22T12:00:05Z', ready: '2026-11-22T12:00:09Z' }
+export const POD_TIMES = {
+  scheduled: '2026-11-22T12:00:02Z',
+  started: '2026-11-22T12:00:05Z',
+  ready: '2026-11-22T12:00:09Z',
+}
 
-export async function post(app: FastifyInstance, url: string, request: SyncRequest, headers: Record<string, string> = {}): Promise<SyncResponse> {
+export async function post(
+  app: FastifyInstance,
+  url: string,
+  request: SyncRequest,
+  headers: Record<string, string> = {},
+): Promise<SyncResponse> {
   const response = await app.inject({ method: 'POST', url, payload: request, headers })
   if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body}`)
   return response.json<SyncResponse>()
@@ -31,9 +40,22 @@ export async function liveToRunning(app: FastifyInstance, clock: { now: Date }, 
   clock.now = new Date(T0)
   const first = await post(app, '/sync', syncRequest(parent, { related: [definition] }), headers)
   clock.now = new Date(T0 + 1000)
-  const second = await post(app, '/sync', syncRequest({ ...parent, status: first.status }, { related: [definition], children: observedChildren(first.children) }), headers)
+  const second = await post(
+    app,
+    '/sync',
+    syncRequest(
+      { ...parent, status: first.status },
+      { related: [definition], children: observedChildren(first.children) },
+    ),
+    headers,
+  )
   const ready = readyChildren(second)
   clock.now = new Date(T0 + 20_000)
-  const running = await post(app, '/sync', syncRequest({ ...parent, status: second.status }, { related: [definition], children: ready }), headers)
+  const running = await post(
+    app,
+    '/sync',
+    syncRequest({ ...parent, status: second.status }, { related: [definition], children: ready }),
+    headers,
+  )
   return { parent, definition, first, second, running, ready }
 }

@@ -30,7 +30,10 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..'
 export const manifestsDir = join(repoRoot, 'manifests')
 const crdsDir = join(manifestsDir, 'crds')
 /** The Gateway and the TLSStore the routing docs tell the operator to apply (docs/routing.md). */
-export const ROUTING_EXAMPLES = { Gateway: join(repoRoot, 'docs/examples/routing/gateway.yaml'), TLSStore: join(repoRoot, 'docs/examples/routing/tlsstore.yaml') } as const
+export const ROUTING_EXAMPLES = {
+  Gateway: join(repoRoot, 'docs/examples/routing/gateway.yaml'),
+  TLSStore: join(repoRoot, 'docs/examples/routing/tlsstore.yaml'),
+} as const
 
 /** Metacontroller's own CRDs (v4.17.2), vendored as test data: test/data/README.md says where they come from. */
 export const METACONTROLLER_CRDS_FILE = join(repoRoot, 'test/data/metacontroller-crds-v1.yaml')
@@ -92,14 +95,18 @@ export function loadManifests(dir = manifestsDir): { file: string; object: Manif
 export function loadCrdSchema(kind: string, file?: string): Schema {
   const files = file === undefined ? listYamlFiles(crdsDir) : [file]
   for (const doc of files.flatMap(readYamlDocuments)) {
-    const crd = doc as { kind?: string; spec?: { names?: { kind?: string }; versions?: { schema?: { openAPIV3Schema?: Schema } }[] } }
+    const crd = doc as {
+      kind?: string
+      spec?: { names?: { kind?: string }; versions?: { schema?: { openAPIV3Schema?: Schema } }[] }
+    }
     const schema = crd.spec?.versions?.[0]?.schema?.openAPIV3Schema
     if (crd.kind === 'CustomResourceDefinition' && crd.spec?.names?.kind === kind && schema !== undefined) return schema
   }
   throw new Error(`no CustomResourceDefinition for kind ${kind} in ${files.join(', ')}`)
 }
 
-const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isSchema = (value: unknown): value is Schema =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** A structural Kubernetes schema as JSON Schema for ajv (see the header comment). */
 export function toAjvSchema(schema: Schema): Schema {
@@ -107,7 +114,9 @@ export function toAjvSchema(schema: Schema): Schema {
   for (const [keyword, value] of Object.entries(schema)) {
     if (keyword.startsWith('x-kubernetes-') || keyword === 'nullable') continue
     if (keyword === 'properties') {
-      out.properties = Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, toAjvSchema(v)]))
+      out.properties = Object.fromEntries(
+        Object.entries(value as Record<string, Schema>).map(([k, v]) => [k, toAjvSchema(v)]),
+      )
     } else if (['items', 'additionalProperties', 'not'].includes(keyword) && isSchema(value)) {
       out[keyword] = toAjvSchema(value)
     } else if (['allOf', 'anyOf', 'oneOf'].includes(keyword)) {
@@ -119,7 +128,8 @@ export function toAjvSchema(schema: Schema): Schema {
   if (schema['x-kubernetes-int-or-string'] === true) out.type = ['integer', 'string']
   if (schema.nullable === true && out.type !== undefined) out.type = [out.type, 'null'].flat()
   const keepsUnknown = schema['x-kubernetes-preserve-unknown-fields'] === true
-  if (out.properties !== undefined && out.additionalProperties === undefined && !keepsUnknown) out.additionalProperties = false
+  if (out.properties !== undefined && out.additionalProperties === undefined && !keepsUnknown)
+    out.additionalProperties = false
   return out
 }
 
@@ -143,12 +153,17 @@ function describe(error: ErrorObject): string {
  * `at` validates a part only, e.g. `{ at: 'status' }` for a hook's status; `file` reads
  * the CRD from another file (e.g. metacontrollerCrdsFile()). Returns readable errors, [] when valid.
  */
-export function validateAgainstCrd(kind: string, object: unknown, options: { at?: string; file?: string } = {}): string[] {
+export function validateAgainstCrd(
+  kind: string,
+  object: unknown,
+  options: { at?: string; file?: string } = {},
+): string[] {
   const key = `${options.file ?? crdsDir}#${kind}#${options.at ?? ''}`
   let validate = compiled.get(key)
   if (validate === undefined) {
     const schema = loadCrdSchema(kind, options.file)
-    const part = options.at === undefined ? schema : (schema.properties as Record<string, Schema> | undefined)?.[options.at]
+    const part =
+      options.at === undefined ? schema : (schema.properties as Record<string, Schema> | undefined)?.[options.at]
     if (part === undefined) throw new Error(`the ${kind} schema has no top-level field ${options.at}`)
     validate = ajv.compile(toAjvSchema(part))
     compiled.set(key, validate)
@@ -177,7 +192,10 @@ function readComponent(name: string): ComponentFile {
 
 /** JSON 6902 `add`: an object member, an array index, or `-` (the end of an array). */
 function addAt(document: unknown, path: string, value: unknown): void {
-  const tokens = path.split('/').slice(1).map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'))
+  const tokens = path
+    .split('/')
+    .slice(1)
+    .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'))
   const last = tokens.pop() as string
   let node = document as Record<string, unknown>
   for (const token of tokens) {
@@ -201,8 +219,13 @@ export function withComponents<T extends ManifestObject>(objects: readonly T[], 
           object.metadata.name === target.name &&
           (target.group === undefined || object.apiVersion.startsWith(`${target.group}/`)),
       )
-      for (const operation of parseYamlDocuments(patch, `components/${name}`)[0] as { op: string; path: string; value: unknown }[]) {
-        if (operation.op !== 'add') throw new Error(`components/${name}: only "add" operations are applied here, not ${operation.op}`)
+      for (const operation of parseYamlDocuments(patch, `components/${name}`)[0] as {
+        op: string
+        path: string
+        value: unknown
+      }[]) {
+        if (operation.op !== 'add')
+          throw new Error(`components/${name}: only "add" operations are applied here, not ${operation.op}`)
         for (const object of targets) addAt(object, operation.path, structuredClone(operation.value))
       }
     }
@@ -215,7 +238,8 @@ export function componentSettings(components: readonly string[]): Record<string,
   const settings: Record<string, string> = {}
   for (const name of components) {
     for (const generator of readComponent(name).configMapGenerator ?? []) {
-      for (const file of generator.envs ?? []) Object.assign(settings, Object.fromEntries(readEnvFile(join(componentsDir, name, file))))
+      for (const file of generator.envs ?? [])
+        Object.assign(settings, Object.fromEntries(readEnvFile(join(componentsDir, name, file))))
     }
   }
   return settings

@@ -14,6 +14,9 @@ export function span(log: readonly string[], kind: string): { first: number; las
 /** Why "every `before` comes before any `after`" does not hold in `log`, or undefined when it does. */
 export function orderProblem(log: readonly string[], before: string, after: string): string | undefined {
   const [a, b] = [span(log, before), span(log, after)]
-  if (a === undefined || b === undefined) return `${[a === undefined ? before : undefined, b === undefined ? after : undefined].filter(Boolean).join(' and ')} never in: ${log.join(', ')}`
-  return a.last < b.first ? undefined : `a ${after} (at ${b.first}) before the last ${before} (at ${a.last}): ${log.join(', ')}`
+  if (a === undefined || b === undefined)
+    return `${[a === undefined ? before : undefined, b === undefined ? after : undefined].filter(Boolean).join(' and ')} never in: ${log.join(', ')}`
+  return a.last < b.first
+    ? undefined
+    : `a ${after} (at ${b.first}) before the last ${before} (at ${a.last}): ${log.join(', ')}`
 }

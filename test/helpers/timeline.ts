@@ -32,7 +32,8 @@ interface Observed {
   readyAt?: number
 }
 
-const strip = (record: Json): Json => Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
+const strip = (record: Json): Json =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined))
 
 export class Timeline {
   readonly config: Config
@@ -41,9 +42,19 @@ export class Timeline {
   status: Json | undefined
   private observed = new Map<string, Observed>()
 
-  constructor(definitionSpec: Json, spec: Omit<TimelineSpec, 'renewals' | 'restarts' | 'stopped'>, config: Partial<Config>, readonly createdAt: number) {
+  constructor(
+    definitionSpec: Json,
+    spec: Omit<TimelineSpec, 'renewals' | 'restarts' | 'stopped'>,
+    config: Partial<Config>,
+    readonly createdAt: number,
+  ) {
     this.config = testConfig(config)
-    const times = Object.fromEntries(['availableFrom', 'availableUntil'].map((key) => [key, typeof definitionSpec[key] === 'number' ? iso(definitionSpec[key]) : definitionSpec[key]]))
+    const times = Object.fromEntries(
+      ['availableFrom', 'availableUntil'].map((key) => [
+        key,
+        typeof definitionSpec[key] === 'number' ? iso(definitionSpec[key]) : definitionSpec[key],
+      ]),
+    )
     this.definition = webDefinition(strip({ ...definitionSpec, ...times }))
     this.spec = { ...spec, renewals: 0, restarts: 0, stopped: false }
   }
@@ -87,7 +98,11 @@ export class Timeline {
       renewals: this.spec.renewals,
       restarts: this.spec.restarts,
     })
-    const parent = challenge({ createdAt: iso(this.createdAt), spec, ...(this.status === undefined ? {} : { status: this.status }) })
+    const parent = challenge({
+      createdAt: iso(this.createdAt),
+      spec,
+      ...(this.status === undefined ? {} : { status: this.status }),
+    })
     const children = [...this.observed.values()].map((each) => this.shown(each))
     const response = sync(syncRequest(parent, { children, related: [this.definition] }), this.config, new Date(now))
     this.status = response.status
@@ -100,7 +115,10 @@ export class Timeline {
     copy.metadata.creationTimestamp = iso(createdAt)
     if (copy.kind === 'Pod') {
       const containers = ((copy.spec as Json | undefined)?.containers ?? [{ name: 'web' }]) as Json[]
-      copy.status = readyAt === undefined ? { phase: 'Pending' } : readyPodStatus(containers, { scheduled: iso(readyAt), started: iso(readyAt), ready: iso(readyAt) })
+      copy.status =
+        readyAt === undefined
+          ? { phase: 'Pending' }
+          : readyPodStatus(containers, { scheduled: iso(readyAt), started: iso(readyAt), ready: iso(readyAt) })
     }
     return copy
   }
@@ -109,10 +127,15 @@ export class Timeline {
   private apply(response: SyncResponse, now: number): void {
     const next = new Map<string, Observed>()
     for (const child of observedChildren(response.children)) {
-      const key = child.kind === 'Pod' || child.kind === 'Service' || child.kind === 'Ingress' ? child.kind : `${child.kind}/${child.metadata.name}`
+      const key =
+        child.kind === 'Pod' || child.kind === 'Service' || child.kind === 'Ingress'
+          ? child.kind
+          : `${child.kind}/${child.metadata.name}`
       const before = this.observed.get(key)
       // A Pod of another run is a new pod (Recreate), not Ready.
-      const same = before !== undefined && (child.kind !== 'Pod' || before.object.metadata.annotations?.[RUN] === child.metadata.annotations?.[RUN])
+      const same =
+        before !== undefined &&
+        (child.kind !== 'Pod' || before.object.metadata.annotations?.[RUN] === child.metadata.annotations?.[RUN])
       next.set(key, same ? { ...before, object: child } : { object: child, createdAt: now })
     }
     this.observed = next

@@ -83,7 +83,8 @@ export class TimerModel {
     const definition = this.definition
     // Runs: `spec.restarts > status.run` starts run `spec.restarts` (not while Stopped); timers and renewals reset.
     if (!spec.stopped && spec.restarts > this.run) {
-      if (spec.renewals > this.renewalsSeen) throw new Error('the model does not say what a renewal asked with a restart does: generate them apart')
+      if (spec.renewals > this.renewalsSeen)
+        throw new Error('the model does not say what a renewal asked with a restart does: generate them apart')
       this.run = spec.restarts
       this.ended = this.admittedAt = this.startedAt = this.lastRenewedAt = this.finishedAt = undefined
       this.renewalsApplied = 0
@@ -116,7 +117,13 @@ export class TimerModel {
     return { run, admittedAt, startedAt, lastRenewedAt, finishedAt, renewalsSeen, renewalsApplied }
   }
 
-  private decide(now: number, spec: TimerSpec, facts: TimerFacts, lifetime: number, hardEnd: number | undefined): Expected {
+  private decide(
+    now: number,
+    spec: TimerSpec,
+    facts: TimerFacts,
+    lifetime: number,
+    hardEnd: number | undefined,
+  ): Expected {
     const base = { ...this.sticky(), workload: false }
     // A finished run stays finished (a stop, a deadline or a lifetime does not change how it ended).
     if (this.ended !== undefined) return { ...base, ...this.ended }
@@ -128,27 +135,57 @@ export class TimerModel {
     const from = this.definition.availableFrom
     if (from !== undefined && now < from) {
       this.admittedAt = undefined
-      return { ...base, admittedAt: undefined, phase: 'Pending', reason: 'NotYetAvailable', next: earliest(from, hardEnd) }
+      return {
+        ...base,
+        admittedAt: undefined,
+        phase: 'Pending',
+        reason: 'NotYetAvailable',
+        next: earliest(from, hardEnd),
+      }
     }
     // Admitted (alone: it always fits its owner's budget), at the first sync that admits it.
     this.admittedAt ??= now
     // Expiry: at now >= max(startedAt, lastRenewedAt) + lifetime, Deleted / Expired.
-    if (this.startedAt !== undefined && now >= Math.max(this.startedAt, this.lastRenewedAt ?? this.startedAt) + lifetime) {
+    if (
+      this.startedAt !== undefined &&
+      now >= Math.max(this.startedAt, this.lastRenewedAt ?? this.startedAt) + lifetime
+    ) {
       return this.end(now, 'Deleted', 'Expired')
     }
     // Running once the pod of this run is Ready, the endpoint exists, and ENDPOINT_SETTLE_MS has passed since both.
     const pod = facts.pod?.run === this.run ? facts.pod : undefined
-    const reachableAt = pod?.readyAt !== undefined && facts.pathSince !== undefined ? Math.max(pod.readyAt, facts.pathSince) + this.settleMs : Infinity
+    const reachableAt =
+      pod?.readyAt !== undefined && facts.pathSince !== undefined
+        ? Math.max(pod.readyAt, facts.pathSince) + this.settleMs
+        : Infinity
     const running = reachableAt <= now
     // Startup: still not Running startupTimeoutSeconds after admittedAt (the deadline's own instant included) is an Error.
-    const startupDeadline = this.startedAt === undefined ? this.admittedAt + (this.definition.startupTimeoutSeconds ?? DEFAULT_STARTUP_TIMEOUT_SECONDS) * 1000 : undefined
-    if (startupDeadline !== undefined && now >= startupDeadline && !running) return this.end(now, 'Error', 'StartupTimeout')
+    const startupDeadline =
+      this.startedAt === undefined
+        ? this.admittedAt + (this.definition.startupTimeoutSeconds ?? DEFAULT_STARTUP_TIMEOUT_SECONDS) * 1000
+        : undefined
+    if (startupDeadline !== undefined && now >= startupDeadline && !running)
+      return this.end(now, 'Error', 'StartupTimeout')
     if (running) this.startedAt ??= now
     // expiresAt = min(max(startedAt, lastRenewedAt) + lifetime, spec.deadline, availableUntil); before the first
     // Running, the hard end when one is set.
-    const expiresAt = this.startedAt === undefined ? hardEnd : earliest(Math.max(this.startedAt, this.lastRenewedAt ?? this.startedAt) + lifetime, hardEnd)
-    const ahead = [expiresAt, hardEnd, ...(running ? [] : [reachableAt === Infinity ? undefined : reachableAt, startupDeadline])].filter((instant) => instant !== undefined && instant > now)
-    return { ...this.sticky(), workload: true, phase: running ? 'Running' : 'Pending', reason: running ? 'Ready' : 'Starting', expiresAt, next: earliest(...ahead) }
+    const expiresAt =
+      this.startedAt === undefined
+        ? hardEnd
+        : earliest(Math.max(this.startedAt, this.lastRenewedAt ?? this.startedAt) + lifetime, hardEnd)
+    const ahead = [
+      expiresAt,
+      hardEnd,
+      ...(running ? [] : [reachableAt === Infinity ? undefined : reachableAt, startupDeadline]),
+    ].filter((instant) => instant !== undefined && instant > now)
+    return {
+      ...this.sticky(),
+      workload: true,
+      phase: running ? 'Running' : 'Pending',
+      reason: running ? 'Ready' : 'Starting',
+      expiresAt,
+      next: earliest(...ahead),
+    }
   }
 
   /** The run ends: the finish time is recorded once, the workload is torn down, nothing expires any more. */

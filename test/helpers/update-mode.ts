@@ -13,7 +13,10 @@ export function updateMode(env: Record<string, string | undefined> = process.env
   if (env.UPDATE_FIXTURES !== '1') return { update: false }
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== '0' && env.CI.toLowerCase() !== 'false'
   if (ci || env.REQUIRE_TOOLS === '1') {
-    return { update: false, refused: `UPDATE_FIXTURES=1 under CI (${ci ? `CI=${env.CI}` : 'REQUIRE_TOOLS=1'}): the fixtures are checked there, never rewritten` }
+    return {
+      update: false,
+      refused: `UPDATE_FIXTURES=1 under CI (${ci ? `CI=${env.CI}` : 'REQUIRE_TOOLS=1'}): the fixtures are checked there, never rewritten`,
+    }
   }
   return { update: true }
 }

@@ -31,7 +31,9 @@ export function validateChild(child: { kind?: unknown; metadata?: { name?: unkno
   try {
     new Model(structuredClone(child) as never).validate()
   } catch (error) {
-    throw new Error(`${String(child.kind)} ${String(child.metadata?.name)}: ${(error as Error).message}`, { cause: error })
+    throw new Error(`${String(child.kind)} ${String(child.metadata?.name)}: ${(error as Error).message}`, {
+      cause: error,
+    })
   }
 }
 

@@ -68,7 +68,9 @@ export function challenge(options: ChallengeOptions = {}): KubeObject & { spec: 
     metadata: {
       name: options.name ?? `${definition}-u-${owner}`,
       namespace: options.namespace ?? NAMESPACE,
-      ...(stored ? { uid: options.uid ?? UID, generation: 1, creationTimestamp: options.createdAt ?? '2026-11-22T11:59:00Z' } : {}),
+      ...(stored
+        ? { uid: options.uid ?? UID, generation: 1, creationTimestamp: options.createdAt ?? '2026-11-22T11:59:00Z' }
+        : {}),
       labels: options.labels ?? { 'challenge-hooks.dev/owner': owner, 'challenge-hooks.dev/definition': definition },
     },
     spec: {
@@ -116,13 +118,18 @@ export function netcatDefinition(spec: Json = {}, name = 'pwn-echo'): KubeObject
 }
 
 /** Groups objects as Metacontroller does; `version` picks the inner keys (v1: name, v2: namespace/name). */
-export function groups(objects: KubeObject[], version: 'v1' | 'v2' = 'v1', always: readonly string[] = []): ObjectGroups {
+export function groups(
+  objects: KubeObject[],
+  version: 'v1' | 'v2' = 'v1',
+  always: readonly string[] = [],
+): ObjectGroups {
   const result: ObjectGroups = {}
   for (const key of always) result[key] = {}
   for (const object of objects) {
     const kind = object.kind as string
     const key = `${kind}.${object.apiVersion ?? API_VERSION_OF[kind]}`
-    const inner = version === 'v1' ? object.metadata.name : `${object.metadata.namespace ?? NAMESPACE}/${object.metadata.name}`
+    const inner =
+      version === 'v1' ? object.metadata.name : `${object.metadata.namespace ?? NAMESPACE}/${object.metadata.name}`
     ;(result[key] ??= {})[inner] = object
   }
   return result
@@ -140,7 +147,11 @@ export interface RequestOptions {
 export function syncRequest(parent: KubeObject, options: RequestOptions = {}): SyncRequest {
   const version = options.version ?? 'v1'
   return {
-    controller: { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController', metadata: { name: 'challenge-hooks' } },
+    controller: {
+      apiVersion: 'metacontroller.k8s.io/v1alpha1',
+      kind: 'CompositeController',
+      metadata: { name: 'challenge-hooks' },
+    },
     parent: parent as SyncRequest['parent'],
     children: groups(options.children ?? [], version, options.groups ?? ALL_CHILD_GROUPS),
     related: groups(options.related ?? [], version),
@@ -153,7 +164,14 @@ export function syncRequest(parent: KubeObject, options: RequestOptions = {}): S
  * counts only children that carry it as the instance's own).
  */
 export function controllerRef(uid: string, name = 'web-login-u-alice'): Json {
-  return { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true }
+  return {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'Challenge',
+    name,
+    uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  }
 }
 
 /**
@@ -181,7 +199,10 @@ export const STARTED_AT = '2026-11-22T11:59:49Z'
 export const SCHEDULED_AT = '2026-11-22T11:59:48Z'
 
 /** The status a kubelet writes for a pod that runs and passes its readiness probe, since the times above. */
-export function readyPodStatus(containers: Json[] = [{ name: 'web' }], times = { scheduled: SCHEDULED_AT, started: STARTED_AT, ready: READY_AT }): Json {
+export function readyPodStatus(
+  containers: Json[] = [{ name: 'web' }],
+  times = { scheduled: SCHEDULED_AT, started: STARTED_AT, ready: READY_AT },
+): Json {
   return {
     phase: 'Running',
     conditions: [
@@ -190,19 +211,30 @@ export function readyPodStatus(containers: Json[] = [{ name: 'web' }], times = {
       { type: 'ContainersReady', status: 'True', lastTransitionTime: times.ready },
       { type: 'Ready', status: 'True', lastTransitionTime: times.ready },
     ],
-    containerStatuses: containers.map((container) => ({ name: container.name, ready: true, started: true, restartCount: 0, state: { running: { startedAt: times.started } } })),
+    containerStatuses: containers.map((container) => ({
+      name: container.name,
+      ready: true,
+      started: true,
+      restartCount: 0,
+      state: { running: { startedAt: times.started } },
+    })),
   }
 }
 
 /** Makes the observed Pod ready (since READY_AT) and the Service allocated, as the cluster would. */
-export function readyWorld(desired: readonly Json[], options: { nodePort?: number; lbAddress?: string } = {}): KubeObject[] {
+export function readyWorld(
+  desired: readonly Json[],
+  options: { nodePort?: number; lbAddress?: string } = {},
+): KubeObject[] {
   return observedChildren(desired, (child) => {
     if (child.kind === 'Pod') return { status: readyPodStatus(((child.spec as Json).containers ?? []) as Json[]) }
     if (child.kind === 'Service') {
       const spec = structuredClone(child.spec) as { ports: Json[]; type: string; clusterIP?: string }
       spec.clusterIP = '10.96.0.10'
       if (spec.type !== 'ClusterIP') for (const port of spec.ports) port.nodePort = options.nodePort ?? 31337
-      const status = options.lbAddress ? { loadBalancer: { ingress: [{ ip: options.lbAddress }] } } : { loadBalancer: {} }
+      const status = options.lbAddress
+        ? { loadBalancer: { ingress: [{ ip: options.lbAddress }] } }
+        : { loadBalancer: {} }
       return { spec, status }
     }
     return {}
@@ -217,7 +249,11 @@ export function pod(instance: string, run: number, status: Json, name = instance
     metadata: {
       name,
       namespace: NAMESPACE,
-      labels: { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/instance': instance, 'challenge-hooks.dev/uid': uid },
+      labels: {
+        'app.kubernetes.io/managed-by': 'challenge-hooks',
+        'challenge-hooks.dev/instance': instance,
+        'challenge-hooks.dev/uid': uid,
+      },
       annotations: { 'challenge-hooks.dev/run': String(run) },
       ownerReferences: [controllerRef(uid)],
     } as KubeObject['metadata'],
@@ -230,7 +266,10 @@ export function waitingPod(instance: string, run: number, reason: string, restar
   return pod(
     instance,
     run,
-    { phase: 'Pending', containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }] },
+    {
+      phase: 'Pending',
+      containerStatuses: [{ name: 'web', ready: false, restartCount, state: { waiting: { reason } } }],
+    },
     name,
   )
 }

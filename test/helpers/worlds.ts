@@ -9,7 +9,11 @@ import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition } f
 
 export type Version = 'v1' | 'v2'
 
-const CONTROLLER = { apiVersion: 'metacontroller.k8s.io/v1alpha1', kind: 'CompositeController', metadata: { name: 'challenge-hooks' } }
+const CONTROLLER = {
+  apiVersion: 'metacontroller.k8s.io/v1alpha1',
+  kind: 'CompositeController',
+  metadata: { name: 'challenge-hooks' },
+}
 
 export function newRequest(version: Version = 'v1'): SyncRequest {
   return syncRequest(challenge(), { related: [webDefinition()], version })

@@ -114,7 +114,10 @@ t.test('the token is checked before the body is parsed', async (t) => {
       payload,
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': contentType },
     })
-    t.ok(right.statusCode >= 400 && right.statusCode < 500 && right.statusCode !== 401, `${what} with the token: ${right.statusCode}`)
+    t.ok(
+      right.statusCode >= 400 && right.statusCode < 500 && right.statusCode !== 401,
+      `${what} with the token: ${right.statusCode}`,
+    )
   }
 })
 

@@ -21,8 +21,15 @@ t.test("manifests/config.env: its comments are the table's, its values its own",
   const file = read('manifests/config.env')
   t.equal(file, configEnv(file), RUN)
   t.equal(configEnv(file), configEnv(configEnv(file)), 'rendering again changes nothing')
-  t.match(configEnv('#OWNER_BUDGET=5\n# a hand-written comment\nPORT=1\n'), /\n# PORT: listen port[^]*\nPORT=1\n\n[^]*#OWNER_BUDGET=5\n$/, 'the values kept, in the order of the table')
-  t.throws(() => configEnv('OWNER_BUDGETS=3\n'), /manifests\/config\.env sets OWNER_BUDGETS, which src\/config\.ts does not read/)
+  t.match(
+    configEnv('#OWNER_BUDGET=5\n# a hand-written comment\nPORT=1\n'),
+    /\n# PORT: listen port[^]*\nPORT=1\n\n[^]*#OWNER_BUDGET=5\n$/,
+    'the values kept, in the order of the table',
+  )
+  t.throws(
+    () => configEnv('OWNER_BUDGETS=3\n'),
+    /manifests\/config\.env sets OWNER_BUDGETS, which src\/config\.ts does not read/,
+  )
 })
 
 t.test('every default the docs show as a value is the default loadConfig applies', async (t) => {
@@ -36,6 +43,14 @@ t.test('every default the docs show as a value is the default loadConfig applies
     checked++
   }
   t.ok(checked >= 20, `${checked} defaults checked`)
-  t.strictSame(loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain, 'ctf.example.org', 'TLS_BASE_DOMAIN: BASE_DOMAIN')
-  t.strictSame(loadConfig({ TLS_ROUTING: 'GatewayAPI', GATEWAY: 'gw/ctf' }).tlsRouting, defaults.tlsRouting, 'TLS_ROUTING: GatewayAPI')
+  t.strictSame(
+    loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain,
+    'ctf.example.org',
+    'TLS_BASE_DOMAIN: BASE_DOMAIN',
+  )
+  t.strictSame(
+    loadConfig({ TLS_ROUTING: 'GatewayAPI', GATEWAY: 'gw/ctf' }).tlsRouting,
+    defaults.tlsRouting,
+    'TLS_ROUTING: GatewayAPI',
+  )
 })

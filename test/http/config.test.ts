@@ -59,7 +59,11 @@ t.test('defaults', async (t) => {
     opsPort: 8081,
   })
   t.strictSame(loadConfig({ PORT: '  ', LOG_LEVEL: '', BASE_DOMAIN: ' ' }), loadConfig({}), 'blank means unset')
-  t.equal(loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain, 'ctf.example.org', 'TLS hosts default to BASE_DOMAIN')
+  t.equal(
+    loadConfig({ BASE_DOMAIN: 'ctf.example.org' }).tlsBaseDomain,
+    'ctf.example.org',
+    'TLS hosts default to BASE_DOMAIN',
+  )
 })
 
 t.test('every variable is read', async (t) => {
@@ -139,7 +143,12 @@ t.test('every variable is read', async (t) => {
     clusterCidrs: ['10.42.0.0/16', '10.43.0.0/16', 'fd00:42::/56'],
     allowedExtendedResources: ['nvidia.com/gpu', 'example.com/fpga'],
     allowedRuntimeClasses: ['kata', 'gvisor'],
-    dns: { namespace: 'openshift-dns', podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' }, addresses: ['169.254.20.10/32'], port: 5353 },
+    dns: {
+      namespace: 'openshift-dns',
+      podSelector: { 'dns.operator.openshift.io/daemonset-dns': 'default' },
+      addresses: ['169.254.20.10/32'],
+      port: 5353,
+    },
     instancePods: {
       nodeSelector: { 'challenge-hooks.dev/pool': 'challenges' },
       tolerations: [
@@ -161,9 +170,17 @@ t.test('every variable is read', async (t) => {
 })
 
 t.test('the shutdown deadline follows the drain unless it is set; ports of 0 may repeat', async (t) => {
-  t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '20000' }).shutdownTimeoutMs, 25000, 'the drain, then REQUEST_TIMEOUT_MS for the calls in flight')
+  t.equal(
+    loadConfig({ SHUTDOWN_DRAIN_MS: '20000' }).shutdownTimeoutMs,
+    25000,
+    'the drain, then REQUEST_TIMEOUT_MS for the calls in flight',
+  )
   t.equal(loadConfig({ REQUEST_TIMEOUT_MS: '8000' }).shutdownTimeoutMs, 13000)
-  t.equal(loadConfig({ SHUTDOWN_DRAIN_MS: '2000', SHUTDOWN_TIMEOUT_MS: '2000' }).shutdownTimeoutMs, 2000, 'no time after the drain')
+  t.equal(
+    loadConfig({ SHUTDOWN_DRAIN_MS: '2000', SHUTDOWN_TIMEOUT_MS: '2000' }).shutdownTimeoutMs,
+    2000,
+    'no time after the drain',
+  )
   t.match(loadConfig({ PORT: '0', OPS_PORT: '0' }), { port: 0, opsPort: 0 }, 'two free ports (tests)')
 })
 
@@ -239,7 +256,11 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     ['DNS_ADDRESSES', '169.254.20.10', /"169.254.20.10" is not a CIDR/],
     ['DNS_PORT', '0', /must be between 1 and 65535/],
     ['INSTANCE_NODE_SELECTOR', 'pool', /"pool" is not a label/],
-    ['INSTANCE_TOLERATIONS', 'pool=challenges:NoRun', /"pool=challenges:NoRun" is not a taint to tolerate such as pool=challenges:NoSchedule/],
+    [
+      'INSTANCE_TOLERATIONS',
+      'pool=challenges:NoRun',
+      /"pool=challenges:NoRun" is not a taint to tolerate such as pool=challenges:NoSchedule/,
+    ],
     ['INSTANCE_TOLERATIONS', 'pool=a=b:NoSchedule', /"pool=a=b:NoSchedule" is not a taint/],
     ['INSTANCE_TOLERATIONS', 'pool:NoSchedule:x', /is not a taint/],
     ['INSTANCE_TOLERATIONS', 'Pool Key:NoSchedule', /"Pool Key:NoSchedule" is not a taint/],
@@ -263,7 +284,11 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   t.equal(missing.variable, 'FLAG_SECRET')
   t.match(missing.message, /is required when NODE_ENV=production \(generate one: openssl rand -hex 32\)/)
 
-  for (const placeholder of ['CHANGE-ME', 'change-me-to-a-long-random-value-0123456789', 'CHANGEME-0123456789abcdef0123456789']) {
+  for (const placeholder of [
+    'CHANGE-ME',
+    'change-me-to-a-long-random-value-0123456789',
+    'CHANGEME-0123456789abcdef0123456789',
+  ]) {
     const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: placeholder })
     t.equal(error.variable, 'FLAG_SECRET', placeholder)
     t.match(error.message, /still holds the placeholder of manifests\/secrets\/secrets\.env\.example/, placeholder)
@@ -277,31 +302,63 @@ t.test('production requires a real FLAG_SECRET', async (t) => {
   t.equal(config.flagSecretIsDevelopmentDefault, false)
 })
 
-t.test('the start-up warning about PUBLIC_HOST: a loopback address (unset, blank, the placeholder); none for a host players can reach', async (t) => {
-  const warning = (env: Record<string, string>) => publicHostWarning(loadConfig(env))
-  const said = (host: string) =>
-    `PUBLIC_HOST is ${host}, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say ${host}, so players will see "nc ${host} <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`
-  t.equal(warning({}), said('127.0.0.1'), 'unset')
-  t.equal(warning({ PUBLIC_HOST: ' ' }), said('127.0.0.1'), 'blank')
-  t.equal(warning({ PUBLIC_HOST: '127.0.0.1' }), said('127.0.0.1'), "manifests/config.env's placeholder")
-  for (const host of ['127.1.2.3', '::1', 'localhost', 'LOCALHOST', 'ctf.localhost']) t.equal(warning({ PUBLIC_HOST: host }), said(host), host)
-  for (const host of ['ctf.example.org', '203.0.113.10', '10.0.0.127', '2001:db8::1', 'localhost.example.org', '1127.0.0.1']) t.equal(warning({ PUBLIC_HOST: host }), undefined, host)
-})
+t.test(
+  'the start-up warning about PUBLIC_HOST: a loopback address (unset, blank, the placeholder); none for a host players can reach',
+  async (t) => {
+    const warning = (env: Record<string, string>) => publicHostWarning(loadConfig(env))
+    const said = (host: string) =>
+      `PUBLIC_HOST is ${host}, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say ${host}, so players will see "nc ${host} <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`
+    t.equal(warning({}), said('127.0.0.1'), 'unset')
+    t.equal(warning({ PUBLIC_HOST: ' ' }), said('127.0.0.1'), 'blank')
+    t.equal(warning({ PUBLIC_HOST: '127.0.0.1' }), said('127.0.0.1'), "manifests/config.env's placeholder")
+    for (const host of ['127.1.2.3', '::1', 'localhost', 'LOCALHOST', 'ctf.localhost'])
+      t.equal(warning({ PUBLIC_HOST: host }), said(host), host)
+    for (const host of [
+      'ctf.example.org',
+      '203.0.113.10',
+      '10.0.0.127',
+      '2001:db8::1',
+      'localhost.example.org',
+      '1127.0.0.1',
+    ])
+      t.equal(warning({ PUBLIC_HOST: host }), undefined, host)
+  },
+)
 
-t.test('production requires a HOOK_TOKEN: missing, empty or blank stops the start (authentication is never off)', async (t) => {
-  for (const token of [undefined, '', ' ', '\t \n']) {
-    const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, ...(token === undefined ? {} : { HOOK_TOKEN: token }) })
-    t.equal(error.variable, 'HOOK_TOKEN', JSON.stringify(token))
-    t.match(error.message, /^HOOK_TOKEN: is required \(non-blank\) when NODE_ENV=production/, JSON.stringify(token))
-  }
-  for (const previous of ['', '  ']) {
-    const error = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: previous })
-    t.equal(error.variable, 'HOOK_TOKEN_PREVIOUS', `previous ${JSON.stringify(previous)}`)
-    t.match(error.message, /^HOOK_TOKEN_PREVIOUS: is set but blank/)
-  }
-  t.equal(loadConfig({ HOOK_TOKEN: ' ' }).hookToken, undefined, 'outside production a blank token means none (with a warning at start)')
-  t.equal(loadConfig({ HOOK_TOKEN: 'x', HOOK_TOKEN_PREVIOUS: ' ' }).hookTokenPrevious, undefined, 'and a blank previous token means none')
-})
+t.test(
+  'production requires a HOOK_TOKEN: missing, empty or blank stops the start (authentication is never off)',
+  async (t) => {
+    for (const token of [undefined, '', ' ', '\t \n']) {
+      const error = configError(t, {
+        NODE_ENV: 'production',
+        FLAG_SECRET: SECRET,
+        ...(token === undefined ? {} : { HOOK_TOKEN: token }),
+      })
+      t.equal(error.variable, 'HOOK_TOKEN', JSON.stringify(token))
+      t.match(error.message, /^HOOK_TOKEN: is required \(non-blank\) when NODE_ENV=production/, JSON.stringify(token))
+    }
+    for (const previous of ['', '  ']) {
+      const error = configError(t, {
+        NODE_ENV: 'production',
+        FLAG_SECRET: SECRET,
+        HOOK_TOKEN: SECRET,
+        HOOK_TOKEN_PREVIOUS: previous,
+      })
+      t.equal(error.variable, 'HOOK_TOKEN_PREVIOUS', `previous ${JSON.stringify(previous)}`)
+      t.match(error.message, /^HOOK_TOKEN_PREVIOUS: is set but blank/)
+    }
+    t.equal(
+      loadConfig({ HOOK_TOKEN: ' ' }).hookToken,
+      undefined,
+      'outside production a blank token means none (with a warning at start)',
+    )
+    t.equal(
+      loadConfig({ HOOK_TOKEN: 'x', HOOK_TOKEN_PREVIOUS: ' ' }).hookTokenPrevious,
+      undefined,
+      'and a blank previous token means none',
+    )
+  },
+)
 
 t.test('production checks HOOK_TOKEN the same way as FLAG_SECRET', async (t) => {
   const placeholder = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: 'CHANGE-ME' })
@@ -316,34 +373,72 @@ t.test('HOOK_TOKEN_PREVIOUS: accepted beside HOOK_TOKEN during a rotation, check
   const OTHER = '5e2c9a71d04b8f36e1a7c2094bd5f8e3'
   t.equal(loadConfig({ HOOK_TOKEN: 'new', HOOK_TOKEN_PREVIOUS: 'old' }).hookTokenPrevious, 'old')
   t.equal(configError(t, { HOOK_TOKEN_PREVIOUS: 'old' }).variable, 'HOOK_TOKEN_PREVIOUS', 'not alone')
-  const short = configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: 'short' })
+  const short = configError(t, {
+    NODE_ENV: 'production',
+    FLAG_SECRET: SECRET,
+    HOOK_TOKEN: SECRET,
+    HOOK_TOKEN_PREVIOUS: 'short',
+  })
   t.equal(short.variable, 'HOOK_TOKEN_PREVIOUS')
-  t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: OTHER }).hookTokenPrevious, OTHER)
+  t.equal(
+    loadConfig({ NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET, HOOK_TOKEN_PREVIOUS: OTHER })
+      .hookTokenPrevious,
+    OTHER,
+  )
 })
 
-t.test('NODE_ENV means production in any case and with spaces around it: a spelling never turns the checks off', async (t) => {
-  for (const spelling of ['production', 'Production', 'PRODUCTION', ' production ', 'production\n', '\tProDuction']) {
-    t.equal(configError(t, { NODE_ENV: spelling }).variable, 'FLAG_SECRET', `${JSON.stringify(spelling)}: a secret is required`)
-    t.equal(loadConfig({ NODE_ENV: spelling, FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET }).production, true, JSON.stringify(spelling))
-  }
-  for (const other of ['development', 'prod', 'productions', 'test', '']) {
-    t.equal(loadConfig({ NODE_ENV: other }).production, false, JSON.stringify(other))
-  }
-})
+t.test(
+  'NODE_ENV means production in any case and with spaces around it: a spelling never turns the checks off',
+  async (t) => {
+    for (const spelling of ['production', 'Production', 'PRODUCTION', ' production ', 'production\n', '\tProDuction']) {
+      t.equal(
+        configError(t, { NODE_ENV: spelling }).variable,
+        'FLAG_SECRET',
+        `${JSON.stringify(spelling)}: a secret is required`,
+      )
+      t.equal(
+        loadConfig({ NODE_ENV: spelling, FLAG_SECRET: SECRET, HOOK_TOKEN: SECRET }).production,
+        true,
+        JSON.stringify(spelling),
+      )
+    }
+    for (const other of ['development', 'prod', 'productions', 'test', '']) {
+      t.equal(loadConfig({ NODE_ENV: other }).production, false, JSON.stringify(other))
+    }
+  },
+)
 
 t.test('production refuses the public development secret and secrets that are easy to guess', async (t) => {
-  const development = configError(t, { NODE_ENV: 'production', FLAG_SECRET: DEVELOPMENT_FLAG_SECRET, HOOK_TOKEN: SECRET })
+  const development = configError(t, {
+    NODE_ENV: 'production',
+    FLAG_SECRET: DEVELOPMENT_FLAG_SECRET,
+    HOOK_TOKEN: SECRET,
+  })
   t.equal(development.variable, 'FLAG_SECRET')
   t.match(development.message, /^FLAG_SECRET: is the public development value/)
-  const weak = ['a'.repeat(40), 'passwordpasswordpasswordpassword', 'abcd'.repeat(8), '01'.repeat(20), 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab']
+  const weak = [
+    'a'.repeat(40),
+    'passwordpasswordpasswordpassword',
+    'abcd'.repeat(8),
+    '01'.repeat(20),
+    'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab',
+  ]
   for (const value of weak) {
     const flag = configError(t, { NODE_ENV: 'production', FLAG_SECRET: value, HOOK_TOKEN: SECRET })
     t.equal(flag.variable, 'FLAG_SECRET', value)
     t.match(flag.message, /^FLAG_SECRET: is too easy to guess/, value)
-    t.equal(configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: value }).variable, 'HOOK_TOKEN', `HOOK_TOKEN ${value}`)
+    t.equal(
+      configError(t, { NODE_ENV: 'production', FLAG_SECRET: SECRET, HOOK_TOKEN: value }).variable,
+      'HOOK_TOKEN',
+      `HOOK_TOKEN ${value}`,
+    )
   }
   // What the install tells operators to generate passes: openssl rand -hex 16 and -hex 32, base64 of 24 bytes.
-  for (const value of ['8f14e45fceea167a5a36dedd4bea2543', 'c4ca4238a0b923820dcc509a6f75849bc81e728d9d4c2f636f067f89cc14862c', 'kq2Nd8Z3xR0pWm5tYv7LbHc1Je9Gf4Ua']) {
+  for (const value of [
+    '8f14e45fceea167a5a36dedd4bea2543',
+    'c4ca4238a0b923820dcc509a6f75849bc81e728d9d4c2f636f067f89cc14862c',
+    'kq2Nd8Z3xR0pWm5tYv7LbHc1Je9Gf4Ua',
+  ]) {
     t.equal(loadConfig({ NODE_ENV: 'production', FLAG_SECRET: value, HOOK_TOKEN: SECRET }).flagSecret, value, value)
   }
   t.equal(Math.round(estimatedBits('abcd'.repeat(8))), 64, 'a 4-character pattern carries 2 bits a character')
@@ -353,7 +448,11 @@ t.test('production refuses the public development secret and secrets that are ea
 t.test('ALLOWED_RUNTIME_CLASSES: names, and INSTANCE_RUNTIME_CLASS is always allowed', async (t) => {
   t.strictSame(loadConfig({ ALLOWED_RUNTIME_CLASSES: 'gvisor,kata' }).allowedRuntimeClasses, ['gvisor', 'kata'])
   t.strictSame(loadConfig({ INSTANCE_RUNTIME_CLASS: 'gvisor' }).allowedRuntimeClasses, ['gvisor'])
-  t.strictSame(loadConfig({ ALLOWED_RUNTIME_CLASSES: 'gvisor', INSTANCE_RUNTIME_CLASS: 'gvisor' }).allowedRuntimeClasses, ['gvisor'], 'once')
+  t.strictSame(
+    loadConfig({ ALLOWED_RUNTIME_CLASSES: 'gvisor', INSTANCE_RUNTIME_CLASS: 'gvisor' }).allowedRuntimeClasses,
+    ['gvisor'],
+    'once',
+  )
   const bad = configError(t, { ALLOWED_RUNTIME_CLASSES: 'gvisor,Kata_Containers' })
   t.equal(bad.variable, 'ALLOWED_RUNTIME_CLASSES')
   t.match(bad.message, /"Kata_Containers" is not a RuntimeClass name/)

@@ -41,23 +41,31 @@ async function opsPort(app: FastifyInstance): Promise<number> {
   return (app.ops.server.address() as { port: number }).port
 }
 
-t.test('a body that does not arrive within REQUEST_TIMEOUT_MS: 408 {error, message}, Connection: close, closed', async (t) => {
-  const app = await buildTestApp(t, { requestTimeoutMs: 1000 })
-  const port = await listen(app)
-  const slow = raw(t, port)
-  slow.socket.write(`POST /sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${SYNC.length}\r\n\r\n{`)
-  const trickle = setInterval(() => slow.socket.write(' '), 100)
-  t.teardown(() => clearInterval(trickle))
-  const { text, afterMs } = await slow.closed
-  const { head, body } = parts(text)
-  t.match(head, /^HTTP\/1\.1 408 Request Timeout\r\n/)
-  t.match(head, /\r\nConnection: close\r\n/)
-  t.match(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/)
-  t.strictSame(body, { error: 'Request Timeout', message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.' })
-  t.ok(afterMs >= 1000 && afterMs < 1000 + timeoutCheckInterval(1000) + 1000, `cut after ${afterMs.toFixed(0)} ms`)
-  const metrics = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
-  t.match(metrics, /challenge_hooks_rejected_total\{cause="timeout"\} 1/)
-})
+t.test(
+  'a body that does not arrive within REQUEST_TIMEOUT_MS: 408 {error, message}, Connection: close, closed',
+  async (t) => {
+    const app = await buildTestApp(t, { requestTimeoutMs: 1000 })
+    const port = await listen(app)
+    const slow = raw(t, port)
+    slow.socket.write(
+      `POST /sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${SYNC.length}\r\n\r\n{`,
+    )
+    const trickle = setInterval(() => slow.socket.write(' '), 100)
+    t.teardown(() => clearInterval(trickle))
+    const { text, afterMs } = await slow.closed
+    const { head, body } = parts(text)
+    t.match(head, /^HTTP\/1\.1 408 Request Timeout\r\n/)
+    t.match(head, /\r\nConnection: close\r\n/)
+    t.match(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/)
+    t.strictSame(body, {
+      error: 'Request Timeout',
+      message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.',
+    })
+    t.ok(afterMs >= 1000 && afterMs < 1000 + timeoutCheckInterval(1000) + 1000, `cut after ${afterMs.toFixed(0)} ms`)
+    const metrics = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+    t.match(metrics, /challenge_hooks_rejected_total\{cause="timeout"\} 1/)
+  },
+)
 
 t.test('headers that never end get the same 408, on the hook port and on the operations port', async (t) => {
   const app = await buildTestApp(t, { requestTimeoutMs: 1000 })
@@ -103,7 +111,11 @@ t.test('the client error handler writes nothing on a connection already answerin
   handle(timeout, socket({ writable: false, destroyed: true }))
   t.strictSame([written.length, destroyed], [0, 0], 'a reset or a destroyed socket: nothing to do')
   handle(timeout, socket({ writable: true, destroyed: false, answering: true }))
-  t.strictSame([written.length, destroyed], [0, 1], 'an answer has begun: not interrupted by another, the connection is closed')
+  t.strictSame(
+    [written.length, destroyed],
+    [0, 1],
+    'an answer has begun: not interrupted by another, the connection is closed',
+  )
   handle(timeout, socket({ writable: false, destroyed: false }))
   t.strictSame([written.length, destroyed], [0, 2], 'not writable: closed')
   handle(timeout, socket({ writable: true, destroyed: false, answering: false }))
@@ -135,7 +147,8 @@ t.test('one request at a time on a keep-alive connection is never limited', asyn
   client.socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')))
   for (let i = 1; i <= MAX_PIPELINED * 3; i++) {
     client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
-    while (text.split('HTTP/1.1 200 OK').length - 1 < i && !client.socket.destroyed) await new Promise((tick) => setImmediate(tick))
+    while (text.split('HTTP/1.1 200 OK').length - 1 < i && !client.socket.destroyed)
+      await new Promise((tick) => setImmediate(tick))
   }
   t.equal(text.split('HTTP/1.1 200 OK').length - 1, MAX_PIPELINED * 3, 'every answer on one connection')
   t.notOk(client.socket.destroyed)

@@ -17,7 +17,11 @@ export interface Answer {
 async function read(response: IncomingMessage): Promise<Answer> {
   const chunks: Buffer[] = []
   for await (const chunk of response) chunks.push(chunk as Buffer)
-  return { statusCode: response.statusCode as number, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') }
+  return {
+    statusCode: response.statusCode as number,
+    headers: response.headers,
+    body: Buffer.concat(chunks).toString('utf8'),
+  }
 }
 
 /** Listens on an ephemeral port of the loopback interface. */
@@ -66,7 +70,12 @@ export function aborts(app: FastifyInstance): { next(): Promise<void> } {
   return { next: () => new Promise<void>((resolve) => waiting.push(resolve)) }
 }
 
-export async function post(port: number, path: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
+export async function post(
+  port: number,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const request = httpRequest({
     host: '127.0.0.1',
     port,

@@ -28,7 +28,10 @@ t.test('with maxInFlight 1, a second call while one is in flight is 429 with an 
     const shed = await post(port, url, url === '/customize' ? CUSTOMIZE : SYNC)
     t.equal(shed.statusCode, 429, url)
     t.match(shed.headers['retry-after'], /^[1-9]\d*$/, `${url}: integer Retry-After`)
-    t.strictSame(JSON.parse(shed.body), { error: 'Too Many Requests', message: 'More than 1 hook calls in flight; retry after 1 s.' })
+    t.strictSame(JSON.parse(shed.body), {
+      error: 'Too Many Requests',
+      message: 'More than 1 hook calls in flight; retry after 1 s.',
+    })
   }
   t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'other routes are not shed')
   t.equal((await app.ops.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'probes are not shed')
@@ -45,17 +48,24 @@ t.test('with maxInFlight 1, a second call while one is in flight is 429 with an 
   t.equal((await next).statusCode, 200, 'the next call is served')
 })
 
-t.test('uploads still arriving hold no slot: with maxInFlight 1, half-sent bodies do not stop a whole call', async (t) => {
-  const app = await buildTestApp(t, { maxInFlight: 1 })
-  const arrived = arrivals(app)
-  const port = await listen(app)
-  const slow = [postHalf(port, '/sync', SYNC), postHalf(port, '/sync', SYNC), postHalf(port, '/customize', CUSTOMIZE)]
-  for (const _ of slow) await arrived.next()
-  t.equal(await inFlight(app), 0, 'three bodies on the way, none in flight')
-  t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'a whole call is served meanwhile')
-  const finished = await Promise.all(slow.map((each) => each.finish()))
-  t.strictSame(finished.map((answer) => answer.statusCode), [200, 200, 200], 'and the slow ones once their bodies are in')
-})
+t.test(
+  'uploads still arriving hold no slot: with maxInFlight 1, half-sent bodies do not stop a whole call',
+  async (t) => {
+    const app = await buildTestApp(t, { maxInFlight: 1 })
+    const arrived = arrivals(app)
+    const port = await listen(app)
+    const slow = [postHalf(port, '/sync', SYNC), postHalf(port, '/sync', SYNC), postHalf(port, '/customize', CUSTOMIZE)]
+    for (const _ of slow) await arrived.next()
+    t.equal(await inFlight(app), 0, 'three bodies on the way, none in flight')
+    t.equal((await post(port, '/sync', SYNC)).statusCode, 200, 'a whole call is served meanwhile')
+    const finished = await Promise.all(slow.map((each) => each.finish()))
+    t.strictSame(
+      finished.map((answer) => answer.statusCode),
+      [200, 200, 200],
+      'and the slow ones once their bodies are in',
+    )
+  },
+)
 
 t.test('a call admitted before its body is refused once the body is in, if the cap filled meanwhile', async (t) => {
   const app = await buildTestApp(t, { maxInFlight: 1 })
@@ -94,7 +104,11 @@ t.test('the shed count is a metric, and a burst of refusals is one log line', as
   const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
   t.match(text, /challenge_hooks_rejected_total\{cause="overloaded"\} 2/)
   const warnings = log.entries().filter((entry) => entry.level === 40)
-  t.match(warnings, [{ cause: 'overloaded', refused: 1, msg: 'overloaded: More than 1 hook calls in flight' }], 'the first refusal is logged, the second only counted')
+  t.match(
+    warnings,
+    [{ cause: 'overloaded', refused: 1, msg: 'overloaded: More than 1 hook calls in flight' }],
+    'the first refusal is logged, the second only counted',
+  )
 })
 
 t.test('a client that aborts leaves the in-flight count, whether its body had arrived or not', async (t) => {
@@ -138,7 +152,10 @@ t.test('within the limit, concurrent calls are all served', async (t) => {
   await held.next()
   held.release()
   const answers = await Promise.all([...waiting, third])
-  t.strictSame(answers.map((answer) => answer.statusCode), [200, 200, 200])
+  t.strictSame(
+    answers.map((answer) => answer.statusCode),
+    [200, 200, 200],
+  )
   t.equal(answers[0]?.body, answers[1]?.body)
   t.equal(await inFlight(app), 0)
 })
@@ -155,85 +172,108 @@ async function warmConnection(port: number): Promise<{ socket: Socket; answers: 
   return { socket, answers }
 }
 
-t.test('calls arriving in one turn of the event loop are refused once that turn has run past MAX_EVENT_LOOP_DELAY_MS', async (t) => {
-  const app = await buildTestApp(t, { maxEventLoopDelayMs: 30 })
-  // The hook itself is slow: 60 ms of CPU per call.
-  app.addHook('preHandler', async (request) => {
-    if (request.method !== 'POST') return
-    const until = performance.now() + 60
-    while (performance.now() < until);
-  })
-  const port = await listen(app)
-  const clients = [await warmConnection(port), await warmConnection(port), await warmConnection(port)]
-  t.teardown(() => clients.forEach((client) => client.socket.destroy()))
-  const call = `POST /sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(SYNC)}\r\n\r\n${SYNC}`
-  // A quiet moment first, so that under-pressure's reading of the loop's delay is low.
-  await new Promise((quiet) => setTimeout(quiet, 300))
-  // Written in one go, the three calls are in the kernel's buffers before the loop looks again: one turn sees all.
-  for (const client of clients) client.socket.write(call)
-  while (clients.some((client) => !client.answers.join('').includes('\r\n\r\n{'))) await nextTurn()
-  const statuses = clients.map((client) => client.answers.join('').slice(9, 12)).sort()
-  t.strictSame(statuses, ['200', '429', '429'], 'the first call of the turn is answered, the others refused')
-  const refusal = clients.map((client) => client.answers.join('')).find((text) => text.startsWith('HTTP/1.1 429')) as string
-  t.match(refusal, /\r\nretry-after: 1\r\n/i)
-  t.match(refusal, /"message":"This turn of the event loop has run \d+ ms; retry after 1 s."/)
-  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
-  t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} 2/)
-})
+t.test(
+  'calls arriving in one turn of the event loop are refused once that turn has run past MAX_EVENT_LOOP_DELAY_MS',
+  async (t) => {
+    const app = await buildTestApp(t, { maxEventLoopDelayMs: 30 })
+    // The hook itself is slow: 60 ms of CPU per call.
+    app.addHook('preHandler', async (request) => {
+      if (request.method !== 'POST') return
+      const until = performance.now() + 60
+      while (performance.now() < until);
+    })
+    const port = await listen(app)
+    const clients = [await warmConnection(port), await warmConnection(port), await warmConnection(port)]
+    t.teardown(() => clients.forEach((client) => client.socket.destroy()))
+    const call = `POST /sync HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(SYNC)}\r\n\r\n${SYNC}`
+    // A quiet moment first, so that under-pressure's reading of the loop's delay is low.
+    await new Promise((quiet) => setTimeout(quiet, 300))
+    // Written in one go, the three calls are in the kernel's buffers before the loop looks again: one turn sees all.
+    for (const client of clients) client.socket.write(call)
+    while (clients.some((client) => !client.answers.join('').includes('\r\n\r\n{'))) await nextTurn()
+    const statuses = clients.map((client) => client.answers.join('').slice(9, 12)).sort()
+    t.strictSame(statuses, ['200', '429', '429'], 'the first call of the turn is answered, the others refused')
+    const refusal = clients
+      .map((client) => client.answers.join(''))
+      .find((text) => text.startsWith('HTTP/1.1 429')) as string
+    t.match(refusal, /\r\nretry-after: 1\r\n/i)
+    t.match(refusal, /"message":"This turn of the event loop has run \d+ ms; retry after 1 s."/)
+    const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+    t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} 2/)
+  },
+)
 
 t.test('with MAX_EVENT_LOOP_DELAY_MS 0, nothing is refused on delay', async (t) => {
   const app = await buildTestApp(t, { maxEventLoopDelayMs: 0 })
   const until = performance.now() + 150
   while (performance.now() < until);
-  const answers = await Promise.all([1, 2, 3].map(() => app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })))
-  t.strictSame(answers.map((answer) => answer.statusCode), [200, 200, 200])
+  const answers = await Promise.all(
+    [1, 2, 3].map(() => app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })),
+  )
+  t.strictSame(
+    answers.map((answer) => answer.statusCode),
+    [200, 200, 200],
+  )
 })
 
-t.test('a loop that keeps running late (under-pressure) refuses calls, naming the delay, and they go no further', async (t) => {
-  const config = testConfig({ maxEventLoopDelayMs: 10 })
-  const log = logCapture()
-  const app = await buildApp(config, { logger: { ...loggerOptions(config), stream: log.stream } })
-  t.teardown(() => app.close())
-  let handled = 0
-  app.addHook('preHandler', async () => {
-    handled += 1
-  })
-  await app.ready()
-  // 600 ms of a loop that is 30 ms late at every turn.
-  const until = performance.now() + 600
-  const refused: Awaited<ReturnType<typeof app.inject>>[] = []
-  let calls = 0
-  while (performance.now() < until) {
-    const busy = performance.now() + 30
-    while (performance.now() < busy);
-    await new Promise((tick) => setTimeout(tick, 1))
-    const attempt = await app.inject({ method: 'POST', url: '/customize', payload: customizeRequest() })
-    calls += 1
-    if (attempt.statusCode === 429) refused.push(attempt)
-  }
-  const onReading = refused.filter((answer) => answer.json().message.startsWith('The event loop runs'))
-  t.ok(onReading.length > 0, `calls were refused on under-pressure's reading (${onReading.length} of ${calls})`)
-  t.match(onReading[0]?.json(), { error: 'Too Many Requests', message: /^The event loop runs \d+ ms late; retry after 1 s\.$/ })
-  t.equal(onReading[0]?.headers['retry-after'], '1')
-  t.equal(handled, calls - refused.length, 'a refused call never reaches its handler')
-  t.strictSame(log.entries().filter((entry) => (entry.level as number) >= 50), [], 'no error logged')
-  t.notMatch(log.text(), /already sent/)
-})
+t.test(
+  'a loop that keeps running late (under-pressure) refuses calls, naming the delay, and they go no further',
+  async (t) => {
+    const config = testConfig({ maxEventLoopDelayMs: 10 })
+    const log = logCapture()
+    const app = await buildApp(config, { logger: { ...loggerOptions(config), stream: log.stream } })
+    t.teardown(() => app.close())
+    let handled = 0
+    app.addHook('preHandler', async () => {
+      handled += 1
+    })
+    await app.ready()
+    // 600 ms of a loop that is 30 ms late at every turn.
+    const until = performance.now() + 600
+    const refused: Awaited<ReturnType<typeof app.inject>>[] = []
+    let calls = 0
+    while (performance.now() < until) {
+      const busy = performance.now() + 30
+      while (performance.now() < busy);
+      await new Promise((tick) => setTimeout(tick, 1))
+      const attempt = await app.inject({ method: 'POST', url: '/customize', payload: customizeRequest() })
+      calls += 1
+      if (attempt.statusCode === 429) refused.push(attempt)
+    }
+    const onReading = refused.filter((answer) => answer.json().message.startsWith('The event loop runs'))
+    t.ok(onReading.length > 0, `calls were refused on under-pressure's reading (${onReading.length} of ${calls})`)
+    t.match(onReading[0]?.json(), {
+      error: 'Too Many Requests',
+      message: /^The event loop runs \d+ ms late; retry after 1 s\.$/,
+    })
+    t.equal(onReading[0]?.headers['retry-after'], '1')
+    t.equal(handled, calls - refused.length, 'a refused call never reaches its handler')
+    t.strictSame(
+      log.entries().filter((entry) => (entry.level as number) >= 50),
+      [],
+      'no error logged',
+    )
+    t.notMatch(log.text(), /already sent/)
+  },
+)
 
-t.test('delayRefusal: the time spent in this turn, then under-pressure\'s reading; Infinity is no reading; 0 turns it off', async (t) => {
-  const cases: [number, number, number, ReturnType<typeof delayRefusal>][] = [
-    [100, 20, 30, undefined],
-    [100, 100, 100, undefined],
-    [100, 140.4, 0, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
-    [100, 140, 300, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
-    [100, 5, 153.6, { cause: 'eventLoopDelay', message: 'The event loop runs 154 ms late' }],
-    [100, 5, Number.POSITIVE_INFINITY, undefined],
-    [0, 5000, 5000, undefined],
-  ]
-  for (const [max, spent, reading, expected] of cases) {
-    t.strictSame(delayRefusal(max, spent, reading), expected, `max ${max}, this turn ${spent}, reading ${reading}`)
-  }
-})
+t.test(
+  "delayRefusal: the time spent in this turn, then under-pressure's reading; Infinity is no reading; 0 turns it off",
+  async (t) => {
+    const cases: [number, number, number, ReturnType<typeof delayRefusal>][] = [
+      [100, 20, 30, undefined],
+      [100, 100, 100, undefined],
+      [100, 140.4, 0, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
+      [100, 140, 300, { cause: 'eventLoopDelay', message: 'This turn of the event loop has run 140 ms' }],
+      [100, 5, 153.6, { cause: 'eventLoopDelay', message: 'The event loop runs 154 ms late' }],
+      [100, 5, Number.POSITIVE_INFINITY, undefined],
+      [0, 5000, 5000, undefined],
+    ]
+    for (const [max, spent, reading, expected] of cases) {
+      t.strictSame(delayRefusal(max, spent, reading), expected, `max ${max}, this turn ${spent}, reading ${reading}`)
+    }
+  },
+)
 
 /** Counts the calls that reach the app (its onRequest hooks). Must be called before the app is ready. */
 function reaching(app: FastifyInstance): { count: number } {
@@ -259,21 +299,32 @@ async function refusedByTheGate(port: number, seen: { count: number }) {
   return { refused, reachedTheApp: seen.count !== before }
 }
 
-t.test('the gate answers before Fastify: a hook call refused on delay never reaches the app; other paths are not gated', async (t) => {
-  const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
-  const seen = reaching(app)
-  const port = await listen(app)
-  const { refused, reachedTheApp } = await refusedByTheGate(port, seen)
-  t.ok(refused, 'a call was refused')
-  t.notOk(reachedTheApp, 'the refused call never reached the app')
-  t.match(refused?.headers, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'content-length': /^\d+$/, connection: 'keep-alive' })
-  t.match(JSON.parse(refused?.body ?? '{}'), { error: 'Too Many Requests', message: /^(The event loop runs \d+ ms late|This turn of the event loop has run \d+ ms); retry after 1 s\.$/ })
-  t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'a path that is no hook is never gated')
-  const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
-  t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} [1-9]/)
-})
+t.test(
+  'the gate answers before Fastify: a hook call refused on delay never reaches the app; other paths are not gated',
+  async (t) => {
+    const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
+    const seen = reaching(app)
+    const port = await listen(app)
+    const { refused, reachedTheApp } = await refusedByTheGate(port, seen)
+    t.ok(refused, 'a call was refused')
+    t.notOk(reachedTheApp, 'the refused call never reached the app')
+    t.match(refused?.headers, {
+      'content-type': 'application/json; charset=utf-8',
+      'retry-after': '1',
+      'content-length': /^\d+$/,
+      connection: 'keep-alive',
+    })
+    t.match(JSON.parse(refused?.body ?? '{}'), {
+      error: 'Too Many Requests',
+      message: /^(The event loop runs \d+ ms late|This turn of the event loop has run \d+ ms); retry after 1 s\.$/,
+    })
+    t.equal((await post(port, '/nope', '{}')).statusCode, 404, 'a path that is no hook is never gated')
+    const text = (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+    t.match(text, /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} [1-9]/)
+  },
+)
 
-t.test('while shutting down, the gate\'s answers close their connection too', async (t) => {
+t.test("while shutting down, the gate's answers close their connection too", async (t) => {
   const app = await buildTestApp(t, { maxEventLoopDelayMs: 10 })
   const seen = reaching(app)
   const port = await listen(app)
@@ -300,7 +351,14 @@ t.test('a body that arrives in a turn already past the limit is refused before i
   const metrics = createMetrics()
   // A loop that is not late across turns: only the time spent in this turn counts.
   const config = testConfig({ maxEventLoopDelayMs: 30 })
-  const shedding = sheddingChecks({ config, metrics, state: { closing: false }, hookPaths: ['/sync'], reading: () => 0, log: Fastify().log })
+  const shedding = sheddingChecks({
+    config,
+    metrics,
+    state: { closing: false },
+    hookPaths: ['/sync'],
+    reading: () => 0,
+    log: Fastify().log,
+  })
   const request = (url: string) => ({ url }) as FastifyRequest
   t.equal(shedding.beforeParse(request('/sync')), undefined, 'the first body of the turn is parsed')
   const until = performance.now() + 40
@@ -309,69 +367,95 @@ t.test('a body that arrives in a turn already past the limit is refused before i
   t.ok(refusal instanceof RetryLaterError, 'the next one, 40 ms later in the same turn, is refused')
   t.equal(refusal?.statusCode, 429)
   t.equal(refusal?.retryAfterSeconds, 1)
-  t.match(refusal?.body, { error: 'Too Many Requests', message: /^This turn of the event loop has run \d+ ms; retry after 1 s\.$/ })
+  t.match(refusal?.body, {
+    error: 'Too Many Requests',
+    message: /^This turn of the event loop has run \d+ ms; retry after 1 s\.$/,
+  })
   t.equal(shedding.beforeParse(request('/nope')), undefined, 'a path that is no hook is never refused')
-  t.match(await metrics.registry.metrics(), /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} 1/, 'counted as shed')
+  t.match(
+    await metrics.registry.metrics(),
+    /challenge_hooks_rejected_total\{cause="eventLoopDelay"\} 1/,
+    'counted as shed',
+  )
 })
 
-t.test('the JSON parser answers the refusal of beforeParse: 429 and Retry-After, and the body is never parsed', async (t) => {
-  const app = Fastify()
-  t.teardown(() => app.close())
-  registerErrorHandlers(app)
-  let refuse = true
-  const refusal = () => (refuse ? new RetryLaterError(errorBody(429, 'Busy; retry after 2 s.'), 2) : undefined)
-  registerJsonBody(app)
-  setBodyCheck(app, refusal)
-  app.post('/sync', async (request) => ({ got: request.body }))
-  // Not JSON: parsing it would be a 400, so a 429 proves the body was never parsed.
-  const refused = await app.inject({ method: 'POST', url: '/sync', headers: { 'content-type': 'application/json' }, payload: '{not json' })
-  t.equal(refused.statusCode, 429)
-  t.equal(refused.headers['retry-after'], '2')
-  t.strictSame(refused.json(), { error: 'Too Many Requests', message: 'Busy; retry after 2 s.' })
-  refuse = false
-  const parsed = await app.inject({ method: 'POST', url: '/sync', payload: { a: 1 } })
-  t.strictSame(parsed.json(), { got: { a: 1 } }, 'without a refusal the body is parsed as before')
-})
+t.test(
+  'the JSON parser answers the refusal of beforeParse: 429 and Retry-After, and the body is never parsed',
+  async (t) => {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    registerErrorHandlers(app)
+    let refuse = true
+    const refusal = () => (refuse ? new RetryLaterError(errorBody(429, 'Busy; retry after 2 s.'), 2) : undefined)
+    registerJsonBody(app)
+    setBodyCheck(app, refusal)
+    app.post('/sync', async (request) => ({ got: request.body }))
+    // Not JSON: parsing it would be a 400, so a 429 proves the body was never parsed.
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/sync',
+      headers: { 'content-type': 'application/json' },
+      payload: '{not json',
+    })
+    t.equal(refused.statusCode, 429)
+    t.equal(refused.headers['retry-after'], '2')
+    t.strictSame(refused.json(), { error: 'Too Many Requests', message: 'Busy; retry after 2 s.' })
+    refuse = false
+    const parsed = await app.inject({ method: 'POST', url: '/sync', payload: { a: 1 } })
+    t.strictSame(parsed.json(), { got: { a: 1 } }, 'without a refusal the body is parsed as before')
+  },
+)
 
 /** A connection as holdUntilNextTurn sees it: its handle's reading flag and calls, Node's own pause, destroyed. */
 function fakeConnection(handle: { reading?: boolean; readStop?: unknown } | null = { reading: true }) {
   const calls: string[] = []
   const withMethods =
-    handle === null ? null : { readStop: () => calls.push('readStop'), readStart: () => calls.push('readStart'), ...handle }
+    handle === null
+      ? null
+      : { readStop: () => calls.push('readStop'), readStart: () => calls.push('readStart'), ...handle }
   const socket = { _handle: withMethods, destroyed: false, _paused: false }
   return { socket, calls, handle: withMethods, asSocket: socket as unknown as Socket }
 }
 
-t.test('holdUntilNextTurn stops reading a connection for the rest of the turn and reads it again in the next', async (t) => {
-  const held = fakeConnection()
-  holdUntilNextTurn(held.asSocket)
-  t.strictSame(held.calls, ['readStop'], 'reading stopped at once')
-  t.equal(held.handle?.reading, false)
-  holdUntilNextTurn(held.asSocket)
-  t.strictSame(held.calls, ['readStop'], 'a connection already held is left as it is')
-  await nextTurn()
-  t.strictSame(held.calls, ['readStop', 'readStart'], 'read again in the next turn')
-  t.equal(held.handle?.reading, true)
+t.test(
+  'holdUntilNextTurn stops reading a connection for the rest of the turn and reads it again in the next',
+  async (t) => {
+    const held = fakeConnection()
+    holdUntilNextTurn(held.asSocket)
+    t.strictSame(held.calls, ['readStop'], 'reading stopped at once')
+    t.equal(held.handle?.reading, false)
+    holdUntilNextTurn(held.asSocket)
+    t.strictSame(held.calls, ['readStop'], 'a connection already held is left as it is')
+    await nextTurn()
+    t.strictSame(held.calls, ['readStop', 'readStart'], 'read again in the next turn')
+    t.equal(held.handle?.reading, true)
 
-  for (const [what, change] of [
-    ['closed meanwhile', (c: ReturnType<typeof fakeConnection>) => (c.socket.destroyed = true)],
-    ['paused by Node meanwhile (an answer its client does not read)', (c: ReturnType<typeof fakeConnection>) => (c.socket._paused = true)],
-    ['read again by Node meanwhile', (c: ReturnType<typeof fakeConnection>) => c.handle !== null && (c.handle.reading = true)],
-  ] as const) {
-    const connection = fakeConnection()
-    holdUntilNextTurn(connection.asSocket)
-    change(connection)
-    await nextTurn()
-    t.strictSame(connection.calls, ['readStop'], `not restarted when ${what}`)
-  }
-  for (const [what, handle] of [
-    ['no handle (closed)', null],
-    ['not reading', { reading: false }],
-    ['a handle that cannot stop reading', { reading: true, readStop: undefined }],
-  ] as const) {
-    const connection = fakeConnection(handle)
-    holdUntilNextTurn(connection.asSocket)
-    await nextTurn()
-    t.strictSame(connection.calls, [], `left alone: ${what}`)
-  }
-})
+    for (const [what, change] of [
+      ['closed meanwhile', (c: ReturnType<typeof fakeConnection>) => (c.socket.destroyed = true)],
+      [
+        'paused by Node meanwhile (an answer its client does not read)',
+        (c: ReturnType<typeof fakeConnection>) => (c.socket._paused = true),
+      ],
+      [
+        'read again by Node meanwhile',
+        (c: ReturnType<typeof fakeConnection>) => c.handle !== null && (c.handle.reading = true),
+      ],
+    ] as const) {
+      const connection = fakeConnection()
+      holdUntilNextTurn(connection.asSocket)
+      change(connection)
+      await nextTurn()
+      t.strictSame(connection.calls, ['readStop'], `not restarted when ${what}`)
+    }
+    for (const [what, handle] of [
+      ['no handle (closed)', null],
+      ['not reading', { reading: false }],
+      ['a handle that cannot stop reading', { reading: true, readStop: undefined }],
+    ] as const) {
+      const connection = fakeConnection(handle)
+      holdUntilNextTurn(connection.asSocket)
+      await nextTurn()
+      t.strictSame(connection.calls, [], `left alone: ${what}`)
+    }
+  },
+)

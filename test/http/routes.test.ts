@@ -74,7 +74,11 @@ t.test('hook versions v1 and v2 get byte-identical answers', async (t) => {
   const app = await buildTestApp(t)
   const v1 = await app.inject(post('/sync', runningRequest('v1')))
   const v2 = await app.inject(post('/sync', runningRequest('v2')))
-  t.not(JSON.stringify(runningRequest('v1').children), JSON.stringify(runningRequest('v2').children), 'the requests differ')
+  t.not(
+    JSON.stringify(runningRequest('v1').children),
+    JSON.stringify(runningRequest('v2').children),
+    'the requests differ',
+  )
   t.equal(v1.statusCode, 200)
   t.equal(v2.body, v1.body)
   t.equal(v2.headers.etag, v1.headers.etag)

@@ -6,28 +6,35 @@ import { buildTestApp } from '../helpers/app.js'
 import { arrivals, listen, postHalf } from './http-client.js'
 import { customizeRequest, finalizingRequest, runningRequest } from '../helpers/worlds.js'
 
-t.test('markClosing makes /readyz 503 while /healthz stays 200, and hooks still answer with Connection: close', async (t) => {
-  const app = await buildTestApp(t)
-  t.equal((await app.ops.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
-  const before = await app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })
-  t.equal(before.headers.connection, 'keep-alive', 'before: the connection is kept')
-  app.markClosing()
-  const ready = await app.ops.inject({ method: 'GET', url: '/readyz' })
-  t.equal(ready.statusCode, 503)
-  t.strictSame(ready.json(), { error: 'Service Unavailable', message: 'shutting down' })
-  t.equal((await app.ops.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
-  for (const [url, payload] of [
-    ['/sync', runningRequest()],
-    ['/finalize', finalizingRequest()],
-    ['/customize', customizeRequest()],
-    ['/sync', { parent: 1 }],
-    ['/nope', {}],
-  ] as const) {
-    const answer = await app.inject({ method: 'POST', url, payload })
-    t.equal(answer.headers.connection, 'close', `${url} ${answer.statusCode}: the connection closes after the answer`)
-  }
-  t.equal((await app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })).statusCode, 200, 'calls are still answered')
-})
+t.test(
+  'markClosing makes /readyz 503 while /healthz stays 200, and hooks still answer with Connection: close',
+  async (t) => {
+    const app = await buildTestApp(t)
+    t.equal((await app.ops.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
+    const before = await app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })
+    t.equal(before.headers.connection, 'keep-alive', 'before: the connection is kept')
+    app.markClosing()
+    const ready = await app.ops.inject({ method: 'GET', url: '/readyz' })
+    t.equal(ready.statusCode, 503)
+    t.strictSame(ready.json(), { error: 'Service Unavailable', message: 'shutting down' })
+    t.equal((await app.ops.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+    for (const [url, payload] of [
+      ['/sync', runningRequest()],
+      ['/finalize', finalizingRequest()],
+      ['/customize', customizeRequest()],
+      ['/sync', { parent: 1 }],
+      ['/nope', {}],
+    ] as const) {
+      const answer = await app.inject({ method: 'POST', url, payload })
+      t.equal(answer.headers.connection, 'close', `${url} ${answer.statusCode}: the connection closes after the answer`)
+    }
+    t.equal(
+      (await app.inject({ method: 'POST', url: '/sync', payload: runningRequest() })).statusCode,
+      200,
+      'calls are still answered',
+    )
+  },
+)
 
 t.test('while draining, a keep-alive client gets its answer and then a closed connection', async (t) => {
   const app = await buildTestApp(t)
@@ -37,10 +44,26 @@ t.test('while draining, a keep-alive client gets its answer and then a closed co
   const call = () =>
     new Promise<{ statusCode: number; connection: string | undefined; socket: Socket }>((done, fail) => {
       const body = JSON.stringify(runningRequest())
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/sync', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume()
-        res.on('end', () => done({ statusCode: res.statusCode as number, connection: res.headers.connection, socket: req.socket as Socket }))
-      })
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/sync',
+          agent,
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume()
+          res.on('end', () =>
+            done({
+              statusCode: res.statusCode as number,
+              connection: res.headers.connection,
+              socket: req.socket as Socket,
+            }),
+          )
+        },
+      )
       req.on('error', fail)
       req.end(body)
     })

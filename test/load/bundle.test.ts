@@ -12,7 +12,11 @@ const FIRST_SYNC = readFileSync(join(repoRoot, 'test/fixtures/sync-new.json'))
 const CUSTOMIZE = readFileSync(join(repoRoot, 'test/fixtures/customize.json'))
 
 t.test('dist/server.js alone, in an empty directory, serves the hooks and the probes', async (t) => {
-  t.match(readFileSync(join(repoRoot, 'dist/server.js'), 'utf8'), /PRECOMPILED=\{sync,customize\}/, 'the request validators were compiled by the build')
+  t.match(
+    readFileSync(join(repoRoot, 'dist/server.js'), 'utf8'),
+    /PRECOMPILED=\{sync,customize\}/,
+    'the request validators were compiled by the build',
+  )
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-bundle-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   copyFileSync(join(repoRoot, 'dist/server.js'), join(dir, 'server.js'))
@@ -22,11 +26,17 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   const firstOk = performance.now() - spawned
   t.equal(sync.statusCode, 200, '/sync')
   t.match(JSON.parse(sync.body), { status: { phase: 'Pending' }, children: Array })
-  t.equal((await send(server.port, 'POST', '/customize', { body: CUSTOMIZE, headers: AUTH })).statusCode, 200, '/customize')
+  t.equal(
+    (await send(server.port, 'POST', '/customize', { body: CUSTOMIZE, headers: AUTH })).statusCode,
+    200,
+    '/customize',
+  )
   // The bundle validates with the validators the build compiled (scripts/bundle.mjs); the tests' app compiles them
   // with ajv at first use. Bad bodies get the same answers from both.
   const app = await buildTestApp(t, { hookToken: TOKEN })
-  const running = JSON.parse(SYNC_BODY.toString('utf8')) as { parent: { metadata: Record<string, unknown>; spec: Record<string, unknown> } }
+  const running = JSON.parse(SYNC_BODY.toString('utf8')) as {
+    parent: { metadata: Record<string, unknown>; spec: Record<string, unknown> }
+  }
   const broken = (change: (body: typeof running) => void) => {
     const body = structuredClone(running)
     change(body)
@@ -43,20 +53,48 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   ] as const) {
     const payload = JSON.stringify(body)
     const fromBundle = await send(server.port, 'POST', path, { body: Buffer.from(payload), headers: AUTH })
-    const fromApp = await app.inject({ method: 'POST', url: path, payload, headers: { 'content-type': 'application/json', ...AUTH } })
+    const fromApp = await app.inject({
+      method: 'POST',
+      url: path,
+      payload,
+      headers: { 'content-type': 'application/json', ...AUTH },
+    })
     t.equal(fromBundle.statusCode, 400, `${path} ${payload.slice(0, 60)}: 400`)
     t.strictSame(JSON.parse(fromBundle.body), fromApp.json(), `the same answer as ajv's: ${fromApp.json().message}`)
   }
   t.equal((await send(server.opsPort, 'GET', '/readyz')).statusCode, 200, '/readyz')
   const metrics = await send(server.opsPort, 'GET', '/metrics')
-  t.match(metrics.body, /challenge_hooks_hook_duration_seconds_count\{hook="sync",code="200"\} 1/, '/metrics counts the call')
+  t.match(
+    metrics.body,
+    /challenge_hooks_hook_duration_seconds_count\{hook="sync",code="200"\} 1/,
+    '/metrics counts the call',
+  )
   // The definition's check too: the bundle's compiled by the build, the app's at first use; the same message.
-  const invalid = JSON.parse(SYNC_BODY.toString('utf8')) as { related: Record<string, Record<string, { spec: { pod: Record<string, unknown> } }>> }
-  Object.assign((invalid.related['ChallengeDefinition.challenge-hooks.dev/v1alpha1']?.['web-login'] as { spec: { pod: Record<string, unknown> } }).spec.pod, { hostNetwork: true })
-  const fromBundle = JSON.parse((await send(server.port, 'POST', '/sync', { body: Buffer.from(JSON.stringify(invalid)), headers: AUTH })).body) as { status: { message?: string } }
-  const fromApp = (await app.inject({ method: 'POST', url: '/sync', payload: invalid, headers: AUTH })).json<{ status: { message?: string } }>()
-  t.match(fromBundle.status, { reason: 'DefinitionInvalid', message: /spec\.pod\.hostNetwork: is not allowed/ }, 'an invalid definition, told by the bundle')
+  const invalid = JSON.parse(SYNC_BODY.toString('utf8')) as {
+    related: Record<string, Record<string, { spec: { pod: Record<string, unknown> } }>>
+  }
+  Object.assign(
+    (
+      invalid.related['ChallengeDefinition.challenge-hooks.dev/v1alpha1']?.['web-login'] as {
+        spec: { pod: Record<string, unknown> }
+      }
+    ).spec.pod,
+    { hostNetwork: true },
+  )
+  const fromBundle = JSON.parse(
+    (await send(server.port, 'POST', '/sync', { body: Buffer.from(JSON.stringify(invalid)), headers: AUTH })).body,
+  ) as { status: { message?: string } }
+  const fromApp = (await app.inject({ method: 'POST', url: '/sync', payload: invalid, headers: AUTH })).json<{
+    status: { message?: string }
+  }>()
+  t.match(
+    fromBundle.status,
+    { reason: 'DefinitionInvalid', message: /spec\.pod\.hostNetwork: is not allowed/ },
+    'an invalid definition, told by the bundle',
+  )
   t.equal(fromApp.status.message, fromBundle.status.message, 'as the app tells it')
   t.strictSame(server.errors(), [], 'nothing logged at level error')
-  t.comment(`measured: spawn to the first 200 on /sync ${firstOk.toFixed(0)} ms (with the "serving" line polled every 20 ms)`)
+  t.comment(
+    `measured: spawn to the first 200 on /sync ${firstOk.toFixed(0)} ms (with the "serving" line polled every 20 ms)`,
+  )
 })

@@ -70,7 +70,8 @@ export async function startServer(
   where: { entry?: string; cwd?: string } = {},
 ): Promise<Server> {
   const entry = where.entry ?? join(repoRoot, 'dist/server.js')
-  if (!existsSync(entry)) throw new Error('dist/server.js is missing: run the load suite with `npm run test:load` (it builds first)')
+  if (!existsSync(entry))
+    throw new Error('dist/server.js is missing: run the load suite with `npm run test:load` (it builds first)')
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-load-'))
   const logFile = join(dir, 'server.log')
   const child = spawnLogged(process.execPath, [entry], { cwd: where.cwd ?? repoRoot, env: serverEnv(extra), logFile })
@@ -82,7 +83,10 @@ export async function startServer(
     rmSync(dir, { recursive: true, force: true })
   })
   const exited = exitOf(child)
-  const log = () => readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '')
+  const log = () =>
+    readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
   const serving = await waitFor(
     'the server to serve',
     () => {
@@ -123,16 +127,24 @@ export function send(
   const started = performance.now()
   return new Promise((done, fail) => {
     const headers: Record<string, string> = { connection: 'close', ...options.headers }
-    if (options.body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(options.body.length) })
+    if (options.body)
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(options.body.length) })
     const req = request({ host: '127.0.0.1', port, method, path, agent: false, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (chunk: Buffer) => chunks.push(chunk))
       res.on('end', () =>
-        done({ statusCode: res.statusCode as number, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
+        done({
+          statusCode: res.statusCode as number,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          ms: performance.now() - started,
+        }),
       )
       res.on('error', fail)
     })
-    req.setTimeout(options.timeoutMs ?? 10_000, () => req.destroy(new Error(`${method} ${path}: no answer within ${options.timeoutMs ?? 10_000} ms`)))
+    req.setTimeout(options.timeoutMs ?? 10_000, () =>
+      req.destroy(new Error(`${method} ${path}: no answer within ${options.timeoutMs ?? 10_000} ms`)),
+    )
     req.on('error', fail)
     req.end(options.body)
   })
@@ -159,7 +171,13 @@ export function percentile(sorted: readonly number[], p: number): number {
  * (Node accepts one connection per turn of its event loop, so probes fired at a fixed rate faster than that would
  * measure their own queue in the listener's backlog, not the server.)
  */
-export function probe(t: Teardown, port: number, path: string, everyMs = 100, timeoutMs = 5000): { stop(): Promise<ProbeStats> } {
+export function probe(
+  t: Teardown,
+  port: number,
+  path: string,
+  everyMs = 100,
+  timeoutMs = 5000,
+): { stop(): Promise<ProbeStats> } {
   const latencies: number[] = []
   let failed = 0
   let firstFailure: string | undefined
@@ -169,7 +187,11 @@ export function probe(t: Teardown, port: number, path: string, everyMs = 100, ti
   })
   const loop = (async () => {
     while (!stopped) {
-      const answer = await send(port, 'GET', path, { timeoutMs }).catch((error: Error) => ({ statusCode: 0, ms: timeoutMs, body: error.message }))
+      const answer = await send(port, 'GET', path, { timeoutMs }).catch((error: Error) => ({
+        statusCode: 0,
+        ms: timeoutMs,
+        body: error.message,
+      }))
       latencies.push(answer.ms)
       if (answer.statusCode !== 200) {
         failed += 1
@@ -183,7 +205,14 @@ export function probe(t: Teardown, port: number, path: string, everyMs = 100, ti
       stopped = true
       await loop
       const sorted = [...latencies].sort((a, b) => a - b)
-      return { count: sorted.length, failed, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN, firstFailure }
+      return {
+        count: sorted.length,
+        failed,
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        max: sorted.at(-1) ?? Number.NaN,
+        firstFailure,
+      }
     },
   }
 }
@@ -221,5 +250,7 @@ export function terminationGracePeriodSeconds(): number {
 
 /** The shortest probe timeout of the hook server's Deployment (timeoutSeconds), in ms: what the kubelet waits. */
 export function probeTimeoutMs(): number {
-  return Math.min(...[...hookServerManifest().matchAll(/timeoutSeconds: (\d+)/g)].map((match) => Number(match[1]) * 1000))
+  return Math.min(
+    ...[...hookServerManifest().matchAll(/timeoutSeconds: (\d+)/g)].map((match) => Number(match[1]) * 1000),
+  )
 }

@@ -65,35 +65,61 @@ function flood(t: { teardown(fn: () => unknown): void }, port: number): Promise<
   })
 }
 
-t.test(`${CONNECTIONS} connections of /sync for ${FLOOD_MS / 1000} s: probes p99 < ${PROBE_P99_MS} ms, the excess shed early with 429`, async (t) => {
-  const server = await startServer(t)
-  await sleep(500)
-  const health = probe(t, server.opsPort, '/healthz', 20)
-  const readiness = probe(t, server.opsPort, '/readyz', 20)
-  const result = await flood(t, server.port)
-  const [healthz, readyz] = await Promise.all([health.stop(), readiness.stop()])
-  const metrics = (await send(server.opsPort, 'GET', '/metrics')).body
-  const shedOnDelay = sample(metrics, 'challenge_hooks_rejected_total{cause="eventLoopDelay"}')
-  const shedOnCap = sample(metrics, 'challenge_hooks_rejected_total{cause="overloaded"}')
-  const answered = sample(metrics, 'challenge_hooks_hook_duration_seconds_count{hook="sync",code="200"}')
-  const peak = server.peakRssMiB()
+t.test(
+  `${CONNECTIONS} connections of /sync for ${FLOOD_MS / 1000} s: probes p99 < ${PROBE_P99_MS} ms, the excess shed early with 429`,
+  async (t) => {
+    const server = await startServer(t)
+    await sleep(500)
+    const health = probe(t, server.opsPort, '/healthz', 20)
+    const readiness = probe(t, server.opsPort, '/readyz', 20)
+    const result = await flood(t, server.port)
+    const [healthz, readyz] = await Promise.all([health.stop(), readiness.stop()])
+    const metrics = (await send(server.opsPort, 'GET', '/metrics')).body
+    const shedOnDelay = sample(metrics, 'challenge_hooks_rejected_total{cause="eventLoopDelay"}')
+    const shedOnCap = sample(metrics, 'challenge_hooks_rejected_total{cause="overloaded"}')
+    const answered = sample(metrics, 'challenge_hooks_hook_duration_seconds_count{hook="sync",code="200"}')
+    const peak = server.peakRssMiB()
 
-  t.ok(healthz.p99 < PROBE_P99_MS, `/healthz p99 ${healthz.p99.toFixed(0)} ms < ${PROBE_P99_MS} ms (p50 ${healthz.p50.toFixed(0)}, max ${healthz.max.toFixed(0)}, ${healthz.count} probes)`)
-  t.ok(readyz.p99 < PROBE_P99_MS, `/readyz p99 ${readyz.p99.toFixed(0)} ms < ${PROBE_P99_MS} ms (p50 ${readyz.p50.toFixed(0)}, max ${readyz.max.toFixed(0)}, ${readyz.count} probes)`)
-  t.ok(Math.max(healthz.max, readyz.max) < PROBE_TIMEOUT_MS, `the slowest probe (${Math.max(healthz.max, readyz.max).toFixed(0)} ms) within the kubelet's timeout`)
-  t.ok(Math.min(healthz.count, readyz.count) >= 100, `at least 100 probes of each path (${healthz.count}, ${readyz.count})`)
-  t.equal(healthz.failed + readyz.failed, 0, `every probe answered 200 ${healthz.firstFailure ?? readyz.firstFailure ?? ''}`)
-  t.strictSame(Object.keys(result.statuses).sort(), ['200', '429'], `only 200 and 429 (${JSON.stringify(result.statuses)})`)
-  t.ok((result.statuses['429'] ?? 0) > 0, 'the excess was shed')
-  t.equal(result.retryAfterMissing, 0, 'every 429 carries Retry-After')
-  t.match(result.retryAfterSeen, /^[1-9]\d*$/, 'an integer number of seconds')
-  t.ok(shedOnDelay > 0, `shed on the measured event-loop delay (${shedOnDelay} calls; ${shedOnCap} on the in-flight cap)`)
-  t.ok(answered > 0, `and calls were still answered (${answered})`)
-  t.equal(result.errors, 0, 'no connection was reset')
-  t.strictSame(server.errors(), [], 'nothing logged at level error')
-  t.comment(
-    `measured: /healthz p99 ${healthz.p99.toFixed(0)} ms (max ${healthz.max.toFixed(0)}), /readyz p99 ${readyz.p99.toFixed(0)} ms (max ${readyz.max.toFixed(0)}); ` +
-      `${JSON.stringify(result.statuses)} in ${FLOOD_MS / 1000} s, 429 on delay ${shedOnDelay}, on the cap ${shedOnCap}; ` +
-      `client latency p50 ${result.p50.toFixed(0)} ms p99 ${result.p99.toFixed(0)} ms; peak RSS ${peak.toFixed(0)} MiB`,
-  )
-})
+    t.ok(
+      healthz.p99 < PROBE_P99_MS,
+      `/healthz p99 ${healthz.p99.toFixed(0)} ms < ${PROBE_P99_MS} ms (p50 ${healthz.p50.toFixed(0)}, max ${healthz.max.toFixed(0)}, ${healthz.count} probes)`,
+    )
+    t.ok(
+      readyz.p99 < PROBE_P99_MS,
+      `/readyz p99 ${readyz.p99.toFixed(0)} ms < ${PROBE_P99_MS} ms (p50 ${readyz.p50.toFixed(0)}, max ${readyz.max.toFixed(0)}, ${readyz.count} probes)`,
+    )
+    t.ok(
+      Math.max(healthz.max, readyz.max) < PROBE_TIMEOUT_MS,
+      `the slowest probe (${Math.max(healthz.max, readyz.max).toFixed(0)} ms) within the kubelet's timeout`,
+    )
+    t.ok(
+      Math.min(healthz.count, readyz.count) >= 100,
+      `at least 100 probes of each path (${healthz.count}, ${readyz.count})`,
+    )
+    t.equal(
+      healthz.failed + readyz.failed,
+      0,
+      `every probe answered 200 ${healthz.firstFailure ?? readyz.firstFailure ?? ''}`,
+    )
+    t.strictSame(
+      Object.keys(result.statuses).sort(),
+      ['200', '429'],
+      `only 200 and 429 (${JSON.stringify(result.statuses)})`,
+    )
+    t.ok((result.statuses['429'] ?? 0) > 0, 'the excess was shed')
+    t.equal(result.retryAfterMissing, 0, 'every 429 carries Retry-After')
+    t.match(result.retryAfterSeen, /^[1-9]\d*$/, 'an integer number of seconds')
+    t.ok(
+      shedOnDelay > 0,
+      `shed on the measured event-loop delay (${shedOnDelay} calls; ${shedOnCap} on the in-flight cap)`,
+    )
+    t.ok(answered > 0, `and calls were still answered (${answered})`)
+    t.equal(result.errors, 0, 'no connection was reset')
+    t.strictSame(server.errors(), [], 'nothing logged at level error')
+    t.comment(
+      `measured: /healthz p99 ${healthz.p99.toFixed(0)} ms (max ${healthz.max.toFixed(0)}), /readyz p99 ${readyz.p99.toFixed(0)} ms (max ${readyz.max.toFixed(0)}); ` +
+        `${JSON.stringify(result.statuses)} in ${FLOOD_MS / 1000} s, 429 on delay ${shedOnDelay}, on the cap ${shedOnCap}; ` +
+        `client latency p50 ${result.p50.toFixed(0)} ms p99 ${result.p99.toFixed(0)} ms; peak RSS ${peak.toFixed(0)} MiB`,
+    )
+  },
+)

@@ -3,7 +3,17 @@
 // exits 0 well inside the pod's terminationGracePeriodSeconds.
 import t from 'tap'
 import type { Socket } from 'node:net'
-import { AUTH, send, sleep, sockets, startServer, SYNC_BODY, terminationGracePeriodSeconds, TOKEN, type Server } from './harness.js'
+import {
+  AUTH,
+  send,
+  sleep,
+  sockets,
+  startServer,
+  SYNC_BODY,
+  terminationGracePeriodSeconds,
+  TOKEN,
+  type Server,
+} from './harness.js'
 
 /** SHUTDOWN_DRAIN_MS + REQUEST_TIMEOUT_MS, both at their defaults. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000 + 5000
@@ -39,7 +49,11 @@ async function readinessFails(server: Server, signalledAt: number): Promise<numb
 t.test('SIGTERM with uploads in flight: drained, the rest cut at SHUTDOWN_TIMEOUT_MS, exit code 0', async (t) => {
   const drainMs = 2000
   const deadlineMs = 5000
-  const server = await startServer(t, { SHUTDOWN_DRAIN_MS: String(drainMs), SHUTDOWN_TIMEOUT_MS: String(deadlineMs), REQUEST_TIMEOUT_MS: '30000' })
+  const server = await startServer(t, {
+    SHUTDOWN_DRAIN_MS: String(drainMs),
+    SHUTDOWN_TIMEOUT_MS: String(deadlineMs),
+    REQUEST_TIMEOUT_MS: '30000',
+  })
   const open = sockets(t)
   let signalledAt = Number.NaN
   const since = () => performance.now() - signalledAt
@@ -55,12 +69,17 @@ t.test('SIGTERM with uploads in flight: drained, the rest cut at SHUTDOWN_TIMEOU
   t.ok(readinessFailedAfter < 250, `readiness failed at once (${readinessFailedAfter.toFixed(0)} ms after the signal)`)
   t.equal((await send(server.opsPort, 'GET', '/healthz')).statusCode, 200, 'liveness stays')
 
-  const during = await send(server.port, 'POST', '/sync', { body: SYNC_BODY, headers: { ...AUTH, connection: 'keep-alive' } })
+  const during = await send(server.port, 'POST', '/sync', {
+    body: SYNC_BODY,
+    headers: { ...AUTH, connection: 'keep-alive' },
+  })
   t.equal(during.statusCode, 200, 'a call during the drain is answered')
   t.equal(during.headers.connection, 'close', 'with Connection: close')
 
   await sleep(drainMs + 500 - since())
-  const refused = await send(server.port, 'POST', '/sync', { body: SYNC_BODY, headers: AUTH }).catch((error: Error & { code?: string }) => error.code)
+  const refused = await send(server.port, 'POST', '/sync', { body: SYNC_BODY, headers: AUTH }).catch(
+    (error: Error & { code?: string }) => error.code,
+  )
   t.equal(refused, 'ECONNREFUSED', 'after the drain, the hook port takes no new connection')
   finishing.socket.write(SYNC_BODY.subarray(100))
   const finishedAt = await finishing.closed
@@ -71,7 +90,10 @@ t.test('SIGTERM with uploads in flight: drained, the rest cut at SHUTDOWN_TIMEOU
   const exit = await server.exited
   const exitedAt = since()
   t.equal(endless.received(), '', 'the upload that never ends got no answer')
-  t.ok(cutAt >= deadlineMs - 100 && cutAt < deadlineMs + 1000, `and was cut at the deadline (${cutAt.toFixed(0)} ms after the signal)`)
+  t.ok(
+    cutAt >= deadlineMs - 100 && cutAt < deadlineMs + 1000,
+    `and was cut at the deadline (${cutAt.toFixed(0)} ms after the signal)`,
+  )
   t.equal(exit, 0, 'exit code 0')
   t.ok(exitedAt < deadlineMs + 1000, `exited ${exitedAt.toFixed(0)} ms after the signal`)
   t.match(server.log().join('\n'), /shutdown deadline \(SHUTDOWN_TIMEOUT_MS\): cutting the calls still in flight/)
@@ -82,24 +104,35 @@ t.test('SIGTERM with uploads in flight: drained, the rest cut at SHUTDOWN_TIMEOU
   )
 })
 
-t.test('SIGTERM with the settings the manifests deploy: exit code 0 well inside terminationGracePeriodSeconds', async (t) => {
-  const grace = terminationGracePeriodSeconds() * 1000
-  const server = await startServer(t)
-  const open = sockets(t)
-  let signalledAt = Number.NaN
-  const slow = upload(await open.open(server.port), () => performance.now() - signalledAt)
-  const trickle = setInterval(() => slow.socket.write(' '), 1000)
-  t.teardown(() => clearInterval(trickle))
-  await sleep(300)
-  signalledAt = performance.now()
-  server.child.kill('SIGTERM')
-  const readinessFailedAfter = await readinessFails(server, signalledAt)
-  const exit = await server.exited
-  const exitedAt = performance.now() - signalledAt
-  const cutAt = await slow.closed
-  t.ok(readinessFailedAfter < 250, `readiness failed at once (${readinessFailedAfter.toFixed(0)} ms)`)
-  t.ok(cutAt < DEFAULT_SHUTDOWN_TIMEOUT_MS + 1000, `the slow upload was ended by the deadline (${cutAt.toFixed(0)} ms)`)
-  t.equal(exit, 0, 'exit code 0')
-  t.ok(exitedAt < grace / 2, `exited after ${exitedAt.toFixed(0)} ms, well inside terminationGracePeriodSeconds (${grace / 1000} s)`)
-  t.comment(`measured (defaults): readiness failed ${readinessFailedAfter.toFixed(0)} ms after SIGTERM; exit 0 at ${exitedAt.toFixed(0)} ms; grace ${grace / 1000} s`)
-})
+t.test(
+  'SIGTERM with the settings the manifests deploy: exit code 0 well inside terminationGracePeriodSeconds',
+  async (t) => {
+    const grace = terminationGracePeriodSeconds() * 1000
+    const server = await startServer(t)
+    const open = sockets(t)
+    let signalledAt = Number.NaN
+    const slow = upload(await open.open(server.port), () => performance.now() - signalledAt)
+    const trickle = setInterval(() => slow.socket.write(' '), 1000)
+    t.teardown(() => clearInterval(trickle))
+    await sleep(300)
+    signalledAt = performance.now()
+    server.child.kill('SIGTERM')
+    const readinessFailedAfter = await readinessFails(server, signalledAt)
+    const exit = await server.exited
+    const exitedAt = performance.now() - signalledAt
+    const cutAt = await slow.closed
+    t.ok(readinessFailedAfter < 250, `readiness failed at once (${readinessFailedAfter.toFixed(0)} ms)`)
+    t.ok(
+      cutAt < DEFAULT_SHUTDOWN_TIMEOUT_MS + 1000,
+      `the slow upload was ended by the deadline (${cutAt.toFixed(0)} ms)`,
+    )
+    t.equal(exit, 0, 'exit code 0')
+    t.ok(
+      exitedAt < grace / 2,
+      `exited after ${exitedAt.toFixed(0)} ms, well inside terminationGracePeriodSeconds (${grace / 1000} s)`,
+    )
+    t.comment(
+      `measured (defaults): readiness failed ${readinessFailedAfter.toFixed(0)} ms after SIGTERM; exit 0 at ${exitedAt.toFixed(0)} ms; grace ${grace / 1000} s`,
+    )
+  },
+)

@@ -49,7 +49,11 @@ t.test(`${UPLOADS} uploads at 1 byte/s: normal calls are served, the slow bodies
   const normal: { statusCode: number; ms: number }[] = []
   const began = performance.now()
   while (performance.now() - began < TRICKLE_MS && uploads.some((upload) => upload.closedAfterMs === undefined)) {
-    const answer = await send(server.port, 'POST', '/sync', { body: SYNC_BODY, headers: AUTH, timeoutMs: 10_000 }).catch((error: Error) => ({
+    const answer = await send(server.port, 'POST', '/sync', {
+      body: SYNC_BODY,
+      headers: AUTH,
+      timeoutMs: 10_000,
+    }).catch((error: Error) => ({
       statusCode: 0,
       ms: Number.POSITIVE_INFINITY,
       body: error.message,
@@ -61,16 +65,30 @@ t.test(`${UPLOADS} uploads at 1 byte/s: normal calls are served, the slow bodies
   const slowest = Math.max(...normal.map((answer) => answer.ms))
   t.ok(normal.length >= 8, `normal calls were made all along (${normal.length})`)
   t.strictSame(new Set(normal.map((answer) => answer.statusCode)), new Set([200]), 'every normal /sync got 200')
-  t.ok(slowest < NORMAL_WITHIN_MS, `every normal /sync within ${NORMAL_WITHIN_MS} ms: slowest ${slowest.toFixed(0)} ms, p50 ${percentile(normal.map((a) => a.ms).sort((a, b) => a - b), 50).toFixed(0)} ms`)
+  t.ok(
+    slowest < NORMAL_WITHIN_MS,
+    `every normal /sync within ${NORMAL_WITHIN_MS} ms: slowest ${slowest.toFixed(0)} ms, p50 ${percentile(
+      normal.map((a) => a.ms).sort((a, b) => a - b),
+      50,
+    ).toFixed(0)} ms`,
+  )
 
   const cut = uploads.map((upload) => upload.closedAfterMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b)
-  t.ok((cut.at(-1) as number) < CUT_WITHIN_MS, `every slow upload closed within ${CUT_WITHIN_MS} ms: first ${cut[0]?.toFixed(0)} ms, last ${cut.at(-1)?.toFixed(0)} ms`)
+  t.ok(
+    (cut.at(-1) as number) < CUT_WITHIN_MS,
+    `every slow upload closed within ${CUT_WITHIN_MS} ms: first ${cut[0]?.toFixed(0)} ms, last ${cut.at(-1)?.toFixed(0)} ms`,
+  )
   t.ok((cut[0] as number) >= REQUEST_TIMEOUT_MS - 100, 'and not before REQUEST_TIMEOUT_MS')
   const answered408 = uploads.filter((upload) => upload.received.startsWith('HTTP/1.1 408 Request Timeout\r\n'))
   t.equal(answered408.length, UPLOADS, 'each got 408')
   const [head = '', body = ''] = (answered408[0]?.received ?? '').split('\r\n\r\n')
   t.match(head, /\r\nConnection: close\r\n/i)
-  t.strictSame(JSON.parse(body), { error: 'Request Timeout', message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.' })
+  t.strictSame(JSON.parse(body), {
+    error: 'Request Timeout',
+    message: 'The request did not arrive in time (REQUEST_TIMEOUT_MS); the connection is closed.',
+  })
   t.strictSame(server.errors(), [], 'nothing logged at level error')
-  t.comment(`measured: normal /sync slowest ${slowest.toFixed(0)} ms (${normal.length} calls, all 200); slow uploads 408 and closed after ${cut[0]?.toFixed(0)}-${cut.at(-1)?.toFixed(0)} ms`)
+  t.comment(
+    `measured: normal /sync slowest ${slowest.toFixed(0)} ms (${normal.length} calls, all 200); slow uploads 408 and closed after ${cut[0]?.toFixed(0)}-${cut.at(-1)?.toFixed(0)} ms`,
+  )
 })

@@ -17,7 +17,11 @@ import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1'
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1'
 import { LimitRange, Namespace, ResourceQuota, Service, ServiceAccount } from 'kubernetes-models/v1'
-import { PodMonitor, PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
+import {
+  PodMonitor,
+  PrometheusRule,
+  ServiceMonitor,
+} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1'
 import { loadManifests, type ManifestObject } from '../helpers/manifests.js'
 
 const models: Record<string, new (data: never) => { validate(): void }> = {
@@ -84,14 +88,27 @@ t.test('hook server Deployment', async (t) => {
   const [container] = pod.containers
   t.equal(pod.containers.length, 1)
   t.equal(spec.replicas, undefined, 'replicas are left to the HorizontalPodAutoscaler')
-  t.match(spec.template.metadata?.labels, spec.selector.matchLabels ?? { missing: true }, 'selector matches the pod template')
+  t.match(
+    spec.template.metadata?.labels,
+    spec.selector.matchLabels ?? { missing: true },
+    'selector matches the pod template',
+  )
   t.equal(pod.serviceAccountName, 'challenge-hooks')
   t.equal(pod.automountServiceAccountToken, false)
   t.equal(pod.terminationGracePeriodSeconds, 30)
-  t.strictSame(pod.securityContext, { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } })
+  t.strictSame(pod.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 10001,
+    runAsGroup: 10001,
+    seccompProfile: { type: 'RuntimeDefault' },
+  })
   t.strictSame(
     pod.topologySpreadConstraints?.map((c) => [c.topologyKey, c.whenUnsatisfiable, c.labelSelector?.matchLabels]),
-    ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((key) => [key, 'ScheduleAnyway', spec.selector.matchLabels]),
+    ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((key) => [
+      key,
+      'ScheduleAnyway',
+      spec.selector.matchLabels,
+    ]),
   )
   t.match(container, {
     image: 'ghcr.io/challenge-hooks/challenge-hooks:0.1.0',
@@ -134,48 +151,75 @@ t.test('hook server Deployment', async (t) => {
   const plain = (container?.env ?? []).filter((e) => e.value !== undefined && e.name !== 'NODE_ENV')
   const config = loadConfig(Object.fromEntries(plain.map((e) => [e.name, e.value])))
   const portNamed = (name: string) => container?.ports?.find((port) => port.name === name)?.containerPort
-  t.strictSame([portNamed('http'), portNamed('ops')], [config.port, config.opsPort], 'PORT and OPS_PORT are the named container ports')
+  t.strictSame(
+    [portNamed('http'), portNamed('ops')],
+    [config.port, config.opsPort],
+    'PORT and OPS_PORT are the named container ports',
+  )
   const grace = (pod.terminationGracePeriodSeconds as number) * 1000
-  t.ok(config.shutdownTimeoutMs <= grace / 2, `calls are cut at ${config.shutdownTimeoutMs} ms, well inside the ${grace} ms grace period`)
-  t.ok(config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS < grace, 'even the backstop (close-with-grace) exits before the kubelet kills')
+  t.ok(
+    config.shutdownTimeoutMs <= grace / 2,
+    `calls are cut at ${config.shutdownTimeoutMs} ms, well inside the ${grace} ms grace period`,
+  )
+  t.ok(
+    config.shutdownTimeoutMs + SHUTDOWN_BACKSTOP_MS < grace,
+    'even the backstop (close-with-grace) exits before the kubelet kills',
+  )
   t.strictSame(container?.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }])
   t.match(pod.volumes, [{ name: 'tmp', emptyDir: { sizeLimit: /./ } }])
 })
 
-t.test('Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy of the hook server', async (t) => {
-  const podLabels = new Deployment(find('Deployment', 'challenge-hooks', 'challenge-hooks')).spec!.template.metadata!.labels!
-  const service = new Service(find('Service', 'challenge-hooks', 'challenge-hooks'))
-  t.match(podLabels, service.spec!.selector!, 'Service selects the hook pods')
-  t.strictSame(service.spec?.ports, [
-    { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
-    { name: 'ops', port: 8081, targetPort: 'ops', protocol: 'TCP' },
-  ])
+t.test(
+  'Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, NetworkPolicy of the hook server',
+  async (t) => {
+    const podLabels = new Deployment(find('Deployment', 'challenge-hooks', 'challenge-hooks')).spec!.template.metadata!
+      .labels!
+    const service = new Service(find('Service', 'challenge-hooks', 'challenge-hooks'))
+    t.match(podLabels, service.spec!.selector!, 'Service selects the hook pods')
+    t.strictSame(service.spec?.ports, [
+      { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
+      { name: 'ops', port: 8081, targetPort: 'ops', protocol: 'TCP' },
+    ])
 
-  t.equal(new ServiceAccount(find('ServiceAccount', 'challenge-hooks', 'challenge-hooks')).automountServiceAccountToken, false)
+    t.equal(
+      new ServiceAccount(find('ServiceAccount', 'challenge-hooks', 'challenge-hooks')).automountServiceAccountToken,
+      false,
+    )
 
-  const pdb = new PodDisruptionBudget(find('PodDisruptionBudget', 'challenge-hooks', 'challenge-hooks'))
-  t.equal(pdb.spec?.minAvailable, 1)
-  t.match(podLabels, pdb.spec?.selector?.matchLabels ?? { missing: true }, 'PodDisruptionBudget selects the hook pods')
+    const pdb = new PodDisruptionBudget(find('PodDisruptionBudget', 'challenge-hooks', 'challenge-hooks'))
+    t.equal(pdb.spec?.minAvailable, 1)
+    t.match(
+      podLabels,
+      pdb.spec?.selector?.matchLabels ?? { missing: true },
+      'PodDisruptionBudget selects the hook pods',
+    )
 
-  const hpa = new HorizontalPodAutoscaler(find('HorizontalPodAutoscaler', 'challenge-hooks', 'challenge-hooks'))
-  t.match(hpa.spec, {
-    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'challenge-hooks' },
-    minReplicas: 2,
-    maxReplicas: 10,
-    metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
-  })
+    const hpa = new HorizontalPodAutoscaler(find('HorizontalPodAutoscaler', 'challenge-hooks', 'challenge-hooks'))
+    t.match(hpa.spec, {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'challenge-hooks' },
+      minReplicas: 2,
+      maxReplicas: 10,
+      metrics: [
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } },
+      ],
+    })
 
-  const policy = new NetworkPolicy(find('NetworkPolicy', 'challenge-hooks', 'challenge-hooks'))
-  t.match(podLabels, policy.spec?.podSelector?.matchLabels ?? { missing: true }, 'NetworkPolicy selects the hook pods')
-  t.strictSame(policy.spec?.policyTypes, ['Ingress', 'Egress'])
-  t.strictSame(policy.spec?.ingress, [
-    {
-      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'metacontroller' } } }],
-      ports: [{ protocol: 'TCP', port: 8080 }],
-    },
-  ])
-  t.equal(policy.spec?.egress, undefined, 'no egress at all')
-})
+    const policy = new NetworkPolicy(find('NetworkPolicy', 'challenge-hooks', 'challenge-hooks'))
+    t.match(
+      podLabels,
+      policy.spec?.podSelector?.matchLabels ?? { missing: true },
+      'NetworkPolicy selects the hook pods',
+    )
+    t.strictSame(policy.spec?.policyTypes, ['Ingress', 'Egress'])
+    t.strictSame(policy.spec?.ingress, [
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'metacontroller' } } }],
+        ports: [{ protocol: 'TCP', port: 8080 }],
+      },
+    ])
+    t.equal(policy.spec?.egress, undefined, 'no egress at all')
+  },
+)
 
 t.test('namespaces: challenge-hooks and challenges enforce the Restricted profile', async (t) => {
   for (const name of ['challenge-hooks', 'challenges']) {
@@ -192,9 +236,17 @@ t.test('challenges namespace baseline: default deny, quota, limits', async (t) =
   t.strictSame(deny.spec, { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })
   const quota = new ResourceQuota(find('ResourceQuota', 'challenges', 'challenges'))
   t.strictSame(Object.keys(quota.spec?.hard ?? {}).sort(), [
-    'count/challengedefinitions.challenge-hooks.dev', 'count/challenges.challenge-hooks.dev',
-    'limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'pods', 'requests.cpu', 'requests.ephemeral-storage',
-    'requests.memory', 'services.loadbalancers', 'services.nodeports',
+    'count/challengedefinitions.challenge-hooks.dev',
+    'count/challenges.challenge-hooks.dev',
+    'limits.cpu',
+    'limits.ephemeral-storage',
+    'limits.memory',
+    'pods',
+    'requests.cpu',
+    'requests.ephemeral-storage',
+    'requests.memory',
+    'services.loadbalancers',
+    'services.nodeports',
   ])
   const limits = new LimitRange(find('LimitRange', 'challenges', 'challenges'))
   const [container] = limits.spec?.limits ?? []
@@ -205,7 +257,10 @@ t.test('challenges namespace baseline: default deny, quota, limits', async (t) =
 })
 
 /** `<group>/<resource>` to its verbs, sorted; a wildcard or a resource granted twice fails. */
-function grantsOf(t: Test, rules: readonly { apiGroups?: string[]; resources?: string[]; verbs: string[] }[]): Record<string, string> {
+function grantsOf(
+  t: Test,
+  rules: readonly { apiGroups?: string[]; resources?: string[]; verbs: string[] }[],
+): Record<string, string> {
   const grants = new Map<string, string>()
   for (const rule of rules) {
     t.notOk(rule.apiGroups?.includes('*') || rule.resources?.includes('*') || rule.verbs.includes('*'), 'no wildcard')
@@ -220,63 +275,97 @@ function grantsOf(t: Test, rules: readonly { apiGroups?: string[]; resources?: s
   return Object.fromEntries([...grants].sort())
 }
 
-t.test("Metacontroller's RBAC is exactly what it needs for this controller: reads everywhere, writes where bound", async (t) => {
-  const read = 'get,list,watch'
-  const write = 'create,delete,patch,update'
-  t.strictSame(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller')).rules ?? []), {
-    'apiextensions.k8s.io/customresourcedefinitions': read,
-    'apps/deployments': read,
-    'challenge-hooks.dev/challengedefinitions': read,
-    // The parent's status and finalizer, also while its namespace (and the namespace's RoleBindings) is deleted.
-    'challenge-hooks.dev/challenges': 'get,list,patch,update,watch',
-    'challenge-hooks.dev/challenges/status': 'get,patch,update',
-    // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
-    'challenge-hooks.dev/challenges/finalizers': 'update',
-    'core/events': 'create,patch',
-    'core/limitranges': read,
-    'core/namespaces': read,
-    'core/pods': read,
-    'core/secrets': read,
-    'core/services': read,
-    'metacontroller.k8s.io/compositecontrollers': read,
-    'metacontroller.k8s.io/controllerrevisions': read,
-    'metacontroller.k8s.io/decoratorcontrollers': read,
-    'networking.k8s.io/ingresses': read,
-    'networking.k8s.io/networkpolicies': read,
-  }, 'cluster-wide: reading (its informers watch every namespace), events, and the parent')
-  t.strictSame(grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []), {
-    // Only to delete the Deployment an earlier release made the workload: Metacontroller removes it on upgrade.
-    'apps/deployments': 'delete',
-    'core/pods': write,
-    'core/secrets': write,
-    'core/services': write,
-    'networking.k8s.io/ingresses': write,
-    'networking.k8s.io/networkpolicies': write,
-  }, 'writing the children, granted only where bound')
-  const subject = [{ kind: 'ServiceAccount', name: 'metacontroller', namespace: 'metacontroller' }]
-  t.match(new ClusterRoleBinding(find('ClusterRoleBinding', 'challenge-hooks-metacontroller')), {
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller' },
-    subjects: subject,
-  })
-  const writeBindings = manifests.filter((m) => m.object.metadata.name === 'challenge-hooks-metacontroller-write' && m.object.kind.endsWith('Binding')).map((m) => m.object)
-  t.strictSame(writeBindings.map((b) => [b.kind, b.metadata.namespace]), [['RoleBinding', 'challenges']], 'the writes are bound in the challenges namespace only, never cluster-wide')
-  t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-write', 'challenges')), {
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller-write' },
-    subjects: subject,
-  })
-  const leases = new Role(find('Role', 'challenge-hooks-metacontroller-leader-election', 'metacontroller'))
-  t.strictSame(leases.rules, [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }])
-  t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-leader-election', 'metacontroller')), {
-    roleRef: { kind: 'Role', name: 'challenge-hooks-metacontroller-leader-election' },
-    subjects: subject,
-  })
-})
+t.test(
+  "Metacontroller's RBAC is exactly what it needs for this controller: reads everywhere, writes where bound",
+  async (t) => {
+    const read = 'get,list,watch'
+    const write = 'create,delete,patch,update'
+    t.strictSame(
+      grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller')).rules ?? []),
+      {
+        'apiextensions.k8s.io/customresourcedefinitions': read,
+        'apps/deployments': read,
+        'challenge-hooks.dev/challengedefinitions': read,
+        // The parent's status and finalizer, also while its namespace (and the namespace's RoleBindings) is deleted.
+        'challenge-hooks.dev/challenges': 'get,list,patch,update,watch',
+        'challenge-hooks.dev/challenges/status': 'get,patch,update',
+        // blockOwnerDeletion on every child needs it under OwnerReferencesPermissionEnforcement (OpenShift).
+        'challenge-hooks.dev/challenges/finalizers': 'update',
+        'core/events': 'create,patch',
+        'core/limitranges': read,
+        'core/namespaces': read,
+        'core/pods': read,
+        'core/secrets': read,
+        'core/services': read,
+        'metacontroller.k8s.io/compositecontrollers': read,
+        'metacontroller.k8s.io/controllerrevisions': read,
+        'metacontroller.k8s.io/decoratorcontrollers': read,
+        'networking.k8s.io/ingresses': read,
+        'networking.k8s.io/networkpolicies': read,
+      },
+      'cluster-wide: reading (its informers watch every namespace), events, and the parent',
+    )
+    t.strictSame(
+      grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []),
+      {
+        // Only to delete the Deployment an earlier release made the workload: Metacontroller removes it on upgrade.
+        'apps/deployments': 'delete',
+        'core/pods': write,
+        'core/secrets': write,
+        'core/services': write,
+        'networking.k8s.io/ingresses': write,
+        'networking.k8s.io/networkpolicies': write,
+      },
+      'writing the children, granted only where bound',
+    )
+    const subject = [{ kind: 'ServiceAccount', name: 'metacontroller', namespace: 'metacontroller' }]
+    t.match(new ClusterRoleBinding(find('ClusterRoleBinding', 'challenge-hooks-metacontroller')), {
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-metacontroller' },
+      subjects: subject,
+    })
+    const writeBindings = manifests
+      .filter(
+        (m) => m.object.metadata.name === 'challenge-hooks-metacontroller-write' && m.object.kind.endsWith('Binding'),
+      )
+      .map((m) => m.object)
+    t.strictSame(
+      writeBindings.map((b) => [b.kind, b.metadata.namespace]),
+      [['RoleBinding', 'challenges']],
+      'the writes are bound in the challenges namespace only, never cluster-wide',
+    )
+    t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-write', 'challenges')), {
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'challenge-hooks-metacontroller-write',
+      },
+      subjects: subject,
+    })
+    const leases = new Role(find('Role', 'challenge-hooks-metacontroller-leader-election', 'metacontroller'))
+    t.strictSame(leases.rules, [
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+      },
+    ])
+    t.match(new RoleBinding(find('RoleBinding', 'challenge-hooks-metacontroller-leader-election', 'metacontroller')), {
+      roleRef: { kind: 'Role', name: 'challenge-hooks-metacontroller-leader-election' },
+      subjects: subject,
+    })
+  },
+)
 
 t.test('admission policy: Challenge labels must match spec.owner.id and spec.definitionRef.name', async (t) => {
   const policy = new ValidatingAdmissionPolicy(find('ValidatingAdmissionPolicy', 'challenge-hooks-challenge-labels'))
   t.equal(policy.spec?.failurePolicy, 'Fail')
   t.strictSame(policy.spec?.matchConstraints?.resourceRules, [
-    { apiGroups: ['challenge-hooks.dev'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['challenges'] },
+    {
+      apiGroups: ['challenge-hooks.dev'],
+      apiVersions: ['v1alpha1'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['challenges'],
+    },
   ])
   const validations = policy.spec?.validations ?? []
   t.equal(validations.length, 2)
@@ -292,8 +381,12 @@ t.test('admission policy: Challenge labels must match spec.owner.id and spec.def
     t.match(validation?.message, new RegExp(`label ${label} must be set and equal to ${field.replace('object.', '')}`))
     t.match(validation?.messageExpression, field)
   }
-  t.match(new ValidatingAdmissionPolicyBinding(find('ValidatingAdmissionPolicyBinding', 'challenge-hooks-challenge-labels')).spec, {
-    policyName: 'challenge-hooks-challenge-labels',
-    validationActions: ['Deny'],
-  })
+  t.match(
+    new ValidatingAdmissionPolicyBinding(find('ValidatingAdmissionPolicyBinding', 'challenge-hooks-challenge-labels'))
+      .spec,
+    {
+      policyName: 'challenge-hooks-challenge-labels',
+      validationActions: ['Deny'],
+    },
+  )
 })

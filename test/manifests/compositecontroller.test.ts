@@ -2,7 +2,15 @@
 // test/data/), and wired to our CRD, Service and token.
 import { join } from 'node:path'
 import t from 'tap'
-import { loadManifests, manifestsDir, METACONTROLLER_CRDS_FILE, metacontrollerCrdsFile, readEnvFile, readYamlDocuments, validateAgainstCrd } from '../helpers/manifests.js'
+import {
+  loadManifests,
+  manifestsDir,
+  METACONTROLLER_CRDS_FILE,
+  metacontrollerCrdsFile,
+  readEnvFile,
+  readYamlDocuments,
+  validateAgainstCrd,
+} from '../helpers/manifests.js'
 import { loadConfig } from '../../src/config.js'
 
 interface Webhook {
@@ -35,11 +43,15 @@ t.test("valid against Metacontroller's CompositeController CRD", async (t) => {
   broken.spec.hooks.sync.webhook.etag.enable = true
   broken.spec.hooks.sync.webhook.timeout = '10 seconds'
   broken.spec.childResources[0].updateStrategy.method = 'InPlaceRolling'
-  t.strictSame(validateAgainstCrd('CompositeController', broken, { file }), [
-    '/spec/childResources/0/updateStrategy/method must be equal to one of the allowed values (OnDelete,Recreate,InPlace,RollingRecreate,RollingInPlace)',
-    '/spec/hooks/sync/webhook/etag must NOT have additional properties (enable)',
-    '/spec/hooks/sync/webhook/timeout must match format "duration"',
-  ], 'the schema bites')
+  t.strictSame(
+    validateAgainstCrd('CompositeController', broken, { file }),
+    [
+      '/spec/childResources/0/updateStrategy/method must be equal to one of the allowed values (OnDelete,Recreate,InPlace,RollingRecreate,RollingInPlace)',
+      '/spec/hooks/sync/webhook/etag must NOT have additional properties (enable)',
+      '/spec/hooks/sync/webhook/timeout must match format "duration"',
+    ],
+    'the schema bites',
+  )
 })
 
 t.test('parent, children and selector', async (t) => {
@@ -48,7 +60,10 @@ t.test('parent, children and selector', async (t) => {
   t.equal(controller.spec.generateSelector, true)
   // A backstop no longer than the hook's own resync cap would be a second timer syncing every parent at rest.
   t.equal(controller.spec.resyncPeriodSeconds, 1800)
-  t.ok(controller.spec.resyncPeriodSeconds >= 6 * loadConfig({}).maxResyncSeconds, 'the backstop is far longer than the hook resync cap')
+  t.ok(
+    controller.spec.resyncPeriodSeconds >= 6 * loadConfig({}).maxResyncSeconds,
+    'the backstop is far longer than the hook resync cap',
+  )
   t.strictSame(
     controller.spec.childResources.map((c) => `${c.apiVersion} ${c.resource} ${c.updateStrategy.method}`),
     [
@@ -75,14 +90,22 @@ t.test('hooks: v1, through the Service, 10 s, bearer token; ETag on sync', async
     t.equal(hook.version, 'v1', `${name} version`)
     t.strictSame(
       hook.webhook.service,
-      { name: service.metadata.name, namespace: service.metadata.namespace, port: service.spec.ports[0]?.port, protocol: 'http' },
+      {
+        name: service.metadata.name,
+        namespace: service.metadata.namespace,
+        port: service.spec.ports[0]?.port,
+        protocol: 'http',
+      },
       `${name} goes through Service challenge-hooks`,
     )
     t.equal(hook.webhook.path, `/${name}`)
     t.equal(hook.webhook.timeout, '10s')
     t.strictSame(
       hook.webhook.authorization,
-      { type: 'Bearer', secretRef: { name: 'challenge-hooks-secrets', namespace: 'challenge-hooks', key: 'HOOK_TOKEN' } },
+      {
+        type: 'Bearer',
+        secretRef: { name: 'challenge-hooks-secrets', namespace: 'challenge-hooks', key: 'HOOK_TOKEN' },
+      },
       `${name} sends the token`,
     )
   }
@@ -92,7 +115,12 @@ t.test('hooks: v1, through the Service, 10 s, bearer token; ETag on sync', async
 
 t.test("the token Secret Metacontroller reads is the hook server's, with a stable name", async (t) => {
   const kustomization = readYamlDocuments(join(manifestsDir, 'secrets', 'kustomization.yaml'))[0] as {
-    secretGenerator: { name: string; namespace: string; envs: string[]; options?: { disableNameSuffixHash?: boolean } }[]
+    secretGenerator: {
+      name: string
+      namespace: string
+      envs: string[]
+      options?: { disableNameSuffixHash?: boolean }
+    }[]
   }
   const { secretRef } = controller.spec.hooks.sync.webhook.authorization
   const generator = kustomization.secretGenerator.find((g) => g.name === secretRef.name)

@@ -4,7 +4,14 @@
 import { join } from 'node:path'
 import t from 'tap'
 import { Ajv } from 'ajv'
-import { loadCrdSchema, manifestsDir, readYamlDocuments, toAjvSchema, validateAgainstCrd, type Schema } from '../helpers/manifests.js'
+import {
+  loadCrdSchema,
+  manifestsDir,
+  readYamlDocuments,
+  toAjvSchema,
+  validateAgainstCrd,
+  type Schema,
+} from '../helpers/manifests.js'
 
 interface Crd {
   metadata: { name: string }
@@ -47,7 +54,8 @@ function walk(schema: Schema, path = ''): [string, Schema][] {
     ([name, child]) => [`${path}.${name}`, child] as [string, Schema],
   )
   if (schema.items !== undefined) children.push([`${path}[]`, schema.items as Schema])
-  if (typeof schema.additionalProperties === 'object') children.push([`${path}{}`, schema.additionalProperties as Schema])
+  if (typeof schema.additionalProperties === 'object')
+    children.push([`${path}{}`, schema.additionalProperties as Schema])
   return [[path, schema], ...children.flatMap(([p, s]) => walk(s, p))]
 }
 
@@ -72,13 +80,19 @@ t.test('both CRDs: group, names, namespaced, one served storage version with sta
 
 t.test('schemas are structural and every default is valid for its own field', async (t) => {
   const ajv = new Ajv({ strict: false, logger: false })
-  for (const [kind, schema] of [['ChallengeDefinition', definitionSchema], ['Challenge', challengeSchema]] as const) {
+  for (const [kind, schema] of [
+    ['ChallengeDefinition', definitionSchema],
+    ['Challenge', challengeSchema],
+  ] as const) {
     for (const [path, node] of walk(schema)) {
       const typed = node.type !== undefined || node['x-kubernetes-int-or-string'] === true
       t.ok(typed || node['x-kubernetes-preserve-unknown-fields'] === true, `${kind}${path} has a type`)
       if (node['x-kubernetes-list-type'] === 'map') {
         const keys = node['x-kubernetes-list-map-keys'] as string[]
-        t.ok(keys.every((k) => (at(node, '[]').required as string[]).includes(k)), `${kind}${path} map keys are required`)
+        t.ok(
+          keys.every((k) => (at(node, '[]').required as string[]).includes(k)),
+          `${kind}${path} map keys are required`,
+        )
       }
       if (node.default !== undefined) {
         t.ok(ajv.validate(toAjvSchema(node), node.default), `${kind}${path} default ${JSON.stringify(node.default)}`)
@@ -92,21 +106,44 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
   const spec = at(definitionSchema, 'spec')
   t.strictSame(spec.required, ['pod', 'expose'])
   t.strictSame(Object.keys(spec.properties as object).sort(), [
-    'availableFrom', 'availableUntil', 'cost', 'displayName', 'expose', 'flag', 'lifetimeSeconds',
-    'maxRenewals', 'network', 'pod', 'security', 'startupTimeoutSeconds',
+    'availableFrom',
+    'availableUntil',
+    'cost',
+    'displayName',
+    'expose',
+    'flag',
+    'lifetimeSeconds',
+    'maxRenewals',
+    'network',
+    'pod',
+    'security',
+    'startupTimeoutSeconds',
   ])
   t.match(at(spec, 'displayName'), { type: 'string', maxLength: 128 })
   t.match(at(spec, 'pod'), { type: 'object', required: ['containers'], 'x-kubernetes-preserve-unknown-fields': true })
   const containers = at(spec, 'pod.containers')
   t.match(containers, { type: 'array', minItems: 1, maxItems: 8 })
-  t.match(at(containers, '[]'), { type: 'object', required: ['name', 'image'], 'x-kubernetes-preserve-unknown-fields': true })
+  t.match(at(containers, '[]'), {
+    type: 'object',
+    required: ['name', 'image'],
+    'x-kubernetes-preserve-unknown-fields': true,
+  })
   t.strictSame(Object.keys(at(containers, '[]').properties as object).sort(), [
-    'args', 'command', 'env', 'image', 'name', 'ports', 'readinessProbe', 'resources',
+    'args',
+    'command',
+    'env',
+    'image',
+    'name',
+    'ports',
+    'readinessProbe',
+    'resources',
   ])
   t.match(at(containers, '[].command'), { type: 'array', items: { type: 'string' } })
   t.match(at(containers, '[].args'), { type: 'array', items: { type: 'string' } })
-  for (const nested of ['env', 'ports']) t.match(at(containers, `[].${nested}.[]`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
-  for (const nested of ['resources', 'readinessProbe']) t.match(at(containers, `[].${nested}`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
+  for (const nested of ['env', 'ports'])
+    t.match(at(containers, `[].${nested}.[]`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
+  for (const nested of ['resources', 'readinessProbe'])
+    t.match(at(containers, `[].${nested}`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
   t.match(at(spec, 'expose'), { required: ['port'] })
   t.match(at(spec, 'expose.type'), { enum: ['HTTP', 'TLS', 'NodePort', 'LoadBalancer', 'Internal'], default: 'HTTP' })
   t.match(at(spec, 'expose.container'), { type: 'string' })
@@ -135,7 +172,15 @@ t.test('Challenge spec: the contract fields, validation and defaults', async (t)
   const spec = at(challengeSchema, 'spec')
   t.strictSame(spec.required, ['definitionRef', 'owner'])
   t.strictSame(Object.keys(spec.properties as object).sort(), [
-    'deadline', 'definitionRef', 'desiredState', 'lifetimeSeconds', 'owner', 'parameters', 'renewals', 'restarts', 'stopReason',
+    'deadline',
+    'definitionRef',
+    'desiredState',
+    'lifetimeSeconds',
+    'owner',
+    'parameters',
+    'renewals',
+    'restarts',
+    'stopReason',
   ])
   t.match(at(spec, 'definitionRef'), { required: ['name'] })
   t.match(at(spec, 'owner'), { required: ['kind', 'id'] })
@@ -165,7 +210,9 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
   ])
   const rulesAt = (path: string) =>
     (at(definitionSchema, path)['x-kubernetes-validations'] as { rule: string }[]).map((v) => v.rule)
-  t.strictSame(rulesAt('spec'), ['!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)'])
+  t.strictSame(rulesAt('spec'), [
+    '!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)',
+  ])
   t.strictSame(rulesAt('spec.flag'), ["!has(self.mode) || self.mode != 'Static' || has(self.staticSecretRef)"])
   // The pod's totals (Bounds in src/challenge/api.ts): the hook checks the same numbers.
   t.strictSame(rulesAt('spec.pod'), [
@@ -177,27 +224,56 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
     walk(s).flatMap(([, node]) => (node['x-kubernetes-validations'] as { message?: string }[] | undefined) ?? []),
   )
   t.equal(everyRule.length, 12, 'no other CEL rule')
-  t.ok(everyRule.every((rule) => typeof rule.message === 'string' && rule.message.length > 0), 'every rule has a message')
+  t.ok(
+    everyRule.every((rule) => typeof rule.message === 'string' && rule.message.length > 0),
+    'every rule has a message',
+  )
 })
 
 t.test('Challenge status declares every field the hook writes, nothing unknown', async (t) => {
   const status = at(challengeSchema, 'status')
   t.notOk('x-kubernetes-preserve-unknown-fields' in status)
   t.strictSame(Object.keys(status.properties as object).sort(), [
-    'admittedAt', 'conditions', 'cost', 'endpoint', 'expiresAt', 'finishedAt', 'flagSecretRef', 'instanceId', 'lastRenewedAt',
-    'message', 'observedGeneration', 'phase', 'reason', 'renewalsApplied', 'renewalsSeen', 'run', 'startedAt',
+    'admittedAt',
+    'conditions',
+    'cost',
+    'endpoint',
+    'expiresAt',
+    'finishedAt',
+    'flagSecretRef',
+    'instanceId',
+    'lastRenewedAt',
+    'message',
+    'observedGeneration',
+    'phase',
+    'reason',
+    'renewalsApplied',
+    'renewalsSeen',
+    'run',
+    'startedAt',
   ])
   t.match(at(status, 'phase'), { enum: ['Pending', 'Running', 'Error', 'Deleted', 'Terminating'] })
-  t.strictSame(Object.keys(at(status, 'endpoint').properties as object).sort(), ['connection', 'host', 'port', 'type', 'url'])
+  t.strictSame(Object.keys(at(status, 'endpoint').properties as object).sort(), [
+    'connection',
+    'host',
+    'port',
+    'type',
+    'url',
+  ])
   t.match(at(status, 'endpoint.port'), { type: 'integer' })
   for (const time of ['admittedAt', 'startedAt', 'lastRenewedAt', 'finishedAt', 'expiresAt']) {
     t.match(at(status, time), { type: 'string', format: 'date-time' }, time)
   }
-  for (const counter of ['renewalsSeen', 'renewalsApplied', 'run']) t.match(at(status, counter), { type: 'integer' }, counter)
+  for (const counter of ['renewalsSeen', 'renewalsApplied', 'run'])
+    t.match(at(status, counter), { type: 'integer' }, counter)
   t.match(at(status, 'flagSecretRef.name'), { type: 'string' })
   t.match(at(status, 'conditions'), { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
   t.strictSame(Object.keys(at(status, 'conditions.[]').properties as object).sort(), [
-    'lastTransitionTime', 'message', 'reason', 'status', 'type',
+    'lastTransitionTime',
+    'message',
+    'reason',
+    'status',
+    'type',
   ])
   t.match(at(status, 'conditions.[].status'), { enum: ['True', 'False', 'Unknown'] })
   t.match(at(status, 'observedGeneration'), { type: 'integer', format: 'int64' })
@@ -207,7 +283,13 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
     reason: 'Ready',
     message: 'Your instance is ready.',
     instanceId: '0123456789abcdef',
-    endpoint: { type: 'HTTP', host: '0123456789abcdef.challenges.localhost', port: 443, url: 'https://0123456789abcdef.challenges.localhost/', connection: 'https://0123456789abcdef.challenges.localhost/' },
+    endpoint: {
+      type: 'HTTP',
+      host: '0123456789abcdef.challenges.localhost',
+      port: 443,
+      url: 'https://0123456789abcdef.challenges.localhost/',
+      connection: 'https://0123456789abcdef.challenges.localhost/',
+    },
     admittedAt: '2026-11-22T10:00:00Z',
     startedAt: '2026-11-22T10:00:20Z',
     lastRenewedAt: '2026-11-22T10:20:00Z',
@@ -218,14 +300,31 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
     flagSecretRef: { name: 'web-login-u-alice-flag' },
     conditions: [
       { type: 'Ready', status: 'True', reason: 'Ready', message: 'Ready.', lastTransitionTime: '2026-11-22T10:00:20Z' },
-      { type: 'RenewalAccepted', status: 'True', reason: 'Renewed', message: 'Extended.', lastTransitionTime: '2026-11-22T10:20:00Z' },
+      {
+        type: 'RenewalAccepted',
+        status: 'True',
+        reason: 'Renewed',
+        message: 'Extended.',
+        lastTransitionTime: '2026-11-22T10:20:00Z',
+      },
     ],
     observedGeneration: 3,
   }
   t.strictSame(validateAgainstCrd('Challenge', running, { at: 'status' }), [])
-  t.strictSame(validateAgainstCrd('Challenge', { phase: 'Deleted', reason: 'Solved', finishedAt: '2026-11-22T10:30:00Z' }, { at: 'status' }), [])
   t.strictSame(
-    validateAgainstCrd('Challenge', { ...running, phase: 'Starting', lastSyncTime: 'now', conditions: [{ type: 'Ready', status: 'yes' }] }, { at: 'status' }),
+    validateAgainstCrd(
+      'Challenge',
+      { phase: 'Deleted', reason: 'Solved', finishedAt: '2026-11-22T10:30:00Z' },
+      { at: 'status' },
+    ),
+    [],
+  )
+  t.strictSame(
+    validateAgainstCrd(
+      'Challenge',
+      { ...running, phase: 'Starting', lastSyncTime: 'now', conditions: [{ type: 'Ready', status: 'yes' }] },
+      { at: 'status' },
+    ),
     [
       '/ must NOT have additional properties (lastSyncTime)',
       '/phase must be equal to one of the allowed values (Pending,Running,Error,Deleted,Terminating)',
@@ -235,7 +334,8 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
 })
 
 t.test('printer columns', async (t) => {
-  const columns = (i: number) => crds[i]?.spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.type, c.jsonPath])
+  const columns = (i: number) =>
+    crds[i]?.spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.type, c.jsonPath])
   t.strictSame(
     columns(1)?.filter(([name]) => name !== 'Reason'),
     [
@@ -248,7 +348,12 @@ t.test('printer columns', async (t) => {
       ['Age', 'date', '.metadata.creationTimestamp'],
     ],
   )
-  t.match(columns(0), [['Display Name'], ['Expose', 'string', '.spec.expose.type'], ['Port'], ['Lifetime', 'integer', '.spec.lifetimeSeconds']])
+  t.match(columns(0), [
+    ['Display Name'],
+    ['Expose', 'string', '.spec.expose.type'],
+    ['Port'],
+    ['Lifetime', 'integer', '.spec.lifetimeSeconds'],
+  ])
 })
 
 t.test('printer columns: only times in the past print as an age', async (t) => {
@@ -259,34 +364,76 @@ t.test('printer columns: only times in the past print as an age', async (t) => {
   for (const schema of [definitionSchema, challengeSchema]) {
     for (const [path, node] of walk(schema)) if (node.format === 'date-time') times.add(path)
   }
-  t.ok(['.spec.deadline', '.status.expiresAt', '.spec.availableUntil', '.spec.availableFrom'].every((path) => times.has(path)), 'the future times are date-time fields')
+  t.ok(
+    ['.spec.deadline', '.status.expiresAt', '.spec.availableUntil', '.spec.availableFrom'].every((path) =>
+      times.has(path),
+    ),
+    'the future times are date-time fields',
+  )
   for (const crd of crds) {
     for (const column of crd.spec.versions[0]?.additionalPrinterColumns ?? []) {
-      if (column.type === 'date') t.ok(past.has(column.jsonPath), `${crd.spec.names.kind} ${column.name}: a date column only for a past time`)
-      if (times.has(column.jsonPath)) t.equal(column.type, 'string', `${crd.spec.names.kind} ${column.name} (${column.jsonPath}) prints its RFC 3339 value`)
+      if (column.type === 'date')
+        t.ok(past.has(column.jsonPath), `${crd.spec.names.kind} ${column.name}: a date column only for a past time`)
+      if (times.has(column.jsonPath))
+        t.equal(
+          column.type,
+          'string',
+          `${crd.spec.names.kind} ${column.name} (${column.jsonPath}) prints its RFC 3339 value`,
+        )
     }
   }
   const shown = (kind: string) =>
-    crds.find((crd) => crd.spec.names.kind === kind)?.spec.versions[0]?.additionalPrinterColumns?.map((column) => column.jsonPath) ?? []
-  t.ok(shown('Challenge').includes('.status.expiresAt') && shown('Challenge').includes('.spec.deadline'), 'Challenge shows expiresAt and deadline')
-  t.ok(shown('ChallengeDefinition').includes('.spec.availableFrom') && shown('ChallengeDefinition').includes('.spec.availableUntil'), 'ChallengeDefinition shows availableFrom and availableUntil')
+    crds
+      .find((crd) => crd.spec.names.kind === kind)
+      ?.spec.versions[0]?.additionalPrinterColumns?.map((column) => column.jsonPath) ?? []
+  t.ok(
+    shown('Challenge').includes('.status.expiresAt') && shown('Challenge').includes('.spec.deadline'),
+    'Challenge shows expiresAt and deadline',
+  )
+  t.ok(
+    shown('ChallengeDefinition').includes('.spec.availableFrom') &&
+      shown('ChallengeDefinition').includes('.spec.availableUntil'),
+    'ChallengeDefinition shows availableFrom and availableUntil',
+  )
 })
 
 t.test('examples: one definition and one Challenge per challenge, valid against our CRDs', async (t) => {
-  t.strictSame(examples.map((o) => `${o.kind}/${o.metadata.name}`), [
-    'ChallengeDefinition/web-login', 'Challenge/web-login-u-alice', 'ChallengeDefinition/pwn-echo', 'Challenge/pwn-echo-u-alice',
-    'ChallengeDefinition/pwn-tls', 'Challenge/pwn-tls-u-alice',
-  ])
-  for (const object of examples) t.strictSame(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
+  t.strictSame(
+    examples.map((o) => `${o.kind}/${o.metadata.name}`),
+    [
+      'ChallengeDefinition/web-login',
+      'Challenge/web-login-u-alice',
+      'ChallengeDefinition/pwn-echo',
+      'Challenge/pwn-echo-u-alice',
+      'ChallengeDefinition/pwn-tls',
+      'Challenge/pwn-tls-u-alice',
+    ],
+  )
+  for (const object of examples)
+    t.strictSame(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
   for (const challenge of examples.filter((o) => o.kind === 'Challenge')) {
     const spec = challenge.spec as { definitionRef: { name: string }; owner: { kind: string; id: string } }
     t.equal(challenge.metadata.name, `${spec.definitionRef.name}-u-${spec.owner.id}`, 'named <definition>-u-<owner id>')
     t.strictSame(spec.owner, { kind: 'User', id: 'alice' })
-    t.strictSame(challenge.metadata.labels, { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': spec.definitionRef.name })
+    t.strictSame(challenge.metadata.labels, {
+      'challenge-hooks.dev/owner': 'alice',
+      'challenge-hooks.dev/definition': spec.definitionRef.name,
+    })
   }
-  t.match(examples[0]?.spec, { expose: { type: 'HTTP', port: 8080 }, pod: { containers: [{ ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: {} } }] } })
-  t.match(examples[2]?.spec, { expose: { type: 'NodePort', port: 1337 }, network: { egress: 'None' }, pod: { containers: [{ ports: [{ containerPort: 1337 }] }] } })
-  t.match(examples[4]?.spec, { expose: { type: 'TLS', port: 1337 }, network: { egress: 'None' }, pod: { containers: [{ ports: [{ containerPort: 1337 }] }] } })
+  t.match(examples[0]?.spec, {
+    expose: { type: 'HTTP', port: 8080 },
+    pod: { containers: [{ ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: {} } }] },
+  })
+  t.match(examples[2]?.spec, {
+    expose: { type: 'NodePort', port: 1337 },
+    network: { egress: 'None' },
+    pod: { containers: [{ ports: [{ containerPort: 1337 }] }] },
+  })
+  t.match(examples[4]?.spec, {
+    expose: { type: 'TLS', port: 1337 },
+    network: { egress: 'None' },
+    pod: { containers: [{ ports: [{ containerPort: 1337 }] }] },
+  })
 })
 
 t.test('the validation bites: broken copies of the examples are refused', async (t) => {
@@ -299,15 +446,27 @@ t.test('the validation bites: broken copies of the examples are refused', async 
   const container = { name: 'c', image: 'registry.example/c:1' }
   const definitionCases: [string, (spec: Record<string, any>) => void, RegExp][] = [
     ['missing image', (s) => delete s.pod.containers[0].image, /must have required property 'image'/],
-    ['9 containers', (s) => (s.pod.containers = Array.from({ length: 9 }, (_, i) => ({ ...container, name: `c${i}` }))), /must NOT have more than 8 items/],
+    [
+      '9 containers',
+      (s) => (s.pod.containers = Array.from({ length: 9 }, (_, i) => ({ ...container, name: `c${i}` }))),
+      /must NOT have more than 8 items/,
+    ],
     ['no container', (s) => (s.pod.containers = []), /must NOT have fewer than 1 items/],
     ['unknown expose.type', (s) => (s.expose.type = 'UDP'), /expose\/type must be equal to one of the allowed values/],
     ['expose.port 0', (s) => (s.expose.port = 0), /expose\/port must be >= 1/],
     ['lifetime too long', (s) => (s.lifetimeSeconds = 86401), /lifetimeSeconds must be <= 86400/],
     ['bad flag.env', (s) => (s.flag.env = 'MY-FLAG'), /flag\/env must match pattern/],
-    ['bad runtimeClassName', (s) => (s.security = { runtimeClassName: 'gVisor' }), /runtimeClassName must match pattern/],
+    [
+      'bad runtimeClassName',
+      (s) => (s.security = { runtimeClassName: 'gVisor' }),
+      /runtimeClassName must match pattern/,
+    ],
     ['unknown spec field', (s) => (s.replicas = 3), /must NOT have additional properties \(replicas\)/],
-    ['displayName too long', (s) => (s.displayName = 'x'.repeat(129)), /displayName must NOT have more than 128 characters/],
+    [
+      'displayName too long',
+      (s) => (s.displayName = 'x'.repeat(129)),
+      /displayName must NOT have more than 128 characters/,
+    ],
   ]
   for (const [name, change, error] of definitionCases) {
     t.match(validateAgainstCrd('ChallengeDefinition', withSpec(definition, change)).join('\n'), error, name)
@@ -318,11 +477,19 @@ t.test('the validation bites: broken copies of the examples are refused', async 
     ['unknown owner.kind', (s) => (s.owner.kind = 'Org'), /owner\/kind must be equal to one of the allowed values/],
     ['negative renewals', (s) => (s.renewals = -1), /renewals must be >= 0/],
     ['negative restarts', (s) => (s.restarts = -1), /restarts must be >= 0/],
-    ['17 parameters', (s) => (s.parameters = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`P${i}`, 'v']))), /parameters must NOT have more than 16 properties/],
+    [
+      '17 parameters',
+      (s) => (s.parameters = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`P${i}`, 'v']))),
+      /parameters must NOT have more than 16 properties/,
+    ],
     ['parameter value not a string', (s) => (s.parameters = { PORT: 8080 }), /parameters\/PORT must be string/],
     ['bad deadline', (s) => (s.deadline = 'tomorrow'), /deadline must match format "date-time"/],
     ['stopReason too long', (s) => (s.stopReason = 'x'.repeat(65)), /stopReason must NOT have more than 64 characters/],
-    ['unknown desiredState', (s) => (s.desiredState = 'Paused'), /desiredState must be equal to one of the allowed values/],
+    [
+      'unknown desiredState',
+      (s) => (s.desiredState = 'Paused'),
+      /desiredState must be equal to one of the allowed values/,
+    ],
     ['missing definitionRef', (s) => delete s.definitionRef, /must have required property 'definitionRef'/],
   ]
   for (const [name, change, error] of challengeCases) {
@@ -333,7 +500,11 @@ t.test('the validation bites: broken copies of the examples are refused', async 
 t.test('what breaks the security profile is stored as written, for the hook to refuse', async (t) => {
   const [definition] = examples as unknown as [{ spec: { pod: { containers: Record<string, unknown>[] } } }]
   const greedy = structuredClone(definition)
-  Object.assign(greedy.spec.pod, { hostNetwork: true, hostPID: true, volumes: [{ name: 'root', hostPath: { path: '/' } }] })
+  Object.assign(greedy.spec.pod, {
+    hostNetwork: true,
+    hostPID: true,
+    volumes: [{ name: 'root', hostPath: { path: '/' } }],
+  })
   Object.assign(greedy.spec.pod.containers[0] as object, {
     securityContext: { privileged: true, capabilities: { add: ['NET_ADMIN', 'SYS_ADMIN'] } },
     volumeMounts: [{ name: 'root', mountPath: '/host' }],

@@ -38,7 +38,8 @@ function parseDockerfile(text: string): Stage[] {
 
 const stages = parseDockerfile(readFileSync(join(repoRoot, 'Dockerfile'), 'utf8'))
 const final = stages.at(-1) as Stage
-const all = (stage: Stage, keyword: string) => stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args)
+const all = (stage: Stage, keyword: string) =>
+  stage.instructions.filter((i) => i.keyword === keyword).map((i) => i.args)
 const nodeMajor = readFileSync(join(repoRoot, '.node-version'), 'utf8').trim().split('.')[0] as string
 /** The Node major of an official node image or a distroless Node image, or undefined for any other image. */
 const majorOf = (image: string) => /^(?:node:|gcr\.io\/distroless\/nodejs)(\d+)[-:.@]/.exec(image)?.[1]
@@ -62,12 +63,22 @@ t.test('build stage: npm ci and npm run build', async (t) => {
 t.test('final stage: the bundled server and package.json, nothing else', async (t) => {
   t.strictSame(all(final, 'RUN'), [], 'nothing runs in the final stage (no install)')
   const copies = all(final, 'COPY')
-  t.strictSame(copies, ['package.json ./', '--from=build /app/dist/server.js ./dist/server.js'], 'package.json (its "type": "module") and the bundle')
-  t.notOk(copies.some((c) => /node_modules/.test(c)), 'no node_modules: the bundle carries its dependencies')
+  t.strictSame(
+    copies,
+    ['package.json ./', '--from=build /app/dist/server.js ./dist/server.js'],
+    'package.json (its "type": "module") and the bundle',
+  )
+  t.notOk(
+    copies.some((c) => /node_modules/.test(c)),
+    'no node_modules: the bundle carries its dependencies',
+  )
 })
 
 t.test('final stage: production, non-root, ports 8080 and 8081, exec-form node dist/server.js', async (t) => {
-  t.ok(all(final, 'ENV').some((e) => /NODE_ENV[= ]production/.test(e)), 'NODE_ENV=production')
+  t.ok(
+    all(final, 'ENV').some((e) => /NODE_ENV[= ]production/.test(e)),
+    'NODE_ENV=production',
+  )
   const user = all(final, 'USER').at(-1) ?? 'root'
   t.match(user, /^(10001|node|nonroot)(:\d+)?$/, 'non-root USER')
   t.strictSame(all(final, 'EXPOSE'), ['8080 8081'])
@@ -84,8 +95,20 @@ t.test('what it copies from the build context exists and passes .dockerignore', 
   const sources = stages
     .flatMap((s) => all(s, 'COPY'))
     .filter((c) => !c.startsWith('--from='))
-    .flatMap((c) => c.split(/\s+/).filter((w) => !w.startsWith('--')).slice(0, -1))
-  t.strictSame([...new Set(sources)].sort(), ['package-lock.json', 'package.json', 'scripts', 'src', 'tsconfig.build.json', 'tsconfig.json'])
+    .flatMap((c) =>
+      c
+        .split(/\s+/)
+        .filter((w) => !w.startsWith('--'))
+        .slice(0, -1),
+    )
+  t.strictSame([...new Set(sources)].sort(), [
+    'package-lock.json',
+    'package.json',
+    'scripts',
+    'src',
+    'tsconfig.build.json',
+    'tsconfig.json',
+  ])
   for (const source of sources) {
     t.ok(existsSync(join(repoRoot, source)), `${source} exists`)
     t.ok(ignore.includes(`!${source}`), `${source} is let through .dockerignore`)

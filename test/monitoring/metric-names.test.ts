@@ -27,7 +27,11 @@ function selectors(expr: string, where: string): Selector[] {
     if (cursor.name !== 'VectorSelector') continue
     const node = cursor.node
     const identifier = node.getChild('Identifier')
-    const labels = node.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher').map((m) => expr.slice(m.firstChild?.from, m.firstChild?.to)) ?? []
+    const labels =
+      node
+        .getChild('LabelMatchers')
+        ?.getChildren('UnquotedLabelMatcher')
+        .map((m) => expr.slice(m.firstChild?.from, m.firstChild?.to)) ?? []
     if (identifier !== null) found.push({ metric: expr.slice(identifier.from, identifier.to), labels })
   } while (cursor.next())
   return found
@@ -54,17 +58,25 @@ async function hookMetrics(t: Test): Promise<Map<string, Set<string>>> {
   await liveToRunning(app, clock, headers)
   const bob = challenge({ name: 'web-login-u-bob', owner: 'bob', uid: '0b0b0b0b-0000-4000-8000-000000000001' })
   await app.inject({ method: 'POST', url: '/sync', payload: syncRequest(bob, { related: [webDefinition()] }), headers })
-  t.equal((await app.inject({ method: 'POST', url: '/sync', payload: {}, headers: { authorization: 'Bearer wrong' } })).statusCode, 401)
+  t.equal(
+    (await app.inject({ method: 'POST', url: '/sync', payload: {}, headers: { authorization: 'Bearer wrong' } }))
+      .statusCode,
+    401,
+  )
   return exposed((await app.ops.inject({ method: 'GET', url: '/metrics' })).body)
 }
 
 const metacontroller = exposed(readFileSync(join(repoRoot, 'test/data/metacontroller-v4.17.2.metrics'), 'utf8'))
-const recorded = new Set(ruleGroups().flatMap((group) => group.rules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]))))
+const recorded = new Set(
+  ruleGroups().flatMap((group) => group.rules.flatMap((rule) => (rule.record === undefined ? [] : [rule.record]))),
+)
 
 t.test('every metric and matched label of the rules and the dashboard exists', async (t) => {
   const hook = await hookMetrics(t)
   const uses = [
-    ...ruleGroups().flatMap((group) => group.rules.map((rule) => ({ where: `rule ${rule.record ?? rule.alert}`, expr: rule.expr }))),
+    ...ruleGroups().flatMap((group) =>
+      group.rules.map((rule) => ({ where: `rule ${rule.record ?? rule.alert}`, expr: rule.expr })),
+    ),
     ...dashboardExprs().map((target) => ({ where: `panel "${target.panel}"`, expr: target.expr })),
   ]
   let checked = 0
@@ -81,7 +93,11 @@ t.test('every metric and matched label of the rules and the dashboard exists', a
     }
   }
   t.ok(checked >= 20, `${checked} selectors checked`)
-  t.ok(hook.has('challenge_hooks_start_phase_seconds_bucket') && hook.get('challenge_hooks_start_phase_seconds_bucket')?.has('phase'), 'the start histograms were observed')
+  t.ok(
+    hook.has('challenge_hooks_start_phase_seconds_bucket') &&
+      hook.get('challenge_hooks_start_phase_seconds_bucket')?.has('phase'),
+    'the start histograms were observed',
+  )
 
   // Grafana's variable query names a metric and a label too.
   for (const variable of dashboard().templating.list) {
@@ -96,5 +112,9 @@ t.test('a recording rule is used only by name, and every panel reads the chosen 
     t.equal(panel.datasource.uid, '${datasource}', `${panel.title}: the dashboard's data source variable`)
     for (const target of panel.targets) t.equal(target.datasource.uid, '${datasource}')
   }
-  t.strictSame([...recorded].sort(), ['challenge_hooks:instance_latest', 'challenge_hooks:instances', 'challenge_hooks:start_seconds:p95'])
+  t.strictSame([...recorded].sort(), [
+    'challenge_hooks:instance_latest',
+    'challenge_hooks:instances',
+    'challenge_hooks:start_seconds:p95',
+  ])
 })

@@ -51,6 +51,7 @@ export function dashboardExprs(): DashboardTarget[] {
 /** promtool's path (controlplane/promtool/build.sh --check), or a reason to skip. */
 export function promtool(): { path?: string; skip?: string } {
   const check = spawnSync(join(repoRoot, 'controlplane/promtool/build.sh'), ['--check'], { encoding: 'utf8' })
-  if (check.status !== 0) return { skip: toolMissing('promtool is not built (controlplane/promtool/build.sh builds it)') }
+  if (check.status !== 0)
+    return { skip: toolMissing('promtool is not built (controlplane/promtool/build.sh builds it)') }
   return { path: check.stdout.trim() }
 }

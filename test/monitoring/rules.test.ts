@@ -16,7 +16,8 @@ t.test('promtool checks and tests the alert rules', { skip: tool.skip ?? false }
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'rules.yaml'), stringify({ groups: ruleGroups() }))
   copyFileSync(join(import.meta.dirname, 'alerts.test.yaml'), join(dir, 'alerts.test.yaml'))
-  const run = (...args: string[]) => spawnSync(tool.path as string, args, { cwd: dir, encoding: 'utf8', timeout: 60_000 })
+  const run = (...args: string[]) =>
+    spawnSync(tool.path as string, args, { cwd: dir, encoding: 'utf8', timeout: 60_000 })
 
   const check = run('check', 'rules', 'rules.yaml')
   t.equal(check.status, 0, `promtool check rules: ${check.stdout}${check.stderr}`)
@@ -31,10 +32,20 @@ t.test('every alert says how bad it is and what to look at', async (t) => {
   const alerts = ruleGroups().flatMap((group) => group.rules.filter((rule) => rule.alert !== undefined))
   t.strictSame(
     alerts.map((rule) => rule.alert),
-    ['ChallengeInstanceStuckPending', 'ChallengeErrorsRising', 'ChallengeHooksServerErrors', 'ChallengeHooksShedding', 'MetacontrollerSyncErrors', 'MetacontrollerBacklog'],
+    [
+      'ChallengeInstanceStuckPending',
+      'ChallengeErrorsRising',
+      'ChallengeHooksServerErrors',
+      'ChallengeHooksShedding',
+      'MetacontrollerSyncErrors',
+      'MetacontrollerBacklog',
+    ],
   )
   for (const rule of alerts) {
     t.ok(['warning', 'critical'].includes(rule.labels?.severity ?? ''), `${rule.alert}: a severity`)
-    t.ok((rule.annotations?.summary ?? '').length > 0 && (rule.annotations?.description ?? '').length > 0, `${rule.alert}: a summary and a description`)
+    t.ok(
+      (rule.annotations?.summary ?? '').length > 0 && (rule.annotations?.description ?? '').length > 0,
+      `${rule.alert}: a summary and a description`,
+    )
   }
 })

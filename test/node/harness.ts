@@ -18,8 +18,12 @@ export type { Json, Scenario, Suite }
 export * from '../support/node/layout.js'
 
 /** The suite of a test file; `components` of manifests/components/ and hook settings on top of the node's. */
-export async function startNodeSuite(t: Test, options: { components?: string[]; hookEnv?: Record<string, string> } = {}): Promise<Suite> {
-  if (process.env.TEST_NODE !== '1') throw new Error('the real-node suite runs inside its node: npm run test:node [-- test/node/<file>.test.ts]')
+export async function startNodeSuite(
+  t: Test,
+  options: { components?: string[]; hookEnv?: Record<string, string> } = {},
+): Promise<Suite> {
+  if (process.env.TEST_NODE !== '1')
+    throw new Error('the real-node suite runs inside its node: npm run test:node [-- test/node/<file>.test.ts]')
   const suite = await startSuite(t, {
     realNode: true,
     components: options.components,
@@ -64,37 +68,60 @@ export async function running(s: Scenario, name: string, timeoutMs = 90_000): Pr
  * Waits until the instance's phase is `phase` (fails at once on another final phase); after 15 s, fails when the
  * kubelet keeps reporting one of `failures` for its pod (default: it cannot even make the pod's sandbox).
  */
-export async function reaches(s: Scenario, name: string, phase: string, timeoutMs = 90_000, failures = ['FailedCreatePodSandBox']): Promise<Json> {
+export async function reaches(
+  s: Scenario,
+  name: string,
+  phase: string,
+  timeoutMs = 90_000,
+  failures = ['FailedCreatePodSandBox'],
+): Promise<Json> {
   const started = Date.now()
   for (;;) {
     const status = await s.status(name)
     if (status.phase === phase) return status
     const said = JSON.stringify({ phase: status.phase, reason: status.reason, message: status.message })
-    if ((status.phase === 'Error' && phase !== 'Error') || Date.now() > started + timeoutMs) throw new Error(`${s.ns}/${name} is not ${phase}: ${said}`)
+    if ((status.phase === 'Error' && phase !== 'Error') || Date.now() > started + timeoutMs)
+      throw new Error(`${s.ns}/${name} is not ${phase}: ${said}`)
     const failure = Date.now() > started + 15_000 ? await podFailure(s, name, failures) : undefined
-    if (failure !== undefined) throw new Error(`${s.ns}/${name} is not ${phase} (${said}): its pod cannot start: ${failure}`)
+    if (failure !== undefined)
+      throw new Error(`${s.ns}/${name} is not ${phase} (${said}): its pod cannot start: ${failure}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
 
 /** What the kubelet last said about why the instance's pod cannot start, if it did (its events). */
 export async function podFailure(s: Scenario, name: string, reasons = POD_FAILURES): Promise<string | undefined> {
-  const { items: events } = await s.suite.rest.get<{ items: { involvedObject: { name: string }; reason: string; message: string }[] }>(`/api/v1/namespaces/${s.ns}/events`)
-  const failure = events.findLast((event) => event.involvedObject.name.startsWith(name) && reasons.includes(event.reason))
+  const { items: events } = await s.suite.rest.get<{
+    items: { involvedObject: { name: string }; reason: string; message: string }[]
+  }>(`/api/v1/namespaces/${s.ns}/events`)
+  const failure = events.findLast(
+    (event) => event.involvedObject.name.startsWith(name) && reasons.includes(event.reason),
+  )
   return failure === undefined ? undefined : `${failure.reason}: ${failure.message}`
 }
 
 /** A ChallengeDefinition (namespace set by the scenario's create). */
 export function definition(name: string, spec: Json): KubeObject {
-  return { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeDefinition', metadata: { name }, spec: { displayName: name, ...spec } }
+  return {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    metadata: { name },
+    spec: { displayName: name, ...spec },
+  }
 }
 
 /** The running pod of an instance (name, IP), once there is exactly one that is Ready. */
 export async function podOf(s: Scenario, instance: string): Promise<{ name: string; ip: string }> {
   const pods = (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter(
-    (pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] === instance && pod.metadata.deletionTimestamp === undefined,
+    (pod) =>
+      pod.metadata.labels?.['challenge-hooks.dev/instance'] === instance &&
+      pod.metadata.deletionTimestamp === undefined,
   )
-  const ready = pods.filter((pod) => ((pod.status as Json | undefined)?.conditions as Json[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True'))
+  const ready = pods.filter((pod) =>
+    ((pod.status as Json | undefined)?.conditions as Json[] | undefined)?.some(
+      (c) => c.type === 'Ready' && c.status === 'True',
+    ),
+  )
   if (ready.length !== 1) throw new Error(`${s.ns}: ${ready.length} ready pods of ${instance} (${pods.length} in all)`)
   const pod = ready[0] as KubeObject
   return { name: pod.metadata.name, ip: String((pod.status as Json).podIP) }
@@ -108,7 +135,12 @@ export interface ProbeResult {
 }
 
 /** `probe check` run in a pod (kubectl exec): which targets its packets reached, by label. */
-export async function probeFrom(suite: Suite, ns: string, pod: string, targets: Record<string, string>): Promise<Record<string, ProbeResult>> {
+export async function probeFrom(
+  suite: Suite,
+  ns: string,
+  pod: string,
+  targets: Record<string, string>,
+): Promise<Record<string, ProbeResult>> {
   const args = Object.entries(targets).map(([label, target]) => `${label}=${target}`)
   const result = await kubectlOk(suite.kubectl, ['exec', '-n', ns, pod, '--', '/probe', 'check', ...args])
   const report = JSON.parse(result.stdout) as { results: ProbeResult[] }
@@ -153,10 +185,17 @@ export async function workstation(suite: Suite, ns: string, name: string): Promi
       apiVersion: 'networking.k8s.io/v1',
       kind: 'NetworkPolicy',
       metadata: { name: `${name}-anywhere`, namespace: ns },
-      spec: { podSelector: { matchLabels: { 'challenge-hooks.test/role': name } }, policyTypes: ['Egress', 'Ingress'], egress: [{}], ingress: [{}] },
+      spec: {
+        podSelector: { matchLabels: { 'challenge-hooks.test/role': name } },
+        policyTypes: ['Egress', 'Ingress'],
+        egress: [{}],
+        ingress: [{}],
+      },
     },
   ]
-  await kubectlOk(suite.kubectl, ['apply', '--server-side', '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n---\n') })
+  await kubectlOk(suite.kubectl, ['apply', '--server-side', '-f', '-'], {
+    input: objects.map((o) => JSON.stringify(o)).join('\n---\n'),
+  })
   await kubectlOk(suite.kubectl, ['wait', '-n', ns, '--for=condition=Ready', `pod/${name}`, '--timeout=60s'])
   const pod = await suite.rest.get<KubeObject>(`/api/v1/namespaces/${ns}/pods/${name}`)
   return { name, ip: String((pod.status as Json).podIP) }

@@ -30,63 +30,125 @@ function packHookImage(reference: string): number {
   const pack = join(dirname(need('NODE_IMAGES_TAR')), 'bin', 'pack')
   const out = join(need('NODE_RUN_DIR'), 'hook-image.tar')
   // The Node binary and the shared libraries it loads, at the paths its loader looks for them.
-  const libraries = [...execFileSync('ldd', [process.execPath], { encoding: 'utf8' }).matchAll(/(\/\S+\.so[^\s]*)/g)].map((match) => match[1] as string)
-  const files = [`/node=${process.execPath}`, `/app/dist/server.js=${join(repoRoot, 'dist/server.js')}`, ...libraries.map((library) => `${library}=${execFileSync('readlink', ['-f', library], { encoding: 'utf8' }).trim()}`)]
-  execFileSync(pack, ['-image', reference, '-user', '10001:10001', '-out', out, ...files.flatMap((file) => ['-file', file]), '--', '/node', '/app/dist/server.js'])
+  const libraries = [
+    ...execFileSync('ldd', [process.execPath], { encoding: 'utf8' }).matchAll(/(\/\S+\.so[^\s]*)/g),
+  ].map((match) => match[1] as string)
+  const files = [
+    `/node=${process.execPath}`,
+    `/app/dist/server.js=${join(repoRoot, 'dist/server.js')}`,
+    ...libraries.map(
+      (library) => `${library}=${execFileSync('readlink', ['-f', library], { encoding: 'utf8' }).trim()}`,
+    ),
+  ]
+  execFileSync(pack, [
+    '-image',
+    reference,
+    '-user',
+    '10001:10001',
+    '-out',
+    out,
+    ...files.flatMap((file) => ['-file', file]),
+    '--',
+    '/node',
+    '/app/dist/server.js',
+  ])
   const size = Number(execFileSync('stat', ['-c', '%s', out], { encoding: 'utf8' })) / 1e6
   const ctr = join(need('NODE_BIN_DIR'), 'bin', 'ctr')
-  execFileSync(ctr, ['--address', join(need('NODE_RUN_DIR'), 'containerd', 'containerd.sock'), '--namespace', 'k8s.io', 'images', 'import', out])
+  execFileSync(ctr, [
+    '--address',
+    join(need('NODE_RUN_DIR'), 'containerd', 'containerd.sock'),
+    '--namespace',
+    'k8s.io',
+    'images',
+    'import',
+    out,
+  ])
   rmSync(out)
   return size
 }
 
-t.test('the hook server as a pod of its own manifests: Ready, warns, answers /sync through its Service, only Metacontroller reaches it', async (t) => {
-  const deployment = await suite.rest.get<{ spec: { template: { spec: { containers: { image: string }[] } } } }>(`/apis/apps/v1/namespaces/${NS}/deployments/challenge-hooks`)
-  const reference = deployment.spec.template.spec.containers[0]?.image as string
-  const started = Date.now()
-  const size = packHookImage(reference)
-  t.comment(`image ${reference}: ${size.toFixed(0)} MB, packed and imported in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-  t.teardown(() => kubectlOk(suite.kubectl, ['-n', NS, 'scale', 'deployment/challenge-hooks', '--replicas=0']))
-  const scaled = Date.now()
-  await kubectlOk(suite.kubectl, ['-n', NS, 'scale', 'deployment/challenge-hooks', '--replicas=1'])
-  await kubectlOk(suite.kubectl, ['-n', NS, 'rollout', 'status', 'deployment/challenge-hooks', '--timeout=120s'])
-  t.comment(`scaled to 1 → rolled out (pod Ready on /readyz) in ${((Date.now() - scaled) / 1000).toFixed(1)} s`)
-  const pods = (await suite.rest.get<{ items: { metadata: { name: string }; status: Json }[] }>(`/api/v1/namespaces/${NS}/pods`, { query: { labelSelector: SELECTOR } })).items
-  t.equal(pods.length, 1, 'one pod')
+t.test(
+  'the hook server as a pod of its own manifests: Ready, warns, answers /sync through its Service, only Metacontroller reaches it',
+  async (t) => {
+    const deployment = await suite.rest.get<{ spec: { template: { spec: { containers: { image: string }[] } } } }>(
+      `/apis/apps/v1/namespaces/${NS}/deployments/challenge-hooks`,
+    )
+    const reference = deployment.spec.template.spec.containers[0]?.image as string
+    const started = Date.now()
+    const size = packHookImage(reference)
+    t.comment(
+      `image ${reference}: ${size.toFixed(0)} MB, packed and imported in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    )
+    t.teardown(() => kubectlOk(suite.kubectl, ['-n', NS, 'scale', 'deployment/challenge-hooks', '--replicas=0']))
+    const scaled = Date.now()
+    await kubectlOk(suite.kubectl, ['-n', NS, 'scale', 'deployment/challenge-hooks', '--replicas=1'])
+    await kubectlOk(suite.kubectl, ['-n', NS, 'rollout', 'status', 'deployment/challenge-hooks', '--timeout=120s'])
+    t.comment(`scaled to 1 → rolled out (pod Ready on /readyz) in ${((Date.now() - scaled) / 1000).toFixed(1)} s`)
+    const pods = (
+      await suite.rest.get<{ items: { metadata: { name: string }; status: Json }[] }>(`/api/v1/namespaces/${NS}/pods`, {
+        query: { labelSelector: SELECTOR },
+      })
+    ).items
+    t.equal(pods.length, 1, 'one pod')
 
-  // What it said at start: one JSON line each (pino).
-  const logs = (await kubectlOk(suite.kubectl, ['-n', NS, 'logs', 'deployment/challenge-hooks'])).stdout
-  const lines = logs.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Json)
-  t.match(lines.find((line) => line.opsPort !== undefined), { port: 8080, opsPort: 8081, msg: 'serving hook calls on port, probes and metrics on opsPort' }, 'listening on the manifest\'s ports')
-  const warnings = lines.filter((line) => line.level === 40).map((line) => String(line.msg))
-  t.comment(`its start-up warnings:\n  ${warnings.join('\n  ')}`)
-  t.ok(
-    warnings.includes(`PUBLIC_HOST is 127.0.0.1, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`),
-    "it warns that config.env's PUBLIC_HOST placeholder reaches no player",
-  )
+    // What it said at start: one JSON line each (pino).
+    const logs = (await kubectlOk(suite.kubectl, ['-n', NS, 'logs', 'deployment/challenge-hooks'])).stdout
+    const lines = logs
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Json)
+    t.match(
+      lines.find((line) => line.opsPort !== undefined),
+      { port: 8080, opsPort: 8081, msg: 'serving hook calls on port, probes and metrics on opsPort' },
+      "listening on the manifest's ports",
+    )
+    const warnings = lines.filter((line) => line.level === 40).map((line) => String(line.msg))
+    t.comment(`its start-up warnings:\n  ${warnings.join('\n  ')}`)
+    t.ok(
+      warnings.includes(
+        `PUBLIC_HOST is 127.0.0.1, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say 127.0.0.1, so players will see "nc 127.0.0.1 <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`,
+      ),
+      "it warns that config.env's PUBLIC_HOST placeholder reaches no player",
+    )
 
-  // A /sync through the Service, as Metacontroller calls it (the node itself may reach every pod).
-  const service = await suite.rest.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${NS}/services/challenge-hooks`)
-  const url = `http://${service.spec.clusterIP}:80/sync`
-  const body = JSON.stringify(newRequest())
-  const unauthorized = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
-  t.equal(unauthorized.status, 401, 'without the token: 401')
-  const answer = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${suite.token}` } })
-  const sync = (await answer.json()) as { status?: Json; children?: unknown[] }
-  t.equal(answer.status, 200, 'with the token of challenge-hooks-secrets: 200')
-  t.match(sync.status, { phase: 'Pending' }, 'a first sync answered: Pending, children to create')
+    // A /sync through the Service, as Metacontroller calls it (the node itself may reach every pod).
+    const service = await suite.rest.get<{ spec: { clusterIP: string } }>(
+      `/api/v1/namespaces/${NS}/services/challenge-hooks`,
+    )
+    const url = `http://${service.spec.clusterIP}:80/sync`
+    const body = JSON.stringify(newRequest())
+    const unauthorized = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+    t.equal(unauthorized.status, 401, 'without the token: 401')
+    const answer = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${suite.token}` },
+    })
+    const sync = (await answer.json()) as { status?: Json; children?: unknown[] }
+    t.equal(answer.status, 200, 'with the token of challenge-hooks-secrets: 200')
+    t.match(sync.status, { phase: 'Pending' }, 'a first sync answered: Pending, children to create')
 
-  // Who reaches it: a pod in Metacontroller's namespace does, a pod of another namespace does not.
-  const caller = await workstation(suite, 'metacontroller', 'hook-caller')
-  t.teardown(() => suite.kubectl(['-n', 'metacontroller', 'delete', 'pod/hook-caller', 'networkpolicy/hook-caller-anywhere', '--wait=false']))
-  const other = await createNamespace(suite, t, 'hook-elsewhere')
-  const stranger = await workstation(suite, other, 'stranger')
-  const target = { hook: `tcp:${service.spec.clusterIP}:80` }
-  const fromMetacontroller = await probeFrom(suite, 'metacontroller', caller.name, target)
-  const fromElsewhere = await probeFrom(suite, other, stranger.name, target)
-  t.strictSame(
-    { metacontroller: fromMetacontroller.hook?.reached, elsewhere: fromElsewhere.hook?.reached },
-    { metacontroller: true, elsewhere: false },
-    `its NetworkPolicy: Metacontroller's namespace reaches the hook port, another namespace does not (${fromElsewhere.hook?.error})`,
-  )
-})
+    // Who reaches it: a pod in Metacontroller's namespace does, a pod of another namespace does not.
+    const caller = await workstation(suite, 'metacontroller', 'hook-caller')
+    t.teardown(() =>
+      suite.kubectl([
+        '-n',
+        'metacontroller',
+        'delete',
+        'pod/hook-caller',
+        'networkpolicy/hook-caller-anywhere',
+        '--wait=false',
+      ]),
+    )
+    const other = await createNamespace(suite, t, 'hook-elsewhere')
+    const stranger = await workstation(suite, other, 'stranger')
+    const target = { hook: `tcp:${service.spec.clusterIP}:80` }
+    const fromMetacontroller = await probeFrom(suite, 'metacontroller', caller.name, target)
+    const fromElsewhere = await probeFrom(suite, other, stranger.name, target)
+    t.strictSame(
+      { metacontroller: fromMetacontroller.hook?.reached, elsewhere: fromElsewhere.hook?.reached },
+      { metacontroller: true, elsewhere: false },
+      `its NetworkPolicy: Metacontroller's namespace reaches the hook port, another namespace does not (${fromElsewhere.hook?.error})`,
+    )
+  },
+)

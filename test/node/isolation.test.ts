@@ -13,8 +13,22 @@ import t from 'tap'
 import { createNamespace } from '../cluster/harness.js'
 import { eventually } from '../support/kube/eventually.js'
 import {
-  API_PORT, app, definition, DNS_SERVICE_IP, KUBELET_PORT, METADATA_IP, NODE_IP, podOf, probeFrom, PUBLIC_IP, PUBLIC_NAME,
-  running, startNodeSuite, workstation, type Json, type Scenario,
+  API_PORT,
+  app,
+  definition,
+  DNS_SERVICE_IP,
+  KUBELET_PORT,
+  METADATA_IP,
+  NODE_IP,
+  podOf,
+  probeFrom,
+  PUBLIC_IP,
+  PUBLIC_NAME,
+  running,
+  startNodeSuite,
+  workstation,
+  type Json,
+  type Scenario,
 } from './harness.js'
 
 const suite = await startNodeSuite(t)
@@ -37,8 +51,14 @@ interface Instance {
 
 async function instance(s: Scenario, name: string): Promise<Instance> {
   await running(s, name)
-  const service = await suite.rest.get<{ spec: { clusterIP: string; ports: { nodePort: number }[] } }>(`/api/v1/namespaces/${s.ns}/services/${name}`)
-  return { pod: await podOf(s, name), clusterIP: service.spec.clusterIP, nodePort: (service.spec.ports[0] as { nodePort: number }).nodePort }
+  const service = await suite.rest.get<{ spec: { clusterIP: string; ports: { nodePort: number }[] } }>(
+    `/api/v1/namespaces/${s.ns}/services/${name}`,
+  )
+  return {
+    pod: await podOf(s, name),
+    clusterIP: service.spec.clusterIP,
+    nodePort: (service.spec.ports[0] as { nodePort: number }).nodePort,
+  }
 }
 
 /** The targets, by label, towards one instance (its pod, Service, NodePort) and the rest of the world. */
@@ -66,7 +86,11 @@ async function fromNode(list: Record<string, string>): Promise<Record<string, bo
   resolver.setServers([DNS_SERVICE_IP])
   const one = async (target: string): Promise<boolean> => {
     const [kind, host, port] = target.split(':') as [string, string, string]
-    if (kind === 'dns') return resolver.resolve4(host).then((a) => a.length > 0, () => false)
+    if (kind === 'dns')
+      return resolver.resolve4(host).then(
+        (a) => a.length > 0,
+        () => false,
+      )
     if (kind === 'udp') return udpAnswered(host, Number(port))
     return new Promise((resolve) => {
       const socket = connect({ host, port: Number(port), timeout: 2000 })
@@ -75,7 +99,9 @@ async function fromNode(list: Record<string, string>): Promise<Record<string, bo
       socket.on('error', () => resolve(false))
     })
   }
-  return Object.fromEntries(await Promise.all(Object.entries(list).map(async ([label, target]) => [label, await one(target)] as const)))
+  return Object.fromEntries(
+    await Promise.all(Object.entries(list).map(async ([label, target]) => [label, await one(target)] as const)),
+  )
 }
 
 function udpAnswered(host: string, port: number): Promise<boolean> {
@@ -116,7 +142,13 @@ t.test('isolation by packets: what each place reaches, both ways', async (t) => 
   const elsewhere = await workstation(suite, other, 'elsewhere')
   const probeApp = app('probe', 8080)
   for (const egress of EGRESS) {
-    await s.create(definition(`iso-${egress.toLowerCase()}`, { pod: probeApp, expose: { type: 'NodePort', port: 8080 }, network: { egress } }))
+    await s.create(
+      definition(`iso-${egress.toLowerCase()}`, {
+        pod: probeApp,
+        expose: { type: 'NodePort', port: 8080 },
+        network: { egress },
+      }),
+    )
     await s.create(s.challenge(`iso-${egress.toLowerCase()}`, 'alice'))
   }
   await s.create(s.challenge('iso-dns', 'bob'))
@@ -129,12 +161,21 @@ t.test('isolation by packets: what each place reaches, both ways', async (t) => 
   // Every path that must carry packets is open before anything is asserted: a Service or NodePort may lag Running
   // by a second (reachable.test.ts), which is not what this test is about.
   // (Towards A too: B's view of A's Service must not pass only because it is not programmed yet.)
-  const allReached = (list: Record<string, string>) => eventually('the node to reach every target', async () => {
-    const seen = await fromNode(list)
-    return Object.values(seen).every(Boolean) && seen
-  }, undefined, { timeoutMs: 15_000 }).catch(() => fromNode(list))
+  const allReached = (list: Record<string, string>) =>
+    eventually(
+      'the node to reach every target',
+      async () => {
+        const seen = await fromNode(list)
+        return Object.values(seen).every(Boolean) && seen
+      },
+      undefined,
+      { timeoutMs: 15_000 },
+    ).catch(() => fromNode(list))
   const control = await allReached(towardsB)
-  t.ok(Object.values(await allReached(towardsA)).every(Boolean), "the node reaches every target towards alice's DNS instance too")
+  t.ok(
+    Object.values(await allReached(towardsA)).every(Boolean),
+    "the node reaches every target towards alice's DNS instance too",
+  )
   const seen: Record<Place, Record<string, boolean>> = {
     node: control,
     elsewhere: await reached(other, elsewhere.name, towardsB),
@@ -144,11 +185,22 @@ t.test('isolation by packets: what each place reaches, both ways', async (t) => 
     B: await reached(s.ns, b.pod.name, towardsA),
   }
   const places = Object.keys(seen) as Place[]
-  const want = Object.fromEntries(places.map((place) => [place, Object.fromEntries(Object.keys(towardsB).map((target) => [target, expected(place, target)]))]))
+  const want = Object.fromEntries(
+    places.map((place) => [
+      place,
+      Object.fromEntries(Object.keys(towardsB).map((target) => [target, expected(place, target)])),
+    ]),
+  )
   const header = `  ${'target'.padEnd(30)}${places.map((place) => place.padEnd(12)).join('')}`
-  const rows = Object.keys(towardsB).map((target) => `  ${target.padEnd(30)}${places.map((place) => (seen[place][target] ? 'reached' : '-').padEnd(12)).join('')}`)
-  t.comment(`what each place reached (A = alice's instances by egress, towards bob's; B = bob's, egress DNS, towards alice's DNS one):\n${header}\n${rows.join('\n')}`)
-  for (const place of places) t.strictSame(seen[place], want[place], `${place}: reaches exactly what the contract allows`)
+  const rows = Object.keys(towardsB).map(
+    (target) =>
+      `  ${target.padEnd(30)}${places.map((place) => (seen[place][target] ? 'reached' : '-').padEnd(12)).join('')}`,
+  )
+  t.comment(
+    `what each place reached (A = alice's instances by egress, towards bob's; B = bob's, egress DNS, towards alice's DNS one):\n${header}\n${rows.join('\n')}`,
+  )
+  for (const place of places)
+    t.strictSame(seen[place], want[place], `${place}: reaches exactly what the contract allows`)
 })
 
 export type { Json }

@@ -42,7 +42,11 @@ async function runningContainers(): Promise<Set<string>> {
   const answer = await suite.kubectl(['get', '--raw', `/api/v1/nodes/${node}/proxy/pods`])
   const pods = (JSON.parse(answer.stdout) as { items: Json[] }).items
   return new Set(
-    pods.flatMap((pod) => (((pod.status as Json | undefined)?.containerStatuses ?? []) as Json[]).filter((c) => (c.state as Json | undefined)?.running !== undefined).map((c) => String(c.containerID))),
+    pods.flatMap((pod) =>
+      (((pod.status as Json | undefined)?.containerStatuses ?? []) as Json[])
+        .filter((c) => (c.state as Json | undefined)?.running !== undefined)
+        .map((c) => String(c.containerID)),
+    ),
   )
 }
 
@@ -77,7 +81,13 @@ async function runningRun(s: Scenario, run: number): Promise<{ status: Json; pod
 
 t.test('an instance with real pods: Running, renew, restart, stop, relaunch, expiry, deletion in order', async (t) => {
   const s = await suite.scenario(t, 'node-lifecycle')
-  await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'NodePort', port: 9000 }, network: { egress: 'None' } }))
+  await s.create(
+    definition('echo', {
+      pod: app('tcp-echo', 9000),
+      expose: { type: 'NodePort', port: 9000 },
+      network: { egress: 'None' },
+    }),
+  )
   const created = Date.now()
   await s.create(s.challenge('echo', 'alice'))
   await whenRunning(s, NAME, created)
@@ -85,17 +95,32 @@ t.test('an instance with real pods: Running, renew, restart, stop, relaunch, exp
   const first = started.pod
   let status = started.status
   const port = (status.endpoint as { port: number }).port
-  t.strictSame(status.endpoint, { type: 'NodePort', host: NODE_IP, port, connection: `nc ${NODE_IP} ${port}` }, 'Running at the node port')
+  t.strictSame(
+    status.endpoint,
+    { type: 'NodePort', host: NODE_IP, port, connection: `nc ${NODE_IP} ${port}` },
+    'Running at the node port',
+  )
   t.equal(await banner(NODE_IP, port), BANNER, 'the app answers at the endpoint')
-  t.ok(first.container !== undefined && (await runningContainers()).has(first.container), 'its container runs on the node')
+  t.ok(
+    first.container !== undefined && (await runningContainers()).has(first.container),
+    'its container runs on the node',
+  )
 
   // Renew: the deadline moves, the same pod goes on serving. On the real clock: the hook's clock moves only for the
   // expiry below (moved, it would also skip ENDPOINT_SETTLE_MS, which counts from the pod's real Ready time).
   await s.patchSpec(NAME, { renewals: (status.renewalsSeen as number) + 1 })
   status = await s.until(NAME, (st) => st.renewalsApplied === 1, 'the renewal applied')
-  t.equal(seconds(status.expiresAt), seconds(status.lastRenewedAt) + 1800, 'renewed: expires a lifetime after the renewal')
+  t.equal(
+    seconds(status.expiresAt),
+    seconds(status.lastRenewedAt) + 1800,
+    'renewed: expires a lifetime after the renewal',
+  )
   t.ok(seconds(status.lastRenewedAt) >= seconds(status.startedAt), 'renewed at the time of the request')
-  t.strictSame((await podsOf(s)).map((pod) => pod.uid), [first.uid], 'renewed: the same pod, not restarted')
+  t.strictSame(
+    (await podsOf(s)).map((pod) => pod.uid),
+    [first.uid],
+    'renewed: the same pod, not restarted',
+  )
   t.equal(await banner(NODE_IP, port), BANNER, 'and it still answers')
 
   // Restart: a new run with a new pod; the old one is gone before the new one exists.
@@ -114,11 +139,19 @@ t.test('an instance with real pods: Running, renew, restart, stop, relaunch, exp
   await watcher
   const second = restarted.pod
   t.not(second.uid, first.uid, 'restart: a new pod serves the new run')
-  t.strictSame(together, [], 'the old pod was gone (not merely terminating) before the new one was created: runs never overlap')
+  t.strictSame(
+    together,
+    [],
+    'the old pod was gone (not merely terminating) before the new one was created: runs never overlap',
+  )
   const running = await runningContainers()
   t.ok(first.container !== undefined && !running.has(first.container), "the old pod's container no longer runs")
   t.ok(second.container !== undefined && running.has(second.container), "the new pod's container runs")
-  t.equal(await banner(NODE_IP, (restarted.status.endpoint as { port: number }).port), BANNER, 'the new run answers at its endpoint as soon as it is Running')
+  t.equal(
+    await banner(NODE_IP, (restarted.status.endpoint as { port: number }).port),
+    BANNER,
+    'the new run answers at its endpoint as soon as it is Running',
+  )
 
   // Stop (solved): Deleted, no endpoint, no pod, nothing answers.
   await s.patchSpec(NAME, { desiredState: 'Stopped', stopReason: 'Solved' })
@@ -126,33 +159,59 @@ t.test('an instance with real pods: Running, renew, restart, stop, relaunch, exp
   t.match(status, { phase: 'Deleted', reason: 'Solved' })
   t.notOk('endpoint' in status, 'no endpoint once stopped')
   await waitFor('the pods to be gone after the stop', async () => ((await podsOf(s)).length === 0 ? true : undefined))
-  t.notOk(second.container !== undefined && (await runningContainers()).has(second.container), 'stopped: its container no longer runs')
-  t.notMatch(await closed((restarted.status.endpoint as { port: number }).port), BANNER, 'stopped: the node port no longer answers')
+  t.notOk(
+    second.container !== undefined && (await runningContainers()).has(second.container),
+    'stopped: its container no longer runs',
+  )
+  t.notMatch(
+    await closed((restarted.status.endpoint as { port: number }).port),
+    BANNER,
+    'stopped: the node port no longer answers',
+  )
 
   // Relaunch, then expiry.
   await s.patchSpec(NAME, { desiredState: 'Running', restarts: 2 })
   const relaunched = await runningRun(s, 2)
-  t.equal(await banner(NODE_IP, (relaunched.status.endpoint as { port: number }).port), BANNER, 'relaunched: answers as soon as it is Running')
+  t.equal(
+    await banner(NODE_IP, (relaunched.status.endpoint as { port: number }).port),
+    BANNER,
+    'relaunched: answers as soon as it is Running',
+  )
   await s.advance(1800)
   status = await s.until(NAME, (st) => st.phase === 'Deleted', 'Deleted after its lifetime', 60_000)
   t.match(status, { phase: 'Deleted', reason: 'Expired' })
   await waitFor('the pods to be gone after expiry', async () => ((await podsOf(s)).length === 0 ? true : undefined))
-  t.notOk(relaunched.pod.container !== undefined && (await runningContainers()).has(relaunched.pod.container), 'expired: its container no longer runs')
-  t.notMatch(await closed((relaunched.status.endpoint as { port: number }).port), BANNER, 'expired: the node port no longer answers')
+  t.notOk(
+    relaunched.pod.container !== undefined && (await runningContainers()).has(relaunched.pod.container),
+    'expired: its container no longer runs',
+  )
+  t.notMatch(
+    await closed((relaunched.status.endpoint as { port: number }).port),
+    BANNER,
+    'expired: the node port no longer answers',
+  )
 
   // Deletion: a prober connects every 20 ms; the objects' disappearance is timed by polling every 50 ms. The hook's
   // clock is now ahead of the pod's Ready time, so Running comes without the settle: the traffic is awaited here.
   await s.patchSpec(NAME, { restarts: 3 })
   const last = await runningRun(s, 3)
   const lastPort = (last.status.endpoint as { port: number }).port
-  await waitFor('run 3 to answer at its node port', async () => ((await banner(NODE_IP, lastPort)) === BANNER ? true : undefined), 10_000)
+  await waitFor(
+    'run 3 to answer at its node port',
+    async () => ((await banner(NODE_IP, lastPort)) === BANNER ? true : undefined),
+    10_000,
+  )
   let lastAnswer = 0
   let probing = true
   const prober = (async () => {
     const attempts: Promise<void>[] = []
     while (probing) {
       const startedAt = Date.now()
-      attempts.push(banner(NODE_IP, lastPort).then((answer) => void (answer === BANNER && startedAt > lastAnswer && (lastAnswer = startedAt))))
+      attempts.push(
+        banner(NODE_IP, lastPort).then(
+          (answer) => void (answer === BANNER && startedAt > lastAnswer && (lastAnswer = startedAt)),
+        ),
+      )
       await new Promise((r) => setTimeout(r, 20))
     }
     await Promise.all(attempts)
@@ -166,28 +225,55 @@ t.test('an instance with real pods: Running, renew, restart, stop, relaunch, exp
     'NetworkPolicy expose': `/apis/networking.k8s.io/v1/namespaces/${s.ns}/networkpolicies/${NAME}-expose`,
     Challenge: `/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges/${NAME}`,
   }
-  const present = await Promise.all(Object.entries(paths).map(async ([kind, path]) => [kind, (await suite.rest.find(path)) !== undefined] as const))
-  t.strictSame(present.filter(([, here]) => !here).map(([kind]) => kind), [], `every object there before the deletion (${Object.keys(paths).join(', ')})`)
+  const present = await Promise.all(
+    Object.entries(paths).map(async ([kind, path]) => [kind, (await suite.rest.find(path)) !== undefined] as const),
+  )
+  t.strictSame(
+    present.filter(([, here]) => !here).map(([kind]) => kind),
+    [],
+    `every object there before the deletion (${Object.keys(paths).join(', ')})`,
+  )
   const before = suite.recorder.deletions(s.ns).length
   const deleted = Date.now()
   await suite.kubectl(['delete', 'chal', NAME, '-n', s.ns, '--wait=false'])
   await waitFor('the Challenge and its children to be gone', async () => {
-    for (const [kind, path] of Object.entries(paths)) if (gone[kind] === undefined && (await suite.rest.find(path)) === undefined) gone[kind] = Date.now() - deleted
+    for (const [kind, path] of Object.entries(paths))
+      if (gone[kind] === undefined && (await suite.rest.find(path)) === undefined) gone[kind] = Date.now() - deleted
     return Object.keys(gone).length === Object.keys(paths).length ? true : undefined
   })
   probing = false
   await prober
   const answered = lastAnswer - deleted
   t.ok(lastAnswer > 0, 'the prober got answers before the deletion')
-  t.comment(`deletion, ms after kubectl delete: last answer at the node port ${answered}; gone: ${Object.entries(gone).map(([kind, ms]) => `${kind} ${ms}`).join(', ')}`)
+  t.comment(
+    `deletion, ms after kubectl delete: last answer at the node port ${answered}; gone: ${Object.entries(gone)
+      .map(([kind, ms]) => `${kind} ${ms}`)
+      .join(', ')}`,
+  )
   // Polled: two objects gone within one round of reads share a time; the watch below orders them strictly.
   t.ok(gone.Service! <= gone.Pod!, 'the Service (the traffic path) is gone no later than the pod')
   t.ok(answered < gone.Pod!, 'no connection got through once the pod was gone')
-  t.ok(gone.Pod! <= gone.Secret! && gone.Pod! <= gone['NetworkPolicy isolate']! && gone.Pod! <= gone['NetworkPolicy expose']!, 'the pod is really gone no later than the flag and the policies')
+  t.ok(
+    gone.Pod! <= gone.Secret! &&
+      gone.Pod! <= gone['NetworkPolicy isolate']! &&
+      gone.Pod! <= gone['NetworkPolicy expose']!,
+    'the pod is really gone no later than the flag and the policies',
+  )
   t.equal(Math.max(...Object.values(gone)), gone.Challenge, 'the Challenge goes last')
-  t.notOk(last.pod.container !== undefined && (await runningContainers()).has(last.pod.container), 'deleted: its container no longer runs')
-  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`)).slice(before).map((entry) => entry.split('/')[0])
+  t.notOk(
+    last.pod.container !== undefined && (await runningContainers()).has(last.pod.container),
+    'deleted: its container no longer runs',
+  )
+  const order = (await suite.recorder.deletionsThrough(s.ns, `Challenge/${NAME}`))
+    .slice(before)
+    .map((entry) => entry.split('/')[0])
   const firstOf = (kind: string) => order.indexOf(kind)
   const lastOf = (kind: string) => order.lastIndexOf(kind)
-  t.ok(lastOf('Service') < firstOf('Pod') && lastOf('Pod') < firstOf('NetworkPolicy') && lastOf('Pod') < firstOf('Secret') && order.at(-1) === 'Challenge', `the watch saw the same order (${order.join(', ')})`)
+  t.ok(
+    lastOf('Service') < firstOf('Pod') &&
+      lastOf('Pod') < firstOf('NetworkPolicy') &&
+      lastOf('Pod') < firstOf('Secret') &&
+      order.at(-1) === 'Challenge',
+    `the watch saw the same order (${order.join(', ')})`,
+  )
 })

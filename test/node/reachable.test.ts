@@ -13,7 +13,13 @@ const BANNER = 'tcp-echo ready'
 
 t.test('NodePort: the first Running a player sees already answers at the node address', async (t) => {
   const s = await suite.scenario(t, 'reach-nodeport')
-  await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'NodePort', port: 9000 }, network: { egress: 'None' } }))
+  await s.create(
+    definition('echo', {
+      pod: app('tcp-echo', 9000),
+      expose: { type: 'NodePort', port: 9000 },
+      network: { egress: 'None' },
+    }),
+  )
   const samples: Sample[] = []
   for (const owner of OWNERS) {
     const name = `echo-u-${owner}`
@@ -24,32 +30,57 @@ t.test('NodePort: the first Running a player sees already answers at the node ad
     // What a player does on seeing Running: connect to the endpoint it names.
     const endpoint = status.endpoint as { host: string; port: number }
     const answer = await banner(endpoint.host, endpoint.port)
-    t.strictSame(status.endpoint, { type: 'NodePort', host: NODE_IP, port: endpoint.port, connection: `nc ${NODE_IP} ${endpoint.port}` }, `${name}: the node's address and the node port`)
+    t.strictSame(
+      status.endpoint,
+      { type: 'NodePort', host: NODE_IP, port: endpoint.port, connection: `nc ${NODE_IP} ${endpoint.port}` },
+      `${name}: the node's address and the node port`,
+    )
     t.equal(answer, BANNER, `${name}: connecting right after Running gets the app's banner`)
     samples.push({ instance: name, running: at, reachable: await reachable })
   }
   t.comment(`NodePort, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
+  t.strictSame(
+    samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance),
+    [],
+    'never Running before a connection works (20 ms: the prober’s period)',
+  )
 })
 
-t.test('Internal: the first Running a player sees already answers by the cluster DNS name, from a pod beside it', async (t) => {
-  const s = await suite.scenario(t, 'reach-internal')
-  await s.create(definition('echo', { pod: app('tcp-echo', 9000), expose: { type: 'Internal', port: 9000 }, network: { egress: 'None' } }))
-  const client = await workstation(suite, s.ns, 'workstation')
-  const samples: Sample[] = []
-  for (const owner of OWNERS) {
-    const name = `echo-u-${owner}`
-    const host = `${name}.${s.ns}.svc.cluster.local`
-    const since = Date.now()
-    await s.create(s.challenge('echo', owner))
-    // Tries from the pod every 20 ms, resolving the name each time, until the app answers; says when (Unix ms).
-    const prober = suite.kubectl(['exec', '-n', s.ns, client.name, '--', '/probe', 'until', '90', `tcp:${host}:9000`])
-    const { at, status } = await whenRunning(s, name, since)
-    t.strictSame(status.endpoint, { type: 'Internal', host, port: 9000, connection: `nc ${host} 9000` }, `${name}: the Service's cluster DNS name`)
-    const probed = JSON.parse((await prober).stdout) as { reached: boolean; reachedAtMs: number; answer: string }
-    t.equal(probed.answer, BANNER, `${name}: a pod beside it gets the app's banner`)
-    samples.push({ instance: name, running: at, reachable: probed.reachedAtMs - since })
-  }
-  t.comment(`Internal, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
-})
+t.test(
+  'Internal: the first Running a player sees already answers by the cluster DNS name, from a pod beside it',
+  async (t) => {
+    const s = await suite.scenario(t, 'reach-internal')
+    await s.create(
+      definition('echo', {
+        pod: app('tcp-echo', 9000),
+        expose: { type: 'Internal', port: 9000 },
+        network: { egress: 'None' },
+      }),
+    )
+    const client = await workstation(suite, s.ns, 'workstation')
+    const samples: Sample[] = []
+    for (const owner of OWNERS) {
+      const name = `echo-u-${owner}`
+      const host = `${name}.${s.ns}.svc.cluster.local`
+      const since = Date.now()
+      await s.create(s.challenge('echo', owner))
+      // Tries from the pod every 20 ms, resolving the name each time, until the app answers; says when (Unix ms).
+      const prober = suite.kubectl(['exec', '-n', s.ns, client.name, '--', '/probe', 'until', '90', `tcp:${host}:9000`])
+      const { at, status } = await whenRunning(s, name, since)
+      t.strictSame(
+        status.endpoint,
+        { type: 'Internal', host, port: 9000, connection: `nc ${host} 9000` },
+        `${name}: the Service's cluster DNS name`,
+      )
+      const probed = JSON.parse((await prober).stdout) as { reached: boolean; reachedAtMs: number; answer: string }
+      t.equal(probed.answer, BANNER, `${name}: a pod beside it gets the app's banner`)
+      samples.push({ instance: name, running: at, reachable: probed.reachedAtMs - since })
+    }
+    t.comment(`Internal, create to Running and to the first answer:\n${table(samples)}`)
+    t.strictSame(
+      samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance),
+      [],
+      'never Running before a connection works (20 ms: the prober’s period)',
+    )
+  },
+)

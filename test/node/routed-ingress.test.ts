@@ -6,9 +6,15 @@ import { startNodeSuite } from './harness.js'
 import { BASE_DOMAIN, proxyClients, routedScenario, startTraefik } from './routing.js'
 
 await startTraefik()
-const suite = await startNodeSuite(t, { hookEnv: { HTTP_ROUTING: 'Ingress', INGRESS_NAMESPACE: TRAEFIK_NAMESPACE, BASE_DOMAIN } })
+const suite = await startNodeSuite(t, {
+  hookEnv: { HTTP_ROUTING: 'Ingress', INGRESS_NAMESPACE: TRAEFIK_NAMESPACE, BASE_DOMAIN },
+})
 const clients = await proxyClients(suite)
 
 t.test('HTTP through an Ingress: the first Running a player sees already answers', (t) =>
-  routedScenario(t, suite, 'routed-ingress', { mode: 'HTTP', client: clients.http, endpoint: (host) => ({ type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }) }),
+  routedScenario(t, suite, 'routed-ingress', {
+    mode: 'HTTP',
+    client: clients.http,
+    endpoint: (host) => ({ type: 'HTTP', host, port: 80, url: `http://${host}/`, connection: `http://${host}/` }),
+  }),
 )

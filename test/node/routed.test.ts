@@ -9,14 +9,29 @@ import { BASE_DOMAIN, proxyClients, routedScenario, startTraefik, TLS_BASE_DOMAI
 await startTraefik()
 const suite = await startNodeSuite(t, {
   components: ['traefik-http', 'traefik-tls'],
-  hookEnv: { HTTP_ROUTING: 'Traefik', TLS_ROUTING: 'Traefik', INGRESS_NAMESPACE: TRAEFIK_NAMESPACE, BASE_DOMAIN, TLS_BASE_DOMAIN, TLS_PORT: '443' },
+  hookEnv: {
+    HTTP_ROUTING: 'Traefik',
+    TLS_ROUTING: 'Traefik',
+    INGRESS_NAMESPACE: TRAEFIK_NAMESPACE,
+    BASE_DOMAIN,
+    TLS_BASE_DOMAIN,
+    TLS_PORT: '443',
+  },
 })
 const clients = await proxyClients(suite)
 
 t.test('HTTP through a Traefik IngressRoute: the first Running a player sees already answers', (t) =>
-  routedScenario(t, suite, 'routed-ingressroute', { mode: 'HTTP', client: clients.https, endpoint: (host) => ({ type: 'HTTP', host, port: 443, url: `https://${host}/`, connection: `https://${host}/` }) }),
+  routedScenario(t, suite, 'routed-ingressroute', {
+    mode: 'HTTP',
+    client: clients.https,
+    endpoint: (host) => ({ type: 'HTTP', host, port: 443, url: `https://${host}/`, connection: `https://${host}/` }),
+  }),
 )
 
 t.test('TLS by SNI through a Traefik IngressRouteTCP: the first Running a player sees already answers', (t) =>
-  routedScenario(t, suite, 'routed-ingressroutetcp', { mode: 'TLS', client: clients.tls, endpoint: (host) => ({ type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }) }),
+  routedScenario(t, suite, 'routed-ingressroutetcp', {
+    mode: 'TLS',
+    client: clients.tls,
+    endpoint: (host) => ({ type: 'TLS', host, port: 443, connection: `ncat --ssl ${host} 443` }),
+  }),
 )

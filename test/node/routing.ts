@@ -23,10 +23,21 @@ export async function startTraefik(options: { gateway?: boolean } = {}): Promise
   const kubectl = kubectlFor(process.env.TEST_KUBECTL ?? 'kubectl', process.env.TEST_KUBECONFIG ?? '')
   if (options.gateway === true) {
     for (const file of GATEWAY_CRDS) await kubectlOk(kubectl, ['apply', '--server-side', '-f', gatewayCrd(file)])
-    await kubectlOk(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', ...GATEWAY_CRDS.map((file) => `crd/${file}.gateway.networking.k8s.io`)])
+    await kubectlOk(kubectl, [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      ...GATEWAY_CRDS.map((file) => `crd/${file}.gateway.networking.k8s.io`),
+    ])
   }
   await kubectlOk(kubectl, ['apply', '--server-side', '-f', join(process.env.NODE_BIN_DIR ?? '', 'traefik-crds.yaml')])
-  await kubectlOk(kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/ingressroutes.traefik.io', 'crd/ingressroutetcps.traefik.io'])
+  await kubectlOk(kubectl, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/ingressroutes.traefik.io',
+    'crd/ingressroutetcps.traefik.io',
+  ])
   await kubectlOk(kubectl, ['apply', '--server-side', '-f', '-'], { input: traefikManifests(options) })
   await kubectlOk(kubectl, ['-n', TRAEFIK_NAMESPACE, 'rollout', 'status', 'deployment/traefik', '--timeout=120s'])
 }
@@ -38,30 +49,45 @@ export type Client = (host: string) => Promise<string>
 
 export async function proxyClients(suite: Suite): Promise<{ http: Client; https: Client; tls: Client }> {
   // The pod of the current rollout (an earlier one may still be terminating).
-  const pods = (await suite.rest.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${TRAEFIK_NAMESPACE}/pods`)).items.filter(
-    (pod) => pod.metadata.deletionTimestamp === undefined && ((pod.status as Json).conditions as Json[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  const pods = (
+    await suite.rest.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${TRAEFIK_NAMESPACE}/pods`)
+  ).items.filter(
+    (pod) =>
+      pod.metadata.deletionTimestamp === undefined &&
+      ((pod.status as Json).conditions as Json[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True'),
   )
   if (pods.length !== 1) throw new Error(`${pods.length} ready Traefik pods`)
   const proxy = String(((pods[0] as KubeObject).status as Json).podIP)
-  const get = (secure: boolean): Client => (host) =>
-    new Promise((resolve) => {
-      const options = { host: proxy, headers: { host }, path: '/', timeout: 1000 }
-      const done = (res: import('node:http').IncomingMessage) => {
-        let body = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => (body += chunk))
-        res.on('end', () => resolve(res.statusCode === 200 ? body : `status ${res.statusCode}`))
-      }
-      const req = secure
-        ? httpsRequest({ ...options, port: TRAEFIK_PORTS.websecure, servername: host, rejectUnauthorized: false }, done)
-        : httpRequest({ ...options, port: TRAEFIK_PORTS.web }, done)
-      req.on('timeout', () => req.destroy(new Error('timeout')))
-      req.on('error', (error) => resolve(`error: ${error.message}`))
-      req.end()
-    })
+  const get =
+    (secure: boolean): Client =>
+    (host) =>
+      new Promise((resolve) => {
+        const options = { host: proxy, headers: { host }, path: '/', timeout: 1000 }
+        const done = (res: import('node:http').IncomingMessage) => {
+          let body = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => (body += chunk))
+          res.on('end', () => resolve(res.statusCode === 200 ? body : `status ${res.statusCode}`))
+        }
+        const req = secure
+          ? httpsRequest(
+              { ...options, port: TRAEFIK_PORTS.websecure, servername: host, rejectUnauthorized: false },
+              done,
+            )
+          : httpRequest({ ...options, port: TRAEFIK_PORTS.web }, done)
+        req.on('timeout', () => req.destroy(new Error('timeout')))
+        req.on('error', (error) => resolve(`error: ${error.message}`))
+        req.end()
+      })
   const tls: Client = (host) =>
     new Promise((resolve) => {
-      const socket = tlsConnect({ host: proxy, port: TRAEFIK_PORTS.tcpsecure, servername: host, rejectUnauthorized: false, timeout: 1000 })
+      const socket = tlsConnect({
+        host: proxy,
+        port: TRAEFIK_PORTS.tcpsecure,
+        servername: host,
+        rejectUnauthorized: false,
+        timeout: 1000,
+      })
       let text = ''
       socket.setEncoding('utf8')
       socket.on('data', (chunk: string) => {
@@ -76,7 +102,14 @@ export async function proxyClients(suite: Suite): Promise<{ http: Client; https:
 }
 
 /** From the moment the instance id is known: an attempt started every 20 ms until one gets `want`; when it started. */
-async function firstAnswer(s: Scenario, name: string, since: number, client: Client, domain: string, want: string): Promise<number> {
+async function firstAnswer(
+  s: Scenario,
+  name: string,
+  since: number,
+  client: Client,
+  domain: string,
+  want: string,
+): Promise<number> {
   let first: number | undefined
   while (first === undefined && Date.now() < since + 90_000) {
     const id = (await s.status(name)).instanceId
@@ -105,11 +138,18 @@ export interface RoutedCase {
  * Running, Running never before the proxy carries a connection; then a pod beside them that is not the proxy
  * cannot reach the app's port (the expose policy admits the proxy's namespace only).
  */
-export async function routedScenario(t: Test, suite: Suite, name: string, { mode, client, endpoint }: RoutedCase): Promise<void> {
+export async function routedScenario(
+  t: Test,
+  suite: Suite,
+  name: string,
+  { mode, client, endpoint }: RoutedCase,
+): Promise<void> {
   const s = await suite.scenario(t, name)
   const [image, port, want] = mode === 'HTTP' ? ['http-app', 8080, 'http-app\n'] : ['tcp-echo', 9000, 'tcp-echo ready']
   const domain = mode === 'HTTP' ? BASE_DOMAIN : TLS_BASE_DOMAIN
-  await s.create(definition('app', { pod: app(image, port), expose: { type: mode, port }, network: { egress: 'None' } }))
+  await s.create(
+    definition('app', { pod: app(image, port), expose: { type: mode, port }, network: { egress: 'None' } }),
+  )
   const samples: Sample[] = []
   for (const owner of OWNERS) {
     const instance = `app-u-${owner}`
@@ -124,7 +164,11 @@ export async function routedScenario(t: Test, suite: Suite, name: string, { mode
     samples.push({ instance, running: at, reachable: await reachable })
   }
   t.comment(`${name}, create to Running and to the first answer:\n${table(samples)}`)
-  t.strictSame(samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance), [], 'never Running before a connection works (20 ms: the prober’s period)')
+  t.strictSame(
+    samples.filter((x) => x.reachable > x.running + 20).map((x) => x.instance),
+    [],
+    'never Running before a connection works (20 ms: the prober’s period)',
+  )
 
   const beside = await workstation(suite, s.ns, 'beside')
   const target = await podOf(s, 'app-u-p1')

@@ -54,7 +54,13 @@ t.test('egress None holds before any player can connect: from Running, and from 
     { name: 'PROBE_TARGETS', value: targets },
     { name: 'PROBE_SECONDS', value: String(WATCH_SECONDS) },
   ]
-  await s.create(definition('early', { pod: app('probe', 8080, { env }), expose: { type: 'NodePort', port: 8080 }, network: { egress: 'None' } }))
+  await s.create(
+    definition('early', {
+      pod: app('probe', 8080, { env }),
+      expose: { type: 'NodePort', port: 8080 },
+      network: { egress: 'None' },
+    }),
+  )
   const instances: Instance[] = []
   for (const owner of OWNERS) {
     const name = `early-u-${owner}`
@@ -72,23 +78,47 @@ t.test('egress None holds before any player can connect: from Running, and from 
     }
     if (line === undefined) throw new Error(`${name}: no PROBE report in its log`)
     const report = JSON.parse(line.slice('PROBE '.length)) as { startedAtMs: number; startup: Record<string, Window> }
-    instances.push({ name, created, started: report.startedAtMs, running: created + running, connected: created + (await connected), windows: report.startup })
+    instances.push({
+      name,
+      created,
+      started: report.startedAtMs,
+      running: created + running,
+      connected: created + (await connected),
+      windows: report.startup,
+    })
   }
   const rows = instances.map((x) => {
-    const reached = Object.entries(x.windows).map(([target, w]) => `${target} ${w.reached}/${w.attempts}${w.reached > 0 ? ` until ${w.lastReachedMs} ms` : ''}`)
+    const reached = Object.entries(x.windows).map(
+      ([target, w]) => `${target} ${w.reached}/${w.attempts}${w.reached > 0 ? ` until ${w.lastReachedMs} ms` : ''}`,
+    )
     return `  ${x.name.padEnd(12)} process start +${x.started - x.created} ms, first connection +${x.connected - x.created} ms, Running +${x.running - x.created} ms (from create); reached from the start: ${reached.join(', ')}`
   })
   t.comment(`attempts from the container's start (every 20 ms for ${WATCH_SECONDS} s):\n${rows.join('\n')}`)
   const window = Math.max(-1, ...instances.flatMap((x) => Object.values(x.windows).map((w) => w.lastReachedMs)))
   const leaky = instances.filter((x) => Object.values(x.windows).some((w) => w.reached > 0)).length
-  t.comment(`start window: packets of ${leaky} of ${instances.length} instances got out, the last ${window} ms after their process started; the first connection came ${Math.min(...instances.map((x) => x.connected - x.started))}–${Math.max(...instances.map((x) => x.connected - x.started))} ms after it, Running ${Math.min(...instances.map((x) => x.running - x.started))}–${Math.max(...instances.map((x) => x.running - x.started))} ms after it`)
+  t.comment(
+    `start window: packets of ${leaky} of ${instances.length} instances got out, the last ${window} ms after their process started; the first connection came ${Math.min(...instances.map((x) => x.connected - x.started))}–${Math.max(...instances.map((x) => x.connected - x.started))} ms after it, Running ${Math.min(...instances.map((x) => x.running - x.started))}–${Math.max(...instances.map((x) => x.running - x.started))} ms after it`,
+  )
 
-  t.ok(instances.every((x) => Object.values(x.windows).every((w) => w.attempts > 0)), 'every instance tried every target')
+  t.ok(
+    instances.every((x) => Object.values(x.windows).every((w) => w.attempts > 0)),
+    'every instance tried every target',
+  )
   // The watch must outlast both moments, or "nothing after them" would hold for want of attempts.
-  const uncovered = instances.filter((x) => x.started + WATCH_SECONDS * 1000 < Math.max(x.running, x.connected) + 1000).map((x) => x.name)
+  const uncovered = instances
+    .filter((x) => x.started + WATCH_SECONDS * 1000 < Math.max(x.running, x.connected) + 1000)
+    .map((x) => x.name)
   t.strictSame(uncovered, [], `each probe kept trying for at least 1 s after Running and after the first connection`)
   const after = (moment: 'running' | 'connected') =>
-    instances.flatMap((x) => Object.entries(x.windows).filter(([, w]) => w.lastReachedAtMs >= 0 && w.lastReachedAtMs >= x[moment]).map(([target, w]) => `${x.name} -> ${target} at ${w.lastReachedMs} ms`))
+    instances.flatMap((x) =>
+      Object.entries(x.windows)
+        .filter(([, w]) => w.lastReachedAtMs >= 0 && w.lastReachedAtMs >= x[moment])
+        .map(([target, w]) => `${x.name} -> ${target} at ${w.lastReachedMs} ms`),
+    )
   t.strictSame(after('running'), [], 'no packet of an egress-None instance gets out once its status says Running')
-  t.strictSame(after('connected'), [], 'no packet of an egress-None instance gets out once a player could connect to it')
+  t.strictSame(
+    after('connected'),
+    [],
+    'no packet of an egress-None instance gets out once a player could connect to it',
+  )
 })

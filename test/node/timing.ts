@@ -16,19 +16,23 @@ export async function whenRunning(s: Scenario, name: string, since: number): Pro
   for (;;) {
     const status = await s.status(name)
     if (status.phase === 'Running') return { at: Date.now() - since, status }
-    if (Date.now() > deadline || status.phase === 'Error') throw new Error(`${name} not Running: ${JSON.stringify(status)}`)
+    if (Date.now() > deadline || status.phase === 'Error')
+      throw new Error(`${name} not Running: ${JSON.stringify(status)}`)
     // After 15 s: the kubelet saying the pod cannot start ends the wait (see harness.ts, running).
     const failure = Date.now() > since + 15_000 ? await podFailure(s, name) : undefined
-    if (failure !== undefined) throw new Error(`${name} not Running (${status.phase}/${status.reason}): its pod cannot start: ${failure}`)
+    if (failure !== undefined)
+      throw new Error(`${name} not Running (${status.phase}/${status.reason}): its pod cannot start: ${failure}`)
     await new Promise((r) => setTimeout(r, 20))
   }
 }
 
 export function table(samples: Sample[]): string {
-  const rows = samples.map((x) => `  ${x.instance.padEnd(22)} Running ${String(x.running).padStart(5)} ms   reachable ${String(x.reachable).padStart(5)} ms   ${x.reachable > x.running ? `Running ${x.reachable - x.running} ms early` : 'reachable first'}`)
+  const rows = samples.map(
+    (x) =>
+      `  ${x.instance.padEnd(22)} Running ${String(x.running).padStart(5)} ms   reachable ${String(x.reachable).padStart(5)} ms   ${x.reachable > x.running ? `Running ${x.reachable - x.running} ms early` : 'reachable first'}`,
+  )
   return rows.join('\n')
 }
-
 
 /** One TCP connection: the first line the service sends, or the error. */
 export function banner(host: string, port: number): Promise<string> {
@@ -51,13 +55,21 @@ export function banner(host: string, port: number): Promise<string> {
  * each on its own (one that waits for its timeout must not hide the moment the path opens), until one gets
  * `answer`; ms from `since` to when that one started.
  */
-export async function firstAnswerThroughNodePort(s: Scenario, name: string, since: number, answer: string, timeoutMs = 90_000): Promise<number> {
+export async function firstAnswerThroughNodePort(
+  s: Scenario,
+  name: string,
+  since: number,
+  answer: string,
+  timeoutMs = 90_000,
+): Promise<number> {
   const deadline = since + timeoutMs
   let port: number | undefined
   let first: number | undefined
   while (first === undefined && Date.now() < deadline) {
     if (port === undefined) {
-      const service = await s.suite.rest.find<{ spec: { ports: { nodePort?: number }[] } }>(`/api/v1/namespaces/${s.ns}/services/${name}`)
+      const service = await s.suite.rest.find<{ spec: { ports: { nodePort?: number }[] } }>(
+        `/api/v1/namespaces/${s.ns}/services/${name}`,
+      )
       port = service?.spec.ports[0]?.nodePort
     } else {
       const startedAt = Date.now()

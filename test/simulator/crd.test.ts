@@ -105,11 +105,23 @@ t.test('a schema that keeps unknown fields keeps everything', async (t) => {
     spec: {
       group: 'example.com',
       names: { kind: 'Widget', plural: 'widgets' },
-      versions: [{ name: 'v1', schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [
+        { name: 'v1', schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+      ],
     },
   })
-  const widget = cluster.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: NS }, spec: { a: 1 }, status: { b: 2 } })
-  t.strictSame([widget.spec, widget.status], [{ a: 1 }, { b: 2 }], 'no status subresource declared: status is part of the object')
+  const widget = cluster.create({
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w', namespace: NS },
+    spec: { a: 1 },
+    status: { b: 2 },
+  })
+  t.strictSame(
+    [widget.spec, widget.status],
+    [{ a: 1 }, { b: 2 }],
+    'no status subresource declared: status is part of the object',
+  )
 })
 
 t.test('a CRD without the status subresource: status is written with the object', async (t) => {
@@ -123,7 +135,11 @@ t.test('a status field missing from the CRD is lost, and every sync writes statu
   const cluster = new Cluster()
   cluster.registerCRD(crd())
   cluster.create(challenge())
-  const sim = new Simulator(controller(), cluster, new FakeHook({ sync: () => ({ status: { phase: 'Running', endpoint: { port: 1 } }, children: [] }) }))
+  const sim = new Simulator(
+    controller(),
+    cluster,
+    new FakeHook({ sync: () => ({ status: { phase: 'Running', endpoint: { port: 1 } }, children: [] }) }),
+  )
   await sim.runUntilQuiet()
   t.strictSame(cluster.get(REF)?.status, { phase: 'Running', observedGeneration: 1 })
   const again = await sim.reconcile(NS, 'web-u-alice')

@@ -32,10 +32,20 @@ export function controller(patch: Partial<CompositeController['spec']> = {}): Co
 
 /** A Challenge of the definition `web` as the platform creates it (test/helpers/world.ts), labelled by owner only. */
 export function challenge(name = 'web-u-alice', spec: Record<string, unknown> = {}): KubeObject {
-  return buildChallenge({ as: 'created', name, namespace: NS, definition: 'web', labels: { 'challenge-hooks.dev/owner': 'alice' }, spec }) as KubeObject
+  return buildChallenge({
+    as: 'created',
+    name,
+    namespace: NS,
+    definition: 'web',
+    labels: { 'challenge-hooks.dev/owner': 'alice' },
+    spec,
+  }) as KubeObject
 }
 
-export function deployment(name: string, extra: { annotations?: Record<string, string>; replicas?: number; image?: string } = {}): KubeObject {
+export function deployment(
+  name: string,
+  extra: { annotations?: Record<string, string>; replicas?: number; image?: string } = {},
+): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -62,7 +72,12 @@ export function service(name: string, type = 'NodePort'): KubeObject {
 }
 
 export function secret(name: string, flag = 'flag{x}'): KubeObject {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, data: { flag: Buffer.from(flag).toString('base64') } }
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: NS },
+    data: { flag: Buffer.from(flag).toString('base64') },
+  }
 }
 
 export type Handler = (request: any, headers: Record<string, string>) => unknown

@@ -18,7 +18,11 @@ t.test('the finalizer is added while a finalize hook exists, and removed when it
   t.equal((await sim.reconcile(NS, 'web-u-alice')).finalizerAdded, false)
   sim.close()
 
-  const without = new Simulator(controller({ hooks: { sync: { webhook: {} } } }), cluster, new FakeHook({ sync: () => ({ children: [] }) }))
+  const without = new Simulator(
+    controller({ hooks: { sync: { webhook: {} } } }),
+    cluster,
+    new FakeHook({ sync: () => ({ children: [] }) }),
+  )
   const removed = await without.reconcile(NS, 'web-u-alice')
   t.equal(removed.finalizerRemoved, true)
   t.strictSame(cluster.get(REF)?.metadata.finalizers, ['example.com/other'])
@@ -28,12 +32,20 @@ t.test('finalize flow: ordered teardown, then finalized removes the finalizer', 
   const cluster = new Cluster()
   cluster.create(challenge())
   const finalize = (request: SyncRequest) => {
-    const observed = Object.keys(request.children['Service.v1'] ?? {}).length + Object.keys(request.children['Deployment.apps/v1'] ?? {}).length
+    const observed =
+      Object.keys(request.children['Service.v1'] ?? {}).length +
+      Object.keys(request.children['Deployment.apps/v1'] ?? {}).length
     // First the Service goes, then the Deployment; finalized once nothing is observed.
     if (observed === 0) return { status: { phase: 'Terminating' }, children: [deployment('web')], finalized: true }
-    return { status: { phase: 'Terminating' }, children: Object.keys(request.children['Service.v1'] ?? {}).length > 0 ? [deployment('web')] : [] }
+    return {
+      status: { phase: 'Terminating' },
+      children: Object.keys(request.children['Service.v1'] ?? {}).length > 0 ? [deployment('web')] : [],
+    }
   }
-  const hook = new FakeHook({ sync: () => ({ status: { phase: 'Running' }, children: [deployment('web'), service('web')] }), finalize })
+  const hook = new FakeHook({
+    sync: () => ({ status: { phase: 'Running' }, children: [deployment('web'), service('web')] }),
+    finalize,
+  })
   const sim = new Simulator(controller(), cluster, hook)
   await sim.runUntilQuiet()
   t.equal(cluster.list('v1', 'Service', NS).length, 1)
@@ -44,7 +56,10 @@ t.test('finalize flow: ordered teardown, then finalized removes the finalizer', 
   t.equal(first.hook, 'finalize')
   t.equal(first.request?.finalizing, true)
   t.equal(first.request?.parent.metadata.generation, 2, 'the deletion bumped generation')
-  t.strictSame(first.deleted.map((r) => r.kind), ['Service'])
+  t.strictSame(
+    first.deleted.map((r) => r.kind),
+    ['Service'],
+  )
   t.match(cluster.get(REF)?.status, { phase: 'Terminating', observedGeneration: 2 })
 
   await sim.runUntilQuiet()
@@ -84,14 +99,22 @@ t.test('a parent deleted before its first sync gets no finalizer; its finalize h
   const hook = new FakeHook({ finalize: () => ({ children: [secret('late')] }) })
   const sim = new Simulator(controller(), cluster, hook)
   const result = await sim.reconcile(NS, 'web-u-alice')
-  t.match(result, { hook: 'finalize', finalizerAdded: false, created: [] }, 'without our finalizer, children are not managed')
+  t.match(
+    result,
+    { hook: 'finalize', finalizerAdded: false, created: [] },
+    'without our finalizer, children are not managed',
+  )
   t.strictSame(cluster.get(REF)?.metadata.finalizers, ['example.com/hold'])
 })
 
 t.test('finalized: true without a finalizer to remove changes nothing (but is still a mistake)', async (t) => {
   const cluster = new Cluster()
   cluster.create(challenge())
-  const sim = new Simulator(controller({ hooks: { sync: { webhook: {} } } }), cluster, new FakeHook({ sync: () => ({ children: [], finalized: true }) }))
+  const sim = new Simulator(
+    controller({ hooks: { sync: { webhook: {} } } }),
+    cluster,
+    new FakeHook({ sync: () => ({ children: [], finalized: true }) }),
+  )
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result, { finalizerRemoved: false, warnings: [/it flaps/] })
 })
@@ -100,10 +123,17 @@ t.test('a garbage-collector finalizer (orphan) stops the finalize hook from mana
   const cluster = new Cluster()
   cluster.create(challenge())
   let children = [secret('a')]
-  const sim = new Simulator(controller(), cluster, new FakeHook({ sync: () => ({ children }), finalize: () => ({ children: [] }) }))
+  const sim = new Simulator(
+    controller(),
+    cluster,
+    new FakeHook({ sync: () => ({ children }), finalize: () => ({ children: [] }) }),
+  )
   await sim.runUntilQuiet()
   const parent = cluster.get(REF) as KubeObject
-  cluster.update({ ...parent, metadata: { ...parent.metadata, finalizers: [...(parent.metadata.finalizers ?? []), 'orphan'] } })
+  cluster.update({
+    ...parent,
+    metadata: { ...parent.metadata, finalizers: [...(parent.metadata.finalizers ?? []), 'orphan'] },
+  })
   cluster.delete(REF)
   children = []
   const result = await sim.reconcile(NS, 'web-u-alice')
@@ -125,7 +155,11 @@ t.test('resyncAfterSeconds: a sync at clock + seconds; the earliest request wins
   t.equal(result.resyncAfterSeconds, 300)
   t.equal(sim.scheduledAt(NS, 'web-u-alice')?.toISOString(), '2025-01-01T00:05:00.000Z')
   await sim.runUntilQuiet()
-  t.equal(sim.scheduledAt(NS, 'web-u-alice')?.toISOString(), '2025-01-01T00:05:00.000Z', 'later requests do not push it back')
+  t.equal(
+    sim.scheduledAt(NS, 'web-u-alice')?.toISOString(),
+    '2025-01-01T00:05:00.000Z',
+    'later requests do not push it back',
+  )
 
   t.equal(await sim.advance(299), 0, 'nothing is due before it')
   await sim.advance(1)
@@ -156,29 +190,45 @@ t.test('resyncPeriodSeconds resyncs every parent periodically (at least every se
   t.equal(hook.callsOf('sync').length, before + 3)
 })
 
-t.test('quiescence: a second sync of an unchanged world writes nothing; a status that always changes never settles', async (t) => {
-  const cluster = new Cluster()
-  cluster.create(challenge())
-  const sim = new Simulator(controller(), cluster, new FakeHook({ sync: webHook }))
-  t.ok((await sim.runUntilQuiet()) > 0)
-  t.equal(await sim.runUntilQuiet(), 0)
-  sim.enqueue(NS, 'web-u-alice')
-  t.equal(await sim.runUntilQuiet(), 0)
-  t.equal(sim.writes, sim.history.reduce((sum, r) => sum + r.writes, 0))
+t.test(
+  'quiescence: a second sync of an unchanged world writes nothing; a status that always changes never settles',
+  async (t) => {
+    const cluster = new Cluster()
+    cluster.create(challenge())
+    const sim = new Simulator(controller(), cluster, new FakeHook({ sync: webHook }))
+    t.ok((await sim.runUntilQuiet()) > 0)
+    t.equal(await sim.runUntilQuiet(), 0)
+    sim.enqueue(NS, 'web-u-alice')
+    t.equal(await sim.runUntilQuiet(), 0)
+    t.equal(
+      sim.writes,
+      sim.history.reduce((sum, r) => sum + r.writes, 0),
+    )
 
-  const looping = new Cluster()
-  looping.create(challenge())
-  let n = 0
-  const hot = new Simulator(controller(), looping, new FakeHook({ sync: () => ({ status: { lastSync: n++ }, children: [] }) }))
-  await t.rejects(hot.runUntilQuiet(), { message: /not quiet after 100 syncs/ })
-})
+    const looping = new Cluster()
+    looping.create(challenge())
+    let n = 0
+    const hot = new Simulator(
+      controller(),
+      looping,
+      new FakeHook({ sync: () => ({ status: { lastSync: n++ }, children: [] }) }),
+    )
+    await t.rejects(hot.runUntilQuiet(), { message: /not quiet after 100 syncs/ })
+  },
+)
 
 t.test('ignoreStatusChanges: a status write does not queue the parent; spec, labels and deletion do', async (t) => {
   const cluster = new Cluster()
   cluster.create(challenge())
   let n = 0
-  const spec = { parentResource: { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', ignoreStatusChanges: true } }
-  const sim = new Simulator(controller(spec), cluster, new FakeHook({ sync: () => ({ status: { n: n++ }, children: [] }) }))
+  const spec = {
+    parentResource: { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', ignoreStatusChanges: true },
+  }
+  const sim = new Simulator(
+    controller(spec),
+    cluster,
+    new FakeHook({ sync: () => ({ status: { n: n++ }, children: [] }) }),
+  )
   await sim.runUntilQuiet()
   t.equal(n, 1, 'neither the finalizer write nor the status write queues the parent again')
   const parent = cluster.get(REF) as KubeObject
@@ -197,16 +247,29 @@ t.test('a parent that is gone: nothing to do', async (t) => {
   const cluster = new Cluster()
   const sim = new Simulator(controller(), cluster, new FakeHook({}))
   t.match(await sim.reconcile(NS, 'nobody'), { outcome: 'notFound', writes: 0 })
-  t.throws(() => new Simulator(controller({ parentResource: { apiVersion: 'v1', resource: 'widgets' } }), cluster, new FakeHook({})), {
-    message: `can't find resource "widgets" in apiVersion "v1"`,
-  })
+  t.throws(
+    () =>
+      new Simulator(
+        controller({ parentResource: { apiVersion: 'v1', resource: 'widgets' } }),
+        cluster,
+        new FakeHook({}),
+      ),
+    {
+      message: `can't find resource "widgets" in apiVersion "v1"`,
+    },
+  )
   t.ok(new Simulator(controller({ childResources: undefined, hooks: undefined }), cluster, new FakeHook({})))
 })
 
 t.test('a full life: create, become ready, crash, heal, expire, delete', async (t) => {
   const cluster = new Cluster()
   cluster.create(challenge())
-  const sim = new Simulator(controller(), cluster, new FakeHook({ sync: webHook, finalize: () => ({ finalized: true }) }), { hookVersion: 'v2' })
+  const sim = new Simulator(
+    controller(),
+    cluster,
+    new FakeHook({ sync: webHook, finalize: () => ({ finalized: true }) }),
+    { hookVersion: 'v2' },
+  )
   await sim.runUntilQuiet()
   cluster.settle()
   await sim.runUntilQuiet()

@@ -3,17 +3,32 @@ import { CrashError, decodeCustomizeAnswer, decodeSyncAnswer } from '../support/
 
 t.test('sync answers', async (t) => {
   const child = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } }
-  t.strictSame(decodeSyncAnswer({ status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false }, true), {
-    answer: { status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false },
-    ignoredFields: [],
-  })
+  t.strictSame(
+    decodeSyncAnswer(
+      { status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false },
+      true,
+    ),
+    {
+      answer: { status: { phase: 'Running' }, children: [child], resyncAfterSeconds: 2.5, finalized: false },
+      ignoredFields: [],
+    },
+  )
   const empty = { answer: { status: null, children: null, resyncAfterSeconds: 0, finalized: false }, ignoredFields: [] }
   t.strictSame(decodeSyncAnswer({}, true), empty, 'missing children: null, which deletes every child')
   t.strictSame(decodeSyncAnswer(null, true), empty, 'a JSON null body decodes to nothing at all')
-  t.strictSame(decodeSyncAnswer({ status: null, children: null, resyncAfterSeconds: null, finalized: null }, true), empty)
+  t.strictSame(
+    decodeSyncAnswer({ status: null, children: null, resyncAfterSeconds: null, finalized: null }, true),
+    empty,
+  )
 
-  t.strictSame(decodeSyncAnswer({ Children: [child], status: {} }, false).ignoredFields, ['Children'], 'field names are case-sensitive')
-  t.throws(() => decodeSyncAnswer({ Children: [], extra: 1 }, true), { message: 'strict validation failed: unknown field "Children", unknown field "extra"' })
+  t.strictSame(
+    decodeSyncAnswer({ Children: [child], status: {} }, false).ignoredFields,
+    ['Children'],
+    'field names are case-sensitive',
+  )
+  t.throws(() => decodeSyncAnswer({ Children: [], extra: 1 }, true), {
+    message: 'strict validation failed: unknown field "Children", unknown field "extra"',
+  })
 })
 
 t.test('sync answers with the wrong types', async (t) => {
@@ -30,7 +45,11 @@ t.test('sync answers with the wrong types', async (t) => {
   ]
   for (const [body, message] of cases) t.throws(() => decodeSyncAnswer(body, false), { message }, JSON.stringify(body))
   t.throws(() => decodeSyncAnswer({ children: [null] }, false), CrashError)
-  t.throws(() => decodeSyncAnswer({ children: [null, { kind: 5 }] }, false), { message: /Kind/ }, 'a decode error comes before the crash')
+  t.throws(
+    () => decodeSyncAnswer({ children: [null, { kind: 5 }] }, false),
+    { message: /Kind/ },
+    'a decode error comes before the crash',
+  )
 })
 
 t.test('customize answers', async (t) => {
@@ -44,8 +63,16 @@ t.test('customize answers', async (t) => {
   t.strictSame(decodeCustomizeAnswer({ relatedResources: [rule] }, true), { answer: [rule], ignoredFields: [] })
   t.strictSame(decodeCustomizeAnswer({}, true).answer, [])
   t.strictSame(decodeCustomizeAnswer(null, true).answer, [])
-  t.strictSame(decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabel: {} } }] }, false).ignoredFields, ['relatedResources[0].labelSelector.matchLabel'])
-  t.throws(() => decodeCustomizeAnswer({ relatedResources: [{ ...rule, Namespace: 'x' }] }, true), { message: /unknown field "relatedResources\[0\].Namespace"/ })
-  t.throws(() => decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabels: { a: 1 } } }] }, false), { message: /field relatedResources\[0\].labelSelector.matchLabels.a of type string/ })
+  t.strictSame(
+    decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabel: {} } }] }, false).ignoredFields,
+    ['relatedResources[0].labelSelector.matchLabel'],
+  )
+  t.throws(() => decodeCustomizeAnswer({ relatedResources: [{ ...rule, Namespace: 'x' }] }, true), {
+    message: /unknown field "relatedResources\[0\].Namespace"/,
+  })
+  t.throws(
+    () => decodeCustomizeAnswer({ relatedResources: [{ ...rule, labelSelector: { matchLabels: { a: 1 } } }] }, false),
+    { message: /field relatedResources\[0\].labelSelector.matchLabels.a of type string/ },
+  )
   t.throws(() => decodeCustomizeAnswer({ relatedResources: [null] }, false), CrashError)
 })

@@ -14,17 +14,29 @@ async function world(sync: Handler, options: ConstructorParameters<typeof Simula
   const hook = new FakeHook({ sync })
   const sim = new Simulator(controller(spec), cluster, hook, options)
   const children = () =>
-    cluster.all().filter((o) => CHILDREN.includes(`${o.apiVersion}/${o.kind}`)).map((o) => `${o.kind}/${o.metadata.name}`)
-  const status = () => cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })?.status
+    cluster
+      .all()
+      .filter((o) => CHILDREN.includes(`${o.apiVersion}/${o.kind}`))
+      .map((o) => `${o.kind}/${o.metadata.name}`)
+  const status = () =>
+    cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })
+      ?.status
   return { cluster, hook, sim, children, status }
 }
 
 t.test('only 200 is success: anything else is a SyncError, nothing applied, retried with backoff', async (t) => {
   for (const statusCode of [201, 204, 302, 400, 500]) {
-    const { sim, children, status } = await world(() => ({ ...jsonResponse({ status: { phase: 'X' }, children: [secret('s')] }), statusCode }))
+    const { sim, children, status } = await world(() => ({
+      ...jsonResponse({ status: { phase: 'X' }, children: [secret('s')] }),
+      statusCode,
+    }))
     const result = await sim.reconcile(NS, 'web-u-alice')
     t.equal(result.outcome, 'error', String(statusCode))
-    t.match(result.events[0], { type: 'Warning', reason: 'SyncError', message: `Sync error: sync hook failed: unsupported status code: ${statusCode} body: {"status":{"phase":"X"},"children":[{"apiVersion":"v1"` })
+    t.match(result.events[0], {
+      type: 'Warning',
+      reason: 'SyncError',
+      message: `Sync error: sync hook failed: unsupported status code: ${statusCode} body: {"status":{"phase":"X"},"children":[{"apiVersion":"v1"`,
+    })
     t.strictSame(children(), [], 'no children')
     t.equal(status(), undefined, 'no status')
     t.equal(result.finalizerAdded, true, 'the finalizer comes before the hook call')
@@ -60,7 +72,11 @@ t.test('a hook that cannot be reached, or answers no JSON, is an error', async (
 })
 
 t.test('429 with Retry-After requeues after that long, without an event', async (t) => {
-  const { sim, cluster, hook } = await world(() => jsonResponse({ error: 'busy' }, 429, { 'Retry-After': '7' }), {}, SYNC_ONLY)
+  const { sim, cluster, hook } = await world(
+    () => jsonResponse({ error: 'busy' }, 429, { 'Retry-After': '7' }),
+    {},
+    SYNC_ONLY,
+  )
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result, { outcome: 'retryAfter', retryAfterSeconds: 7, events: [], warnings: [] })
   t.equal(sim.scheduledAt(NS, 'web-u-alice')?.getTime(), cluster.now().getTime() + 7000)
@@ -82,13 +98,19 @@ t.test('429 without Retry-After is an immediate retry: a hot loop', async (t) =>
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result.warnings, [/hot loop/])
   t.strictSame(sim.pending(), [`${NS}/web-u-alice`])
-  await t.rejects(sim.runUntilQuiet({ maxSteps: 10 }), { message: /not quiet after 10 syncs; still queued: ctf\/web-u-alice; last: ctf\/web-u-alice: retryAfter \(0 writes\)/ })
+  await t.rejects(sim.runUntilQuiet({ maxSteps: 10 }), {
+    message:
+      /not quiet after 10 syncs; still queued: ctf\/web-u-alice; last: ctf\/web-u-alice: retryAfter \(0 writes\)/,
+  })
 })
 
 t.test('ETag: If-None-Match on the next call, 304/412 reuse the cached answer', async (t) => {
   let etag = '"v1"'
   const { sim, hook, status } = await world(
-    (request, headers) => (headers['If-None-Match'] === etag ? { statusCode: 304, headers: {}, body: undefined, text: '' } : jsonResponse({ status: { n: request.parent.metadata.name }, children: [] }, 200, { ETag: etag })),
+    (request, headers) =>
+      headers['If-None-Match'] === etag
+        ? { statusCode: 304, headers: {}, body: undefined, text: '' }
+        : jsonResponse({ status: { n: request.parent.metadata.name }, children: [] }, 200, { ETag: etag }),
     { etag: true },
   )
   const first = await sim.reconcile(NS, 'web-u-alice')
@@ -142,14 +164,26 @@ t.test('strict mode (v2 default): an unknown top-level field fails the sync; loo
   t.equal(ok.outcome, 'synced')
   t.strictSame(ok.warnings, ['sync answer: unknown field "Children" ignored (loose mode)'])
 
-  const explicit = await world(answer, { hookVersion: 'v2' }, { hooks: { sync: { webhook: { responseUnMarshallMode: 'loose' } } } })
-  t.equal((await explicit.sim.reconcile(NS, 'web-u-alice')).outcome, 'synced', 'responseUnMarshallMode overrides the default')
+  const explicit = await world(
+    answer,
+    { hookVersion: 'v2' },
+    { hooks: { sync: { webhook: { responseUnMarshallMode: 'loose' } } } },
+  )
+  t.equal(
+    (await explicit.sim.reconcile(NS, 'web-u-alice')).outcome,
+    'synced',
+    'responseUnMarshallMode overrides the default',
+  )
   const strictV1 = await world(answer, {}, { hooks: { sync: { webhook: { responseUnMarshallMode: 'strict' } } } })
   t.equal((await strictV1.sim.reconcile(NS, 'web-u-alice')).outcome, 'error')
 })
 
 t.test('a null child would crash Metacontroller: nothing applied', async (t) => {
-  const { sim, children, status } = await world(() => ({ status: { phase: 'Pending' }, children: [secret('s'), null], resyncAfterSeconds: 5 }))
+  const { sim, children, status } = await world(() => ({
+    status: { phase: 'Pending' },
+    children: [secret('s'), null],
+    resyncAfterSeconds: 5,
+  }))
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.match(result.errors, [/children contains null: Metacontroller would panic/])
   t.strictSame(children(), [])
@@ -159,7 +193,9 @@ t.test('a null child would crash Metacontroller: nothing applied', async (t) => 
 
 t.test('a wrongly typed answer is an error', async (t) => {
   const { sim } = await world(() => ({ status: 'Running', children: [] }))
-  t.match((await sim.reconcile(NS, 'web-u-alice')).errors, ['sync hook failed (version=v1): json: cannot unmarshal string into field status of type object'])
+  t.match((await sim.reconcile(NS, 'web-u-alice')).errors, [
+    'sync hook failed (version=v1): json: cannot unmarshal string into field status of type object',
+  ])
 })
 
 t.test('missing children (or a {} or null body) delete every child; status becomes {observedGeneration}', async (t) => {
@@ -172,6 +208,9 @@ t.test('missing children (or a {} or null body) delete every child; status becom
     sim.enqueue(NS, 'web-u-alice')
     await sim.runUntilQuiet()
     t.strictSame(children(), [], JSON.stringify(body))
-    t.strictSame(status(), body === null || !('status' in body) ? { observedGeneration: 1 } : { phase: 'Deleted', observedGeneration: 1 })
+    t.strictSame(
+      status(),
+      body === null || !('status' in body) ? { observedGeneration: 1 } : { phase: 'Deleted', observedGeneration: 1 },
+    )
   }
 })

@@ -10,14 +10,24 @@ t.test('a parent goes from Pending to Running and then stays quiet', async (t) =
   const sim = new Simulator(controller(), cluster, hook)
 
   t.ok((await sim.runUntilQuiet()) > 0)
-  let parent = cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })
+  let parent = cluster.get({
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'Challenge',
+    namespace: NS,
+    name: 'web-u-alice',
+  })
   t.strictSame(parent?.metadata.finalizers, ['metacontroller.io/compositecontroller-challenge-hooks'])
   t.strictSame(parent?.status, { phase: 'Pending', observedGeneration: 1 })
   t.equal(cluster.list('apps/v1', 'Deployment', NS).length, 1)
 
   cluster.settle()
   t.ok((await sim.runUntilQuiet()) > 0)
-  parent = cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })
+  parent = cluster.get({
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'Challenge',
+    namespace: NS,
+    name: 'web-u-alice',
+  })
   t.equal((parent?.status as any).phase, 'Running')
 
   const again = await sim.reconcile(NS, 'web-u-alice')

@@ -1,6 +1,15 @@
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
-import { controllerOf, describe, refOf, groupName, labelMatcher, resourceByKind, resourceByName, type KubeObject } from '../support/simulator/objects.js'
+import {
+  controllerOf,
+  describe,
+  refOf,
+  groupName,
+  labelMatcher,
+  resourceByKind,
+  resourceByName,
+  type KubeObject,
+} from '../support/simulator/objects.js'
 import { listRelated, resolveRule, type HookVersion } from '../support/simulator/related.js'
 import type { RelatedRule } from '../support/simulator/response.js'
 import { challenge, NS, secret } from './fixtures.js'
@@ -23,12 +32,21 @@ t.test('label selectors', async (t) => {
     [{ matchExpressions: [{ key: 'tier', operator: 'Exists' }] }, labels, true],
     [{ matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] }, labels, false],
     [{ matchExpressions: [{ key: 'nope', operator: 'DoesNotExist', values: [] }] }, labels, true],
-    [{ matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['front'] }] }, labels, false],
+    [
+      { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['front'] }] },
+      labels,
+      false,
+    ],
   ]
-  for (const [selector, input, expected] of cases) t.equal(labelMatcher(selector)(input), expected, JSON.stringify(selector))
+  for (const [selector, input, expected] of cases)
+    t.equal(labelMatcher(selector)(input), expected, JSON.stringify(selector))
   t.throws(() => labelMatcher({ matchExpressions: [{ key: 'a', operator: 'In' }] }), { message: /must be non-empty/ })
-  t.throws(() => labelMatcher({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }), { message: /must be empty/ })
-  t.throws(() => labelMatcher({ matchExpressions: [{ key: 'a', operator: 'Gt' as 'In', values: ['1'] }] }), { message: /not a valid operator/ })
+  t.throws(() => labelMatcher({ matchExpressions: [{ key: 'a', operator: 'Exists', values: ['x'] }] }), {
+    message: /must be empty/,
+  })
+  t.throws(() => labelMatcher({ matchExpressions: [{ key: 'a', operator: 'Gt' as 'In', values: ['1'] }] }), {
+    message: /not a valid operator/,
+  })
 })
 
 t.test('resource table and object helpers', async (t) => {
@@ -39,8 +57,22 @@ t.test('resource table and object helpers', async (t) => {
   t.equal(groupName('apps/v1', 'Deployment'), 'Deployment.apps/v1')
   t.equal(describe({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'n' }), 'Secret ns/n')
   t.equal(controllerOf(secret('s')), undefined)
-  t.strictSame(refOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }), { apiVersion: 'v1', kind: 'Namespace', namespace: '', name: 'n' })
-  const owned = { ...secret('s'), metadata: { name: 's', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'a', uid: '1' }, { apiVersion: 'v1', kind: 'Y', name: 'b', uid: '2', controller: true }] } }
+  t.strictSame(refOf({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } }), {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    namespace: '',
+    name: 'n',
+  })
+  const owned = {
+    ...secret('s'),
+    metadata: {
+      name: 's',
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'X', name: 'a', uid: '1' },
+        { apiVersion: 'v1', kind: 'Y', name: 'b', uid: '2', controller: true },
+      ],
+    },
+  }
   t.equal(controllerOf(owned)?.name, 'b')
 })
 
@@ -56,9 +88,10 @@ t.test('related rules', async (t) => {
   cluster.create({ ...secret('flag'), metadata: { name: 'flag', namespace: 'other' } })
 
   const names = (rule: Partial<RelatedRule>, version: HookVersion) =>
-    listRelated(cluster, resolveRule({ apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', ...rule }, parent, version)).map(
-      (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`,
-    )
+    listRelated(
+      cluster,
+      resolveRule({ apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', ...rule }, parent, version),
+    ).map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`)
   const owner = { labelSelector: { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } } }
   t.strictSame(names(owner, 'v1'), ['ctf/a', 'ctf/mine'], 'v1: only the parent namespace')
   t.strictSame(names(owner, 'v2'), ['ctf/a', 'ctf/mine', 'other/c'], 'v2: every namespace')
@@ -75,9 +108,14 @@ t.test('related rules', async (t) => {
   t.throws(() => names({ names: ['a'], namespaceSelector: {} }, 'v2'), { message: /both names/ })
   t.throws(() => names({ namespaceSelector: {} }, 'v1'), { message: /not supported for namespaced parent in v1/ })
   t.throws(() => names({ namespaceSelector: {} }, 'v2'), { message: /not supported by the simulator/ })
-  t.throws(() => resolveRule({ apiVersion: 'v1', resource: 'widgets' }, parent, 'v2'), { message: /can't find resource "widgets"/ })
+  t.throws(() => resolveRule({ apiVersion: 'v1', resource: 'widgets' }, parent, 'v2'), {
+    message: /can't find resource "widgets"/,
+  })
 
   const flagRule = resolveRule({ apiVersion: 'v1', resource: 'secrets', names: ['flag'] }, parent, 'v1')
-  t.strictSame(listRelated(cluster, flagRule).map((o) => o.metadata.namespace), [NS])
+  t.strictSame(
+    listRelated(cluster, flagRule).map((o) => o.metadata.namespace),
+    [NS],
+  )
   t.notOk(flagRule.matches(parent), 'another kind never matches')
 })

@@ -15,7 +15,10 @@ interface Seen {
   body: any
 }
 
-async function server(t: { teardown(fn: () => unknown): void }, handle: (seen: Seen, res: ServerResponse) => void): Promise<{ url: string; seen: Seen[] }> {
+async function server(
+  t: { teardown(fn: () => unknown): void },
+  handle: (seen: Seen, res: ServerResponse) => void,
+): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = []
   const srv = createServer((req, res) => {
     let body = ''
@@ -47,7 +50,11 @@ t.test('httpTransport: POST JSON to /<hook>, bearer token, headers both ways', a
   const sim = new Simulator(controller(), cluster, transport, { etag: true })
   const result = await sim.reconcile(NS, 'web-u-alice')
   t.equal(result.outcome, 'synced')
-  t.match(seen[0], { method: 'POST', url: '/hooks/sync', headers: { 'content-type': 'application/json', authorization: 'Bearer s3cret' } })
+  t.match(seen[0], {
+    method: 'POST',
+    url: '/hooks/sync',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer s3cret' },
+  })
   t.strictSame(seen[0]?.body, result.request)
   t.match(result.response, { statusCode: 200, headers: { etag: '"abc"' } })
   t.equal(result.response?.text, JSON.stringify(result.response?.body))
@@ -57,7 +64,12 @@ t.test('httpTransport: POST JSON to /<hook>, bearer token, headers both ways', a
   const finalize = await transport.call('finalize', { any: 'thing' })
   t.strictSame(finalize, { statusCode: 500, headers: finalize.headers, body: undefined, text: 'no such hook' })
   t.equal(seen[2]?.url, '/finalize', 'the default path is /<hook>')
-  t.notOk('authorization' in (await httpTransport(url).call('customize', {}).then(() => seen[3]?.headers ?? {})))
+  t.notOk(
+    'authorization' in
+      (await httpTransport(url)
+        .call('customize', {})
+        .then(() => seen[3]?.headers ?? {})),
+  )
 })
 
 t.test('httpTransport: a redirect is answered, not followed; a slow hook times out', async (t) => {
@@ -84,7 +96,11 @@ t.test('injectTransport: an in-process Fastify app, no socket', async (t) => {
   cluster.create(challenge())
   const sim = new Simulator(controller(), cluster, injectTransport(app, { token: 'tok' }))
   await sim.runUntilQuiet()
-  t.match(cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })?.status, { phase: 'Pending' })
+  t.match(
+    cluster.get({ apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' })
+      ?.status,
+    { phase: 'Pending' },
+  )
   t.match(sim.history[0]?.response, { statusCode: 200, headers: { 'x-multi': 'a, b', 'content-length': /^\d+$/ } })
 
   const denied = await injectTransport(app).call('sync', {})
@@ -94,6 +110,11 @@ t.test('injectTransport: an in-process Fastify app, no socket', async (t) => {
 })
 
 t.test('jsonResponse builds what a fake hook answers', async (t) => {
-  t.strictSame(jsonResponse({ a: 1 }), { statusCode: 200, headers: { 'content-type': 'application/json' }, body: { a: 1 }, text: '{"a":1}' })
+  t.strictSame(jsonResponse({ a: 1 }), {
+    statusCode: 200,
+    headers: { 'content-type': 'application/json' },
+    body: { a: 1 },
+    text: '{"a":1}',
+  })
   t.match(jsonResponse(undefined, 204), { statusCode: 204, body: undefined })
 })

@@ -7,7 +7,8 @@ const DEPLOY = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS }
 const pods = (cluster: Cluster) => cluster.list('v1', 'Pod', NS)
 const deploymentStatus = (cluster: Cluster, name = 'web') => cluster.get({ ...DEPLOY, name })?.status as any
 const containerStatus = (pod: KubeObject | undefined) => (pod?.status as any)?.containerStatuses?.[0]
-const condition = (obj: KubeObject | undefined, type: string) => ((obj?.status as any)?.conditions ?? []).find((c: any) => c.type === type)
+const condition = (obj: KubeObject | undefined, type: string) =>
+  ((obj?.status as any)?.conditions ?? []).find((c: any) => c.type === type)
 
 t.test('a Deployment becomes available: a ready Pod and a status', async (t) => {
   const cluster = new Cluster()
@@ -23,8 +24,15 @@ t.test('a Deployment becomes available: a ready Pod and a status', async (t) => 
   })
   t.match(pod?.spec, { nodeName: 'node-1', containers: [{ name: 'app', image: 'nginx:1.27' }] })
   t.match(pod?.status, { phase: 'Running', podIP: /^10\.244\./, startTime: '2025-01-01T00:00:00Z' })
-  for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready']) t.equal(condition(pod, type)?.status, 'True', type)
-  t.match(containerStatus(pod), { name: 'app', ready: true, started: true, restartCount: 0, state: { running: { startedAt: '2025-01-01T00:00:00Z' } } })
+  for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'])
+    t.equal(condition(pod, type)?.status, 'True', type)
+  t.match(containerStatus(pod), {
+    name: 'app',
+    ready: true,
+    started: true,
+    restartCount: 0,
+    state: { running: { startedAt: '2025-01-01T00:00:00Z' } },
+  })
   t.match(deploymentStatus(cluster), {
     observedGeneration: 1,
     replicas: 1,
@@ -56,23 +64,43 @@ t.test('a changed pod template replaces the pod: old one terminates first (Recre
   cluster.advance(1)
 
   cluster.settle()
-  t.strictSame(pods(cluster).map((p) => p.metadata.name), [old?.metadata.name], 'the old pod lingers for one step')
+  t.strictSame(
+    pods(cluster).map((p) => p.metadata.name),
+    [old?.metadata.name],
+    'the old pod lingers for one step',
+  )
   t.ok(pods(cluster)[0]?.metadata.deletionTimestamp)
-  t.match(deploymentStatus(cluster), { observedGeneration: 2, terminatingReplicas: 1, conditions: [{ type: 'Available', status: 'False' }, { reason: 'ReplicaSetUpdated' }] })
+  t.match(deploymentStatus(cluster), {
+    observedGeneration: 2,
+    terminatingReplicas: 1,
+    conditions: [{ type: 'Available', status: 'False' }, { reason: 'ReplicaSetUpdated' }],
+  })
   t.notOk('replicas' in deploymentStatus(cluster))
-  t.equal(cluster.get({ ...DEPLOY, name: 'web' })?.metadata.annotations?.['deployment.kubernetes.io/revision'], '2', 'a new template is revision 2')
+  t.equal(
+    cluster.get({ ...DEPLOY, name: 'web' })?.metadata.annotations?.['deployment.kubernetes.io/revision'],
+    '2',
+    'a new template is revision 2',
+  )
 
   cluster.settle()
   const [next, ...rest] = pods(cluster)
   t.equal(rest.length, 0)
   t.not(next?.metadata.name, old?.metadata.name)
   t.strictSame(next?.metadata.annotations, { 'challenge-hooks.dev/run': '1' })
-  t.match(condition(cluster.get({ ...DEPLOY, name: 'web' }), 'Available'), { status: 'True', lastTransitionTime: '2025-01-01T00:00:01Z' })
+  t.match(condition(cluster.get({ ...DEPLOY, name: 'web' }), 'Available'), {
+    status: 'True',
+    lastTransitionTime: '2025-01-01T00:00:01Z',
+  })
 })
 
 t.test('scaling, and pods that are not ours', async (t) => {
   const cluster = new Cluster()
-  cluster.create({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'standalone', namespace: NS }, spec: { containers: [{ name: 'c', image: 'busybox' }] } })
+  cluster.create({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'standalone', namespace: NS },
+    spec: { containers: [{ name: 'c', image: 'busybox' }] },
+  })
   cluster.create(deployment('web', { replicas: 2 }))
   cluster.settle()
   const owned = () => pods(cluster).filter((p) => p.metadata.name !== 'standalone')
@@ -84,7 +112,10 @@ t.test('scaling, and pods that are not ours', async (t) => {
   t.equal(owned().filter((p) => !p.metadata.deletionTimestamp).length, 1)
   cluster.settle()
   t.equal(owned().length, 1)
-  t.ok(cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'standalone' }), 'a pod without an owner is left alone')
+  t.ok(
+    cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'standalone' }),
+    'a pod without an owner is left alone',
+  )
 })
 
 t.test('pod failure modes', async (t) => {
@@ -97,15 +128,28 @@ t.test('pod failure modes', async (t) => {
   cluster.settle()
   t.match(waiting(), { reason: 'ErrImagePull', message: /ghcr.io\/ctf\/web:1/ })
   t.match(pod()?.status, { phase: 'Pending' })
-  t.match(condition(pod(), 'Ready'), { status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [app]' })
-  t.match(deploymentStatus(cluster), { replicas: 1, updatedReplicas: 1, unavailableReplicas: 1, conditions: [{ type: 'Available', status: 'False' }] })
+  t.match(condition(pod(), 'Ready'), {
+    status: 'False',
+    reason: 'ContainersNotReady',
+    message: 'containers with unready status: [app]',
+  })
+  t.match(deploymentStatus(cluster), {
+    replicas: 1,
+    updatedReplicas: 1,
+    unavailableReplicas: 1,
+    conditions: [{ type: 'Available', status: 'False' }],
+  })
   t.notOk('readyReplicas' in deploymentStatus(cluster))
   cluster.settle()
   t.match(waiting(), { reason: 'ImagePullBackOff' })
 
   cluster.setPodFailure({ labels: { app: 'web' } }, 'crashLoop')
   cluster.settle()
-  t.match(containerStatus(pod()), { restartCount: 1, ready: false, lastState: { terminated: { exitCode: 1, reason: 'Error' } } })
+  t.match(containerStatus(pod()), {
+    restartCount: 1,
+    ready: false,
+    lastState: { terminated: { exitCode: 1, reason: 'Error' } },
+  })
   t.match(waiting(), { reason: 'CrashLoopBackOff' })
   t.match(pod()?.status, { phase: 'Running' })
   t.ok(cluster.settle() > 0, 'a crash-looping pod changes on every step')
@@ -139,7 +183,10 @@ t.test('an unschedulable pod has no node and no container statuses, until it hea
   cluster.settle()
   const pod = () => pods(cluster)[0]
   t.notOk((pod()?.spec as any).nodeName)
-  t.match(pod()?.status, { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] })
+  t.match(pod()?.status, {
+    phase: 'Pending',
+    conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
+  })
   t.notOk('containerStatuses' in (pod()?.status as object))
   cluster.setPodFailure({ namespace: NS, workload: 'web' }, 'none')
   cluster.settle()
@@ -150,16 +197,33 @@ t.test('an unschedulable pod has no node and no container statuses, until it hea
 t.test('garbage collection: dependents of a deleted owner go, pods after a termination step', async (t) => {
   const cluster = new Cluster()
   const owner = cluster.create(challenge())
-  const ownerRef = { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: String(owner.metadata.uid), controller: true }
+  const ownerRef = {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name,
+    uid: String(owner.metadata.uid),
+    controller: true,
+  }
   cluster.create({ ...deployment('web'), metadata: { name: 'web', namespace: NS, ownerReferences: [ownerRef] } })
-  cluster.create({ ...service('web'), metadata: { name: 'web', namespace: NS, ownerReferences: [ownerRef, { ...ownerRef, name: 'gone', uid: 'x', controller: false }] } })
+  cluster.create({
+    ...service('web'),
+    metadata: {
+      name: 'web',
+      namespace: NS,
+      ownerReferences: [ownerRef, { ...ownerRef, name: 'gone', uid: 'x', controller: false }],
+    },
+  })
   cluster.settle()
   t.equal(pods(cluster).length, 1)
 
   cluster.delete({ apiVersion: owner.apiVersion, kind: owner.kind, namespace: NS, name: owner.metadata.name })
   cluster.settle()
   t.equal(cluster.get({ ...DEPLOY, name: 'web' }), undefined, 'the Deployment is collected')
-  t.equal(cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: 'web' }), undefined, 'all owners gone: collected')
+  t.equal(
+    cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: 'web' }),
+    undefined,
+    'all owners gone: collected',
+  )
   t.ok(pods(cluster)[0]?.metadata.deletionTimestamp, 'its pod is terminating')
   cluster.settle()
   t.equal(pods(cluster).length, 0)
@@ -172,7 +236,10 @@ t.test('a deleted Deployment with a finalizer keeps its pods until it is gone', 
   cluster.delete({ ...DEPLOY, name: 'web' })
   cluster.settle()
   t.equal(pods(cluster).length, 1)
-  t.notOk(pods(cluster)[0]?.metadata.deletionTimestamp, 'no rollout for a deleting Deployment, and its owner still exists')
+  t.notOk(
+    pods(cluster)[0]?.metadata.deletionTimestamp,
+    'no rollout for a deleting Deployment, and its owner still exists',
+  )
 })
 
 t.test('load balancers get an address when ready', async (t) => {
@@ -181,7 +248,8 @@ t.test('load balancers get an address when ready', async (t) => {
   cluster.create(service('b', 'LoadBalancer'))
   cluster.create(service('c', 'NodePort'))
   cluster.settle()
-  const lb = (name: string) => (cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name })?.status as any).loadBalancer
+  const lb = (name: string) =>
+    (cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name })?.status as any).loadBalancer
   t.strictSame(lb('a'), {})
   cluster.setLoadBalancerReady(NS, 'a', true)
   cluster.setLoadBalancerReady(NS, 'b', true)
@@ -202,11 +270,16 @@ t.test('load-balancer addresses do not collide', async (t) => {
   const probe = new Cluster()
   probe.create(service('a', 'LoadBalancer'))
   probe.settle()
-  const ip = (probe.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: 'a' })?.status as any).loadBalancer.ingress[0].ip
+  const ip = (probe.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: 'a' })?.status as any).loadBalancer
+    .ingress[0].ip
   const cluster = new Cluster()
   const squatter = cluster.create(service('squatter', 'ClusterIP'))
   cluster.updateStatus({ ...squatter, status: { loadBalancer: { ingress: [{ ip }] } } })
   cluster.create(service('a', 'LoadBalancer'))
   cluster.provisionLoadBalancers()
-  t.not((cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: 'a' })?.status as any).loadBalancer.ingress[0].ip, ip)
+  t.not(
+    (cluster.get({ apiVersion: 'v1', kind: 'Service', namespace: NS, name: 'a' })?.status as any).loadBalancer
+      .ingress[0].ip,
+    ip,
+  )
 })

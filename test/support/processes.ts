@@ -81,7 +81,11 @@ export interface LoggedSpawnOptions extends Omit<SpawnOptions, 'stdio'> {
  * Starts a process whose output goes to a file. A pipe the parent drained late would block the child's
  * synchronous writes (a server's log lines), and its figures would be the parent's, not its own.
  */
-export function spawnLogged(command: string, args: readonly string[], { logFile, ...options }: LoggedSpawnOptions): ChildProcess {
+export function spawnLogged(
+  command: string,
+  args: readonly string[],
+  { logFile, ...options }: LoggedSpawnOptions,
+): ChildProcess {
   const out = openSync(logFile, 'a')
   try {
     return spawn(command, args, { ...options, stdio: ['ignore', out, out] })
@@ -108,22 +112,35 @@ export interface WaitOptions {
  * Polls `probe` until it gives a value, and returns it (undefined or an error: not yet); fails after `timeoutMs`,
  * or at once when `child` exits first.
  */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, options: WaitOptions): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  options: WaitOptions,
+): Promise<T> {
   const deadline = performance.now() + options.timeoutMs
   const detail = () => (options.detail === undefined ? '' : `: ${options.detail()}`)
   for (;;) {
     if (options.child !== undefined && !running(options.child)) {
-      throw new Error(`${what}: the process exited (${options.child.exitCode ?? options.child.signalCode}) before it was ready${detail()}`)
+      throw new Error(
+        `${what}: the process exited (${options.child.exitCode ?? options.child.signalCode}) before it was ready${detail()}`,
+      )
     }
-    const value = await Promise.resolve().then(probe).catch(() => undefined)
+    const value = await Promise.resolve()
+      .then(probe)
+      .catch(() => undefined)
     if (value !== undefined) return value
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what} (${options.timeoutMs / 1000} s)${detail()}`)
+    if (performance.now() > deadline)
+      throw new Error(`timed out waiting for ${what} (${options.timeoutMs / 1000} s)${detail()}`)
     await sleep(options.everyMs ?? 200)
   }
 }
 
 /** Polls `ready` until it is true, as waitFor. */
-export async function waitUntil(what: string, ready: () => Promise<boolean> | boolean, options: WaitOptions): Promise<void> {
+export async function waitUntil(
+  what: string,
+  ready: () => Promise<boolean> | boolean,
+  options: WaitOptions,
+): Promise<void> {
   await waitFor(what, async () => ((await ready()) ? true : undefined), options)
 }
 
@@ -134,7 +151,9 @@ export function output(command: string, args: readonly string[]): Promise<string
     let text = ''
     child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString()))
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`${command} ${args.join(' ')}: exit ${code}`))))
+    child.on('close', (code) =>
+      code === 0 ? resolve(text) : reject(new Error(`${command} ${args.join(' ')}: exit ${code}`)),
+    )
   })
 }
 

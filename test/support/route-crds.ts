@@ -28,30 +28,47 @@ function moduleCache(): string {
 }
 
 const cache = moduleCache()
-export const gatewayCrd = (plural: string) => join(cache, GATEWAY_API_MODULE, 'config/crd/standard', `gateway.networking.k8s.io_${plural}.yaml`)
+export const gatewayCrd = (plural: string) =>
+  join(cache, GATEWAY_API_MODULE, 'config/crd/standard', `gateway.networking.k8s.io_${plural}.yaml`)
 export const CRD_FILES: Record<string, string> = {
   HTTPRoute: gatewayCrd('httproutes'),
   TLSRoute: gatewayCrd('tlsroutes'),
   Gateway: gatewayCrd('gateways'),
-  IngressRoute: join(cache, TRAEFIK_MODULE, 'docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml'),
+  IngressRoute: join(
+    cache,
+    TRAEFIK_MODULE,
+    'docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml',
+  ),
 }
 CRD_FILES.IngressRouteTCP = CRD_FILES.IngressRoute as string
 CRD_FILES.TLSStore = CRD_FILES.IngressRoute as string
 /** Why the pinned CRDs cannot be used here (a tap skip reason), or false when they are all in the cache. */
 export function missingCrds(): string | false {
   const missing = [...new Set(Object.values(CRD_FILES))].filter((file) => !existsSync(file))
-  return missing.length > 0 ? toolMissing(`the pinned CRDs are not in the Go module cache (${missing.join(', ')}): go mod download ${GATEWAY_API_MODULE} ${TRAEFIK_MODULE}`) : false
+  return missing.length > 0
+    ? toolMissing(
+        `the pinned CRDs are not in the Go module cache (${missing.join(', ')}): go mod download ${GATEWAY_API_MODULE} ${TRAEFIK_MODULE}`,
+      )
+    : false
 }
 
 /** Every route child, for every routing choice and with and without listener names. */
 export function routeChildren(): DesiredChild[] {
   const resolved = (type: string) => {
-    const result = resolveDefinition('pwn', { pod: { containers: [{ name: 'c', image: 'i' }] }, expose: { type, port: 1337 } })
+    const result = resolveDefinition('pwn', {
+      pod: { containers: [{ name: 'c', image: 'i' }] },
+      expose: { type, port: 1337 },
+    })
     if (!result.found) throw new Error(result.message)
     return result.definition
   }
   const envs: Record<string, string>[] = [
-    { HTTP_ROUTING: 'GatewayAPI', TLS_ROUTING: 'GatewayAPI', GATEWAY_HTTP_LISTENER: 'https', GATEWAY_TLS_LISTENER: 'tls' },
+    {
+      HTTP_ROUTING: 'GatewayAPI',
+      TLS_ROUTING: 'GatewayAPI',
+      GATEWAY_HTTP_LISTENER: 'https',
+      GATEWAY_TLS_LISTENER: 'tls',
+    },
     { HTTP_ROUTING: 'GatewayAPI', TLS_ROUTING: 'GatewayAPI' },
     { HTTP_ROUTING: 'Traefik', TLS_ROUTING: 'Traefik' },
     { HTTP_ROUTING: 'Traefik', TLS_ROUTING: 'Traefik', INGRESS_TLS_SECRET: 'wildcard' },
@@ -68,11 +85,14 @@ export function routeChildren(): DesiredChild[] {
         flagData: 'eA==',
         instanceId: '0123456789abcdef',
         run: 0,
-        config: loadConfig({ GATEWAY: 'gateway-system/challenges', BASE_DOMAIN: `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(44)}`, ...env }),
+        config: loadConfig({
+          GATEWAY: 'gateway-system/challenges',
+          BASE_DOMAIN: `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(44)}`,
+          ...env,
+        }),
         withPod: true,
       }
       return renderChildren(input).at(-1) as DesiredChild
     }),
   )
 }
-

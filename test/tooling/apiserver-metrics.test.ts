@@ -17,20 +17,28 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
 apiserver_request_duration_seconds_count{verb="POST"} 99
 `
 
-t.test('the writes are counted by verb, admitted (2xx) and refused (4xx); reads and 5xx are not writes checked', async (t) => {
-  const counts = countWrites(METRICS)
-  t.equal(counts.samples, 8, 'every sample of the counter, reads included')
-  t.strictSame(Object.fromEntries(counts.byVerb), {
-    POST: { admitted: 12, refused: 3 },
-    PUT: { admitted: 40, refused: 2 },
-    APPLY: { admitted: 5, refused: 0 },
-    DELETE: { admitted: 7, refused: 0 },
-  })
-  t.equal(describeWrites(METRICS), 'API server checked 69 writes: 64 admitted (apply 5, delete 7, post 12, put 40), 5 refused (4xx)')
-})
+t.test(
+  'the writes are counted by verb, admitted (2xx) and refused (4xx); reads and 5xx are not writes checked',
+  async (t) => {
+    const counts = countWrites(METRICS)
+    t.equal(counts.samples, 8, 'every sample of the counter, reads included')
+    t.strictSame(Object.fromEntries(counts.byVerb), {
+      POST: { admitted: 12, refused: 3 },
+      PUT: { admitted: 40, refused: 2 },
+      APPLY: { admitted: 5, refused: 0 },
+      DELETE: { admitted: 7, refused: 0 },
+    })
+    t.equal(
+      describeWrites(METRICS),
+      'API server checked 69 writes: 64 admitted (apply 5, delete 7, post 12, put 40), 5 refused (4xx)',
+    )
+  },
+)
 
 t.test('a /metrics without the counter is an error: the suite prints no figure it did not read', async (t) => {
-  t.throws(() => describeWrites(''), { message: "no apiserver_request_total sample in the API server's /metrics (0 bytes read)" })
+  t.throws(() => describeWrites(''), {
+    message: "no apiserver_request_total sample in the API server's /metrics (0 bytes read)",
+  })
   t.throws(() => describeWrites('{"kind":"Status"}'), /no apiserver_request_total sample/)
   t.equal(countWrites('').samples, 0)
 })

@@ -32,8 +32,12 @@ export function countWrites(text: string): WriteCounts {
 /** The closing line of the cluster suite; throws when the text holds no sample of the counter (nothing was read). */
 export function describeWrites(text: string): string {
   const { samples, byVerb } = countWrites(text)
-  if (samples === 0) throw new Error(`no apiserver_request_total sample in the API server's /metrics (${text.length} bytes read)`)
+  if (samples === 0)
+    throw new Error(`no apiserver_request_total sample in the API server's /metrics (${text.length} bytes read)`)
   const total = (field: 'admitted' | 'refused') => [...byVerb.values()].reduce((sum, entry) => sum + entry[field], 0)
-  const verbs = [...byVerb].sort(([a], [b]) => (a < b ? -1 : 1)).map(([verb, entry]) => `${verb.toLowerCase()} ${entry.admitted}`).join(', ')
+  const verbs = [...byVerb]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([verb, entry]) => `${verb.toLowerCase()} ${entry.admitted}`)
+    .join(', ')
   return `API server checked ${total('admitted') + total('refused')} writes: ${total('admitted')} admitted (${verbs}), ${total('refused')} refused (4xx)`
 }

@@ -21,7 +21,12 @@ import { Rest } from './rest.js'
 import { isAlive, sleep, stopPids } from '../processes.js'
 
 const STATE = join(repoRoot, '.cluster', 'current.json')
-const TEMP_PREFIXES = ['challenge-hooks-cp-', 'challenge-hooks-mc-', 'challenge-hooks-overlay-', 'challenge-hooks-suite-']
+const TEMP_PREFIXES = [
+  'challenge-hooks-cp-',
+  'challenge-hooks-mc-',
+  'challenge-hooks-overlay-',
+  'challenge-hooks-suite-',
+]
 
 const USAGE = 'usage: cli.ts build | up | down | test [tap args]'
 
@@ -85,20 +90,35 @@ async function up(): Promise<number> {
   try {
     // What an operator does first: Metacontroller's CRDs, namespace and service account, then the project and its Secret.
     await install(clusterEnv(plane.kubeconfig, binDir))
-    console.log('installed: Metacontroller\'s CRDs, namespace and service account; kubectl apply --server-side -k manifests/; the Secret of manifests/secrets/')
+    console.log(
+      "installed: Metacontroller's CRDs, namespace and service account; kubectl apply --server-side -k manifests/; the Secret of manifests/secrets/",
+    )
     const log = openSync(join(plane.dir, 'session.log'), 'a')
-    const session = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'test/support/kube/cli.ts'), 'session', plane.dir, binDir], {
-      cwd: repoRoot,
-      detached: true,
-      stdio: ['ignore', log, log],
-    })
+    const session = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'test/support/kube/cli.ts'), 'session', plane.dir, binDir],
+      {
+        cwd: repoRoot,
+        detached: true,
+        stdio: ['ignore', log, log],
+      },
+    )
     session.unref()
     state.session = session.pid
     save()
     const info = await sessionUp(plane.dir, session.pid as number)
-    const mode = info.controller === 'metacontroller' ? `Metacontroller (${process.env.METACONTROLLER_BIN})` : 'the Metacontroller stand-in (set METACONTROLLER_BIN for the real one)'
-    console.log(`hook server at ${info.hookUrl} (probes and metrics at ${info.opsUrl}); controller: ${mode}; kubelet: the stand-in`)
-    console.log(`logs: ${Object.entries(info.logs).map(([name, file]) => `${name} ${file}`).join(', ')}`)
+    const mode =
+      info.controller === 'metacontroller'
+        ? `Metacontroller (${process.env.METACONTROLLER_BIN})`
+        : 'the Metacontroller stand-in (set METACONTROLLER_BIN for the real one)'
+    console.log(
+      `hook server at ${info.hookUrl} (probes and metrics at ${info.opsUrl}); controller: ${mode}; kubelet: the stand-in`,
+    )
+    console.log(
+      `logs: ${Object.entries(info.logs)
+        .map(([name, file]) => `${name} ${file}`)
+        .join(', ')}`,
+    )
     console.log('')
     console.log(`export KUBECONFIG=${plane.kubeconfig} PATH=${binDir}:$PATH`)
     console.log('kubectl apply -k manifests/examples/ && kubectl -n challenges get chal -w')
@@ -118,7 +138,10 @@ async function sessionUp(dir: string, pid: number): Promise<SessionInfo> {
   const deadline = Date.now() + 120_000
   while (!existsSync(file)) {
     const log = join(dir, 'session.log')
-    if (!isAlive(pid)) throw new Error(`the session exited during start; its log:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(none)'}`)
+    if (!isAlive(pid))
+      throw new Error(
+        `the session exited during start; its log:\n${existsSync(log) ? readFileSync(log, 'utf8') : '(none)'}`,
+      )
     if (Date.now() > deadline) throw new Error(`the session was not up within 120 s (log: ${log})`)
     await sleep(250)
   }
@@ -133,7 +156,9 @@ async function down(): Promise<number> {
   const state = JSON.parse(readFileSync(STATE, 'utf8')) as State
   // The session first: it stops the controller, the kubelet stand-in and the hook server (which drains for 5 s).
   const sessionFile = join(state.dir, SESSION_FILE)
-  const children = existsSync(sessionFile) ? (JSON.parse(readFileSync(sessionFile, 'utf8')) as SessionInfo).children : []
+  const children = existsSync(sessionFile)
+    ? (JSON.parse(readFileSync(sessionFile, 'utf8')) as SessionInfo).children
+    : []
   const sessionPids = state.session === undefined ? [] : [state.session]
   await stopPids(sessionPids, 30_000)
   // What a session that died on its own may have left, then the control plane.
@@ -158,7 +183,11 @@ async function test(tapArgs: string[]): Promise<number> {
     const started = Date.now()
     plane = await startControlPlane({ binDir })
     console.log(`# control plane up in ${((Date.now() - started) / 1000).toFixed(1)} s at ${plane.server}`)
-    Object.assign(env, { TEST_KUBECONFIG: plane.kubeconfig, TEST_KUBECTL: join(binDir, 'kubectl'), TEST_CLUSTER_OWNED: '1' })
+    Object.assign(env, {
+      TEST_KUBECONFIG: plane.kubeconfig,
+      TEST_KUBECTL: join(binDir, 'kubectl'),
+      TEST_CLUSTER_OWNED: '1',
+    })
   }
   const existing = plane === undefined ? await whatExists(external as string, env.TEST_KUBECTL ?? 'kubectl') : undefined
   if (existing?.refusal !== undefined) {
@@ -175,10 +204,16 @@ async function test(tapArgs: string[]): Promise<number> {
   process.once('SIGINT', interrupted)
   process.once('SIGTERM', interrupted)
 
-  const files = readdirSync(join(repoRoot, 'test/cluster')).filter((file) => file.endsWith('.test.ts')).map((file) => `test/cluster/${file}`)
+  const files = readdirSync(join(repoRoot, 'test/cluster'))
+    .filter((file) => file.endsWith('.test.ts'))
+    .map((file) => `test/cluster/${file}`)
   // One file at a time: each runs its own hook server and controller against the one cluster.
   const started = Date.now()
-  const code = await run('npx', ['tap', '--disable-coverage', '--jobs=1', '--timeout=900', ...(tapArgs.length > 0 ? tapArgs : files.sort())], env)
+  const code = await run(
+    'npx',
+    ['tap', '--disable-coverage', '--jobs=1', '--timeout=900', ...(tapArgs.length > 0 ? tapArgs : files.sort())],
+    env,
+  )
   console.log(`# suite ran in ${((Date.now() - started) / 1000).toFixed(0)} s`)
   // A figure the suite prints is read from the API server, or the suite fails: never a count of nothing.
   const writes = plane === undefined ? undefined : await writesChecked(plane.kubeconfig)
@@ -188,11 +223,15 @@ async function test(tapArgs: string[]): Promise<number> {
   const alive = (plane?.pids ?? []).filter(isAlive)
   const dirs = tempDirs()
   if (alive.length > 0 || dirs.length > 0) {
-    console.log(`# not ok - nothing left behind: processes ${alive.join(' ') || 'none'}, temp files ${dirs.join(' ') || 'none'}`)
+    console.log(
+      `# not ok - nothing left behind: processes ${alive.join(' ') || 'none'}, temp files ${dirs.join(' ') || 'none'}`,
+    )
     return code === 0 ? 1 : code
   }
   rmSync(tempRoot, { recursive: true, force: true })
-  console.log(`# ok - nothing left behind (${plane === undefined ? 'existing cluster: installation and test namespaces removed' : `${plane.pids.length} processes stopped, ${plane.dir} removed`})`)
+  console.log(
+    `# ok - nothing left behind (${plane === undefined ? 'existing cluster: installation and test namespaces removed' : `${plane.pids.length} processes stopped, ${plane.dir} removed`})`,
+  )
   return code === 0 && plane !== undefined && writes === undefined ? 1 : code
 }
 
@@ -203,8 +242,11 @@ async function test(tapArgs: string[]): Promise<number> {
 async function whatExists(kubeconfig: string, kubectl: string): Promise<{ refusal?: string; metacontroller: boolean }> {
   const get = (args: string[]) => kubectlFor(kubectl, kubeconfig)(['get', ...args, '--ignore-not-found', '-o', 'name'])
   const found = await get(['crd', 'challenges.challenge-hooks.dev'])
-  if (found.code !== 0) return { refusal: `cannot reach the cluster of ${kubeconfig}: ${found.stderr.trim()}`, metacontroller: true }
-  const metacontroller = (await get(['crd', 'compositecontrollers.metacontroller.k8s.io'])).stdout.trim() !== '' || (await get(['namespace', 'metacontroller'])).stdout.trim() !== ''
+  if (found.code !== 0)
+    return { refusal: `cannot reach the cluster of ${kubeconfig}: ${found.stderr.trim()}`, metacontroller: true }
+  const metacontroller =
+    (await get(['crd', 'compositecontrollers.metacontroller.k8s.io'])).stdout.trim() !== '' ||
+    (await get(['namespace', 'metacontroller'])).stdout.trim() !== ''
   if (found.stdout.trim() !== '') {
     const refusal = `challenge-hooks is already installed in the cluster of ${kubeconfig}: the suite installs it itself and removes it afterwards, so it refuses to run there`
     return { refusal, metacontroller }
@@ -217,10 +259,21 @@ async function uninstall(kubeconfig: string, binary: string, keepMetacontroller:
   const namespaces = await kubectl(['get', 'namespaces', '-o', 'name'])
   const ours = namespaces.stdout.split('\n').filter((line) => line.startsWith('namespace/chtest-'))
   if (ours.length > 0) await kubectl(['delete', ...ours, '--ignore-not-found', '--wait=true', '--timeout=120s'])
-  await kubectl(['delete', '-k', 'manifests/', '--ignore-not-found', '--wait=true', '--timeout=120s'], { cwd: repoRoot })
+  await kubectl(['delete', '-k', 'manifests/', '--ignore-not-found', '--wait=true', '--timeout=120s'], {
+    cwd: repoRoot,
+  })
   await kubectl(['delete', 'runtimeclass/challenge-hooks-standin', 'node/standin-node', '--ignore-not-found'])
   if (!keepMetacontroller) {
-    await kubectl(['delete', 'namespace/metacontroller', 'crd/compositecontrollers.metacontroller.k8s.io', 'crd/decoratorcontrollers.metacontroller.k8s.io', 'crd/controllerrevisions.metacontroller.k8s.io', '--ignore-not-found', '--wait=true', '--timeout=120s'])
+    await kubectl([
+      'delete',
+      'namespace/metacontroller',
+      'crd/compositecontrollers.metacontroller.k8s.io',
+      'crd/decoratorcontrollers.metacontroller.k8s.io',
+      'crd/controllerrevisions.metacontroller.k8s.io',
+      '--ignore-not-found',
+      '--wait=true',
+      '--timeout=120s',
+    ])
   }
 }
 
@@ -242,7 +295,9 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
 }
 
 function tempDirs(): string[] {
-  return readdirSync(tmpdir()).filter((name) => TEMP_PREFIXES.some((prefix) => name.startsWith(prefix))).map((name) => join(tmpdir(), name))
+  return readdirSync(tmpdir())
+    .filter((name) => TEMP_PREFIXES.some((prefix) => name.startsWith(prefix)))
+    .map((name) => join(tmpdir(), name))
 }
 
 process.exitCode = await main(process.argv.slice(2))

@@ -16,11 +16,17 @@ import { API, COMPOSITE_CONTROLLER } from './names.js'
 /** A Rest client that authenticates as Metacontroller's service account (a token from the TokenRequest API). */
 export async function metacontrollerRest(env: ClusterEnv): Promise<{ rest: Rest; token: string }> {
   const request = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } }
-  const answer = (await env.rest.call('POST', '/api/v1/namespaces/metacontroller/serviceaccounts/metacontroller/token', { body: request })) as {
+  const answer = (await env.rest.call(
+    'POST',
+    '/api/v1/namespaces/metacontroller/serviceaccounts/metacontroller/token',
+    { body: request },
+  )) as {
     status: { token: string }
   }
   const kubeconfig = new KubeConfig()
-  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
+  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<
+    ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>
+  >
   kubeconfig.loadFromOptions({
     clusters: [cluster],
     users: [{ name: 'metacontroller', token: answer.status.token }],
@@ -39,7 +45,12 @@ export interface RunningController {
   stop(): Promise<void>
 }
 
-export async function startStandIn(rest: Rest, hookUrl: string, token: string, clock: OffsetClock): Promise<RunningController> {
+export async function startStandIn(
+  rest: Rest,
+  hookUrl: string,
+  token: string,
+  clock: OffsetClock,
+): Promise<RunningController> {
   // The hooks get the CompositeController as the API server stores it (metadata, the url hooks, the child rules of
   // the installed components), as from Metacontroller.
   const stored = await rest.get<CompositeController>(COMPOSITE_CONTROLLER)
@@ -52,8 +63,14 @@ export async function startStandIn(rest: Rest, hookUrl: string, token: string, c
     { apiVersion: 'v1', resource: 'namespaces' },
     { apiVersion: 'v1', resource: 'limitranges' },
   ]
-  const resources = names.map(({ apiVersion, resource }) => resourceByName(apiVersion, resource)).filter((r) => r !== undefined)
-  const live = await LiveCluster.start(rest, [...new Map(resources.map((r) => [`${r.apiVersion}/${r.resource}`, r])).values()], clock)
+  const resources = names
+    .map(({ apiVersion, resource }) => resourceByName(apiVersion, resource))
+    .filter((r) => r !== undefined)
+  const live = await LiveCluster.start(
+    rest,
+    [...new Map(resources.map((r) => [`${r.apiVersion}/${r.resource}`, r])).values()],
+    clock,
+  )
   const sim = new Simulator(stored, live, httpTransport(hookUrl, { token }))
   const abort = new AbortController()
   const serving = sim.serve(abort.signal)
@@ -71,16 +88,31 @@ export async function startStandIn(rest: Rest, hookUrl: string, token: string, c
 }
 
 /** The Metacontroller binary, out of cluster, as Metacontroller's service account; its log in `logFile` when given. */
-export async function startMetacontroller(env: ClusterEnv, token: string, logFile?: string): Promise<RunningController> {
+export async function startMetacontroller(
+  env: ClusterEnv,
+  token: string,
+  logFile?: string,
+): Promise<RunningController> {
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
-  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>>
+  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<
+    ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>
+  >
   const kubeconfig = join(dir, 'kubeconfig')
   writeFileSync(
     kubeconfig,
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server: cluster.server, ...(cluster.caFile ? { 'certificate-authority': cluster.caFile } : {}), ...(cluster.caData ? { 'certificate-authority-data': cluster.caData } : {}) } }],
+      clusters: [
+        {
+          name: 'c',
+          cluster: {
+            server: cluster.server,
+            ...(cluster.caFile ? { 'certificate-authority': cluster.caFile } : {}),
+            ...(cluster.caData ? { 'certificate-authority-data': cluster.caData } : {}),
+          },
+        },
+      ],
       users: [{ name: 'metacontroller', user: { token } }],
       contexts: [{ name: 'c', context: { cluster: 'c', user: 'metacontroller' } }],
       'current-context': 'c',
@@ -90,7 +122,13 @@ export async function startMetacontroller(env: ClusterEnv, token: string, logFil
   const child = spawnLogged(
     process.env.METACONTROLLER_BIN as string,
     // METACONTROLLER_ARGS adds flags (e.g. --zap-log-level=debug).
-    [`--kubeconfig=${kubeconfig}`, '--discovery-interval=1s', '--metrics-address=0', '--health-probe-bind-address=0', ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean)],
+    [
+      `--kubeconfig=${kubeconfig}`,
+      '--discovery-interval=1s',
+      '--metrics-address=0',
+      '--health-probe-bind-address=0',
+      ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean),
+    ],
     { logFile: logPath },
   )
   let stopping = false
@@ -106,7 +144,8 @@ export async function startMetacontroller(env: ClusterEnv, token: string, logFil
     async stop() {
       stopping = true
       await stopChild(child, 30_000)
-      if (process.env.METACONTROLLER_LOG !== undefined) writeFileSync(process.env.METACONTROLLER_LOG, readFileSync(logPath), { flag: 'a' })
+      if (process.env.METACONTROLLER_LOG !== undefined)
+        writeFileSync(process.env.METACONTROLLER_LOG, readFileSync(logPath), { flag: 'a' })
       rmSync(dir, { recursive: true, force: true })
     },
   }
@@ -116,7 +155,12 @@ export async function startMetacontroller(env: ClusterEnv, token: string, logFil
 export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string, version?: 'v1' | 'v2'): Promise<void> {
   const stored = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
   // What an operator applies: the installed spec (with its components' child rules), no server-side metadata.
-  const controller: CompositeController = { apiVersion: stored.apiVersion, kind: stored.kind, metadata: { name: stored.metadata.name }, spec: stored.spec }
+  const controller: CompositeController = {
+    apiVersion: stored.apiVersion,
+    kind: stored.kind,
+    metadata: { name: stored.metadata.name },
+    spec: stored.spec,
+  }
   for (const [name, hook] of Object.entries(controller.spec.hooks ?? {})) {
     const webhook = hook.webhook as Json
     delete webhook.service
@@ -125,5 +169,7 @@ export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string, v
     // The budget-across-namespaces component's change, when asked for.
     if (version !== undefined) hook.version = version
   }
-  await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify(controller) })
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+    input: JSON.stringify(controller),
+  })
 }

@@ -53,7 +53,14 @@ const EXTRA_ADMISSION = ['OwnerReferencesPermissionEnforcement']
  * (status.typeChecking): without it a policy with a type error shows no warning. An explicit list also keeps the
  * node-lifecycle controller from evicting the pods of the stand-in node.
  */
-const CONTROLLERS = ['deployment', 'replicaset', 'garbagecollector', 'namespace', 'serviceaccount', 'validatingadmissionpolicy-status-controller']
+const CONTROLLERS = [
+  'deployment',
+  'replicaset',
+  'garbagecollector',
+  'namespace',
+  'serviceaccount',
+  'validatingadmissionpolicy-status-controller',
+]
 /**
  * What a real node needs on top: EndpointSlices for Services (kube-proxy programs nothing without them), the
  * kube-root-ca.crt ConfigMap in every namespace (pods with a projected token wait for it), and the node
@@ -68,9 +75,16 @@ export function controlPlaneBinaries(options: { build: boolean } = { build: true
   const fromEnv = process.env.CONTROLPLANE_BIN
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
   const script = join(repoRoot, 'controlplane/build.sh')
-  const result = spawnSync(script, options.build ? [] : ['--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  const result = spawnSync(script, options.build ? [] : ['--check'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   if (result.status !== 0) {
-    throw new Error(options.build ? `${script} failed (exit ${result.status})` : 'the control-plane binaries are not built yet: run `npm run cluster:build` (10 to 25 minutes the first time)')
+    throw new Error(
+      options.build
+        ? `${script} failed (exit ${result.status})`
+        : 'the control-plane binaries are not built yet: run `npm run cluster:build` (10 to 25 minutes the first time)',
+    )
   }
   return result.stdout.trim()
 }
@@ -88,7 +102,9 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   // On a node (lease endpoint reconciler) the API server took 10 s to end after SIGTERM, with no client left to
   // serve: 2 s, then SIGKILL (its data goes with the temp dir anyway).
   const launch = (name: string, args: string[]) =>
-    processes.launch(name, join(options.binDir, name), args, { graceMs: name === 'kube-apiserver' && options.forNode !== undefined ? 2000 : 10_000 })
+    processes.launch(name, join(options.binDir, name), args, {
+      graceMs: name === 'kube-apiserver' && options.forNode !== undefined ? 2000 : 10_000,
+    })
   try {
     const node = options.forNode
     const address = node?.address ?? '127.0.0.1'
@@ -136,7 +152,12 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     ])
     // The self-signed serving certificate (with its CA) appears in cert-dir once the server starts.
     const ca = join(dir, 'pki', 'apiserver.crt')
-    await waitFor('kube-apiserver', apiserver, dir, async () => existsSync(ca) && (await httpsGet(`${server}/readyz`, token, ca)) === 'ok')
+    await waitFor(
+      'kube-apiserver',
+      apiserver,
+      dir,
+      async () => existsSync(ca) && (await httpsGet(`${server}/readyz`, token, ca)) === 'ok',
+    )
     const kubeconfig = join(dir, 'kubeconfig')
     writeFileSync(kubeconfig, kubeconfigYaml(server, ca, token), { mode: 0o600 })
 
@@ -150,7 +171,9 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     ])
     // Pods are refused until a namespace's `default` ServiceAccount exists: wait for the controller to make one.
     await waitFor('kube-controller-manager', kcm, dir, async () =>
-      (await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, token, ca)).includes('"name":"default"'),
+      (await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, token, ca)).includes(
+        '"name":"default"',
+      ),
     )
     return { dir, kubeconfig, server, binDir: options.binDir, pids: processes.pids, ca, token, stop }
   } catch (error) {
@@ -167,12 +190,16 @@ async function httpGet(url: string): Promise<string> {
 
 function httpsGet(url: string, token: string, caFile: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { authorization: `Bearer ${token}` }, ca: readFileSync(caFile), timeout: 2000 }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => resolve(body))
-    })
+    const req = request(
+      url,
+      { headers: { authorization: `Bearer ${token}` }, ca: readFileSync(caFile), timeout: 2000 },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => resolve(body))
+      },
+    )
     req.on('timeout', () => req.destroy(new Error('timeout')))
     req.on('error', reject)
     req.end()

@@ -27,7 +27,9 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       const seen = await Promise.resolve(describe()).catch((error: Error) => `(describe failed: ${error.message})`)
-      throw new Error(`timed out after ${(options.timeoutMs ?? 30_000) / 1000} s waiting for ${what}${lastError ? `; last error: ${lastError}` : ''}${seen ? `; last seen: ${seen}` : ''}`)
+      throw new Error(
+        `timed out after ${(options.timeoutMs ?? 30_000) / 1000} s waiting for ${what}${lastError ? `; last error: ${lastError}` : ''}${seen ? `; last seen: ${seen}` : ''}`,
+      )
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 100))
   }

@@ -27,18 +27,36 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
   // Vendored in test/data/ (upstream's v4.17.2 file): a missing file fails here, never a stand-in.
   const crds = readFileSync(METACONTROLLER_CRDS_FILE, 'utf8')
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: crds })
-  await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io'])
+  await kubectlOk(env.kubectl, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/compositecontrollers.metacontroller.k8s.io',
+  ])
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: METACONTROLLER_IDENTITY })
   // With components, an overlay as an operator writes one: manifests/ plus manifests/components/<name>.
   const overlay = components.length === 0 ? undefined : mkdtempSync(join(tmpdir(), 'challenge-hooks-overlay-'))
   if (overlay !== undefined) {
-    const kustomization = { resources: [relative(overlay, join(repoRoot, 'manifests'))], components: components.map((name) => relative(overlay, join(repoRoot, 'manifests/components', name))) }
+    const kustomization = {
+      resources: [relative(overlay, join(repoRoot, 'manifests'))],
+      components: components.map((name) => relative(overlay, join(repoRoot, 'manifests/components', name))),
+    }
     writeFileSync(join(overlay, 'kustomization.yaml'), JSON.stringify(kustomization))
   }
-  const applied = await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-k', overlay ?? 'manifests/'], { cwd: repoRoot }).finally(() => {
+  const applied = await kubectlOk(
+    env.kubectl,
+    ['apply', '--server-side', '--force-conflicts', '-k', overlay ?? 'manifests/'],
+    { cwd: repoRoot },
+  ).finally(() => {
     if (overlay !== undefined) rmSync(overlay, { recursive: true, force: true })
   })
-  await kubectlOk(env.kubectl, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/challenges.challenge-hooks.dev', 'crd/challengedefinitions.challenge-hooks.dev'])
+  await kubectlOk(env.kubectl, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/challenges.challenge-hooks.dev',
+    'crd/challengedefinitions.challenge-hooks.dev',
+  ])
   await installSecrets(env)
   return { stdout: applied.stdout, stderr: applied.stderr }
 }
@@ -48,7 +66,15 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
  * manifests/secrets/, then `kubectl apply -k`. Kept when it exists: a running Metacontroller holds its token.
  */
 async function installSecrets(env: ClusterEnv): Promise<void> {
-  const existing = await env.kubectl(['get', 'secret', 'challenge-hooks-secrets', '-n', 'challenge-hooks', '-o', 'name'])
+  const existing = await env.kubectl([
+    'get',
+    'secret',
+    'challenge-hooks-secrets',
+    '-n',
+    'challenge-hooks',
+    '-o',
+    'name',
+  ])
   if (existing.stdout.trim() !== '') return
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-secrets-'))
   try {

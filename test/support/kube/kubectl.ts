@@ -30,7 +30,11 @@ export function kubectlFor(binary: string, kubeconfig: string): Kubectl {
 }
 
 /** Runs kubectl and throws with its stderr unless it exits 0. */
-export async function kubectlOk(kubectl: Kubectl, args: string[], options?: { input?: string; cwd?: string }): Promise<KubectlResult> {
+export async function kubectlOk(
+  kubectl: Kubectl,
+  args: string[],
+  options?: { input?: string; cwd?: string },
+): Promise<KubectlResult> {
   const result = await kubectl(args, options)
   if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}`)
   return result

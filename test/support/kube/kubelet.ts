@@ -19,7 +19,13 @@ import type { Json, Rest } from './rest.js'
 export const NODE_NAME = 'standin-node'
 /** The stand-in node's label: on an existing cluster, a RuntimeClass selecting it keeps real schedulers away. */
 export const STANDIN_NODE_LABEL = 'challenge-hooks.dev/standin-node'
-export const BEHAVIOURS = ['crash-loop', 'image-pull-backoff', 'unschedulable', 'invalid-image-name', 'config-error'] as const
+export const BEHAVIOURS = [
+  'crash-loop',
+  'image-pull-backoff',
+  'unschedulable',
+  'invalid-image-name',
+  'config-error',
+] as const
 export type Behaviour = (typeof BEHAVIOURS)[number] | 'run'
 
 /** Pods this kubelet looks after: those of a challenge instance. */
@@ -62,9 +68,18 @@ export class Kubelet {
 
   constructor(rest: Rest, options: KubeletOptions = {}) {
     this.#rest = rest
-    this.#options = { lingerMs: options.lingerMs ?? 300, provisionLoadBalancers: options.provisionLoadBalancers ?? true, startup: options.startup }
+    this.#options = {
+      lingerMs: options.lingerMs ?? 300,
+      provisionLoadBalancers: options.provisionLoadBalancers ?? true,
+      startup: options.startup,
+    }
     this.#pods = new Informer(rest, { apiVersion: 'v1', resource: 'pods', kind: 'Pod', statusSubresource: true })
-    this.#services = new Informer(rest, { apiVersion: 'v1', resource: 'services', kind: 'Service', statusSubresource: true })
+    this.#services = new Informer(rest, {
+      apiVersion: 'v1',
+      resource: 'services',
+      kind: 'Service',
+      statusSubresource: true,
+    })
   }
 
   async start(): Promise<void> {
@@ -103,12 +118,19 @@ export class Kubelet {
     if (behaviour === 'unschedulable') {
       await this.#patchStatus(path, {
         phase: 'Pending',
-        conditions: [condition('PodScheduled', 'False', 'Unschedulable', '0/1 nodes are available: 1 Insufficient cpu.')],
+        conditions: [
+          condition('PodScheduled', 'False', 'Unschedulable', '0/1 nodes are available: 1 Insufficient cpu.'),
+        ],
       })
       return
     }
     await this.#rest.call('POST', `${path}/binding`, {
-      body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: pod.metadata.name }, target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME } },
+      body: {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name: pod.metadata.name },
+        target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME },
+      },
     })
     if (behaviour === 'run' && this.#options.startup !== undefined) return this.#startUp(pod, this.#options.startup())
     await this.#writeStatus(pod, behaviour, 0)
@@ -117,16 +139,33 @@ export class Kubelet {
   /** The statuses a kubelet writes while it brings a pod up: ContainerCreating, Running not ready, Ready. */
   async #startUp(pod: KubeObject, { runningMs, readyMs }: { runningMs: number; readyMs: number }): Promise<void> {
     const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`
-    const waiting = containersOf(pod).map((c) => ({ name: c.name, image: c.image, imageID: '', restartCount: 0, ready: false, started: false, state: { waiting: { reason: 'ContainerCreating' } } }))
+    const waiting = containersOf(pod).map((c) => ({
+      name: c.name,
+      image: c.image,
+      imageID: '',
+      restartCount: 0,
+      ready: false,
+      started: false,
+      state: { waiting: { reason: 'ContainerCreating' } },
+    }))
     await this.#patchStatus(path, {
       phase: 'Pending',
       hostIP: '10.255.0.1',
-      conditions: [condition('PodScheduled', 'True'), condition('Initialized', 'True'), condition('ContainersReady', 'False', 'ContainersNotReady'), condition('Ready', 'False', 'ContainersNotReady')],
+      conditions: [
+        condition('PodScheduled', 'True'),
+        condition('Initialized', 'True'),
+        condition('ContainersReady', 'False', 'ContainersNotReady'),
+        condition('Ready', 'False', 'ContainersNotReady'),
+      ],
       containerStatuses: waiting,
     })
     const stillThere = () => {
       const current = this.#pods.get(String(pod.metadata.namespace), pod.metadata.name)
-      return current !== undefined && current.metadata.uid === pod.metadata.uid && current.metadata.deletionTimestamp === undefined ? current : undefined
+      return current !== undefined &&
+        current.metadata.uid === pod.metadata.uid &&
+        current.metadata.deletionTimestamp === undefined
+        ? current
+        : undefined
     }
     // A kubelet syncs a pod's status until it is written: a write that fails (an API server too busy to answer
     // in time) is tried again a second later.
@@ -134,7 +173,8 @@ export class Kubelet {
       const current = stillThere()
       if (current === undefined) return
       void this.#writeStatus(current, 'run', 0, probed).catch((error: Error) => {
-        if (attempt < STATUS_ATTEMPTS && (error as { reason?: string }).reason !== 'NotFound') this.#later(1000, () => write(probed, attempt + 1))
+        if (attempt < STATUS_ATTEMPTS && (error as { reason?: string }).reason !== 'NotFound')
+          this.#later(1000, () => write(probed, attempt + 1))
         else this.#note(pod, error)
       })
     }
@@ -166,21 +206,35 @@ export class Kubelet {
     if (behaviour === 'crash-loop' && restarts < MAX_RESTARTS) {
       this.#later(CRASH_INTERVAL_MS, () => {
         const current = this.#pods.get(String(pod.metadata.namespace), pod.metadata.name)
-        if (current === undefined || current.metadata.uid !== pod.metadata.uid || current.metadata.deletionTimestamp !== undefined) return
+        if (
+          current === undefined ||
+          current.metadata.uid !== pod.metadata.uid ||
+          current.metadata.deletionTimestamp !== undefined
+        )
+          return
         void this.#writeStatus(current, behaviour, restarts + 1).catch((error: Error) => this.#note(pod, error))
       })
     }
   }
 
   async #patchStatus(path: string, status: Json): Promise<void> {
-    await this.#rest.call('PATCH', `${path}/status`, { body: { status }, contentType: 'application/merge-patch+json', query: { fieldManager: 'kubelet' } })
+    await this.#rest.call('PATCH', `${path}/status`, {
+      body: { status },
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: 'kubelet' },
+    })
   }
 
   /** The kubelet confirms the deletion: the pod object goes away. */
   async #forget(pod: KubeObject): Promise<void> {
     try {
       await this.#rest.call('DELETE', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, {
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
+        body: {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
       })
     } catch (error) {
       this.#note(pod, error as Error)
@@ -190,18 +244,31 @@ export class Kubelet {
   #onService({ type, object: service }: WatchEvent): void {
     const spec = service.spec as { type?: string } | undefined
     const ingress = ((service.status as Json | undefined)?.loadBalancer as Json | undefined)?.ingress
-    if (type === 'DELETED' || !this.#options.provisionLoadBalancers || spec?.type !== 'LoadBalancer' || ingress !== undefined) return
+    if (
+      type === 'DELETED' ||
+      !this.#options.provisionLoadBalancers ||
+      spec?.type !== 'LoadBalancer' ||
+      ingress !== undefined
+    )
+      return
     const address = `203.0.113.${(hash(`${service.metadata.namespace}/${service.metadata.name}`) % 250) + 1}`
     const path = `/api/v1/namespaces/${service.metadata.namespace}/services/${service.metadata.name}/status`
     void this.#rest
-      .call('PATCH', path, { body: { status: { loadBalancer: { ingress: [{ ip: address, ipMode: 'VIP' }] } } }, contentType: 'application/merge-patch+json' })
+      .call('PATCH', path, {
+        body: { status: { loadBalancer: { ingress: [{ ip: address, ipMode: 'VIP' }] } } },
+        contentType: 'application/merge-patch+json',
+      })
       .catch((error: Error) => this.#note(service, error))
   }
 
   async #ensureNode(): Promise<void> {
     if ((await this.#rest.find(`/api/v1/nodes/${NODE_NAME}`)) !== undefined) return
     await this.#rest.call('POST', '/api/v1/nodes', {
-      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME, [STANDIN_NODE_LABEL]: 'true' } } },
+      body: {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME, [STANDIN_NODE_LABEL]: 'true' } },
+      },
     })
   }
 
@@ -215,7 +282,8 @@ export class Kubelet {
 
   #note(obj: KubeObject, error: Error): void {
     // A pod or Service deleted while we wrote to it is what a real kubelet sees too.
-    if ((error as { reason?: string }).reason === 'NotFound' || (error as { reason?: string }).reason === 'Conflict') return
+    if ((error as { reason?: string }).reason === 'NotFound' || (error as { reason?: string }).reason === 'Conflict')
+      return
     this.errors.push(`${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}: ${error.message}`)
   }
 }
@@ -230,29 +298,68 @@ function containersOf(pod: KubeObject): Container[] {
 }
 
 function condition(type: string, status: string, reason?: string, message?: string): Json {
-  return { type, status, lastProbeTime: null, lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), ...(reason ? { reason } : {}), ...(message ? { message } : {}) }
+  return {
+    type,
+    status,
+    lastProbeTime: null,
+    lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  }
 }
 
-function containerStatus(container: Container, behaviour: Behaviour, restarts: number, now: string, podReady: boolean): Json {
-  const base = { name: container.name, image: container.image, imageID: '', restartCount: 0, ready: false, started: false }
+function containerStatus(
+  container: Container,
+  behaviour: Behaviour,
+  restarts: number,
+  now: string,
+  podReady: boolean,
+): Json {
+  const base = {
+    name: container.name,
+    image: container.image,
+    imageID: '',
+    restartCount: 0,
+    ready: false,
+    started: false,
+  }
   // Only the container whose image asks for trouble is in trouble; the others run.
   const own = behaviourOf([container])
   switch (own) {
     case 'run':
-      return { ...base, imageID: `${container.image}@sha256:${'0'.repeat(64)}`, ready: podReady, started: true, state: { running: { startedAt: now } } }
+      return {
+        ...base,
+        imageID: `${container.image}@sha256:${'0'.repeat(64)}`,
+        ready: podReady,
+        started: true,
+        state: { running: { startedAt: now } },
+      }
     case 'crash-loop':
       return {
         ...base,
         restartCount: restarts,
-        state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${container.name}` } },
+        state: {
+          waiting: { reason: 'CrashLoopBackOff', message: `back-off restarting failed container ${container.name}` },
+        },
         lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: now, finishedAt: now } },
       }
     case 'image-pull-backoff':
-      return { ...base, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${container.image}"` } } }
+      return {
+        ...base,
+        state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${container.image}"` } },
+      }
     case 'invalid-image-name':
-      return { ...base, state: { waiting: { reason: 'InvalidImageName', message: `Failed to apply default image tag "${container.image}"` } } }
+      return {
+        ...base,
+        state: {
+          waiting: { reason: 'InvalidImageName', message: `Failed to apply default image tag "${container.image}"` },
+        },
+      }
     case 'config-error':
-      return { ...base, state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "missing" not found' } } }
+      return {
+        ...base,
+        state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "missing" not found' } },
+      }
     default:
       return base
   }

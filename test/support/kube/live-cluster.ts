@@ -45,7 +45,8 @@ export class LiveCluster implements ClusterBackend {
     for (const resource of resources) {
       const informer = new Informer(rest, resource)
       informer.on((event) => {
-        for (const listener of cluster.#listeners) listener({ ...event, object: deepCopy(event.object), previous: deepCopy(event.previous) })
+        for (const listener of cluster.#listeners)
+          listener({ ...event, object: deepCopy(event.object), previous: deepCopy(event.previous) })
       })
       cluster.#informers.set(key(resource.apiVersion, resource.kind), informer)
     }
@@ -84,15 +85,24 @@ export class LiveCluster implements ClusterBackend {
 
   async create(obj: KubeObject, manager = 'test'): Promise<KubeObject> {
     const ref = refOf(obj)
-    return this.#rest.call('POST', this.#path({ ...ref, name: undefined }), { body: obj, query: { fieldManager: manager } }) as Promise<KubeObject>
+    return this.#rest.call('POST', this.#path({ ...ref, name: undefined }), {
+      body: obj,
+      query: { fieldManager: manager },
+    }) as Promise<KubeObject>
   }
 
   async update(obj: KubeObject, manager = 'test'): Promise<KubeObject> {
-    return this.#rest.call('PUT', this.#path(refOf(obj)), { body: obj, query: { fieldManager: manager } }) as Promise<KubeObject>
+    return this.#rest.call('PUT', this.#path(refOf(obj)), {
+      body: obj,
+      query: { fieldManager: manager },
+    }) as Promise<KubeObject>
   }
 
   async updateStatus(obj: KubeObject, manager = 'test'): Promise<KubeObject> {
-    return this.#rest.call('PUT', this.#path(refOf(obj), 'status'), { body: obj, query: { fieldManager: manager } }) as Promise<KubeObject>
+    return this.#rest.call('PUT', this.#path(refOf(obj), 'status'), {
+      body: obj,
+      query: { fieldManager: manager },
+    }) as Promise<KubeObject>
   }
 
   /** Background propagation, as Metacontroller deletes children; the uid as a precondition when given. */

@@ -25,12 +25,19 @@ export class Processes {
   ) {}
 
   launch(name: string, command: string, args: string[], options: LaunchOptions = {}): ChildProcess {
-    const child = spawnLogged(command, args, { logFile: join(this.dir, `${name}.log`), detached: this.detached, env: options.env ?? process.env })
+    const child = spawnLogged(command, args, {
+      logFile: join(this.dir, `${name}.log`),
+      detached: this.detached,
+      env: options.env ?? process.env,
+    })
     if (this.detached) child.unref()
     const entry = { name, child, graceMs: options.graceMs ?? 10_000, stopping: false }
     // A daemon that ends by itself (or is killed from outside) explains the failures that follow: say so at once.
     child.once('exit', (code, signal) => {
-      if (!entry.stopping && !this.detached) console.error(`# ${name} (pid ${child.pid}) exited unexpectedly at ${new Date().toISOString()}: ${signal ?? `code ${code}`}`)
+      if (!entry.stopping && !this.detached)
+        console.error(
+          `# ${name} (pid ${child.pid}) exited unexpectedly at ${new Date().toISOString()}: ${signal ?? `code ${code}`}`,
+        )
     })
     this.#children.push(entry)
     this.pids.push(child.pid as number)
@@ -61,7 +68,13 @@ export class Processes {
 }
 
 /** Polls `ready` every 100 ms until it says yes; fails at once when the process exits, or after `timeoutMs`. */
-export function waitFor(name: string, child: ChildProcess, dir: string, ready: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+export function waitFor(
+  name: string,
+  child: ChildProcess,
+  dir: string,
+  ready: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   return waitUntil(name, ready, { timeoutMs, everyMs: 100, child, detail: () => `logs in ${dir}` })
 }
 

@@ -79,27 +79,48 @@ export class Rest {
     }
   }
 
-  async #send(method: string, path: string, options: RequestOptionsJson): Promise<{ retryAfterSeconds: number | undefined; result: () => unknown }> {
+  async #send(
+    method: string,
+    path: string,
+    options: RequestOptionsJson,
+  ): Promise<{ retryAfterSeconds: number | undefined; result: () => unknown }> {
     const url = new URL(path, this.server)
-    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value))
+    for (const [key, value] of Object.entries(options.query ?? {}))
+      if (value !== undefined) url.searchParams.set(key, String(value))
     const body = options.body === undefined ? undefined : JSON.stringify(options.body)
     const requestOptions: HttpsRequestOptions = {
       method,
       headers: {
         accept: options.accept ?? 'application/json',
         // An explicit length: Node sends no chunked body for DELETE, so without it DeleteOptions would be dropped.
-        ...(body === undefined ? {} : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) }),
-        ...(options.as === undefined ? {} : { 'impersonate-user': options.as.user, 'impersonate-group': options.as.groups ?? [] }),
+        ...(body === undefined
+          ? {}
+          : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) }),
+        ...(options.as === undefined
+          ? {}
+          : { 'impersonate-user': options.as.user, 'impersonate-group': options.as.groups ?? [] }),
       },
     }
     await this.kubeconfig.applyToHTTPSOptions(requestOptions)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    const { status, text, retryAfter, warning } = await new Promise<{ status: number; text: string; retryAfter: string | undefined; warning: string | undefined }>((resolve, reject) => {
+    const { status, text, retryAfter, warning } = await new Promise<{
+      status: number
+      text: string
+      retryAfter: string | undefined
+      warning: string | undefined
+    }>((resolve, reject) => {
       const req = send(url, { ...requestOptions, timeout: options.timeoutMs ?? 30_000 }, (res) => {
         let text = ''
         res.setEncoding('utf8')
         res.on('data', (chunk: string) => (text += chunk))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'], warning: res.headers.warning }))
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text,
+            retryAfter: res.headers['retry-after'],
+            warning: res.headers.warning,
+          }),
+        )
         res.on('error', reject)
       })
       req.on('timeout', () => req.destroy(new Error(`${method} ${url.pathname}: timed out`)))
@@ -107,12 +128,18 @@ export class Rest {
       req.end(body)
     })
     // RFC 7234 warnings: `299 - "text"`, several joined by commas.
-    for (const match of (warning ?? '').matchAll(/299 \S+ "((?:[^"\\]|\\.)*)"/g)) this.warnings.push({ method, path: url.pathname, warning: (match[1] as string).replace(/\\(.)/g, '$1') })
+    for (const match of (warning ?? '').matchAll(/299 \S+ "((?:[^"\\]|\\.)*)"/g))
+      this.warnings.push({ method, path: url.pathname, warning: (match[1] as string).replace(/\\(.)/g, '$1') })
     const parsed = parse(text)
-    if (status >= 200 && status < 300) return { retryAfterSeconds: undefined, result: () => (options.raw === true ? text : parsed) }
+    if (status >= 200 && status < 300)
+      return { retryAfterSeconds: undefined, result: () => (options.raw === true ? text : parsed) }
     const statusObject = (parsed ?? {}) as { reason?: string; message?: string }
     const reason = KNOWN_REASONS.has(statusObject.reason ?? '') ? (statusObject.reason as ApiErrorReason) : 'Unknown'
-    const error = new ApiError(reason, statusObject.message ?? `${method} ${url.pathname}: HTTP ${status}: ${text.slice(0, 300)}`, status)
+    const error = new ApiError(
+      reason,
+      statusObject.message ?? `${method} ${url.pathname}: HTTP ${status}: ${text.slice(0, 300)}`,
+      status,
+    )
     const retryAfterSeconds = retryAfter !== undefined && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined
     return {
       retryAfterSeconds,

@@ -15,7 +15,13 @@ import { kubectlFor } from './kubectl.js'
 import { OffsetClock } from './live-cluster.js'
 import { Rest } from './rest.js'
 import { freePort, spawnLogged, stopChild, waitUntil } from '../processes.js'
-import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn, type RunningController } from './controllers.js'
+import {
+  applyControllerWithUrl,
+  metacontrollerRest,
+  startMetacontroller,
+  startStandIn,
+  type RunningController,
+} from './controllers.js'
 import type { ClusterEnv } from './install.js'
 
 /** What <dir>/session.json says once the session is up. */
@@ -33,7 +39,12 @@ export const SESSION_FILE = 'session.json'
 
 /** The cluster of a kubeconfig, with the built kubectl. */
 export function clusterEnv(kubeconfig: string, binDir: string): ClusterEnv {
-  return { kubeconfig, kubectl: kubectlFor(join(binDir, 'kubectl'), kubeconfig), rest: Rest.fromFile(kubeconfig), owned: true }
+  return {
+    kubeconfig,
+    kubectl: kubectlFor(join(binDir, 'kubectl'), kubeconfig),
+    rest: Rest.fromFile(kubeconfig),
+    owned: true,
+  }
 }
 
 /** Runs the session until SIGTERM or SIGINT; resolves once everything it started is stopped. */
@@ -44,7 +55,9 @@ export async function runSession(dir: string, binDir: string): Promise<void> {
     for (const stop of stops.reverse()) await stop()
   }
   try {
-    const secret = await env.rest.get<{ data: Record<string, string> }>('/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets')
+    const secret = await env.rest.get<{ data: Record<string, string> }>(
+      '/api/v1/namespaces/challenge-hooks/secrets/challenge-hooks-secrets',
+    )
     const read = (key: string) => Buffer.from(secret.data[key] as string, 'base64').toString('utf8')
     const token = read('HOOK_TOKEN')
     const hook = await startHookServer(dir, { FLAG_SECRET: read('FLAG_SECRET'), HOOK_TOKEN: token })
@@ -66,7 +79,11 @@ export async function runSession(dir: string, binDir: string): Promise<void> {
       opsUrl: hook.opsUrl,
       controller: controller.name,
       children: [hook.pid, ...(controller.pid === undefined ? [] : [controller.pid])],
-      logs: { 'hook server': join(dir, 'hook-server.log'), ...(controller.name === 'metacontroller' ? { metacontroller: metacontrollerLog } : {}), session: join(dir, 'session.log') },
+      logs: {
+        'hook server': join(dir, 'hook-server.log'),
+        ...(controller.name === 'metacontroller' ? { metacontroller: metacontrollerLog } : {}),
+        session: join(dir, 'session.log'),
+      },
     }
     writeFileSync(join(dir, SESSION_FILE), JSON.stringify(info, null, 2))
     console.log(`session up: hook server ${hook.url}, controller ${controller.name}`)
@@ -93,11 +110,23 @@ async function startHookServer(dir: string, secrets: Record<string, string>): Pr
   const logFile = join(dir, 'hook-server.log')
   const settings = Object.fromEntries(readEnvFile(join(repoRoot, 'manifests/config.env')))
   const child = spawnLogged(process.execPath, [join(repoRoot, 'dist/server.js')], {
-    env: { ...process.env, ...settings, ...secrets, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), OPS_PORT: String(opsPort) },
+    env: {
+      ...process.env,
+      ...settings,
+      ...secrets,
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      OPS_PORT: String(opsPort),
+    },
     logFile,
   })
   const opsUrl = `http://127.0.0.1:${opsPort}`
-  await waitUntil('the hook server', async () => (await fetch(`${opsUrl}/readyz`)).ok, { timeoutMs: 30_000, child, detail: () => `its log: ${logFile}` })
+  await waitUntil('the hook server', async () => (await fetch(`${opsUrl}/readyz`)).ok, {
+    timeoutMs: 30_000,
+    child,
+    detail: () => `its log: ${logFile}`,
+  })
   return {
     url: `http://127.0.0.1:${port}`,
     opsUrl,

@@ -14,7 +14,15 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { controlPlaneBinaries, repoRoot } from '../kube/controlplane.js'
 import { hostChanges, snapshotHost } from './host.js'
-import { cgroupMounts, createCgroupRoot, insideCommand, leftovers, startHolder, startNodeReaper, teardown } from './namespace.js'
+import {
+  cgroupMounts,
+  createCgroupRoot,
+  insideCommand,
+  leftovers,
+  startHolder,
+  startNodeReaper,
+  teardown,
+} from './namespace.js'
 
 const TOOLS = ['runc', 'iptables', 'ipset', 'nft', 'conntrack', 'unshare', 'nsenter', 'ip']
 
@@ -39,7 +47,8 @@ export function nodeBinaries(): [string, string] {
   const script = join(repoRoot, 'controlplane/node/build.sh')
   const result = spawnSync(script, [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
   const [bin, images] = result.stdout.trim().split('\n')
-  if (result.status !== 0 || bin === undefined || images === undefined) throw new Error(`${script} failed (exit ${result.status})`)
+  if (result.status !== 0 || bin === undefined || images === undefined)
+    throw new Error(`${script} failed (exit ${result.status})`)
   return [bin, images]
 }
 
@@ -67,22 +76,43 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
     throw error
   })
   startNodeReaper(process.pid, holder)
-  const [command, argv] = insideCommand(holder, repoRoot, [process.execPath, '--import', 'tsx', 'test/support/node/inside.ts', mode, ...args])
+  const [command, argv] = insideCommand(holder, repoRoot, [
+    process.execPath,
+    '--import',
+    'tsx',
+    'test/support/node/inside.ts',
+    mode,
+    ...args,
+  ])
   // The run's own temp dir: what the suite leaves there is its own (other checkouts' suites share /tmp).
   const runTmp = join(dir, 'tmp')
   mkdirSync(runTmp)
-  const env = { ...process.env, TMPDIR: runTmp, NODE_RUN_DIR: dir, NODE_CGROUP_ROOT: cgroupRoot, CONTROLPLANE_BIN: controlPlaneBin, NODE_BIN_DIR: nodeDir, NODE_IMAGES_TAR: join(imagesDir, 'images.tar') }
+  const env = {
+    ...process.env,
+    TMPDIR: runTmp,
+    NODE_RUN_DIR: dir,
+    NODE_CGROUP_ROOT: cgroupRoot,
+    CONTROLPLANE_BIN: controlPlaneBin,
+    NODE_BIN_DIR: nodeDir,
+    NODE_IMAGES_TAR: join(imagesDir, 'images.tar'),
+  }
   const inner = spawn(command, argv, { stdio: 'inherit', env })
   const forward = (signal: NodeJS.Signals) => inner.kill(signal)
   process.on('SIGINT', forward)
   process.on('SIGTERM', forward)
-  const code = await new Promise<number>((resolve) => inner.on('close', (exit, signal) => resolve(exit ?? (signal ? 1 : 0))))
+  const code = await new Promise<number>((resolve) =>
+    inner.on('close', (exit, signal) => resolve(exit ?? (signal ? 1 : 0))),
+  )
   // tsx's, V8's and Node's compile caches are the tools' own, not something a test made.
-  const leftTemp = readdirSync(runTmp).filter((name) => !/^(tsx-\d+|v8-compile-cache-\d+|node-compile-cache)$/.test(name)).map((name) => join(runTmp, name))
+  const leftTemp = readdirSync(runTmp)
+    .filter((name) => !/^(tsx-\d+|v8-compile-cache-\d+|node-compile-cache)$/.test(name))
+    .map((name) => join(runTmp, name))
   if (code !== 0 || process.env.NODE_KEEP_LOGS === '1') saveLogs(dir)
   const stopping = Date.now()
   teardown(holder)
-  console.log(`# node: namespaces, cgroups and files removed in ${((Date.now() - stopping) / 1000).toFixed(1)} s; whole run ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  console.log(
+    `# node: namespaces, cgroups and files removed in ${((Date.now() - stopping) / 1000).toFixed(1)} s; whole run ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  )
 
   const problems = [...leftovers(holder), ...hostChanges(before, snapshotHost()).map((change) => `host ${change}`)]
   if (leftTemp.length > 0) problems.push(`temp files the suite left: ${leftTemp.join(' ')}`)
@@ -90,7 +120,9 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
     console.log(`# not ok - nothing left behind:\n#   ${problems.join('\n#   ')}`)
     return code === 0 ? 1 : code
   }
-  console.log('# ok - nothing left behind (processes, namespaces, mounts, cgroups, temp files; host interfaces, routes, iptables, nftables, ipsets, mounts and kernel settings as before)')
+  console.log(
+    '# ok - nothing left behind (processes, namespaces, mounts, cgroups, temp files; host interfaces, routes, iptables, nftables, ipsets, mounts and kernel settings as before)',
+  )
   return code
 }
 

@@ -63,7 +63,11 @@ export function cniConflist(): string {
           ipMasq: false,
           // A pod reaching itself through its own Service.
           hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: POD_CIDR, rangeStart: '10.244.0.10', gateway: NODE_IP }]], routes: [{ dst: '0.0.0.0/0' }] },
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: POD_CIDR, rangeStart: '10.244.0.10', gateway: NODE_IP }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+          },
         },
         { type: 'portmap', capabilities: { portMappings: true } },
       ],
@@ -101,7 +105,12 @@ export function kubeletConfig(paths: NodePaths): string {
       protectKernelDefaults: true,
       // A shared machine's disk and memory are not this node's to guard: no eviction, no image garbage collection
       // (the test images cannot be pulled again).
-      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'nodefs.inodesFree': '1%', 'imagefs.available': '1%' },
+      evictionHard: {
+        'memory.available': '1Mi',
+        'nodefs.available': '1%',
+        'nodefs.inodesFree': '1%',
+        'imagefs.available': '1%',
+      },
       imageGCHighThresholdPercent: 100,
       imageGCLowThresholdPercent: 99,
       // Status of a pod sooner in the API (the default 10 s node status is not what pods use).

@@ -39,7 +39,12 @@ export function coreDnsManifests(): string {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'challenge-hooks-test:coredns' },
       subjects: [{ kind: 'ServiceAccount', name: 'coredns', namespace: 'kube-system' }],
     },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'coredns', namespace: 'kube-system' }, data: { Corefile: COREFILE } },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'coredns', namespace: 'kube-system' },
+      data: { Corefile: COREFILE },
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -65,7 +70,11 @@ export function coreDnsManifests(): string {
                 ],
                 readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 1 },
                 livenessProbe: { httpGet: { path: '/health', port: 8080 }, periodSeconds: 10 },
-                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  capabilities: { drop: ['ALL'] },
+                },
                 volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
                 resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
               },

@@ -46,7 +46,8 @@ export function hostChanges(before: HostSnapshot, after: HostSnapshot): string[]
     const now = new Set((after[key] ?? '').split('\n'))
     const added = [...now].filter((line) => !was.has(line))
     const gone = [...was].filter((line) => !now.has(line))
-    if (added.length > 0 || gone.length > 0) changes.push(`${key}: added [${added.join(' | ')}] removed [${gone.join(' | ')}]`)
+    if (added.length > 0 || gone.length > 0)
+      changes.push(`${key}: added [${added.join(' | ')}] removed [${gone.join(' | ')}]`)
   }
   return changes
 }

@@ -15,7 +15,8 @@ import { startNode } from './node.js'
 async function main(mode: string | undefined, args: string[]): Promise<number> {
   const need = (name: string) => {
     const value = process.env[name]
-    if (value === undefined || value === '') throw new Error(`inside.ts: ${name} is not set (run it through test/support/node/cli.ts)`)
+    if (value === undefined || value === '')
+      throw new Error(`inside.ts: ${name} is not set (run it through test/support/node/cli.ts)`)
     return value
   }
   const dir = need('NODE_RUN_DIR')
@@ -30,7 +31,9 @@ async function main(mode: string | undefined, args: string[]): Promise<number> {
     dir,
     cgroupRoot: need('NODE_CGROUP_ROOT'),
   })
-  console.log(`# node: up in ${((Date.now() - started) / 1000).toFixed(1)} s (${node.timings.map(([step, s]) => `${step} ${s.toFixed(1)} s`).join(', ')})`)
+  console.log(
+    `# node: up in ${((Date.now() - started) / 1000).toFixed(1)} s (${node.timings.map(([step, s]) => `${step} ${s.toFixed(1)} s`).join(', ')})`,
+  )
   const env = {
     ...process.env,
     TEST_KUBECONFIG: node.plane.kubeconfig,
@@ -43,10 +46,16 @@ async function main(mode: string | undefined, args: string[]): Promise<number> {
   }
   let code: number
   if (mode === 'test') {
-    const files = readdirSync(join(repoRoot, 'test/node')).filter((file) => file.endsWith('.test.ts')).map((file) => `test/node/${file}`)
+    const files = readdirSync(join(repoRoot, 'test/node'))
+      .filter((file) => file.endsWith('.test.ts'))
+      .map((file) => `test/node/${file}`)
     started = Date.now()
     // tap's own binary, not npx: npm may look for the registry, which this namespace cannot reach (minutes lost).
-    code = await run(join(repoRoot, 'node_modules/.bin/tap'), ['--disable-coverage', '--jobs=1', '--timeout=900', ...(args.length > 0 ? args : files.sort())], env)
+    code = await run(
+      join(repoRoot, 'node_modules/.bin/tap'),
+      ['--disable-coverage', '--jobs=1', '--timeout=900', ...(args.length > 0 ? args : files.sort())],
+      env,
+    )
     console.log(`# suite ran in ${((Date.now() - started) / 1000).toFixed(0)} s`)
   } else {
     code = await run(args[0] as string, args.slice(1), env)

@@ -35,12 +35,15 @@ export interface Holder {
 
 /** `unshare --mount --net --propagation slave sleep infinity`: the namespaces live as long as it does. */
 export async function startHolder(dir: string, cgroupRoot: string): Promise<Holder> {
-  const child = spawn('unshare', ['--mount', '--net', '--propagation', 'slave', 'sleep', 'infinity'], { stdio: 'ignore' })
+  const child = spawn('unshare', ['--mount', '--net', '--propagation', 'slave', 'sleep', 'infinity'], {
+    stdio: 'ignore',
+  })
   const pid = child.pid as number
   const own = readlinkSync('/proc/self/ns/net')
   for (let i = 0; i < 100 && namespaceOf(pid, 'net') === own; i++) await new Promise((r) => setTimeout(r, 20))
   const holder = { pid, mntNs: namespaceOf(pid, 'mnt'), netNs: namespaceOf(pid, 'net'), dir, cgroupRoot }
-  if (holder.netNs === own || holder.netNs === '') throw new Error(`unshare (pid ${pid}) did not make a network namespace`)
+  if (holder.netNs === own || holder.netNs === '')
+    throw new Error(`unshare (pid ${pid}) did not make a network namespace`)
   writeFileSync(join(dir, 'holder.json'), JSON.stringify(holder))
   return holder
 }
@@ -59,7 +62,8 @@ export function createCgroupRoot(name: string): void {
     const path = join(mount, name)
     mkdirSync(path, { recursive: true })
     if (existsSync(join(path, 'cpuset.cpus'))) {
-      for (const file of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(path, file), readFileSync(join(mount, file), 'utf8'))
+      for (const file of ['cpuset.cpus', 'cpuset.mems'])
+        writeFileSync(join(path, file), readFileSync(join(mount, file), 'utf8'))
     }
   }
 }
@@ -67,11 +71,17 @@ export function createCgroupRoot(name: string): void {
 /** A detached teardown.sh run once `owner` dies without having cleaned up (killed by a timeout, Ctrl-C). */
 export function startNodeReaper(owner: number, holder: Holder): void {
   const script = `while kill -0 ${owner} 2>/dev/null && [ -d "$5" ]; do sleep 0.5; done; [ -d "$5" ] && exec "$0" "$@"`
-  spawn('bash', ['-c', script, TEARDOWN, String(holder.pid), holder.mntNs, holder.netNs, holder.cgroupRoot, holder.dir], { detached: true, stdio: 'ignore' }).unref()
+  spawn(
+    'bash',
+    ['-c', script, TEARDOWN, String(holder.pid), holder.mntNs, holder.netNs, holder.cgroupRoot, holder.dir],
+    { detached: true, stdio: 'ignore' },
+  ).unref()
 }
 
 export function teardown(holder: Holder): void {
-  const result = spawnSync(TEARDOWN, [String(holder.pid), holder.mntNs, holder.netNs, holder.cgroupRoot, holder.dir], { encoding: 'utf8' })
+  const result = spawnSync(TEARDOWN, [String(holder.pid), holder.mntNs, holder.netNs, holder.cgroupRoot, holder.dir], {
+    encoding: 'utf8',
+  })
   if (result.status !== 0) throw new Error(`teardown.sh failed (${result.status}): ${result.stderr}`)
 }
 
@@ -80,12 +90,18 @@ export function leftovers(holder: Holder): string[] {
   const problems: string[] = []
   const members = readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name) && alive(Number(name)))
-    .filter((pid) => namespaceOf(Number(pid), 'mnt') === holder.mntNs || namespaceOf(Number(pid), 'net') === holder.netNs)
+    .filter(
+      (pid) => namespaceOf(Number(pid), 'mnt') === holder.mntNs || namespaceOf(Number(pid), 'net') === holder.netNs,
+    )
   if (members.length > 0) problems.push(`processes in the node's namespaces: ${members.join(' ')}`)
-  const cgroups = cgroupMounts().map((mount) => join(mount, holder.cgroupRoot)).filter((path) => existsSync(path))
+  const cgroups = cgroupMounts()
+    .map((mount) => join(mount, holder.cgroupRoot))
+    .filter((path) => existsSync(path))
   if (cgroups.length > 0) problems.push(`cgroups: ${cgroups.join(' ')}`)
   if (existsSync(holder.dir)) problems.push(`temp dir: ${holder.dir}`)
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((line) => line.includes(holder.dir) || line.includes('/run/netns/cni-'))
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(holder.dir) || line.includes('/run/netns/cni-'))
   if (mounts.length > 0) problems.push(`mounts: ${mounts.join(' | ')}`)
   return problems
 }

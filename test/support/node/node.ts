@@ -60,17 +60,38 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
     const paths = writeConfigs(options)
     writeFileSync(join(options.dir, 'kube-proxy.json'), kubeProxyConfig(plane.kubeconfig))
     // containerd finds its shim, and the shim finds runc, on PATH.
-    const env = { ...process.env, PATH: `${join(options.nodeDir, 'bin')}:/usr/local/sbin:/usr/sbin:/sbin:${process.env.PATH ?? ''}` }
-    const containerd = processes.launch('containerd', bin('containerd'), ['--config', join(options.dir, 'containerd.toml')], { env })
-    const ctr = (args: string[]) => run(bin('ctr'), ['--address', paths.socket, '--namespace', 'k8s.io', ...args], { env, maxBuffer: 16 << 20 })
-    await waitFor('containerd', containerd, logs, async () => existsSync(paths.socket) && (await ctr(['version'])).stdout.includes('Server'))
+    const env = {
+      ...process.env,
+      PATH: `${join(options.nodeDir, 'bin')}:/usr/local/sbin:/usr/sbin:/sbin:${process.env.PATH ?? ''}`,
+    }
+    const containerd = processes.launch(
+      'containerd',
+      bin('containerd'),
+      ['--config', join(options.dir, 'containerd.toml')],
+      { env },
+    )
+    const ctr = (args: string[]) =>
+      run(bin('ctr'), ['--address', paths.socket, '--namespace', 'k8s.io', ...args], { env, maxBuffer: 16 << 20 })
+    await waitFor(
+      'containerd',
+      containerd,
+      logs,
+      async () => existsSync(paths.socket) && (await ctr(['version'])).stdout.includes('Server'),
+    )
     await ctr(['images', 'import', options.imagesTar])
     step('containerd and images')
 
     const kubelet = processes.launch(
       'kubelet',
       bin('kubelet'),
-      [`--config=${join(options.dir, 'kubelet.json')}`, `--kubeconfig=${plane.kubeconfig}`, `--hostname-override=${NODE_NAME}`, `--node-ip=${NODE_IP}`, `--root-dir=${paths.kubeletRoot}`, '--v=1'],
+      [
+        `--config=${join(options.dir, 'kubelet.json')}`,
+        `--kubeconfig=${plane.kubeconfig}`,
+        `--hostname-override=${NODE_NAME}`,
+        `--node-ip=${NODE_IP}`,
+        `--root-dir=${paths.kubeletRoot}`,
+        '--v=1',
+      ],
       { env },
     )
     const rest = Rest.fromFile(plane.kubeconfig)
@@ -94,7 +115,12 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
       ],
       { env },
     )
-    processes.launch('kube-scheduler', bin('kube-scheduler'), [`--kubeconfig=${plane.kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1'], { env })
+    processes.launch(
+      'kube-scheduler',
+      bin('kube-scheduler'),
+      [`--kubeconfig=${plane.kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1'],
+      { env },
+    )
     const kubectl = kubectlFor(join(options.controlPlaneBin, 'kubectl'), plane.kubeconfig)
     await kubectlOk(kubectl, ['apply', '--server-side', '-f', '-'], { input: coreDnsManifests() })
     await kubectlOk(kubectl, ['-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=120s'])
@@ -119,7 +145,8 @@ function writeConfigs(options: NodeOptions): NodePaths {
     resolvConf: at('resolv.conf'),
     cgroupRoot: `/${options.cgroupRoot}`,
   }
-  for (const path of [paths.containerdRoot, paths.containerdState, paths.cniConf, paths.kubeletRoot]) mkdirSync(path, { recursive: true })
+  for (const path of [paths.containerdRoot, paths.containerdState, paths.cniConf, paths.kubeletRoot])
+    mkdirSync(path, { recursive: true })
   writeFileSync(at('containerd.toml'), containerdToml(paths))
   writeFileSync(join(paths.cniConf, '10-challenge-hooks.conflist'), cniConflist())
   writeFileSync(paths.resolvConf, '')

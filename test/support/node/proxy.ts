@@ -21,7 +21,11 @@ export function traefikManifests(options: { gateway?: boolean } = {}): string {
       rules: [
         { apiGroups: [''], resources: ['services', 'secrets', 'nodes', 'configmaps'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
-        { apiGroups: ['networking.k8s.io'], resources: ['ingresses', 'ingressclasses'], verbs: ['get', 'list', 'watch'] },
+        {
+          apiGroups: ['networking.k8s.io'],
+          resources: ['ingresses', 'ingressclasses'],
+          verbs: ['get', 'list', 'watch'],
+        },
         { apiGroups: ['networking.k8s.io'], resources: ['ingresses/status'], verbs: ['update'] },
         { apiGroups: ['traefik.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
         { apiGroups: ['gateway.networking.k8s.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
@@ -66,7 +70,11 @@ export function traefikManifests(options: { gateway?: boolean } = {}): string {
                   '--global.sendanonymoususage=false',
                 ],
                 readinessProbe: { httpGet: { path: '/ping', port: TRAEFIK_PORTS.ping }, periodSeconds: 1 },
-                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  capabilities: { drop: ['ALL'] },
+                },
                 resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
               },
             ],

@@ -6,7 +6,8 @@ import { firstFree, fnv1a, isObject, type JsonObject } from './json.js'
 import { labelMatcher, type KubeObject, type LabelSelector } from './objects.js'
 
 /** The in-memory cluster raises the first four; a real API server (test/support/kube) any Status reason. */
-export type ApiErrorReason = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid' | 'Forbidden' | 'BadRequest' | 'Unknown'
+export type ApiErrorReason =
+  'NotFound' | 'AlreadyExists' | 'Conflict' | 'Invalid' | 'Forbidden' | 'BadRequest' | 'Unknown'
 
 const HTTP_STATUS: Record<ApiErrorReason, number> = {
   NotFound: 404,
@@ -65,9 +66,14 @@ function validateMeta(obj: KubeObject): void {
   const { name, namespace, labels = {}, annotations = {} } = obj.metadata
   // Services need DNS-1035 labels (a letter first, at most 63 chars); most other kinds DNS-1123 subdomains.
   const [pattern, limit, rule] =
-    obj.kind === 'Service' ? [DNS1035_LABEL, 63, 'a DNS-1035 label'] : [DNS1123_SUBDOMAIN, 253, 'a lowercase RFC 1123 subdomain']
+    obj.kind === 'Service'
+      ? [DNS1035_LABEL, 63, 'a DNS-1035 label']
+      : [DNS1123_SUBDOMAIN, 253, 'a lowercase RFC 1123 subdomain']
   if (typeof name !== 'string' || name.length > limit || !pattern.test(name)) {
-    throw invalid(obj, `metadata.name: Invalid value: "${String(name)}": must be ${rule} of at most ${limit} characters`)
+    throw invalid(
+      obj,
+      `metadata.name: Invalid value: "${String(name)}": must be ${rule} of at most ${limit} characters`,
+    )
   }
   if (CLUSTER_SCOPED.has(obj.kind)) {
     if (namespace !== undefined) throw invalid(obj, `metadata.namespace: Forbidden: not allowed on this type`)
@@ -77,7 +83,10 @@ function validateMeta(obj: KubeObject): void {
   for (const [key, value] of Object.entries(labels)) {
     validateKey(obj, 'labels', key)
     if (typeof value !== 'string' || value.length > 63 || (value !== '' && !QUALIFIED_NAME.test(value))) {
-      throw invalid(obj, `metadata.labels: Invalid value: "${String(value)}": a label value must be at most 63 characters`)
+      throw invalid(
+        obj,
+        `metadata.labels: Invalid value: "${String(value)}": a label value must be at most 63 characters`,
+      )
     }
   }
   for (const key of Object.keys(annotations)) validateKey(obj, 'annotations', key)
@@ -152,7 +161,8 @@ function admitSecret(secret: KubeObject): void {
   }
   delete secret.stringData
   for (const [key, value] of Object.entries(data)) {
-    if (typeof value !== 'string' || !BASE64.test(value)) throw invalid(secret, `data[${key}]: Invalid value: must be base64`)
+    if (typeof value !== 'string' || !BASE64.test(value))
+      throw invalid(secret, `data[${key}]: Invalid value: must be base64`)
   }
   secret.data = data
 }
@@ -220,7 +230,8 @@ function admitPod(pod: KubeObject): void {
   spec.preemptionPolicy ??= 'PreemptLowerPriority'
   const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations.filter(isObject) : []
   for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
-    if (!tolerations.some((toleration) => toleration.key === key)) tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 })
+    if (!tolerations.some((toleration) => toleration.key === key))
+      tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 })
   }
   spec.tolerations = tolerations
 }
@@ -230,7 +241,10 @@ function admitPod(pod: KubeObject): void {
 /** Every ipBlock: a valid CIDR, no IPv4-mapped IPv6 address, each `except` a strict subset of its `cidr`. */
 function admitNetworkPolicy(policy: KubeObject): void {
   const spec = objectField(policy, 'spec')
-  for (const [direction, peersKey] of [['ingress', 'from'], ['egress', 'to']] as const) {
+  for (const [direction, peersKey] of [
+    ['ingress', 'from'],
+    ['egress', 'to'],
+  ] as const) {
     const rules = Array.isArray(spec[direction]) ? (spec[direction] as unknown[]).filter(isObject) : []
     rules.forEach((rule, r) => {
       const peers = Array.isArray(rule[peersKey]) ? (rule[peersKey] as unknown[]).filter(isObject) : []
@@ -241,8 +255,15 @@ function admitNetworkPolicy(policy: KubeObject): void {
         const excepts = Array.isArray(peer.ipBlock.except) ? peer.ipBlock.except : []
         excepts.forEach((value, e) => {
           const inner = checkCidr(policy, `${path}.except[${e}]`, value)
-          const subset = inner.family === cidr.family && inner.prefix > cidr.prefix && inner.network >> BigInt(inner.size - cidr.prefix) === cidr.network >> BigInt(cidr.size - cidr.prefix)
-          if (!subset) throw invalid(policy, `${path}.except[${e}]: Invalid value: "${String(value)}": must be a strict subset of \`cidr\``)
+          const subset =
+            inner.family === cidr.family &&
+            inner.prefix > cidr.prefix &&
+            inner.network >> BigInt(inner.size - cidr.prefix) === cidr.network >> BigInt(cidr.size - cidr.prefix)
+          if (!subset)
+            throw invalid(
+              policy,
+              `${path}.except[${e}]: Invalid value: "${String(value)}": must be a strict subset of \`cidr\``,
+            )
         })
       })
     })
@@ -263,7 +284,10 @@ function checkCidr(obj: KubeObject, path: string, value: unknown): Cidr {
   const size = family === 4 ? 32 : 128
   const prefix = /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN
   if ((family !== 4 && family !== 6) || extra !== undefined || !(prefix <= size)) {
-    throw invalid(obj, `${path}: Invalid value: "${text}": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`)
+    throw invalid(
+      obj,
+      `${path}: Invalid value: "${text}": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)`,
+    )
   }
   // ::ffff:0:0/96 and every address in it: 80 zero bits, then ffff.
   if (family === 6 && expandIPv6(address).startsWith('00000000000000000000ffff')) {
@@ -279,7 +303,16 @@ function ipv4Bits(address: string): bigint {
 /** 32 hex digits of an IPv6 address (`::` expanded, a trailing dotted IPv4 part converted). */
 function expandIPv6(address: string): string {
   const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(address)?.[1]
-  const hex = dotted === undefined ? address : address.replace(dotted, ipv4Bits(dotted).toString(16).padStart(8, '0').replace(/(.{4})(.{4})/, '$1:$2'))
+  const hex =
+    dotted === undefined
+      ? address
+      : address.replace(
+          dotted,
+          ipv4Bits(dotted)
+            .toString(16)
+            .padStart(8, '0')
+            .replace(/(.{4})(.{4})/, '$1:$2'),
+        )
   const [head = '', tail] = hex.split('::')
   const groups = (part: string) => (part === '' ? [] : part.split(':'))
   const missing = 8 - groups(head).length - groups(tail ?? '').length

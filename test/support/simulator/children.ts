@@ -35,7 +35,9 @@ export class Children {
 
   /** Whether objects of this kind are children of the controller. */
   isChildKind(object: KubeObject): boolean {
-    return this.#rules.some((rule) => rule.resource.apiVersion === object.apiVersion && rule.resource.kind === object.kind)
+    return this.#rules.some(
+      (rule) => rule.resource.apiVersion === object.apiVersion && rule.resource.kind === object.kind,
+    )
   }
 
   /** The parent's selector: the generated `controller-uid` label, or its own `spec.selector`. */
@@ -51,12 +53,20 @@ export class Children {
   }
 
   /** claimChildren: the children of each rule, adopting orphans the selector matches and releasing those it no longer does. */
-  async claim(parent: KubeObject, selector: LabelMatcher, result: SyncResult): Promise<Array<[ChildRule, KubeObject[]]>> {
+  async claim(
+    parent: KubeObject,
+    selector: LabelMatcher,
+    result: SyncResult,
+  ): Promise<Array<[ChildRule, KubeObject[]]>> {
     const claimed: Array<[ChildRule, KubeObject[]]> = []
     const parentDeleting = parent.metadata.deletionTimestamp !== undefined
     for (const rule of this.#rules) {
       const children: KubeObject[] = []
-      for (const obj of this.#context.cluster.list(rule.resource.apiVersion, rule.resource.kind, parent.metadata.namespace)) {
+      for (const obj of this.#context.cluster.list(
+        rule.resource.apiVersion,
+        rule.resource.kind,
+        parent.metadata.namespace,
+      )) {
         const owner = controllerOf(obj)
         const matches = selector(obj.metadata.labels)
         if (owner !== undefined) {
@@ -64,7 +74,9 @@ export class Children {
           if (matches) children.push(obj)
           else if (!parentDeleting) {
             // Owned but no longer selected: let go of it.
-            obj.metadata.ownerReferences = (obj.metadata.ownerReferences as OwnerReference[]).filter((ref) => ref.uid !== parent.metadata.uid)
+            obj.metadata.ownerReferences = (obj.metadata.ownerReferences as OwnerReference[]).filter(
+              (ref) => ref.uid !== parent.metadata.uid,
+            )
             await this.#context.write(result, () => this.#context.cluster.update(obj, MANAGER))
             result.released.push(refOf(obj))
           }
@@ -89,7 +101,9 @@ export class Children {
         child.metadata.labels = { ...labels, 'controller-uid': String(parent.metadata.uid) }
       }
       if (!selector(child.metadata.labels)) {
-        throw new Error(`labels on desired child ${String(child.kind)} ${String(child.metadata.namespace)}/${String(child.metadata.name)} don't match parent selector`)
+        throw new Error(
+          `labels on desired child ${String(child.kind)} ${String(child.metadata.namespace)}/${String(child.metadata.name)} don't match parent selector`,
+        )
       }
       // Keyed like Metacontroller's object map: a later duplicate replaces an earlier one.
       desired.set(`${child.apiVersion}|${child.kind}|${child.metadata.namespace}/${child.metadata.name}`, child)
@@ -98,12 +112,27 @@ export class Children {
   }
 
   /** common.ManageChildren: delete what is no longer desired, then create or update per update strategy. */
-  async manage(parent: KubeObject, observed: KubeObject[], desired: KubeObject[], result: SyncResult, errors: string[]): Promise<void> {
+  async manage(
+    parent: KubeObject,
+    observed: KubeObject[],
+    desired: KubeObject[],
+    result: SyncResult,
+    errors: string[],
+  ): Promise<void> {
     const sameObject = (a: KubeObject, b: KubeObject) =>
-      a.apiVersion === b.apiVersion && a.kind === b.kind && a.metadata.namespace === b.metadata.namespace && a.metadata.name === b.metadata.name
+      a.apiVersion === b.apiVersion &&
+      a.kind === b.kind &&
+      a.metadata.namespace === b.metadata.namespace &&
+      a.metadata.name === b.metadata.name
     for (const child of observed) {
       if (child.metadata.deletionTimestamp !== undefined || desired.some((d) => sameObject(d, child))) continue
-      await this.#tryWrite(result, errors, refOf(child), () => this.#context.cluster.delete(refOf(child), { uid: child.metadata.uid }), result.deleted)
+      await this.#tryWrite(
+        result,
+        errors,
+        refOf(child),
+        () => this.#context.cluster.delete(refOf(child), { uid: child.metadata.uid }),
+        result.deleted,
+      )
     }
     for (const child of desired) {
       const ref = refOf(child)
@@ -113,16 +142,21 @@ export class Children {
         continue
       }
       if (rule === undefined) {
-        result.warnings.push(`${describe(ref)} is not a child type of this controller: created once, never updated or deleted`)
+        result.warnings.push(
+          `${describe(ref)} is not a child type of this controller: created once, never updated or deleted`,
+        )
       }
       if (child.metadata.namespace !== parent.metadata.namespace) {
-        result.warnings.push(`${describe(ref)} is outside the parent's namespace: never observed, and garbage-collected`)
+        result.warnings.push(
+          `${describe(ref)} is outside the parent's namespace: never observed, and garbage-collected`,
+        )
       }
       const current = observed.find((o) => sameObject(o, child))
       if (current === undefined) {
         setLastApplied(child, child)
         child.metadata.ownerReferences = [...(child.metadata.ownerReferences ?? [])]
-        if (!child.metadata.ownerReferences.some((o) => o.uid === parent.metadata.uid)) child.metadata.ownerReferences.push(controllerRefTo(parent))
+        if (!child.metadata.ownerReferences.some((o) => o.uid === parent.metadata.uid))
+          child.metadata.ownerReferences.push(controllerRefTo(parent))
         await this.#tryWrite(result, errors, ref, () => this.#context.cluster.create(child, MANAGER), result.created)
         continue
       }
@@ -131,7 +165,13 @@ export class Children {
     }
   }
 
-  async #updateChild(observed: KubeObject, desired: KubeObject, method: UpdateMethod, result: SyncResult, errors: string[]): Promise<void> {
+  async #updateChild(
+    observed: KubeObject,
+    desired: KubeObject,
+    method: UpdateMethod,
+    result: SyncResult,
+    errors: string[],
+  ): Promise<void> {
     const ref = refOf(observed)
     let merged: KubeObject
     try {
@@ -147,7 +187,13 @@ export class Children {
       case 'Recreate':
       case 'RollingRecreate':
         // Deleted now, created by a later sync once it is gone.
-        await this.#tryWrite(result, errors, ref, () => this.#context.cluster.delete(ref, { uid: observed.metadata.uid }), result.deleted)
+        await this.#tryWrite(
+          result,
+          errors,
+          ref,
+          () => this.#context.cluster.delete(ref, { uid: observed.metadata.uid }),
+          result.deleted,
+        )
         return
       case 'InPlace':
       case 'RollingInPlace':
@@ -163,7 +209,13 @@ export class Children {
    * a child already gone (NotFound), already there (AlreadyExists) or changed since it was read (Conflict) is no
    * error: the next sync sees the new state. Anything else (Invalid, Forbidden, ...) is.
    */
-  async #tryWrite(result: SyncResult, errors: string[], ref: ObjectRef, write: () => unknown, done: ObjectRef[]): Promise<void> {
+  async #tryWrite(
+    result: SyncResult,
+    errors: string[],
+    ref: ObjectRef,
+    write: () => unknown,
+    done: ObjectRef[],
+  ): Promise<void> {
     try {
       await this.#context.write(result, write)
       done.push(ref)

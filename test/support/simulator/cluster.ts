@@ -150,13 +150,21 @@ export class Cluster {
   update(obj: KubeObject, manager = 'test'): KubeObject {
     const previous = this.#stored(obj)
     const next = deepCopy(obj)
-    for (const field of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'managedFields'] as const) {
+    for (const field of [
+      'uid',
+      'creationTimestamp',
+      'deletionTimestamp',
+      'deletionGracePeriodSeconds',
+      'generation',
+      'managedFields',
+    ] as const) {
       copyField(next.metadata, previous.metadata, field)
     }
     if (this.#hasStatusSubresource(next)) copyField(next, previous, 'status')
     this.#applySchema(next)
     admit(next, previous, this)
-    if (next.metadata.generation !== undefined && !deepEqual(content(next), content(previous))) next.metadata.generation += 1
+    if (next.metadata.generation !== undefined && !deepEqual(content(next), content(previous)))
+      next.metadata.generation += 1
     return this.#commit(next, previous, manager)
   }
 
@@ -198,7 +206,10 @@ export class Cluster {
     }
     const next = deepCopy(previous)
     const meta = next.metadata
-    const grace = next.kind === 'Pod' && !podWaitsForKubelet(next) ? 0 : (options.gracePeriodSeconds ?? (next.kind === 'Pod' ? 30 : 0))
+    const grace =
+      next.kind === 'Pod' && !podWaitsForKubelet(next)
+        ? 0
+        : (options.gracePeriodSeconds ?? (next.kind === 'Pod' ? 30 : 0))
     if (meta.deletionTimestamp === undefined) {
       meta.deletionTimestamp = this.timestamp()
       // The API server bumps generation when it records a deletion request.
@@ -215,7 +226,8 @@ export class Cluster {
    * status subresource (or lack of one) respected.
    */
   registerCRD(crd: KubeObject): void {
-    for (const schema of customResourceSchemas(crd)) this.#customResources.set(`${schema.apiVersion}|${schema.kind}`, schema)
+    for (const schema of customResourceSchemas(crd))
+      this.#customResources.set(`${schema.apiVersion}|${schema.kind}`, schema)
   }
 
   watch(listener: WatchListener): () => void {
@@ -329,13 +341,25 @@ export class Cluster {
     if (manager !== undefined) {
       // Update semantics: the writer owns what it set (a create: the whole object, defaults included; an update:
       // what it changed); a field no longer there is nobody's.
-      const owned = fieldSet(previous === undefined ? writtenPart(next, subresource) : changedPart(writtenPart(next, subresource), writtenPart(previous, subresource)))
+      const owned = fieldSet(
+        previous === undefined
+          ? writtenPart(next, subresource)
+          : changedPart(writtenPart(next, subresource), writtenPart(previous, subresource)),
+      )
       const present = withFields(fieldSet(writtenPart(next)), fieldSet(writtenPart(next, 'status')))
-      meta.managedFields = recordOwnership(meta.managedFields, { manager, apiVersion: next.apiVersion, time: this.timestamp(), subresource }, owned, present)
+      meta.managedFields = recordOwnership(
+        meta.managedFields,
+        { manager, apiVersion: next.apiVersion, time: this.timestamp(), subresource },
+        owned,
+        present,
+      )
     }
     this.writes += 1
     const key = keyOf(toRef(next))
-    const gone = meta.deletionTimestamp !== undefined && (meta.finalizers ?? []).length === 0 && meta.deletionGracePeriodSeconds === 0
+    const gone =
+      meta.deletionTimestamp !== undefined &&
+      (meta.finalizers ?? []).length === 0 &&
+      meta.deletionGracePeriodSeconds === 0
     if (gone) this.#objects.delete(key)
     else this.#objects.set(key, next)
     const type = gone ? 'DELETED' : previous ? 'MODIFIED' : 'ADDED'
@@ -382,7 +406,9 @@ const LIST_KEYS = ['name', 'containerPort', 'port', 'uid', 'type', 'mountPath', 
 function writtenPart(obj: KubeObject, subresource?: 'status'): JsonObject {
   const { labels, annotations, finalizers, ownerReferences } = obj.metadata
   const { metadata: _m, status, apiVersion: _a, kind: _k, ...body } = obj
-  return deepCopy(subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body })
+  return deepCopy(
+    subresource ? { status } : { metadata: { labels, annotations, finalizers, ownerReferences }, ...body },
+  )
 }
 
 /** The parts of `next` that differ from `previous`: whole values, keyed list items by their key. */
@@ -404,7 +430,9 @@ function changedPart(next: unknown, previous: unknown): unknown {
       .filter((item) => !previous.some((old) => deepEqual(old, item)))
       .map((item) => {
         const old = previous.find((candidate) => isObject(candidate) && isObject(item) && candidate[key] === item[key])
-        return old === undefined ? item : { [key]: (item as JsonObject)[key], ...(changedPart(item, old) as JsonObject) }
+        return old === undefined
+          ? item
+          : { [key]: (item as JsonObject)[key], ...(changedPart(item, old) as JsonObject) }
       })
   }
   return next
@@ -421,9 +449,15 @@ interface Writer {
  * One entry per (manager, subresource): the writer's entry gains the fields it set (and its time), every other
  * entry loses them, and an entry left with nothing is dropped, as the API server tracks Update operations.
  */
-function recordOwnership(entries: ManagedFieldsEntry[] = [], writer: Writer, owned: JsonObject, present: JsonObject): ManagedFieldsEntry[] {
+function recordOwnership(
+  entries: ManagedFieldsEntry[] = [],
+  writer: Writer,
+  owned: JsonObject,
+  present: JsonObject,
+): ManagedFieldsEntry[] {
   if (Object.keys(owned).length === 0) return entries
-  const same = (entry: ManagedFieldsEntry) => entry.manager === writer.manager && entry.subresource === writer.subresource
+  const same = (entry: ManagedFieldsEntry) =>
+    entry.manager === writer.manager && entry.subresource === writer.subresource
   const others = entries
     .filter((entry) => !same(entry))
     .map((entry) => ({ ...entry, fieldsV1: onlyFields(withoutFields(entry.fieldsV1, owned), present) }))
@@ -442,7 +476,8 @@ function recordOwnership(entries: ManagedFieldsEntry[] = [], writer: Writer, own
 
 function withFields(set: JsonObject, added: JsonObject): JsonObject {
   const result = deepCopy(set)
-  for (const [key, value] of Object.entries(added)) result[key] = withFields(isObject(result[key]) ? result[key] : {}, value as JsonObject)
+  for (const [key, value] of Object.entries(added))
+    result[key] = withFields(isObject(result[key]) ? result[key] : {}, value as JsonObject)
   return result
 }
 
@@ -484,7 +519,8 @@ function fieldSet(value: unknown): JsonObject {
   if (Array.isArray(value)) {
     for (const item of value) {
       const key = isObject(item) ? LIST_KEYS.find((k) => k in item) : undefined
-      if (key !== undefined) set[`k:${JSON.stringify({ [key]: (item as JsonObject)[key] })}`] = { '.': {}, ...fieldSet(item) }
+      if (key !== undefined)
+        set[`k:${JSON.stringify({ [key]: (item as JsonObject)[key] })}`] = { '.': {}, ...fieldSet(item) }
       else if (!isObject(item)) set[`v:${JSON.stringify(item)}`] = {}
     }
   } else if (isObject(value)) {

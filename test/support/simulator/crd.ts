@@ -27,7 +27,9 @@ const SERVER_FIELDS = ['apiVersion', 'kind', 'metadata']
 /** Prunes and defaults `obj` in place; apiVersion, kind and metadata are the API server's, never pruned. */
 export function applySchema(obj: KubeObject, schema: JsonObject): void {
   const body = Object.fromEntries(Object.entries(obj).filter(([key]) => !SERVER_FIELDS.includes(key)))
-  const properties = Object.entries((schema.properties ?? {}) as Record<string, JsonObject>).filter(([key]) => !SERVER_FIELDS.includes(key))
+  const properties = Object.entries((schema.properties ?? {}) as Record<string, JsonObject>).filter(
+    ([key]) => !SERVER_FIELDS.includes(key),
+  )
   const shaped = structure(body, { ...schema, properties: Object.fromEntries(properties) }) as JsonObject
   for (const key of Object.keys(body)) delete obj[key]
   for (const [key, value] of Object.entries(shaped)) setOwn(obj, key, value)
@@ -45,11 +47,13 @@ function structure(value: unknown, schema: JsonObject): unknown {
   for (const [key, item] of Object.entries(value)) {
     const itemSchema = properties[key] ?? (isObject(additional) ? additional : undefined)
     // null in a field that is not nullable is dropped (and may then be defaulted).
-    if (itemSchema !== undefined && !(item === null && itemSchema.nullable !== true)) setOwn(result, key, structure(item, itemSchema))
+    if (itemSchema !== undefined && !(item === null && itemSchema.nullable !== true))
+      setOwn(result, key, structure(item, itemSchema))
     else if (itemSchema === undefined && keepUnknown) setOwn(result, key, item)
   }
   for (const [key, itemSchema] of Object.entries(properties)) {
-    if (result[key] === undefined && 'default' in itemSchema) result[key] = structure(deepCopy(itemSchema.default), itemSchema)
+    if (result[key] === undefined && 'default' in itemSchema)
+      result[key] = structure(deepCopy(itemSchema.default), itemSchema)
   }
   return result
 }

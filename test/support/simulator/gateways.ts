@@ -31,7 +31,10 @@ interface Listener {
   name: string
   protocol: string
   hostname?: string
-  allowedRoutes?: { namespaces?: { from?: 'Same' | 'All' | 'Selector'; selector?: LabelSelector }; kinds?: Array<{ kind: string }> }
+  allowedRoutes?: {
+    namespaces?: { from?: 'Same' | 'All' | 'Selector'; selector?: LabelSelector }
+    kinds?: Array<{ kind: string }>
+  }
 }
 
 export interface RouteConditionInput {
@@ -46,13 +49,19 @@ export interface RouteConditionInput {
  * One status.parents[] entry, as a gateway controller writes it: what a test writes by hand to play one (in the
  * simulator, or against a real API server), and what this controller writes itself.
  */
-export function routeParentStatus(route: KubeObject, parentRef: ParentRef, input: RouteConditionInput, now: string): JsonObject {
+export function routeParentStatus(
+  route: KubeObject,
+  parentRef: ParentRef,
+  input: RouteConditionInput,
+  now: string,
+): JsonObject {
   const generation = route.metadata.generation ?? 1
   const condition = (type: string, value: true | string) => ({
     type,
     status: value === true ? 'True' : 'False',
     reason: value === true ? type : value,
-    message: value === true ? `The route is ${type === 'Accepted' ? 'accepted' : 'resolved'}.` : (input.message ?? value),
+    message:
+      value === true ? `The route is ${type === 'Accepted' ? 'accepted' : 'resolved'}.` : (input.message ?? value),
     observedGeneration: generation,
     lastTransitionTime: now,
   })
@@ -74,17 +83,38 @@ export function reconcileRoutes(cluster: Cluster): void {
 
 function reconcileRoute(cluster: Cluster, route: KubeObject): void {
   const namespace = route.metadata.namespace as string
-  const spec = route.spec as { parentRefs?: ParentRef[]; hostnames?: string[]; rules?: Array<{ backendRefs?: Array<{ name: string; kind?: string }> }> }
+  const spec = route.spec as {
+    parentRefs?: ParentRef[]
+    hostnames?: string[]
+    rules?: Array<{ backendRefs?: Array<{ name: string; kind?: string }> }>
+  }
   const previous = ((isObject(route.status) ? route.status.parents : undefined) ?? []) as JsonObject[]
   const parents: JsonObject[] = []
   for (const parentRef of spec.parentRefs ?? []) {
-    const gateway = cluster.get({ apiVersion: GATEWAY_API, kind: 'Gateway', namespace: parentRef.namespace ?? namespace, name: parentRef.name })
+    const gateway = cluster.get({
+      apiVersion: GATEWAY_API,
+      kind: 'Gateway',
+      namespace: parentRef.namespace ?? namespace,
+      name: parentRef.name,
+    })
     if (gateway === undefined) continue
     const accepted = attachment(route, parentRef, gateway)
     const backends = (spec.rules ?? []).flatMap((rule) => rule.backendRefs ?? [])
-    const missing = backends.find((ref) => cluster.get({ apiVersion: 'v1', kind: 'Service', namespace, name: ref.name }) === undefined)
-    const entry = routeParentStatus(route, parentRef, { accepted, resolvedRefs: missing === undefined ? true : 'BackendNotFound' }, cluster.timestamp())
-    parents.push(keepTransitionTimes(entry, previous.find((old) => deepEqual(old.parentRef, parentRef))))
+    const missing = backends.find(
+      (ref) => cluster.get({ apiVersion: 'v1', kind: 'Service', namespace, name: ref.name }) === undefined,
+    )
+    const entry = routeParentStatus(
+      route,
+      parentRef,
+      { accepted, resolvedRefs: missing === undefined ? true : 'BackendNotFound' },
+      cluster.timestamp(),
+    )
+    parents.push(
+      keepTransitionTimes(
+        entry,
+        previous.find((old) => deepEqual(old.parentRef, parentRef)),
+      ),
+    )
   }
   cluster.updateStatus({ ...route, status: { parents } }, 'gateway-controller')
 }
@@ -108,7 +138,12 @@ function attachment(route: KubeObject, parentRef: ParentRef, gateway: KubeObject
   })
   if (allowed.length === 0) return 'NotAllowedByListeners'
   const hostnames = (route.spec as { hostnames?: string[] }).hostnames ?? []
-  const matches = allowed.some((listener) => listener.hostname === undefined || hostnames.length === 0 || hostnames.some((host) => hostMatches(listener.hostname as string, host)))
+  const matches = allowed.some(
+    (listener) =>
+      listener.hostname === undefined ||
+      hostnames.length === 0 ||
+      hostnames.some((host) => hostMatches(listener.hostname as string, host)),
+  )
   return matches ? true : 'NoMatchingListenerHostname'
 }
 
@@ -124,7 +159,9 @@ function keepTransitionTimes(entry: JsonObject, previous: JsonObject | undefined
   const before = (previous?.conditions ?? []) as JsonObject[]
   const conditions = (entry.conditions as JsonObject[]).map((condition) => {
     const old = before.find((each) => each.type === condition.type)
-    return old !== undefined && old.status === condition.status ? { ...condition, lastTransitionTime: old.lastTransitionTime } : condition
+    return old !== undefined && old.status === condition.status
+      ? { ...condition, lastTransitionTime: old.lastTransitionTime }
+      : condition
   })
   return { ...entry, conditions }
 }

@@ -70,7 +70,12 @@ export function injectTransport(app: Injectable, options: EndpointOptions = {}):
       for (const [name, value] of Object.entries(response.headers)) {
         if (value !== undefined) responseHeaders[name] = Array.isArray(value) ? value.join(', ') : String(value)
       }
-      return { statusCode: response.statusCode, headers: responseHeaders, body: parseJson(response.body), text: response.body }
+      return {
+        statusCode: response.statusCode,
+        headers: responseHeaders,
+        body: parseJson(response.body),
+        text: response.body,
+      }
     },
   }
 }

@@ -12,7 +12,14 @@
 //   await sim.advance(1800)                                         // resyncs fire on the way
 export { ApiError } from './admission.js'
 export { Cluster, timestamp } from './cluster.js'
-export type { ClusterOptions, DeleteOptions, PodFailureMode, WatchEvent, WatchListener, WorkloadTarget } from './cluster.js'
+export type {
+  ClusterOptions,
+  DeleteOptions,
+  PodFailureMode,
+  WatchEvent,
+  WatchListener,
+  WorkloadTarget,
+} from './cluster.js'
 export { GATEWAY_API, GATEWAY_CONTROLLER, routeParentStatus } from './gateways.js'
 export type { ParentRef, RouteConditionInput } from './gateways.js'
 export { httpTransport, injectTransport, jsonResponse } from './hooks.js'

@@ -27,7 +27,9 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   }
   if (!isObject(a) || !isObject(b)) return false
   const keys = Object.keys(a)
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]))
+  return (
+    keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]))
+  )
 }
 
 /** A copy with object keys in sorted order, as Go's encoding/json writes maps (parents, children, related). */

@@ -33,7 +33,8 @@ export function applyUpdate(observed: KubeObject, desired: KubeObject): KubeObje
   const update = deepCopy(desired)
   if (update.metadata.annotations) delete update.metadata.annotations[LAST_APPLIED]
   const merged = merge('', deepCopy(observed), lastApplied, update) as KubeObject
-  for (const field of SYSTEM_METADATA) restore(merged.metadata as unknown as JsonObject, observed.metadata as unknown as JsonObject, field)
+  for (const field of SYSTEM_METADATA)
+    restore(merged.metadata as unknown as JsonObject, observed.metadata as unknown as JsonObject, field)
   restore(merged, observed, 'status')
   setLastApplied(merged, update)
   return merged
@@ -47,10 +48,20 @@ function restore(target: JsonObject, source: JsonObject, field: string): void {
 /** The diff from lastApplied to desired, applied to destination; returns the new destination value. */
 export function merge(path: string, destination: unknown, lastApplied: unknown, desired: unknown): unknown {
   if (isObject(destination)) {
-    return mergeObject(path, destination, expect(path, 'lastApplied', lastApplied, isObject), expect(path, 'desired', desired, isObject))
+    return mergeObject(
+      path,
+      destination,
+      expect(path, 'lastApplied', lastApplied, isObject),
+      expect(path, 'desired', desired, isObject),
+    )
   }
   if (Array.isArray(destination)) {
-    return mergeArray(path, destination, expect(path, 'lastApplied', lastApplied, Array.isArray), expect(path, 'desired', desired, Array.isArray))
+    return mergeArray(
+      path,
+      destination,
+      expect(path, 'lastApplied', lastApplied, Array.isArray),
+      expect(path, 'desired', desired, Array.isArray),
+    )
   }
   return desired
 }
@@ -59,18 +70,39 @@ export function merge(path: string, destination: unknown, lastApplied: unknown, 
 function expect<T>(path: string, side: string, value: unknown, hasShape: (v: unknown) => v is T): T | undefined {
   if (value === undefined || value === null) return undefined
   if (hasShape(value)) return value
-  throw new Error(`can't merge desired changes: ${side}${path}: expecting ${hasShape === isObject ? 'an object' : 'an array'}, got ${JSON.stringify(value)}`)
+  throw new Error(
+    `can't merge desired changes: ${side}${path}: expecting ${hasShape === isObject ? 'an object' : 'an array'}, got ${JSON.stringify(value)}`,
+  )
 }
 
-function mergeObject(path: string, destination: JsonObject, lastApplied: JsonObject = {}, desired: JsonObject = {}): JsonObject {
+function mergeObject(
+  path: string,
+  destination: JsonObject,
+  lastApplied: JsonObject = {},
+  desired: JsonObject = {},
+): JsonObject {
   for (const key of Object.keys(lastApplied)) if (!Object.hasOwn(desired, key)) delete destination[key]
   for (const [key, value] of Object.entries(desired)) {
-    setOwn(destination, key, merge(`${path}[${key}]`, Object.hasOwn(destination, key) ? destination[key] : undefined, Object.hasOwn(lastApplied, key) ? lastApplied[key] : undefined, value))
+    setOwn(
+      destination,
+      key,
+      merge(
+        `${path}[${key}]`,
+        Object.hasOwn(destination, key) ? destination[key] : undefined,
+        Object.hasOwn(lastApplied, key) ? lastApplied[key] : undefined,
+        value,
+      ),
+    )
   }
   return destination
 }
 
-function mergeArray(path: string, destination: unknown[], lastApplied: unknown[] = [], desired?: unknown[]): unknown[] | null {
+function mergeArray(
+  path: string,
+  destination: unknown[],
+  lastApplied: unknown[] = [],
+  desired?: unknown[],
+): unknown[] | null {
   const wanted = desired ?? []
   const key = listMapKey(destination, lastApplied, wanted)
   // A plain list is replaced as a whole (by null, when desired is null).

@@ -81,7 +81,12 @@ export const RESOURCES: readonly ResourceType[] = [
   { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'httproutes', kind: 'HTTPRoute', statusSubresource: true },
   { apiVersion: 'gateway.networking.k8s.io/v1', resource: 'tlsroutes', kind: 'TLSRoute', statusSubresource: true },
   { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutes', kind: 'IngressRoute', statusSubresource: false },
-  { apiVersion: 'traefik.io/v1alpha1', resource: 'ingressroutetcps', kind: 'IngressRouteTCP', statusSubresource: false },
+  {
+    apiVersion: 'traefik.io/v1alpha1',
+    resource: 'ingressroutetcps',
+    kind: 'IngressRouteTCP',
+    statusSubresource: false,
+  },
   { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges', kind: 'Challenge', statusSubresource: true },
   {
     apiVersion: 'challenge-hooks.dev/v1alpha1',
@@ -105,7 +110,12 @@ export function groupName(apiVersion: string, kind: string): string {
 }
 
 export function refOf(obj: KubeObject): ObjectRef {
-  return { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name }
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    namespace: obj.metadata.namespace ?? '',
+    name: obj.metadata.name,
+  }
 }
 
 export function describe(ref: ObjectRef): string {
@@ -152,17 +162,23 @@ export function labelMatcher(selector: LabelSelector | null | undefined): LabelM
   return (labels) => requirements.every((matches) => matches(labels ?? {}))
 }
 
-function requirement({ key, operator, values = [] }: LabelSelectorRequirement): (labels: Record<string, string>) => boolean {
+function requirement({
+  key,
+  operator,
+  values = [],
+}: LabelSelectorRequirement): (labels: Record<string, string>) => boolean {
   switch (operator) {
     case 'In':
     case 'NotIn': {
-      if (values.length === 0) throw new Error(`label selector: values must be non-empty for operator ${operator} (key ${key})`)
+      if (values.length === 0)
+        throw new Error(`label selector: values must be non-empty for operator ${operator} (key ${key})`)
       const wanted = operator === 'In'
       return (labels) => (key in labels && values.includes(labels[key] as string)) === wanted
     }
     case 'Exists':
     case 'DoesNotExist': {
-      if (values.length > 0) throw new Error(`label selector: values must be empty for operator ${operator} (key ${key})`)
+      if (values.length > 0)
+        throw new Error(`label selector: values must be empty for operator ${operator} (key ${key})`)
       const wanted = operator === 'Exists'
       return (labels) => key in labels === wanted
     }
@@ -177,7 +193,10 @@ export function keyOf(obj: KubeObject): string {
 }
 
 /** `{"<Kind>.<apiVersion>": {key: object}}`: a group per rule even when empty; keys `name` (v1) or `namespace/name` (v2). */
-export function groupObjects(groups: Array<[ResourceType, KubeObject[]]>, version: HookVersion): Record<string, Record<string, KubeObject>> {
+export function groupObjects(
+  groups: Array<[ResourceType, KubeObject[]]>,
+  version: HookVersion,
+): Record<string, Record<string, KubeObject>> {
   const result: Record<string, Record<string, KubeObject>> = {}
   for (const [resource, objects] of groups) {
     const group = (result[groupName(resource.apiVersion, resource.kind)] ??= {})

@@ -72,7 +72,9 @@ export class ParentWrites {
       if (!change(current)) return { object: current, written: false }
       try {
         const object = await this.#context.write(result, () =>
-          target === 'status' ? this.#context.cluster.updateStatus(current, MANAGER) : this.#context.cluster.update(current, MANAGER),
+          target === 'status'
+            ? this.#context.cluster.updateStatus(current, MANAGER)
+            : this.#context.cluster.update(current, MANAGER),
         )
         return { object, written: true }
       } catch (error) {
@@ -86,9 +88,7 @@ export class ParentWrites {
     // Only called for a parent being deleted, which has finalizers (or it would be gone).
     const finalizers = parent.metadata.finalizers as string[]
     return (
-      this.#finalizing() &&
-      finalizers.includes(this.#finalizer) &&
-      !finalizers.some((f) => GC_FINALIZERS.includes(f))
+      this.#finalizing() && finalizers.includes(this.#finalizer) && !finalizers.some((f) => GC_FINALIZERS.includes(f))
     )
   }
 

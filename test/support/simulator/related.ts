@@ -22,7 +22,9 @@ export function resolveRule(rule: RelatedRule, parent: KubeObject, version: Hook
   const names = rule.names ?? []
   const hasSelector = rule.labelSelector != null
   if (names.length > 0 && (hasSelector || rule.namespaceSelector != null)) {
-    throw new Error(`related rule cannot have both names and labelSelector/namespaceSelector specified: ${JSON.stringify(rule)}`)
+    throw new Error(
+      `related rule cannot have both names and labelSelector/namespaceSelector specified: ${JSON.stringify(rule)}`,
+    )
   }
   if (rule.namespaceSelector != null) {
     // Needs Namespace objects, which the simulated cluster does not have; a v1 hook may not use it at all.
@@ -34,14 +36,20 @@ export function resolveRule(rule: RelatedRule, parent: KubeObject, version: Hook
   }
   // A v1 hook of a namespaced parent only ever sees its parent's namespace.
   if (version === 'v1' && namespace !== '' && namespace !== parentNamespace) {
-    throw new Error(`requested related object namespace ${namespace} differs from parent object namespace ${String(parentNamespace)}`)
+    throw new Error(
+      `requested related object namespace ${namespace} differs from parent object namespace ${String(parentNamespace)}`,
+    )
   }
   const labels = labelMatcher(rule.labelSelector)
   const inNamespace = (obj: KubeObject) =>
     resource.namespaced === false ||
-    (version === 'v1' ? obj.metadata.namespace === parentNamespace : namespace === '' || obj.metadata.namespace === namespace)
+    (version === 'v1'
+      ? obj.metadata.namespace === parentNamespace
+      : namespace === '' || obj.metadata.namespace === namespace)
   const selected =
-    names.length > 0 ? (obj: KubeObject) => names.includes(obj.metadata.name) : (obj: KubeObject) => labels(obj.metadata.labels)
+    names.length > 0
+      ? (obj: KubeObject) => names.includes(obj.metadata.name)
+      : (obj: KubeObject) => labels(obj.metadata.labels)
   return {
     resource,
     matches: (obj) =>

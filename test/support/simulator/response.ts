@@ -32,7 +32,8 @@ export class CrashError extends Error {
   override readonly name = 'CrashError'
 }
 
-type Schema = 'any' | 'string' | 'number' | 'boolean' | { object: Record<string, Schema> } | { array: Schema } | { map: Schema }
+type Schema =
+  'any' | 'string' | 'number' | 'boolean' | { object: Record<string, Schema> } | { array: Schema } | { map: Schema }
 
 const LABEL_SELECTOR: Schema = {
   object: {
@@ -68,11 +69,14 @@ export function decodeSyncAnswer(body: unknown, strict: boolean): Decoded<SyncAn
   const children = fields.children as unknown[] | null | undefined
   for (const [i, child] of (children ?? []).entries()) {
     if (child === null) continue
-    if (!isObject(child)) throw new Error(`json: cannot unmarshal ${jsonType(child)} into children[${i}] of type unstructured.Unstructured`)
-    if (typeof child.kind !== 'string' || child.kind === '') throw new Error(`Object 'Kind' is missing in '${JSON.stringify(child)}'`)
+    if (!isObject(child))
+      throw new Error(`json: cannot unmarshal ${jsonType(child)} into children[${i}] of type unstructured.Unstructured`)
+    if (typeof child.kind !== 'string' || child.kind === '')
+      throw new Error(`Object 'Kind' is missing in '${JSON.stringify(child)}'`)
   }
   // Go decodes [null] into a nil pointer, which the controller dereferences: the process panics.
-  if (children?.includes(null)) throw new CrashError('children contains null: Metacontroller would panic (nil pointer dereference)')
+  if (children?.includes(null))
+    throw new CrashError('children contains null: Metacontroller would panic (nil pointer dereference)')
   return {
     answer: {
       status: (fields.status ?? null) as JsonObject | null,
@@ -87,7 +91,8 @@ export function decodeSyncAnswer(body: unknown, strict: boolean): Decoded<SyncAn
 export function decodeCustomizeAnswer(body: unknown, strict: boolean): Decoded<RelatedRule[]> {
   const ignoredFields = decode(body, CUSTOMIZE_RESPONSE, strict)
   const rules = ((isObject(body) ? body.relatedResources : null) ?? []) as Array<RelatedRule | null>
-  if (rules.includes(null)) throw new CrashError('relatedResources contains null: Metacontroller would panic (nil pointer dereference)')
+  if (rules.includes(null))
+    throw new CrashError('relatedResources contains null: Metacontroller would panic (nil pointer dereference)')
   return { answer: rules as RelatedRule[], ignoredFields }
 }
 
@@ -122,7 +127,9 @@ function check(value: unknown, schema: Schema, path: string, unknown: string[]):
 }
 
 function typeError(value: unknown, path: string, expected: string): Error {
-  return new Error(`json: cannot unmarshal ${jsonType(value)} into ${path === '' ? 'the response' : `field ${path}`} of type ${expected}`)
+  return new Error(
+    `json: cannot unmarshal ${jsonType(value)} into ${path === '' ? 'the response' : `field ${path}`} of type ${expected}`,
+  )
 }
 
 function jsonType(value: unknown): string {

@@ -10,17 +10,43 @@
 import type { WatchEvent } from './cluster.js'
 import type { Awaitable, ClusterBackend } from './backend.js'
 import { Children } from './children.js'
-import type { ChildRule, CompositeController, SimEvent, SimulatorOptions, SyncRequest, SyncResult } from './controller.js'
+import type {
+  ChildRule,
+  CompositeController,
+  SimEvent,
+  SimulatorOptions,
+  SyncRequest,
+  SyncResult,
+} from './controller.js'
 import type { HookTransport } from './hooks.js'
 import { deepCopy, deepEqual, isObject, sortKeys } from './json.js'
-import { controllerOf, describe, groupObjects, keyOf, refOf, resourceByName, type KubeObject, type ObjectRef, type ResourceType } from './objects.js'
+import {
+  controllerOf,
+  describe,
+  groupObjects,
+  keyOf,
+  refOf,
+  resourceByName,
+  type KubeObject,
+  type ObjectRef,
+  type ResourceType,
+} from './objects.js'
 import { ParentWrites } from './parent-writes.js'
 import { WorkQueue } from './queue.js'
 import { listRelated, resolveRule, type HookVersion } from './related.js'
 import type { RelatedRule } from './response.js'
 import { messageOf, RetryAfter, Webhooks } from './webhook.js'
 
-export type { ChildRule, CompositeController, Hook, SimEvent, SimulatorOptions, SyncRequest, SyncResult, UpdateMethod } from './controller.js'
+export type {
+  ChildRule,
+  CompositeController,
+  Hook,
+  SimEvent,
+  SimulatorOptions,
+  SyncRequest,
+  SyncResult,
+  UpdateMethod,
+} from './controller.js'
 
 interface CustomizeEntry {
   rules: RelatedRule[]
@@ -49,7 +75,12 @@ export class Simulator {
   /** serve(): wakes the loop when a watch event queues a parent */
   #wake: (() => void) | undefined
 
-  constructor(controller: CompositeController, cluster: ClusterBackend, transport: HookTransport, options: SimulatorOptions = {}) {
+  constructor(
+    controller: CompositeController,
+    cluster: ClusterBackend,
+    transport: HookTransport,
+    options: SimulatorOptions = {},
+  ) {
     this.#cluster = cluster
     this.#controller = withVersionOverride(deepCopy(controller), options.hookVersion)
     const { spec } = this.#controller
@@ -58,7 +89,10 @@ export class Simulator {
       resource: resource(rule.apiVersion, rule.resource),
       method: rule.updateStrategy?.method ?? 'OnDelete',
     }))
-    const context = { cluster, write: <T>(result: SyncResult, request: () => Awaitable<T>) => this.#write(result, request) }
+    const context = {
+      cluster,
+      write: <T>(result: SyncResult, request: () => Awaitable<T>) => this.#write(result, request),
+    }
     this.#webhooks = new Webhooks(this.#controller, transport, options, () => cluster.now())
     this.#children = new Children(context, rules, spec.generateSelector === true)
     const finalizer = `metacontroller.io/compositecontroller-${controller.metadata.name}`
@@ -104,8 +138,12 @@ export class Simulator {
       if (key === undefined) return this.writes - before
       if (steps === maxSteps) {
         this.#queue.add(key)
-        const recent = this.history.slice(-5).map((r) => `${r.parent.namespace}/${r.parent.name}: ${r.outcome} (${r.writes} writes)`)
-        throw new Error(`not quiet after ${maxSteps} syncs; still queued: ${this.#queue.ready().join(', ')}; last: ${recent.join('; ')}`)
+        const recent = this.history
+          .slice(-5)
+          .map((r) => `${r.parent.namespace}/${r.parent.name}: ${r.outcome} (${r.writes} writes)`)
+        throw new Error(
+          `not quiet after ${maxSteps} syncs; still queued: ${this.#queue.ready().join(', ')}; last: ${recent.join('; ')}`,
+        )
       }
       await this.#reconcileKey(key)
     }
@@ -117,7 +155,9 @@ export class Simulator {
     const targetMs = this.#nowMs() + Math.round(seconds * 1000)
     await this.runUntilQuiet(options)
     for (;;) {
-      const due = [this.#queue.nextDue(), this.#periodic?.nextMs].filter((t): t is number => t !== undefined && t <= targetMs)
+      const due = [this.#queue.nextDue(), this.#periodic?.nextMs].filter(
+        (t): t is number => t !== undefined && t <= targetMs,
+      )
       if (due.length === 0) break
       this.#moveClockTo(Math.min(...due))
       this.#queueDue()
@@ -190,13 +230,20 @@ export class Simulator {
         // No event and no backoff: the hook asked for this delay.
         result.outcome = 'retryAfter'
         result.retryAfterSeconds = error.seconds
-        if (error.seconds <= 0) result.warnings.push('429 without a positive Retry-After: Metacontroller retries immediately (a hot loop)')
+        if (error.seconds <= 0)
+          result.warnings.push('429 without a positive Retry-After: Metacontroller retries immediately (a hot loop)')
         this.#queue.addAt(key, this.#nowMs() + error.seconds * 1000, this.#nowMs())
       } else {
         const message = messageOf(error)
         result.outcome = 'error'
         result.errors.push(message)
-        const event: SimEvent = { time: this.#cluster.timestamp(), type: 'Warning', reason: 'SyncError', message: `Sync error: ${message}`, parent: result.parent }
+        const event: SimEvent = {
+          time: this.#cluster.timestamp(),
+          type: 'Warning',
+          reason: 'SyncError',
+          message: `Sync error: ${message}`,
+          parent: result.parent,
+        }
         this.events.push(event)
         result.events.push(event)
         this.#queue.addRateLimited(key, this.#nowMs())
@@ -224,7 +271,12 @@ export class Simulator {
     const request: SyncRequest = {
       controller: deepCopy(this.#controller),
       parent: sortKeys(parent),
-      children: sortKeys(groupObjects(observed.map(([rule, objects]) => [rule.resource, objects]), version)),
+      children: sortKeys(
+        groupObjects(
+          observed.map(([rule, objects]) => [rule.resource, objects]),
+          version,
+        ),
+      ),
       related: sortKeys(related),
       finalizing,
     }
@@ -240,14 +292,23 @@ export class Simulator {
       this.#queue.addAt(keyOf(parent), this.#nowMs() + answer.resyncAfterSeconds * 1000, this.#nowMs())
     }
     if (answer.finalized) {
-      if (!finalizing) result.warnings.push('finalized: true in a sync answer removes the finalizer, which is added back next sync (it flaps)')
+      if (!finalizing)
+        result.warnings.push(
+          'finalized: true in a sync answer removes the finalizer, which is added back next sync (it flaps)',
+        )
       parent = await this.#parentWrites.removeFinalizer(parent, result)
     }
 
     const desired = this.#children.desired(parent, answer.children ?? [], selector)
     const manageErrors: string[] = []
     if (parent.metadata.deletionTimestamp === undefined || this.#parentWrites.shouldFinalize(parent)) {
-      await this.#children.manage(parent, observed.flatMap(([, objects]) => objects), desired, result, manageErrors)
+      await this.#children.manage(
+        parent,
+        observed.flatMap(([, objects]) => objects),
+        desired,
+        result,
+        manageErrors,
+      )
     }
     await this.#parentWrites.updateStatus(parent, answer.status, result)
     if (manageErrors.length > 0) {
@@ -258,7 +319,11 @@ export class Simulator {
   // ---- related objects (the customize hook's rules, cached per parent generation) ----
 
   /** Related objects, keyed for the sync/finalize hook's `version` (the rules follow the customize hook's). */
-  async #relatedObjects(parent: KubeObject, version: HookVersion, result: SyncResult): Promise<Record<string, Record<string, KubeObject>>> {
+  async #relatedObjects(
+    parent: KubeObject,
+    version: HookVersion,
+    result: SyncResult,
+  ): Promise<Record<string, Record<string, KubeObject>>> {
     if (this.#webhooks.hook('customize') === undefined) return {}
     const rules = await this.#customizeRules(parent, result)
     const groups: Array<[ResourceType, KubeObject[]]> = []
@@ -278,7 +343,11 @@ export class Simulator {
     }
     const request = { controller: deepCopy(this.#controller), parent: sortKeys(parent) }
     result.customize = { cached: false, request }
-    const rules = await this.#webhooks.customize(parent, request, result as SyncResult & { customize: NonNullable<SyncResult['customize']> })
+    const rules = await this.#webhooks.customize(
+      parent,
+      request,
+      result as SyncResult & { customize: NonNullable<SyncResult['customize']> },
+    )
     this.#customizeCache.set(cacheKey, { rules, expiresAtMs: this.#nowMs() + CUSTOMIZE_CACHE_MS })
     return rules
   }

@@ -40,7 +40,12 @@ export class Webhooks {
   }
 
   /** The sync or finalize hook's answer to `request` (the cached one after a 304), recorded in `result`. */
-  async sync(hookName: 'sync' | 'finalize', parent: KubeObject, request: SyncRequest, result: SyncResult): Promise<SyncAnswer> {
+  async sync(
+    hookName: 'sync' | 'finalize',
+    parent: KubeObject,
+    request: SyncRequest,
+    result: SyncResult,
+  ): Promise<SyncAnswer> {
     if (this.hook(hookName) === undefined) {
       throw new Error(`sync hook nil//not defined for ${describe(refOf(parent))} (a hook needs a webhook)`)
     }
@@ -54,17 +59,29 @@ export class Webhooks {
   }
 
   /** The customize hook's related rules for `parent`, recorded in `result.customize` (which the caller has set). */
-  async customize(parent: KubeObject, request: object, result: SyncResult & { customize: NonNullable<SyncResult['customize']> }): Promise<RelatedRule[]> {
+  async customize(
+    parent: KubeObject,
+    request: object,
+    result: SyncResult & { customize: NonNullable<SyncResult['customize']> },
+  ): Promise<RelatedRule[]> {
     const { response, body } = await this.#call('customize', request, parent)
     result.customize.response = response
-    const decoded = decodeWith(() => decodeCustomizeAnswer(body, this.#strict('customize')), 'customize', this.version('customize'))
+    const decoded = decodeWith(
+      () => decodeCustomizeAnswer(body, this.#strict('customize')),
+      'customize',
+      this.version('customize'),
+    )
     noteIgnoredFields(decoded.ignoredFields, 'customize', result)
     result.customize.rules = decoded.answer
     return decoded.answer
   }
 
   /** pkg/hooks webhookExecutor.Call: status handling, 429, ETag. Returns the body to decode. */
-  async #call(hook: HookName, request: object, parent: KubeObject): Promise<{ response: HookResponse; headers: Record<string, string>; body: unknown }> {
+  async #call(
+    hook: HookName,
+    request: object,
+    parent: KubeObject,
+  ): Promise<{ response: HookResponse; headers: Record<string, string>; body: unknown }> {
     const etagKey = `${hook}|${parent.kind}|${parent.metadata.namespace}/${parent.metadata.name}`
     const cached = this.#etagEnabled(hook) ? this.#etags.get(etagKey) : undefined
     const headers: Record<string, string> = cached ? { 'If-None-Match': cached.etag } : {}
@@ -75,7 +92,8 @@ export class Webhooks {
     } catch (error) {
       throw new Error(`${hook} hook failed: http error: ${messageOf(error)}`, { cause: error })
     }
-    if (response.statusCode === 429) throw new RetryAfter(retryAfterSeconds(header(response, 'retry-after'), this.#now()))
+    if (response.statusCode === 429)
+      throw new RetryAfter(retryAfterSeconds(header(response, 'retry-after'), this.#now()))
     const text = String(response.text ?? JSON.stringify(response.body))
     if (cached && (response.statusCode === 304 || response.statusCode === 412)) {
       return { response, headers, body: deepCopy(cached.body) }
@@ -84,7 +102,9 @@ export class Webhooks {
       throw new Error(`${hook} hook failed: unsupported status code: ${response.statusCode} body: ${text}`)
     }
     if (response.body === undefined) {
-      throw new Error(`${hook} hook failed: can't unmarshal webhookResponse: not JSON: ${JSON.stringify(text.slice(0, 200))}`)
+      throw new Error(
+        `${hook} hook failed: can't unmarshal webhookResponse: not JSON: ${JSON.stringify(text.slice(0, 200))}`,
+      )
     }
     const etag = header(response, 'etag')
     if (this.#etagEnabled(hook) && etag !== undefined) this.#etags.set(etagKey, { etag, body: deepCopy(response.body) })
@@ -113,7 +133,8 @@ function decodeWith<T>(decode: () => T, hook: HookName, version: HookVersion): T
   try {
     return decode()
   } catch (error) {
-    if (error instanceof CrashError) throw new Error(`${hook} hook answer would crash Metacontroller: ${error.message}`, { cause: error })
+    if (error instanceof CrashError)
+      throw new Error(`${hook} hook answer would crash Metacontroller: ${error.message}`, { cause: error })
     throw new Error(`${hook} hook failed (version=${version}): ${(error as Error).message}`, { cause: error })
   }
 }

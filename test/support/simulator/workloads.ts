@@ -25,7 +25,8 @@ export type PodFailureMode =
  * Which workloads a failure mode applies to: one by name (a bare Pod's, or a Deployment's), or all whose pods carry
  * these labels.
  */
-export type WorkloadTarget = { namespace: string; workload: string } | { namespace?: string; labels: Record<string, string> }
+export type WorkloadTarget =
+  { namespace: string; workload: string } | { namespace?: string; labels: Record<string, string> }
 
 interface Condition {
   type: string
@@ -51,15 +52,19 @@ export function terminatePods(cluster: Cluster): void {
 // ---- garbage collector ----
 
 export function collectGarbage(cluster: Cluster): void {
-  for (let collected = true; collected; ) {
+  for (let collected = true; collected;) {
     collected = false
     for (const obj of cluster.all()) {
       const owners = obj.metadata.ownerReferences ?? []
       if (owners.length === 0 || obj.metadata.deletionTimestamp !== undefined) continue
       const ownerAlive = owners.some(
         (owner) =>
-          cluster.get({ apiVersion: owner.apiVersion, kind: owner.kind, namespace: refOf(obj).namespace, name: owner.name })
-            ?.metadata.uid === owner.uid,
+          cluster.get({
+            apiVersion: owner.apiVersion,
+            kind: owner.kind,
+            namespace: refOf(obj).namespace,
+            name: owner.name,
+          })?.metadata.uid === owner.uid,
       )
       if (ownerAlive) continue
       cluster.delete(refOf(obj))
@@ -112,7 +117,9 @@ function rollout(cluster: Cluster, stored: KubeObject): void {
   const hash = templateHash(spec.template)
   const deployment = recordRevision(cluster, stored, hash)
   const owned = () =>
-    cluster.list('v1', 'Pod', deployment.metadata.namespace).filter((pod) => controllerOf(pod)?.uid === deployment.metadata.uid)
+    cluster
+      .list('v1', 'Pod', deployment.metadata.namespace)
+      .filter((pod) => controllerOf(pod)?.uid === deployment.metadata.uid)
   const isCurrent = (pod: KubeObject) => pod.metadata.labels?.[TEMPLATE_HASH] === hash
   // Recreate: old pods are deleted, and new ones start only once no old pod remains (terminating ones included).
   for (const pod of owned()) {
@@ -123,13 +130,19 @@ function rollout(cluster: Cluster, stored: KubeObject): void {
     for (let i = live.length; i < spec.replicas; i++) createPod(cluster, deployment, hash)
     for (const extra of live.slice(spec.replicas)) cluster.delete(refOf(extra))
   }
-  const mode = cluster.podFailureFor(deployment.metadata.namespace as string, deployment.metadata.name, spec.template.metadata.labels ?? {})
+  const mode = cluster.podFailureFor(
+    deployment.metadata.namespace as string,
+    deployment.metadata.name,
+    spec.template.metadata.labels ?? {},
+  )
   for (const pod of owned()) if (pod.metadata.deletionTimestamp === undefined) runPod(cluster, pod, mode)
   updateDeploymentStatus(cluster, deployment, owned(), hash)
 }
 
 function templateHash(template: unknown): string {
-  return fnv1a(JSON.stringify(sortKeys(template))).toString(16).padStart(8, '0')
+  return fnv1a(JSON.stringify(sortKeys(template)))
+    .toString(16)
+    .padStart(8, '0')
 }
 
 function createPod(cluster: Cluster, deployment: KubeObject, hash: string): void {
@@ -137,7 +150,10 @@ function createPod(cluster: Cluster, deployment: KubeObject, hash: string): void
   const namespace = deployment.metadata.namespace as string
   const taken = new Set(cluster.list('v1', 'Pod', namespace).map((pod) => pod.metadata.name))
   const name = firstFree(taken, (n) => {
-    const suffix = fnv1a(`${String(deployment.metadata.uid)}/${hash}/${n}`).toString(36).slice(-5).padStart(5, '0')
+    const suffix = fnv1a(`${String(deployment.metadata.uid)}/${hash}/${n}`)
+      .toString(36)
+      .slice(-5)
+      .padStart(5, '0')
     return `${deployment.metadata.name}-${hash}-${suffix}`
   })
   cluster.create(
@@ -174,15 +190,20 @@ function podStatus(pod: KubeObject, mode: PodFailureMode, now: string): JsonObje
     return {
       phase: 'Pending',
       qosClass: 'Burstable',
-      conditions: keepTimes(conditions, [
-        {
-          type: 'PodScheduled',
-          status: 'False',
-          reason: 'Unschedulable',
-          message: '0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.',
-          lastProbeTime: null,
-        },
-      ], now),
+      conditions: keepTimes(
+        conditions,
+        [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            reason: 'Unschedulable',
+            message:
+              '0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.',
+            lastProbeTime: null,
+          },
+        ],
+        now,
+      ),
     }
   }
   const containers = ((pod.spec as JsonObject).containers as JsonObject[]).map((container) =>
@@ -190,7 +211,10 @@ function podStatus(pod: KubeObject, mode: PodFailureMode, now: string): JsonObje
   )
   const ready = mode === 'none'
   const running = ready || mode === 'crashLoop'
-  const notReady = { reason: 'ContainersNotReady', message: `containers with unready status: [${containers.map((c) => c.name).join(' ')}]` }
+  const notReady = {
+    reason: 'ContainersNotReady',
+    message: `containers with unready status: [${containers.map((c) => c.name).join(' ')}]`,
+  }
   const h = fnv1a(pod.metadata.name)
   return {
     phase: running ? 'Running' : 'Pending',
@@ -200,18 +224,28 @@ function podStatus(pod: KubeObject, mode: PodFailureMode, now: string): JsonObje
     podIP: `10.244.${(h >>> 8) & 255}.${1 + ((h & 255) % 254)}`,
     podIPs: [{ ip: `10.244.${(h >>> 8) & 255}.${1 + ((h & 255) % 254)}` }],
     startTime: previous.startTime ?? now,
-    conditions: keepTimes(conditions, [
-      { type: 'PodReadyToStartContainers', status: mode === 'starting' ? 'False' : 'True', lastProbeTime: null },
-      { type: 'Initialized', status: 'True', lastProbeTime: null },
-      { type: 'Ready', status: ready ? 'True' : 'False', ...(ready ? {} : notReady), lastProbeTime: null },
-      { type: 'ContainersReady', status: ready ? 'True' : 'False', ...(ready ? {} : notReady), lastProbeTime: null },
-      { type: 'PodScheduled', status: 'True', lastProbeTime: null },
-    ], now),
+    conditions: keepTimes(
+      conditions,
+      [
+        { type: 'PodReadyToStartContainers', status: mode === 'starting' ? 'False' : 'True', lastProbeTime: null },
+        { type: 'Initialized', status: 'True', lastProbeTime: null },
+        { type: 'Ready', status: ready ? 'True' : 'False', ...(ready ? {} : notReady), lastProbeTime: null },
+        { type: 'ContainersReady', status: ready ? 'True' : 'False', ...(ready ? {} : notReady), lastProbeTime: null },
+        { type: 'PodScheduled', status: 'True', lastProbeTime: null },
+      ],
+      now,
+    ),
     containerStatuses: containers,
   }
 }
 
-function containerStatus(pod: KubeObject, container: JsonObject, mode: PodFailureMode, previous: JsonObject, now: string): JsonObject {
+function containerStatus(
+  pod: KubeObject,
+  container: JsonObject,
+  mode: PodFailureMode,
+  previous: JsonObject,
+  now: string,
+): JsonObject {
   const name = String(container.name)
   const image = String(container.image)
   const before = ((previous.containerStatuses ?? []) as JsonObject[]).find((status) => status.name === name)
@@ -230,7 +264,10 @@ function containerStatus(pod: KubeObject, container: JsonObject, mode: PodFailur
         : waiting('ErrImagePull', `failed to pull and unpack image "${image}": not found`)
     }
     case 'invalidImage':
-      return waiting('InvalidImageName', `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`)
+      return waiting(
+        'InvalidImageName',
+        `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+      )
     case 'configError':
       return waiting('CreateContainerConfigError', `secret "${pod.metadata.name}" not found`)
     case 'crashLoop':
@@ -239,11 +276,25 @@ function containerStatus(pod: KubeObject, container: JsonObject, mode: PodFailur
         imageID: `docker.io/library/${image}@sha256:${id}`,
         containerID: `containerd://${id}`,
         restartCount: restartCount + 1,
-        lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: now, finishedAt: now, containerID: `containerd://${id}` } },
-        state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off 10s restarting failed container=${name} pod=${pod.metadata.name}` } },
+        lastState: {
+          terminated: {
+            exitCode: 1,
+            reason: 'Error',
+            startedAt: now,
+            finishedAt: now,
+            containerID: `containerd://${id}`,
+          },
+        },
+        state: {
+          waiting: {
+            reason: 'CrashLoopBackOff',
+            message: `back-off 10s restarting failed container=${name} pod=${pod.metadata.name}`,
+          },
+        },
       }
     default: {
-      const running = isObject(before?.state) && isObject(before.state.running) ? before.state.running : { startedAt: now }
+      const running =
+        isObject(before?.state) && isObject(before.state.running) ? before.state.running : { startedAt: now }
       return {
         ...base,
         imageID: `docker.io/library/${image}@sha256:${id}`,
@@ -279,19 +330,49 @@ function updateDeploymentStatus(cluster: Cluster, deployment: KubeObject, pods: 
   for (const [field, count] of Object.entries(counts)) if (count > 0) status[field] = count
   // Written even when zero (a pointer field since Kubernetes 1.33).
   status.terminatingReplicas = pods.filter((pod) => pod.metadata.deletionTimestamp !== undefined).length
-  status.conditions = keepTimes(previous.conditions as Condition[] | undefined, [
-    available
-      ? { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }
-      : { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
-    available
-      ? { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `${replicaSet} has successfully progressed.` }
-      : { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: `${replicaSet} is progressing.` },
-  ], cluster.timestamp(), true)
+  status.conditions = keepTimes(
+    previous.conditions as Condition[] | undefined,
+    [
+      available
+        ? {
+            type: 'Available',
+            status: 'True',
+            reason: 'MinimumReplicasAvailable',
+            message: 'Deployment has minimum availability.',
+          }
+        : {
+            type: 'Available',
+            status: 'False',
+            reason: 'MinimumReplicasUnavailable',
+            message: 'Deployment does not have minimum availability.',
+          },
+      available
+        ? {
+            type: 'Progressing',
+            status: 'True',
+            reason: 'NewReplicaSetAvailable',
+            message: `${replicaSet} has successfully progressed.`,
+          }
+        : {
+            type: 'Progressing',
+            status: 'True',
+            reason: 'ReplicaSetUpdated',
+            message: `${replicaSet} is progressing.`,
+          },
+    ],
+    cluster.timestamp(),
+    true,
+  )
   cluster.updateStatus({ ...deployment, status }, 'kube-controller-manager')
 }
 
 /** Conditions keep lastTransitionTime while their status holds (and lastUpdateTime while nothing changes). */
-function keepTimes(previous: Condition[] | undefined, next: Condition[], now: string, withUpdateTime = false): Condition[] {
+function keepTimes(
+  previous: Condition[] | undefined,
+  next: Condition[],
+  now: string,
+  withUpdateTime = false,
+): Condition[] {
   return next.map((condition) => {
     const before = previous?.find((c) => c.type === condition.type)
     const same = before?.status === condition.status
