@@ -43,7 +43,6 @@ export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, ty
 export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-types.js'
 export { estimatedBits } from './config-parsers.js'
 
-/** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
 /** A host that names the machine it is read on: players would reach their own (127.0.0.0/8, ::1, localhost). */
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|.+\.localhost)$/i
 
@@ -61,6 +60,7 @@ export function publicHostWarning(config: Pick<Config, 'publicHost'>): string | 
   )
 }
 
+/** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
 export const INTERNET_WITHOUT_CLUSTER_CIDRS =
   'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
   "(the kubelet's 10250, every NodePort, a public API server address). Set CLUSTER_CIDRS to the nodes' and the API server's addresses."
