@@ -117,7 +117,22 @@ t.test(
     )
     const url = `http://${service.spec.clusterIP}:80/sync`
     const body = JSON.stringify(newRequest())
-    const unauthorized = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+    // kube-proxy programs the Service some time after the pod is Ready (its minimum sync period is a second, the
+    // same delay the hook's ENDPOINT_SETTLE_MS waits out for instances): refused until then, so the first call is
+    // retried for up to 10 s, and how long it took is said.
+    const asked = Date.now()
+    let unauthorized: Response | undefined
+    for (;;) {
+      unauthorized = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } }).catch(
+        (error: Error) => {
+          if (Date.now() - asked > 10_000) throw error
+          return undefined
+        },
+      )
+      if (unauthorized !== undefined) break
+      await new Promise((done) => setTimeout(done, 100))
+    }
+    t.comment(`the Service answered ${Date.now() - asked} ms after the pod was Ready`)
     t.equal(unauthorized.status, 401, 'without the token: 401')
     const answer = await fetch(url, {
       method: 'POST',
