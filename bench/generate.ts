@@ -5,7 +5,7 @@
  * the controllers, and kubectl's last-applied annotation on what was applied with kubectl.
  *
  * - small:  the first /sync of a new instance (no status, no children); one ChallengeDefinition in the namespace.
- * - medium: a Running HTTP instance (Secret, 2 NetworkPolicies, Deployment, Service, Ingress, its Pod) in a
+ * - medium: a Running HTTP instance (Secret, 2 NetworkPolicies, its Pod, Service, Ingress) in a
  *           namespace holding a 50-challenge catalogue (the customize hook asks for every definition).
  * - large:  the same, after its owner went through the 49 other challenges: 50 related Challenges, each with
  *           status, conditions and managedFields.
@@ -399,7 +399,7 @@ export async function generate(root: string): Promise<Generated[]> {
   const medium = await runningTarget(context, CATALOGUE, [])
   out.push({
     name: 'medium',
-    what: `a Running HTTP instance (Secret, 2 NetworkPolicies, Deployment, Service, Ingress, its Pod); ${CATALOGUE} ChallengeDefinitions in the namespace, only its own in the request`,
+    what: `a Running HTTP instance (Secret, 2 NetworkPolicies, its Pod, Service, Ingress); ${CATALOGUE} ChallengeDefinitions in the namespace, only its own in the request`,
     body: request(medium.result),
     phase: medium.phase,
   })
