@@ -3,13 +3,13 @@
 // rewrites touches it, and it touches neither).
 //
 //   npx tsx bench/node-start/report.ts     (re-render without running; run.ts calls it after each run)
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { writeSection } from '../rush/report.js'
 
 const BEGIN =
   '<!-- node-start: begin (written by npm run bench:node-start; the text between these markers is replaced) -->'
 const END = '<!-- node-start: end -->'
-const FINDINGS = '<!-- findings: text below this line is kept when the file is rewritten -->'
 
 interface Step {
   name: string
@@ -40,14 +40,7 @@ export function writeReport(dir: string, resultsFile: string): void {
     .filter((file) => file.endsWith('.json'))
     .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Run)
     .sort((a, b) => a.when.localeCompare(b.when))
-  const section = render(runs)
-  const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : ''
-  let next: string
-  if (previous.includes(BEGIN) && previous.includes(END))
-    next = previous.slice(0, previous.indexOf(BEGIN)) + section + previous.slice(previous.indexOf(END) + END.length)
-  else if (previous.includes(FINDINGS)) next = `${previous.trimEnd()}\n\n${section}\n`
-  else next = `${previous.trimEnd()}\n\n${FINDINGS}\n\n${section}\n`
-  writeFileSync(resultsFile, next)
+  writeSection(resultsFile, BEGIN, END, render(runs))
 }
 
 const s = (ms: number) => (ms / 1000).toFixed(2)
@@ -89,7 +82,7 @@ function render(runs: Run[]): string {
   return md.join('\n')
 }
 
-if (process.argv[1]?.endsWith('report.ts')) {
+if (process.argv[1]?.endsWith('node-start/report.ts')) {
   const root = new URL('../..', import.meta.url).pathname
   writeReport(join(root, 'bench/out/node-start'), join(root, 'bench/RESULTS.md'))
 }

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { repoRoot, type ControlPlane } from '../../test/support/kube/controlplane.js'
-import { metacontrollerRest } from '../../test/support/kube/controllers.js'
+import { metacontrollerRest, writeMetacontrollerKubeconfig } from '../../test/support/kube/controllers.js'
 import type { ClusterEnv } from '../../test/support/kube/install.js'
 import { freePort, logTail, output, spawnLogged, stopChild, waitUntil } from '../../test/support/processes.js'
 import { parseMetrics, type Sample } from './measure.js'
@@ -111,21 +111,7 @@ export async function startMetacontroller(
   const identity = await metacontrollerRest(env)
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
-  const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<
-    ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>
-  >
-  const kubeconfig = join(dir, 'kubeconfig')
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server: cluster.server, 'certificate-authority': cluster.caFile } }],
-      users: [{ name: 'metacontroller', user: { token: identity.token } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'metacontroller' } }],
-      'current-context': 'c',
-    }),
-  )
+  const kubeconfig = writeMetacontrollerKubeconfig(env, identity.token, dir)
   const [metricsPort, pprofPort] = [await freePort(), await freePort()]
   const logFile = join(plane.dir, 'metacontroller.log')
   const args = [

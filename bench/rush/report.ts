@@ -17,11 +17,18 @@ export function writeReport(dir: string, resultsFile: string): void {
     .filter((file) => file.endsWith('.json'))
     .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Run)
     .sort((a, b) => a.challenges - b.challenges || String(a.when).localeCompare(String(b.when)))
-  const section = render(runs)
+  writeSection(resultsFile, BEGIN, END, render(runs))
+}
+
+/**
+ * Replaces the text between `begin` and `end` in `resultsFile` with `section` (which carries both markers); where
+ * the markers are not there yet, adds it at the end, below the findings marker (added first if missing).
+ */
+export function writeSection(resultsFile: string, begin: string, end: string, section: string): void {
   const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : ''
   let next: string
-  if (previous.includes(BEGIN) && previous.includes(END))
-    next = previous.slice(0, previous.indexOf(BEGIN)) + section + previous.slice(previous.indexOf(END) + END.length)
+  if (previous.includes(begin) && previous.includes(end))
+    next = previous.slice(0, previous.indexOf(begin)) + section + previous.slice(previous.indexOf(end) + end.length)
   else if (previous.includes(FINDINGS)) next = `${previous.trimEnd()}\n\n${section}\n`
   else next = `${previous.trimEnd()}\n\n${FINDINGS}\n\n${section}\n`
   writeFileSync(resultsFile, next)
@@ -232,7 +239,7 @@ function render(runs: Run[]): string {
   return md.join('\n')
 }
 
-if (process.argv[1]?.endsWith('report.ts')) {
+if (process.argv[1]?.endsWith('rush/report.ts')) {
   try {
     parseArgs({ args: process.argv.slice(2), options: {}, strict: true })
   } catch (error) {

@@ -12,7 +12,7 @@ import type { KubeObject } from '../support/simulator/index.js'
 import { TRAEFIK_NAMESPACE, TRAEFIK_PORTS, traefikManifests } from '../support/node/proxy.js'
 import { gatewayCrd } from '../support/route-crds.js'
 import { app, definition, podOf, probeFrom, workstation, type Json, type Scenario, type Suite } from './harness.js'
-import { table, whenRunning, type Sample } from './timing.js'
+import { firstLine, table, whenRunning, type Sample } from './timing.js'
 
 export const BASE_DOMAIN = 'challenges.test'
 export const TLS_BASE_DOMAIN = 'tcp.challenges.test'
@@ -80,24 +80,15 @@ export async function proxyClients(suite: Suite): Promise<{ http: Client; https:
         req.end()
       })
   const tls: Client = (host) =>
-    new Promise((resolve) => {
-      const socket = tlsConnect({
+    firstLine(
+      tlsConnect({
         host: proxy,
         port: TRAEFIK_PORTS.tcpsecure,
         servername: host,
         rejectUnauthorized: false,
         timeout: 1000,
-      })
-      let text = ''
-      socket.setEncoding('utf8')
-      socket.on('data', (chunk: string) => {
-        text += chunk
-        if (text.includes('\n')) socket.destroy()
-      })
-      socket.on('timeout', () => socket.destroy(new Error('timeout')))
-      socket.on('error', (error) => resolve(`error: ${error.message}`))
-      socket.on('close', () => resolve(text.trim()))
-    })
+      }),
+    )
   return { http: get(false), https: get(true), tls }
 }
 

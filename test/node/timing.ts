@@ -1,5 +1,5 @@
 // Running vs reachable: when a reader first saw Running, and when a path first carried a connection, per instance.
-import { connect } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import { NODE_IP, podFailure, type Json, type Scenario } from './harness.js'
 
 export interface Sample {
@@ -36,8 +36,12 @@ export function table(samples: Sample[]): string {
 
 /** One TCP connection: the first line the service sends, or the error. */
 export function banner(host: string, port: number): Promise<string> {
+  return firstLine(connect({ host, port, timeout: 1000 }))
+}
+
+/** The first line a connection (plain or TLS) receives, or its error: the connection is closed after it. */
+export function firstLine(socket: Socket): Promise<string> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 1000 })
     let text = ''
     socket.setEncoding('utf8')
     socket.on('data', (chunk: string) => {

@@ -87,13 +87,8 @@ export async function startStandIn(
   }
 }
 
-/** The Metacontroller binary, out of cluster, as Metacontroller's service account; its log in `logFile` when given. */
-export async function startMetacontroller(
-  env: ClusterEnv,
-  token: string,
-  logFile?: string,
-): Promise<RunningController> {
-  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
+/** A kubeconfig in `dir` for the cluster of `env`, as Metacontroller's service account (`token`); its path. */
+export function writeMetacontrollerKubeconfig(env: ClusterEnv, token: string, dir: string): string {
   const cluster = env.rest.kubeconfig.getCurrentCluster() as NonNullable<
     ReturnType<typeof env.rest.kubeconfig.getCurrentCluster>
   >
@@ -118,6 +113,17 @@ export async function startMetacontroller(
       'current-context': 'c',
     }),
   )
+  return kubeconfig
+}
+
+/** The Metacontroller binary, out of cluster, as Metacontroller's service account; its log in `logFile` when given. */
+export async function startMetacontroller(
+  env: ClusterEnv,
+  token: string,
+  logFile?: string,
+): Promise<RunningController> {
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-mc-'))
+  const kubeconfig = writeMetacontrollerKubeconfig(env, token, dir)
   const logPath = logFile ?? join(dir, 'metacontroller.log')
   const child = spawnLogged(
     process.env.METACONTROLLER_BIN as string,
