@@ -4,7 +4,17 @@
  * docs/api.md; change none of them.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { DATE_TIME, DEFINITION_NAME, DNS_LABEL, DNS_SUBDOMAIN, ENV_NAME, PORT_NAME, QUANTITY, RESOURCE_NAME, SECRET_KEY } from '../patterns.js'
+import {
+  DATE_TIME,
+  DEFINITION_NAME,
+  DNS_LABEL,
+  DNS_SUBDOMAIN,
+  ENV_NAME,
+  PORT_NAME,
+  QUANTITY,
+  RESOURCE_NAME,
+  SECRET_KEY,
+} from '../patterns.js'
 
 /** Patterns of the schemas below, also read by the tests and the error messages (../patterns.ts has them all). */
 export { DATE_TIME, ENV_NAME }
@@ -93,7 +103,13 @@ export const ConditionType = {
 } as const
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType]
 
-export const ExposeType = { HTTP: 'HTTP', TLS: 'TLS', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer', Internal: 'Internal' } as const
+export const ExposeType = {
+  HTTP: 'HTTP',
+  TLS: 'TLS',
+  NodePort: 'NodePort',
+  LoadBalancer: 'LoadBalancer',
+  Internal: 'Internal',
+} as const
 export type ExposeType = (typeof ExposeType)[keyof typeof ExposeType]
 
 export const Defaults = {
@@ -203,7 +219,12 @@ const Probe = Type.Object(
   {
     exec: Type.Optional(
       Type.Object(
-        { command: Type.Array(Type.String({ maxLength: Bounds.probeText }), { minItems: 1, maxItems: Bounds.probeCommandItems }) },
+        {
+          command: Type.Array(Type.String({ maxLength: Bounds.probeText }), {
+            minItems: 1,
+            maxItems: Bounds.probeCommandItems,
+          }),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -216,7 +237,10 @@ const Probe = Type.Object(
           httpHeaders: Type.Optional(
             Type.Array(
               Type.Object(
-                { name: Type.String({ minLength: 1, maxLength: 128 }), value: Type.String({ maxLength: Bounds.probeText }) },
+                {
+                  name: Type.String({ minLength: 1, maxLength: 128 }),
+                  value: Type.String({ maxLength: Bounds.probeText }),
+                },
                 { additionalProperties: false },
               ),
               { maxItems: Bounds.probeHeaders },
@@ -228,7 +252,10 @@ const Probe = Type.Object(
     ),
     tcpSocket: Type.Optional(Type.Object({ port: PortRef }, { additionalProperties: false })),
     grpc: Type.Optional(
-      Type.Object({ port: Int(1, 65535), service: Type.Optional(Type.String({ maxLength: 253 })) }, { additionalProperties: false }),
+      Type.Object(
+        { port: Int(1, 65535), service: Type.Optional(Type.String({ maxLength: 253 })) },
+        { additionalProperties: false },
+      ),
     ),
     initialDelaySeconds: Seconds(0),
     periodSeconds: Seconds(1),
@@ -308,12 +335,17 @@ export const DefinitionSpecSchema = Type.Object(
     flag: Type.Optional(
       Type.Object(
         {
-          mode: Type.Optional(Type.Union([Type.Literal('PerOwner'), Type.Literal('PerInstance'), Type.Literal('Static')])),
+          mode: Type.Optional(
+            Type.Union([Type.Literal('PerOwner'), Type.Literal('PerInstance'), Type.Literal('Static')]),
+          ),
           prefix: Type.Optional(Type.String({ maxLength: 64 })),
           suffix: Type.Optional(Type.String({ maxLength: 64 })),
           env: Type.Optional(Type.String({ pattern: ENV_NAME })),
           staticSecretRef: Type.Optional(
-            Type.Object({ name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }), key: Type.String({ maxLength: 253, pattern: SECRET_KEY }) }),
+            Type.Object({
+              name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }),
+              key: Type.String({ maxLength: 253, pattern: SECRET_KEY }),
+            }),
           ),
         },
         { additionalProperties: false },

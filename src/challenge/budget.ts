@@ -41,7 +41,8 @@ function siblingCandidate(sibling: KubeObject, ownerKey: OwnerKey): Candidate | 
   const status = sibling.status
   const phase = field(status, 'phase')
   const relaunching = (count(field(spec, 'restarts')) ?? 0) > (count(field(status, 'run')) ?? 0)
-  if (!relaunching && (phase === Phase.Error || phase === Phase.Deleted || phase === Phase.Terminating)) return undefined
+  if (!relaunching && (phase === Phase.Error || phase === Phase.Deleted || phase === Phase.Terminating))
+    return undefined
   if (!relaunching && field(status, 'reason') === Reason.NotYetAvailable) return undefined
   const admittedAt = relaunching ? undefined : readTime(field(status, 'admittedAt'))
   return {
@@ -64,7 +65,12 @@ export type BudgetCheck = { admitted: true } | { admitted: false; held: number |
  * yet and that counts before this instance (started, or earlier in the order) makes it wait: its first sync
  * writes the cost within moments and that write re-syncs this instance; guessing could admit both.
  */
-export function budgetCheck(owner: OwnerWorld, cost: number, budget: number, admittedAt: number | undefined): BudgetCheck {
+export function budgetCheck(
+  owner: OwnerWorld,
+  cost: number,
+  budget: number,
+  admittedAt: number | undefined,
+): BudgetCheck {
   const self: Candidate = {
     key: keyOf(owner.challenge, owner.ownerKey.namespace),
     admittedAt: admittedAt ?? Infinity,
@@ -85,7 +91,11 @@ export function budgetCheck(owner: OwnerWorld, cost: number, budget: number, adm
   // A free challenge holds nothing, so it always fits.
   if (self.cost === 0) return { admitted: true }
   const before = candidates.slice(0, candidates.indexOf(self))
-  if ([...candidates.filter((candidate) => candidate.started), ...before].some((candidate) => candidate.cost === undefined)) {
+  if (
+    [...candidates.filter((candidate) => candidate.started), ...before].some(
+      (candidate) => candidate.cost === undefined,
+    )
+  ) {
     return { admitted: false, held: undefined }
   }
   let used = 0

@@ -103,7 +103,10 @@ function dnsRule(config: Config): NonNullable<NonNullable<INetworkPolicy['spec']
   const { namespace, podSelector: labels, addresses, port } = config.dns
   return {
     to: [
-      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } }, podSelector: { matchLabels: { ...labels } } },
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+        podSelector: { matchLabels: { ...labels } },
+      },
       ...addresses.map((cidr) => ({ ipBlock: { cidr } })),
     ],
     ports: [
@@ -141,7 +144,9 @@ export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild 
     case 'TLS': {
       // Only the proxy's pods (of INGRESS_POD_SELECTOR, when set) in its namespace; both selectors in one peer.
       const { ingressNamespace, ingressPodSelector } = input.config
-      const proxy: INetworkPolicyPeer = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ingressNamespace } } }
+      const proxy: INetworkPolicyPeer = {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ingressNamespace } },
+      }
       if (ingressPodSelector !== undefined) proxy.podSelector = { matchLabels: ingressPodSelector }
       rule = { from: [proxy], ports }
       break
@@ -174,7 +179,9 @@ export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChil
     spec: {
       podSelector: podSelector(input),
       policyTypes: ['Egress'],
-      egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: v4Except } }, { ipBlock: { cidr: '::/0', except: v6Except } }] }],
+      egress: [
+        { to: [{ ipBlock: { cidr: '0.0.0.0/0', except: v4Except } }, { ipBlock: { cidr: '::/0', except: v6Except } }] },
+      ],
     },
   }
 }
@@ -186,7 +193,10 @@ function environment(container: DefinitionContainer, input: RenderInput): IEnvVa
     .filter((variable) => !Object.hasOwn(parameters, variable.name))
     .map((variable) => ({ name: variable.name, value: variable.value ?? '' }))
   for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] })
-  env.push({ name: input.definition.flag.env, valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } } })
+  env.push({
+    name: input.definition.flag.env,
+    valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } },
+  })
   return env
 }
 
@@ -206,7 +216,9 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
   result.resources = effectiveResources(definitionContainer)
   // Probed every second: an instance is Running as soon as it listens (a player waits for it), and a TCP connect a
   // second costs a node nothing.
-  const probe = definitionContainer.readinessProbe ?? (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 1 } : undefined)
+  const probe =
+    definitionContainer.readinessProbe ??
+    (exposed ? { tcpSocket: { port: definition.expose.port }, periodSeconds: 1 } : undefined)
   if (probe) result.readinessProbe = probe
   const own = definitionContainer.securityContext
   result.securityContext = {
@@ -238,7 +250,9 @@ function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nod
   return {
     ...(runtimeClassName === undefined ? {} : { runtimeClassName }),
     ...(pool.nodeSelector === undefined ? {} : { nodeSelector: { ...pool.nodeSelector } }),
-    ...(pool.tolerations.length === 0 ? {} : { tolerations: pool.tolerations.map((toleration) => ({ ...toleration })) }),
+    ...(pool.tolerations.length === 0
+      ? {}
+      : { tolerations: pool.tolerations.map((toleration) => ({ ...toleration })) }),
   }
 }
 
@@ -286,7 +300,13 @@ export function pod(input: RenderInput): IPod & DesiredChild {
   }
 }
 
-const SERVICE_TYPE = { HTTP: 'ClusterIP', TLS: 'ClusterIP', Internal: 'ClusterIP', NodePort: 'NodePort', LoadBalancer: 'LoadBalancer' } as const
+const SERVICE_TYPE = {
+  HTTP: 'ClusterIP',
+  TLS: 'ClusterIP',
+  Internal: 'ClusterIP',
+  NodePort: 'NodePort',
+  LoadBalancer: 'LoadBalancer',
+} as const
 
 export function service(input: RenderInput): IService & DesiredChild {
   const { definition, names } = input

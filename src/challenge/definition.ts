@@ -55,7 +55,8 @@ export type DefinitionLookup =
 let compiledSpecCheck: ValidateFunction<DefinitionSpec> | undefined
 /** The spec's schema check: the build's (dist/server.js), else compiled at first use. */
 function checkSpec(): ValidateFunction<DefinitionSpec> {
-  compiledSpecCheck ??= (PRECOMPILED_DEFINITION ?? compileSchema(DefinitionSpecSchema, DESCRIBED_OPTIONS)) as ValidateFunction<DefinitionSpec>
+  compiledSpecCheck ??= (PRECOMPILED_DEFINITION ??
+    compileSchema(DefinitionSpecSchema, DESCRIBED_OPTIONS)) as ValidateFunction<DefinitionSpec>
   return compiledSpecCheck
 }
 
@@ -75,7 +76,11 @@ export interface DefinitionPolicy {
 export const STRICT_POLICY: DefinitionPolicy = { extendedResources: [], runtimeClasses: [] }
 
 /** Lookup of the named definition among related objects (from the customize hook's rule). */
-export function lookupDefinition(related: ObservedIndex, name: string, policy: DefinitionPolicy = STRICT_POLICY): DefinitionLookup {
+export function lookupDefinition(
+  related: ObservedIndex,
+  name: string,
+  policy: DefinitionPolicy = STRICT_POLICY,
+): DefinitionLookup {
   const object = findObject(related, DEFINITION_KIND, name)
   if (!object) {
     return {
@@ -88,11 +93,19 @@ export function lookupDefinition(related: ObservedIndex, name: string, policy: D
 }
 
 function invalid(name: string, problem: string): DefinitionLookup {
-  return { found: false, reason: Reason.DefinitionInvalid, message: `ChallengeDefinition "${name}" is invalid: ${problem}.` }
+  return {
+    found: false,
+    reason: Reason.DefinitionInvalid,
+    message: `ChallengeDefinition "${name}" is invalid: ${problem}.`,
+  }
 }
 
 /** Checks a definition's spec and fills in the defaults; exported for the author preview command. */
-export function resolveDefinition(name: string, spec: unknown, policy: DefinitionPolicy = STRICT_POLICY): DefinitionLookup {
+export function resolveDefinition(
+  name: string,
+  spec: unknown,
+  policy: DefinitionPolicy = STRICT_POLICY,
+): DefinitionLookup {
   const hostile = prototypeKeyPath(spec)
   if (hostile !== undefined) return invalid(name, `${hostile}: the key is refused (it names an object prototype)`)
   const check = checkSpec()
@@ -175,7 +188,8 @@ function keyPath(step: KeyStep): string {
 function securityProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
   const runtimeClass = spec.security?.runtimeClassName
   if (runtimeClass !== undefined && !policy.runtimeClasses.includes(runtimeClass)) {
-    const allowed = policy.runtimeClasses.length === 0 ? 'none is allowed' : `allowed: ${policy.runtimeClasses.join(', ')}`
+    const allowed =
+      policy.runtimeClasses.length === 0 ? 'none is allowed' : `allowed: ${policy.runtimeClasses.join(', ')}`
     return `spec.security.runtimeClassName: the RuntimeClass ${runtimeClass} is not one the operator allows (${allowed}; ALLOWED_RUNTIME_CLASSES)`
   }
   if ((spec.security?.profile ?? Defaults.profile) !== 'Restricted') return undefined
@@ -221,12 +235,15 @@ const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const
 /** What the API server would refuse in the pod the definition renders to (resources, probes, ports), and its size. */
 function podProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
   const containers = spec.pod.containers
-  const commandLines = characters(containers.flatMap((container) => [...(container.command ?? []), ...(container.args ?? [])]))
+  const commandLines = characters(
+    containers.flatMap((container) => [...(container.command ?? []), ...(container.args ?? [])]),
+  )
   if (commandLines > Bounds.podText) {
     return `spec.pod.containers: command and args of all containers together must be at most ${Bounds.podText} characters, got ${commandLines}`
   }
   const env = containers.flatMap((container) => container.env ?? [])
-  if (env.length > Bounds.podEnvItems) return `spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${env.length}`
+  if (env.length > Bounds.podEnvItems)
+    return `spec.pod.containers: at most ${Bounds.podEnvItems} env variables in all containers together, got ${env.length}`
   const envText = characters(env.map((variable) => variable.value ?? ''))
   if (envText > Bounds.podText) {
     return `spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${envText}`

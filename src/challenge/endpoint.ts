@@ -34,7 +34,14 @@ function servicePort(service: KubeObject, port: number): unknown {
 }
 
 /** The endpoint of an HTTP or TLS instance: once its route is in place and, for Gateway API, accepted. */
-function routedEndpoint(children: ObservedIndex, names: ChildNames, type: 'HTTP' | 'TLS', instanceId: string, config: Config, serviceSince: number): EndpointObservation {
+function routedEndpoint(
+  children: ObservedIndex,
+  names: ChildNames,
+  type: 'HTTP' | 'TLS',
+  instanceId: string,
+  config: Config,
+  serviceSince: number,
+): EndpointObservation {
   const kind = routeKind(type, config)
   const route = ownChild(children, kind, names.base, names.uid)
   if (!route) return NO_ENDPOINT
@@ -47,12 +54,20 @@ function routedEndpoint(children: ObservedIndex, names: ChildNames, type: 'HTTP'
   const host = instanceHost(type, instanceId, config)
   if (type === 'TLS') {
     const port = config.tlsPort
-    return { endpoint: { type: 'TLS', host, port, connection: `ncat --ssl ${host} ${port}` }, since, routeProblem: undefined }
+    return {
+      endpoint: { type: 'TLS', host, port, connection: `ncat --ssl ${host} ${port}` },
+      since,
+      routeProblem: undefined,
+    }
   }
   // A Gateway's HTTPS listener and Traefik's IngressRoute always end TLS; an Ingress only with INGRESS_TLS_SECRET.
   const tls = config.httpRouting !== 'Ingress' || config.ingressTlsSecret !== undefined
   const url = `${tls ? 'https' : 'http'}://${host}/`
-  return { endpoint: { type: 'HTTP', host, port: tls ? 443 : 80, url, connection: url }, since, routeProblem: undefined }
+  return {
+    endpoint: { type: 'HTTP', host, port: tls ? 443 : 80, url, connection: url },
+    since,
+    routeProblem: undefined,
+  }
 }
 
 /** The endpoint exists only once traffic has a path to the instance, as observed on the Service (and its route). */

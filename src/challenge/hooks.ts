@@ -80,7 +80,8 @@ export function hookVersion(controller: unknown, hook: 'sync' | 'customize'): st
 function legacySelector(children: ObservedIndex, base: string): boolean {
   const deployment = findObject(children, 'Deployment', base)
   if (deployment === undefined) return false
-  const matchLabels = (deployment.spec as { selector?: { matchLabels?: Record<string, unknown> } } | undefined)?.selector?.matchLabels
+  const matchLabels = (deployment.spec as { selector?: { matchLabels?: Record<string, unknown> } } | undefined)
+    ?.selector?.matchLabels
   return matchLabels?.[Label.instance] === base && matchLabels[Label.uid] === undefined
 }
 
@@ -91,7 +92,10 @@ function legacySelector(children: ObservedIndex, base: string): boolean {
  */
 export function resyncAfter(nextDeadline: number | undefined, now: number, config: Config): number | undefined {
   if (nextDeadline === undefined) return undefined
-  return Math.min(config.maxResyncSeconds, Math.max(RESYNC_STEP_MS, Math.ceil((nextDeadline - now) / RESYNC_STEP_MS) * RESYNC_STEP_MS) / 1000)
+  return Math.min(
+    config.maxResyncSeconds,
+    Math.max(RESYNC_STEP_MS, Math.ceil((nextDeadline - now) / RESYNC_STEP_MS) * RESYNC_STEP_MS) / 1000,
+  )
 }
 
 const RESYNC_STEP_MS = 100
@@ -149,12 +153,12 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
     run: previous.run,
     renewalsSeen: previous.renewalsSeen,
     renewalsApplied: previous.renewalsApplied,
-    conditions: [
-      condition(previous.conditions, ConditionType.Ready, false, Reason.Deleting, message, timestamp),
-    ],
+    conditions: [condition(previous.conditions, ConditionType.Ready, false, Reason.Deleting, message, timestamp)],
   }
   const { admittedAt, startedAt, lastRenewedAt } = previous
-  Object.assign(status, definedTimes({ admittedAt, startedAt, lastRenewedAt }), { finishedAt: previous.finishedAt ?? timestamp })
+  Object.assign(status, definedTimes({ admittedAt, startedAt, lastRenewedAt }), {
+    finishedAt: previous.finishedAt ?? timestamp,
+  })
   const finalized = countObjects(world.children) === 0
   const response: SyncResponse = { status, children }
   if (request.finalizing === true) response.finalized = finalized
@@ -182,7 +186,12 @@ export function customize(request: CustomizeRequest, config: Config): CustomizeR
     relatedResources: [
       // Its own definition only: the sync request must not grow with the catalogue, and an edit of one
       // definition must re-sync only its instances. Siblings' costs come from their status.cost.
-      { apiVersion: API_VERSION, resource: 'challengedefinitions', namespace, names: [challenge.spec.definitionRef.name] },
+      {
+        apiVersion: API_VERSION,
+        resource: 'challengedefinitions',
+        namespace,
+        names: [challenge.spec.definitionRef.name],
+      },
       config.ownerBudgetScope === 'Cluster'
         ? { apiVersion: API_VERSION, resource: 'challenges', labelSelector: owners }
         : { apiVersion: API_VERSION, resource: 'challenges', namespace, labelSelector: owners },

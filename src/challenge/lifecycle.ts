@@ -36,7 +36,13 @@ import { currentPod } from './workload.js'
 export type { Decision, World } from './decision.js'
 
 /** Errors that end the run: the workload is gone and stays gone until a restart. */
-const RUN_ENDING_ERRORS = new Set<string>([Reason.StartupTimeout, Reason.CrashLoopBackOff, Reason.InvalidImage, Reason.ConfigError, Reason.PodRefused])
+const RUN_ENDING_ERRORS = new Set<string>([
+  Reason.StartupTimeout,
+  Reason.CrashLoopBackOff,
+  Reason.InvalidImage,
+  Reason.ConfigError,
+  Reason.PodRefused,
+])
 
 export function decide(world: World, config: Config, now: number): Decision {
   // Every field a rule reads was set by a rule before it (definitionFound sets the definition, and so on).
@@ -58,7 +64,16 @@ function runState(world: World): RunState {
   if (spec.desiredState !== 'Stopped' && restarts > previous.run) {
     // Renewals asked for before the restart belong to the old run.
     const renewalsSeen = Math.max(previous.renewalsSeen, spec.renewals ?? 0)
-    return { run: restarts, newRun: true, admittedAt: undefined, startedAt: undefined, lastRenewedAt: undefined, finishedAt: undefined, renewalsSeen, renewalsApplied: 0 }
+    return {
+      run: restarts,
+      newRun: true,
+      admittedAt: undefined,
+      startedAt: undefined,
+      lastRenewedAt: undefined,
+      finishedAt: undefined,
+      renewalsSeen,
+      renewalsApplied: 0,
+    }
   }
   return {
     run: previous.run,
@@ -78,10 +93,15 @@ function runState(world: World): RunState {
 const finishedRun: Rule = (c) => {
   const { previous } = c.world
   if (c.state.newRun) return undefined
-  if (previous.phase === Phase.Deleted) return finish(c, { phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
+  if (previous.phase === Phase.Deleted)
+    return finish(c, { phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
   // finishedAt tells a run-ending Error from a ConfigError of the world (a missing static flag Secret), which
   // recovers once fixed.
-  if (previous.phase === Phase.Error && previous.finishedAt !== undefined && RUN_ENDING_ERRORS.has(String(previous.reason))) {
+  if (
+    previous.phase === Phase.Error &&
+    previous.finishedAt !== undefined &&
+    RUN_ENDING_ERRORS.has(String(previous.reason))
+  ) {
     return finish(c, { phase: Phase.Error, reason: previous.reason as string, message: previous.message })
   }
   return undefined
@@ -91,17 +111,23 @@ const stopped: Rule = (c) => {
   const { spec } = c.world.challenge
   if (spec.desiredState !== 'Stopped') return undefined
   const reason = spec.stopReason ?? Reason.Stopped
-  const message = spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${quote(spec.stopReason)}.`
+  const message =
+    spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${quote(spec.stopReason)}.`
   return finish(c, { phase: Phase.Deleted, reason, message })
 }
 
 const ownerLabels: Rule = (c) => {
   const problem = ownerLabelProblem(c.world.challenge)
-  return problem === undefined ? undefined : hold(c, { phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: problem })
+  return problem === undefined
+    ? undefined
+    : hold(c, { phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: problem })
 }
 
 const definitionFound: Rule = (c) => {
-  const policy = { extendedResources: c.config.allowedExtendedResources, runtimeClasses: c.config.allowedRuntimeClasses }
+  const policy = {
+    extendedResources: c.config.allowedExtendedResources,
+    runtimeClasses: c.config.allowedRuntimeClasses,
+  }
   const lookup = lookupDefinition(c.world.related, c.world.challenge.spec.definitionRef.name, policy)
   if (!lookup.found) return hold(c, { phase: Phase.Error, reason: lookup.reason, message: lookup.message })
   c.definition = lookup.definition
@@ -117,7 +143,11 @@ const challengeFields: Rule = (c) => {
   // The schema lets through what the API server stores; a date it could not have stored has no meaning.
   const deadline = readTime(spec.deadline)
   if (spec.deadline !== undefined && deadline === undefined) {
-    return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: `spec.deadline: ${quote(spec.deadline)} is not a date-time.` })
+    return hold(c, {
+      phase: Phase.Error,
+      reason: Reason.ConfigError,
+      message: `spec.deadline: ${quote(spec.deadline)} is not a date-time.`,
+    })
   }
   c.hardEnd = earliest(deadline, c.definition.availableUntil)
   return undefined
@@ -126,7 +156,9 @@ const challengeFields: Rule = (c) => {
 const routing: Rule = (c) => {
   const { type } = c.definition.expose
   const problem = type === 'HTTP' || type === 'TLS' ? routingProblem(type, c.config, c.world.childGroups) : undefined
-  return problem === undefined ? undefined : hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: problem })
+  return problem === undefined
+    ? undefined
+    : hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: problem })
 }
 
 /** A budget across namespaces needs the owner's Challenges of every namespace: only hook version v2 relates them. */
@@ -135,13 +167,18 @@ const budgetScope: Rule = (c) => {
   return hold(c, {
     phase: Phase.Error,
     reason: Reason.ConfigError,
-    message: "OWNER_BUDGET_SCOPE is Cluster, which counts an owner's budget across namespaces: the CompositeController's hooks must be at version v2 (the budget-across-namespaces component).",
+    message:
+      "OWNER_BUDGET_SCOPE is Cluster, which counts an owner's budget across namespaces: the CompositeController's hooks must be at version v2 (the budget-across-namespaces component).",
   })
 }
 
 const flagSource: Rule = (c) => {
   const { world } = c
-  const flag = flagData({ ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related }, c.definition, c.config.flagSecret)
+  const flag = flagData(
+    { ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related },
+    c.definition,
+    c.config.flagSecret,
+  )
   if (!flag.ok) return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
   c.flagData = flag.data
   return undefined
@@ -150,7 +187,11 @@ const flagSource: Rule = (c) => {
 /** The Challenge's own deadline and the definition's availableUntil cap everything. */
 const hardDeadline: Rule = (c) => {
   if (c.hardEnd !== undefined && c.now >= c.hardEnd) {
-    return finish(c, { phase: Phase.Deleted, reason: Reason.PastDeadline, message: 'The challenge is past its deadline.' })
+    return finish(c, {
+      phase: Phase.Deleted,
+      reason: Reason.PastDeadline,
+      message: 'The challenge is past its deadline.',
+    })
   }
   c.deadlines.push(c.hardEnd)
   return undefined
@@ -159,7 +200,11 @@ const hardDeadline: Rule = (c) => {
 const releaseGate: Rule = (c) => {
   const from = c.definition.availableFrom
   if (from === undefined || c.now >= from) return undefined
-  return hold(c, { phase: Phase.Pending, reason: Reason.NotYetAvailable, message: `The challenge opens at ${formatTime(from)}.` }, nextDeadline(c, from))
+  return hold(
+    c,
+    { phase: Phase.Pending, reason: Reason.NotYetAvailable, message: `The challenge opens at ${formatTime(from)}.` },
+    nextDeadline(c, from),
+  )
 }
 
 /**
@@ -168,9 +213,12 @@ const releaseGate: Rule = (c) => {
  */
 const namespaceAdmits: Rule = (c) => {
   const { world, state } = c
-  if (state.startedAt !== undefined || currentPod(world.children, world.names, state.run) !== undefined) return undefined
+  if (state.startedAt !== undefined || currentPod(world.children, world.names, state.run) !== undefined)
+    return undefined
   const refusal = namespaceRefusal(c.definition, world.related, world.namespace)
-  return refusal === undefined ? undefined : finish(c, { phase: Phase.Error, reason: Reason.PodRefused, message: refusal })
+  return refusal === undefined
+    ? undefined
+    : finish(c, { phase: Phase.Error, reason: Reason.PodRefused, message: refusal })
 }
 
 /**
@@ -196,14 +244,22 @@ const admission: Rule = (c) => {
   }
   const giveUpAt = queueStart(c) + c.lifetimeMs
   if (c.now >= giveUpAt) {
-    return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance waited for a free slot longer than its lifetime.' })
+    return finish(c, {
+      phase: Phase.Deleted,
+      reason: Reason.Expired,
+      message: 'The instance waited for a free slot longer than its lifetime.',
+    })
   }
   if (budget.held === undefined) {
     // The sibling's cost write re-syncs this instance, but Metacontroller matches related events against every
     // Challenge in one goroutine per kind, which falls minutes behind in a rush (at 2,000 two instances waited 4.5
     // minutes after both siblings ahead had written theirs). A recheck soon costs a call or two.
     const message = 'Waiting for your other instances to report their cost.'
-    return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt, c.now + UNKNOWN_COST_RECHECK_MS))
+    return hold(
+      c,
+      { phase: Phase.Pending, reason: Reason.Queued, message },
+      nextDeadline(c, giveUpAt, c.now + UNKNOWN_COST_RECHECK_MS),
+    )
   }
   const message = `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`
   return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt))

@@ -42,7 +42,8 @@ export interface ChildNames {
  * Challenge recreated under the same long name) still get different children.
  */
 export function instanceBaseName(challengeName: string, uid: string): string {
-  if (challengeName.length <= MAX_BASE && DNS_1035_LABEL.test(challengeName) && !SHORTENED.test(challengeName)) return challengeName
+  if (challengeName.length <= MAX_BASE && DNS_1035_LABEL.test(challengeName) && !SHORTENED.test(challengeName))
+    return challengeName
   const hash = createHash('sha256').update(uid).digest('hex').slice(0, HASH_LENGTH)
   const room = MAX_BASE - HASH_LENGTH - SEPARATOR.length
   let prefix = challengeName

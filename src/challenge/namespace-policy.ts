@@ -29,7 +29,11 @@ function enforcedLevel(namespace: KubeObject | undefined): (typeof LEVELS)[numbe
   return (LEVELS as readonly string[]).includes(value) ? (value as (typeof LEVELS)[number]) : 'restricted'
 }
 
-function podSecurityRefusal(definition: ResolvedDefinition, namespace: KubeObject | undefined, name: string): string | undefined {
+function podSecurityRefusal(
+  definition: ResolvedDefinition,
+  namespace: KubeObject | undefined,
+  name: string,
+): string | undefined {
   const enforced = enforcedLevel(namespace)
   const level = PROFILE_LEVEL[definition.profile]
   if (LEVELS.indexOf(level) >= LEVELS.indexOf(enforced)) return undefined
@@ -63,11 +67,14 @@ function boundBroken(item: unknown, requests: Amounts, limits: Amounts, what: st
   for (const name of BOUNDED) {
     const [request, limit] = [requests[name] as number, limits[name] as number]
     const max = bound(item, 'max', name)
-    if (max !== undefined && above(limit, max.value)) return `${what}'s ${name} limit is above the maximum ${max.written}`
+    if (max !== undefined && above(limit, max.value))
+      return `${what}'s ${name} limit is above the maximum ${max.written}`
     const min = bound(item, 'min', name)
-    if (min !== undefined && above(min.value, request)) return `${what}'s ${name} request is below the minimum ${min.written}`
+    if (min !== undefined && above(min.value, request))
+      return `${what}'s ${name} request is below the minimum ${min.written}`
     const ratio = bound(item, 'maxLimitRequestRatio', name)
-    if (ratio !== undefined && request > 0 && above(limit / request, ratio.value)) return `${what}'s ${name} limit is more than ${ratio.written} times its request`
+    if (ratio !== undefined && request > 0 && above(limit / request, ratio.value))
+      return `${what}'s ${name} limit is more than ${ratio.written} times its request`
   }
   return undefined
 }
@@ -88,17 +95,27 @@ function limitRangeRefusal(definition: ResolvedDefinition, limitRanges: KubeObje
       const type = field(item, 'type')
       const broken =
         type === 'Container'
-          ? containers.map((c) => boundBroken(item, c.requests, c.limits, `container ${c.name}`)).find((problem) => problem !== undefined)
+          ? containers
+              .map((c) => boundBroken(item, c.requests, c.limits, `container ${c.name}`))
+              .find((problem) => problem !== undefined)
           : type === 'Pod'
             ? boundBroken(item, sum(containers.map((c) => c.requests)), sum(containers.map((c) => c.limits)), 'the pod')
             : undefined
-      if (broken !== undefined) return `The namespace's LimitRange ${quote(range.metadata.name)} refuses the pod: ${broken}.`
+      if (broken !== undefined)
+        return `The namespace's LimitRange ${quote(range.metadata.name)} refuses the pod: ${broken}.`
     }
   }
   return undefined
 }
 
 /** Why the namespace would refuse the instance's pod, or undefined. */
-export function namespaceRefusal(definition: ResolvedDefinition, related: ObservedIndex, namespace: string): string | undefined {
-  return podSecurityRefusal(definition, findObject(related, 'Namespace', namespace), namespace) ?? limitRangeRefusal(definition, objectsOfKind(related, 'LimitRange'))
+export function namespaceRefusal(
+  definition: ResolvedDefinition,
+  related: ObservedIndex,
+  namespace: string,
+): string | undefined {
+  return (
+    podSecurityRefusal(definition, findObject(related, 'Namespace', namespace), namespace) ??
+    limitRangeRefusal(definition, objectsOfKind(related, 'LimitRange'))
+  )
 }

@@ -52,7 +52,9 @@ export function isBeingDeleted(object: KubeObject): boolean {
  * create and never claims) never is.
  */
 export function isOwnedBy(object: KubeObject, parentUid: string): boolean {
-  return list((object.metadata as Record<string, unknown>).ownerReferences).some((reference) => field(reference, 'controller') === true && field(reference, 'uid') === parentUid)
+  return list((object.metadata as Record<string, unknown>).ownerReferences).some(
+    (reference) => field(reference, 'controller') === true && field(reference, 'uid') === parentUid,
+  )
 }
 
 /** The named child of this parent, when it is observed, is its own and is not being deleted. */

@@ -13,10 +13,15 @@ export function applyRenewal(c: Context, decision: Decision): Decision {
   const state = decision.state
   if (requested <= state.renewalsSeen) return decision
   state.renewalsSeen = requested
-  const reject = (reason: string, message: string): Decision => ({ ...decision, renewal: { accepted: false, reason, message } })
+  const reject = (reason: string, message: string): Decision => ({
+    ...decision,
+    renewal: { accepted: false, reason, message },
+  })
   const definition = decision.definition
-  if (decision.phase !== Phase.Running || definition === undefined) return reject('NotRunning', 'Only a running instance can be renewed.')
-  if (state.renewalsApplied >= definition.maxRenewals) return reject('MaxRenewalsReached', `The instance was already renewed ${definition.maxRenewals} times.`)
+  if (decision.phase !== Phase.Running || definition === undefined)
+    return reject('NotRunning', 'Only a running instance can be renewed.')
+  if (state.renewalsApplied >= definition.maxRenewals)
+    return reject('MaxRenewalsReached', `The instance was already renewed ${definition.maxRenewals} times.`)
   const { hardEnd, now } = c
   if (hardEnd !== undefined && (decision.expiresAt as number) >= hardEnd) {
     return reject('PastDeadline', 'The instance already runs until the challenge deadline.')
@@ -29,6 +34,10 @@ export function applyRenewal(c: Context, decision: Decision): Decision {
     expiresAt,
     message: `The instance is running until ${formatTime(expiresAt)}.`,
     nextDeadline: expiresAt,
-    renewal: { accepted: true, reason: 'Renewed', message: `Renewal ${state.renewalsApplied} of ${definition.maxRenewals} accepted.` },
+    renewal: {
+      accepted: true,
+      reason: 'Renewed',
+      message: `Renewal ${state.renewalsApplied} of ${definition.maxRenewals} accepted.`,
+    },
   }
 }

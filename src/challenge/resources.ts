@@ -29,8 +29,14 @@ export function quantityValue(quantity: string | number): number | undefined {
   const match = QUANTITY_PARTS.exec(quantity)
   if (!match) return undefined
   const [, mantissa = '', exponent, suffix = ''] = match
-  const power = exponent !== undefined ? Number(exponent) : Object.hasOwn(BINARY_SUFFIX, suffix) ? undefined : (DECIMAL_SUFFIX[suffix] as number)
-  const value = power === undefined ? Number(mantissa) * 2 ** (BINARY_SUFFIX[suffix] as number) : Number(`${mantissa}e${power}`)
+  const power =
+    exponent !== undefined
+      ? Number(exponent)
+      : Object.hasOwn(BINARY_SUFFIX, suffix)
+        ? undefined
+        : (DECIMAL_SUFFIX[suffix] as number)
+  const value =
+    power === undefined ? Number(mantissa) * 2 ** (BINARY_SUFFIX[suffix] as number) : Number(`${mantissa}e${power}`)
   return Number.isFinite(value) ? value : undefined
 }
 
@@ -40,7 +46,10 @@ function above(request: number, limit: number): boolean {
 }
 
 /** The effective requests and limits of a container: the author's, and the defaults for what they left out. */
-export function effectiveResources(container: DefinitionContainer): { requests: Record<string, string | number>; limits: Record<string, string | number> } {
+export function effectiveResources(container: DefinitionContainer): {
+  requests: Record<string, string | number>
+  limits: Record<string, string | number>
+} {
   return {
     requests: { ...DEFAULT_RESOURCES.requests, ...container.resources?.requests },
     limits: { ...DEFAULT_RESOURCES.limits, ...container.resources?.limits },
@@ -51,7 +60,11 @@ export function effectiveResources(container: DefinitionContainer): { requests: 
  * What the API server (or the operator's configuration) would refuse in one container's resources, naming the
  * field, or undefined.
  */
-export function resourcesProblem(container: DefinitionContainer, at: string, allowedExtended: readonly string[]): string | undefined {
+export function resourcesProblem(
+  container: DefinitionContainer,
+  at: string,
+  allowedExtended: readonly string[],
+): string | undefined {
   const own = container.resources ?? {}
   for (const kind of ['requests', 'limits'] as const) {
     for (const [name, quantity] of Object.entries(own[kind] ?? {})) {
@@ -64,7 +77,8 @@ export function resourcesProblem(container: DefinitionContainer, at: string, all
   }
   for (const name of Object.keys(own.requests ?? {})) {
     // The API server never overcommits an extended resource: its request needs an equal limit.
-    if (!STANDARD.includes(name) && !Object.hasOwn(own.limits ?? {}, name)) return `${at}.resources.limits.${name}: required beside requests.${name}`
+    if (!STANDARD.includes(name) && !Object.hasOwn(own.limits ?? {}, name))
+      return `${at}.resources.limits.${name}: required beside requests.${name}`
   }
   const { requests, limits } = effectiveResources(container)
   for (const [name, limit] of Object.entries(limits)) {
@@ -73,7 +87,8 @@ export function resourcesProblem(container: DefinitionContainer, at: string, all
     const request = requests[name]
     if (request === undefined) continue
     const requestValue = quantityValue(request) as number
-    if (!STANDARD.includes(name) && requestValue !== limitValue) return `${at}.resources.requests.${name}: must equal its limit (${limit})`
+    if (!STANDARD.includes(name) && requestValue !== limitValue)
+      return `${at}.resources.requests.${name}: must equal its limit (${limit})`
     if (above(requestValue, limitValue)) {
       const whence = Object.hasOwn(own.limits ?? {}, name) ? '' : ' (the default, as limits.' + name + ' is unset)'
       return `${at}.resources.requests.${name}: ${request} is above its limit ${limit}${whence}`

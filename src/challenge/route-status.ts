@@ -16,7 +16,8 @@ export interface RouteProblem {
 }
 
 /** The Gateway's verdict: a problem, or the instant from which it has taken the route (its conditions' latest). */
-export type RouteVerdict = { problem: RouteProblem; acceptedSince?: undefined } | { problem?: undefined; acceptedSince: number }
+export type RouteVerdict =
+  { problem: RouteProblem; acceptedSince?: undefined } | { problem?: undefined; acceptedSince: number }
 
 function record(value: unknown): Loose {
   return anyRecord(value) ?? {}
@@ -27,7 +28,12 @@ function list(value: unknown): Loose[] {
 }
 
 /** A status entry for our parent: group and kind default as in the spec, the namespace to the route's. */
-function isOurParent(ref: Loose, gateway: GatewayRef, listener: string | undefined, routeNamespace: string | undefined): boolean {
+function isOurParent(
+  ref: Loose,
+  gateway: GatewayRef,
+  listener: string | undefined,
+  routeNamespace: string | undefined,
+): boolean {
   return (
     (ref.group ?? GATEWAY_GROUP) === GATEWAY_GROUP &&
     (ref.kind ?? 'Gateway') === 'Gateway' &&
@@ -63,11 +69,19 @@ export function routeVerdict(route: KubeObject, kind: 'HTTPRoute' | 'TLSRoute', 
   const listener = kind === 'TLSRoute' ? config.gatewayTlsListener : config.gatewayHttpListener
   const where = `Gateway ${gateway.namespace}/${gateway.name}${listener === undefined ? '' : ` (listener ${listener})`}`
   const generation = route.metadata.generation ?? 0
-  const entries = list(record(route.status).parents).filter((entry) => isOurParent(record(entry.parentRef), gateway, listener, route.metadata.namespace))
-  if (entries.length === 0) return { problem: { reason: 'Pending', message: `${where} has not reported on the ${kind} yet.` } }
+  const entries = list(record(route.status).parents).filter((entry) =>
+    isOurParent(record(entry.parentRef), gateway, listener, route.metadata.namespace),
+  )
+  if (entries.length === 0)
+    return { problem: { reason: 'Pending', message: `${where} has not reported on the ${kind} yet.` } }
   const verdicts = entries.map((entry) => judge(list(entry.conditions), generation))
   const accepted = verdicts.filter((verdict): verdict is { since: number } => 'since' in verdict)
   if (accepted.length > 0) return { acceptedSince: Math.min(...accepted.map((verdict) => verdict.since)) }
   const first = verdicts[0] as { type: string; reason: string }
-  return { problem: { reason: first.reason, message: `${where} has not accepted the ${kind}: ${first.type} is not True (${first.reason}).` } }
+  return {
+    problem: {
+      reason: first.reason,
+      message: `${where} has not accepted the ${kind}: ${first.type} is not True (${first.reason}).`,
+    },
+  }
 }

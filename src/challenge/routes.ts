@@ -54,7 +54,8 @@ export function instanceHost(type: 'HTTP' | 'TLS', instanceId: string, config: C
 
 /** The route kind of an HTTP or TLS instance under this configuration. */
 export function routeKind(type: 'HTTP' | 'TLS', config: Config): RouteKind {
-  if (type === 'HTTP') return ({ Ingress: 'Ingress', GatewayAPI: 'HTTPRoute', Traefik: 'IngressRoute' } as const)[config.httpRouting]
+  if (type === 'HTTP')
+    return ({ Ingress: 'Ingress', GatewayAPI: 'HTTPRoute', Traefik: 'IngressRoute' } as const)[config.httpRouting]
   return config.tlsRouting === 'GatewayAPI' ? 'TLSRoute' : 'IngressRouteTCP'
 }
 
@@ -65,7 +66,11 @@ export function routeKind(type: 'HTTP' | 'TLS', config: Config): RouteKind {
  * - the route's kind needs a child rule in the CompositeController (the routing's kustomize component): Metacontroller
  *   sends one group per child rule, and could neither observe nor delete a route of a kind without one.
  */
-export function routingProblem(type: 'HTTP' | 'TLS', config: Config, childGroups: ReadonlySet<string>): string | undefined {
+export function routingProblem(
+  type: 'HTTP' | 'TLS',
+  config: Config,
+  childGroups: ReadonlySet<string>,
+): string | undefined {
   if (type === 'TLS' && config.tlsRouting === 'GatewayAPI' && config.gateway === undefined) {
     return 'TLS challenges cannot be exposed yet: the operator has not set GATEWAY (TLS_ROUTING=GatewayAPI) or TLS_ROUTING=Traefik.'
   }
@@ -79,7 +84,13 @@ export function routingProblem(type: 'HTTP' | 'TLS', config: Config, childGroups
 /** A Gateway API route's spec: attached to the shared Gateway (one listener, or any), the host to the Service. */
 function gatewayRouteSpec(target: RouteTarget, gateway: GatewayRef, listener: string | undefined) {
   return {
-    parentRefs: [{ namespace: gateway.namespace, name: gateway.name, ...(listener === undefined ? {} : { sectionName: listener }) }],
+    parentRefs: [
+      {
+        namespace: gateway.namespace,
+        name: gateway.name,
+        ...(listener === undefined ? {} : { sectionName: listener }),
+      },
+    ],
     hostnames: [target.host],
     rules: [{ backendRefs: [{ name: target.service.name, port: target.service.port }] }],
   }
@@ -93,12 +104,20 @@ export function ingress(target: RouteTarget, config: Config): IIngress & Desired
     metadata: target.metadata,
     spec: {
       ...(config.ingressClassName === undefined ? {} : { ingressClassName: config.ingressClassName }),
-      ...(config.ingressTlsSecret === undefined ? {} : { tls: [{ hosts: [host], secretName: config.ingressTlsSecret }] }),
+      ...(config.ingressTlsSecret === undefined
+        ? {}
+        : { tls: [{ hosts: [host], secretName: config.ingressTlsSecret }] }),
       rules: [
         {
           host,
           http: {
-            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: service.name, port: { number: service.port } } } }],
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: service.name, port: { number: service.port } } },
+              },
+            ],
           },
         },
       ],
@@ -137,7 +156,13 @@ export function ingressRoute(target: RouteTarget, config: Config): IIngressRoute
     metadata: target.metadata,
     spec: {
       entryPoints: [config.traefikHttpEntryPoint],
-      routes: [{ kind: 'Rule', match: `Host(\`${target.host}\`)`, services: [{ name: target.service.name, port: target.service.port }] }],
+      routes: [
+        {
+          kind: 'Rule',
+          match: `Host(\`${target.host}\`)`,
+          services: [{ name: target.service.name, port: target.service.port }],
+        },
+      ],
       tls: config.ingressTlsSecret === undefined ? {} : { secretName: config.ingressTlsSecret },
     },
   }
@@ -154,7 +179,9 @@ export function ingressRouteTcp(target: RouteTarget, config: Config): IIngressRo
     metadata: target.metadata,
     spec: {
       entryPoints: [config.traefikTlsEntryPoint],
-      routes: [{ match: `HostSNI(\`${target.host}\`)`, services: [{ name: target.service.name, port: target.service.port }] }],
+      routes: [
+        { match: `HostSNI(\`${target.host}\`)`, services: [{ name: target.service.name, port: target.service.port }] },
+      ],
       tls: {},
     },
   }

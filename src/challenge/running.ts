@@ -17,7 +17,11 @@ export const lifetimeOver: Rule = (c) => {
   if (startedAt === undefined) return undefined
   const softEnd = Math.max(startedAt, lastRenewedAt ?? startedAt) + c.lifetimeMs
   if (c.now < softEnd) return undefined
-  return finish(c, { phase: Phase.Deleted, reason: Reason.Expired, message: 'The instance reached the end of its lifetime.' })
+  return finish(c, {
+    phase: Phase.Deleted,
+    reason: Reason.Expired,
+    message: 'The instance reached the end of its lifetime.',
+  })
 }
 
 /** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
@@ -26,13 +30,22 @@ export const podFailure: Rule = (c) => {
   c.missing = missingGuards(world.children, world.names, c.definition.egress)
   c.pod = c.missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
   c.problem = podProblem(c.pod)
-  return c.problem?.fatal ? finish(c, { phase: Phase.Error, reason: c.problem.reason, message: c.problem.message }) : undefined
+  return c.problem?.fatal
+    ? finish(c, { phase: Phase.Error, reason: c.problem.reason, message: c.problem.message })
+    : undefined
 }
 
 /** Pending longer than startupTimeoutSeconds since admission, never Running: an Error that says what was last seen. */
 export const startupTimeout: Rule = (c) => {
   const { state, definition, now } = c
-  c.observed = observeEndpoint(c.world.children, c.world.names, definition, c.world.namespace, c.world.instanceId, c.config)
+  c.observed = observeEndpoint(
+    c.world.children,
+    c.world.names,
+    definition,
+    c.world.namespace,
+    c.world.instanceId,
+    c.config,
+  )
   if (state.startedAt !== undefined) return undefined
   const startupDeadline = (state.admittedAt as number) + definition.startupTimeoutSeconds * 1000
   c.startupDeadline = startupDeadline
@@ -44,11 +57,15 @@ export const startupTimeout: Rule = (c) => {
       : c.missing.length > 0
         ? ` ${neverCreated(c.missing)}`
         : c.pod === undefined
-          ? ' Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge\'s events say which) or it is still being replaced.'
+          ? " Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced."
           : readySince(c.pod) !== undefined && routeWait !== undefined
             ? ` The instance was ready, but ${routeWait}.`
             : ''
-  return finish(c, { phase: Phase.Error, reason: Reason.StartupTimeout, message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}` })
+  return finish(c, {
+    phase: Phase.Error,
+    reason: Reason.StartupTimeout,
+    message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}`,
+  })
 }
 
 /** The last rule, which always decides: Running once traffic can reach the instance, else Pending saying why. */
@@ -58,7 +75,10 @@ export function runningOrStarting(c: Context): Decision {
   const reachable = reachableAt(c)
   const running = reachable <= now
   if (running && state.startedAt === undefined) state.startedAt = now
-  const expiresAt = state.startedAt === undefined ? c.hardEnd : earliest(Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + c.lifetimeMs, c.hardEnd)
+  const expiresAt =
+    state.startedAt === undefined
+      ? c.hardEnd
+      : earliest(Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + c.lifetimeMs, c.hardEnd)
   const instants = podInstants(c.pod)
   const decision: Decision = {
     ...base(c, running ? runningOutcome(expiresAt as number) : pendingOutcome(c, ready)),
@@ -97,7 +117,11 @@ function reachableAt(c: Context): number {
 }
 
 function runningOutcome(expiresAt: number): Outcome {
-  return { phase: Phase.Running, reason: Reason.Ready, message: `The instance is running until ${formatTime(expiresAt)}.` }
+  return {
+    phase: Phase.Running,
+    reason: Reason.Ready,
+    message: `The instance is running until ${formatTime(expiresAt)}.`,
+  }
 }
 
 /**
@@ -108,7 +132,10 @@ function pendingOutcome(c: Context, ready: number | undefined): Outcome {
   if (c.problem !== undefined) return { phase: Phase.Pending, reason: c.problem.reason, message: c.problem.message }
   if (ready !== undefined && c.observed.endpoint === undefined) {
     const routeWait = routeWaitWords(c)
-    const message = routeWait !== undefined ? `The instance is ready; ${routeWait}.` : 'The instance is ready; waiting for its address.'
+    const message =
+      routeWait !== undefined
+        ? `The instance is ready; ${routeWait}.`
+        : 'The instance is ready; waiting for its address.'
     return { phase: Phase.Pending, reason: Reason.WaitingForEndpoint, message }
   }
   return { phase: Phase.Pending, reason: Reason.Starting, message: 'The instance is starting.' }

@@ -10,7 +10,9 @@ export interface SchemaError {
 }
 
 /** Patterns too long to quote to an author, by what they stand for. */
-const PATTERN_WORDS = new Map<unknown, string>([[DATE_TIME, 'is not a date-time (RFC 3339, such as 2026-11-27T18:00:00Z)']])
+const PATTERN_WORDS = new Map<unknown, string>([
+  [DATE_TIME, 'is not a date-time (RFC 3339, such as 2026-11-27T18:00:00Z)'],
+])
 
 /** A key an author wrote that reads as itself in a path; any other key is quoted (it may be markup). */
 const PLAIN_KEY = /^[A-Za-z0-9_./~-]{1,128}$/
@@ -33,7 +35,10 @@ export function fieldPath(root: string, pointer: string): string {
 }
 
 export function describeSchemaError(root: string, error: SchemaError): string {
-  const message = error.message === 'Unexpected property' ? 'is not allowed' : (PATTERN_WORDS.get((error.schema as { pattern?: unknown } | undefined)?.pattern) ?? error.message)
+  const message =
+    error.message === 'Unexpected property'
+      ? 'is not allowed'
+      : (PATTERN_WORDS.get((error.schema as { pattern?: unknown } | undefined)?.pattern) ?? error.message)
   return `${fieldPath(root, error.path)}: ${message}`
 }
 
@@ -50,7 +55,8 @@ const WORDS: Record<string, (error: ErrorObject) => string> = {
   required: () => 'Expected required property',
   additionalProperties: () => 'Unexpected property',
   anyOf: () => 'Expected union value',
-  const: (error) => `Expected ${typeof error.params.allowedValue === 'string' ? `'${error.params.allowedValue}'` : String(error.params.allowedValue)}`,
+  const: (error) =>
+    `Expected ${typeof error.params.allowedValue === 'string' ? `'${error.params.allowedValue}'` : String(error.params.allowedValue)}`,
   pattern: (error) => `Expected string to match '${String(error.params.pattern)}'`,
   minLength: (error) => `Expected string length greater or equal to ${String(error.params.limit)}`,
   maxLength: (error) => `Expected string length less or equal to ${String(error.params.limit)}`,
@@ -72,7 +78,13 @@ const WORDS: Record<string, (error: ErrorObject) => string> = {
 export function schemaError(errors: readonly ErrorObject[]): SchemaError {
   const error = errors[errors.length - 1] as ErrorObject
   // ajv's params of these two keywords name the property.
-  const key = (error.keyword === 'required' ? error.params.missingProperty : error.keyword === 'additionalProperties' ? error.params.additionalProperty : undefined) as string | undefined
+  const key = (
+    error.keyword === 'required'
+      ? error.params.missingProperty
+      : error.keyword === 'additionalProperties'
+        ? error.params.additionalProperty
+        : undefined
+  ) as string | undefined
   const words = WORDS[error.keyword]
   return {
     path: key === undefined ? error.instancePath : `${error.instancePath}${pointerStep(String(key))}`,

@@ -30,7 +30,9 @@ const CLOSES: [StartPhase, string][] = [
 ]
 
 function trueSince(status: unknown, type: string): number | undefined {
-  const condition = list(field(status, 'conditions')).find((each) => field(each, 'type') === type && field(each, 'status') === 'True')
+  const condition = list(field(status, 'conditions')).find(
+    (each) => field(each, 'type') === type && field(each, 'status') === 'True',
+  )
   return readTime(field(condition, 'lastTransitionTime'))
 }
 

@@ -18,50 +18,122 @@ import { record } from './read.js'
 import { condition, definedTimes, type ChallengeStatus, type Condition } from './status.js'
 import { formatTime } from './time.js'
 
-const PROGRESS = new Set<string>([ConditionType.Scheduled, ConditionType.ContainersStarted, ConditionType.WorkloadReady, ConditionType.EndpointReady])
+const PROGRESS = new Set<string>([
+  ConditionType.Scheduled,
+  ConditionType.ContainersStarted,
+  ConditionType.WorkloadReady,
+  ConditionType.EndpointReady,
+])
 
 function conditions(world: World, decision: Decision, now: string): Condition[] {
   const previous = decision.state.newRun ? [] : world.previous.conditions
   const { phase, reason, message, progress } = decision
   const ended = phase === Phase.Deleted && (reason === Reason.Expired || reason === Reason.PastDeadline)
-  const noWorkload = (type: ConditionType) => condition(previous, type, false, 'NoWorkload', 'The instance has no workload.', now)
+  const noWorkload = (type: ConditionType) =>
+    condition(previous, type, false, 'NoWorkload', 'The instance has no workload.', now)
   const result = [
     decision.admitted
-      ? condition(previous, ConditionType.Admitted, true, 'Admitted', "The instance holds a slot of its owner's budget.", now)
+      ? condition(
+          previous,
+          ConditionType.Admitted,
+          true,
+          'Admitted',
+          "The instance holds a slot of its owner's budget.",
+          now,
+        )
       : condition(previous, ConditionType.Admitted, false, reason, message, now),
     !decision.workload
       ? noWorkload(ConditionType.Scheduled)
       : progress.scheduledAt !== undefined
-        ? condition(previous, ConditionType.Scheduled, true, 'PodScheduled', 'The pod is placed on a node.', formatTime(progress.scheduledAt))
-        : condition(previous, ConditionType.Scheduled, false, 'NotScheduled', 'The pod is not placed on a node yet.', now),
+        ? condition(
+            previous,
+            ConditionType.Scheduled,
+            true,
+            'PodScheduled',
+            'The pod is placed on a node.',
+            formatTime(progress.scheduledAt),
+          )
+        : condition(
+            previous,
+            ConditionType.Scheduled,
+            false,
+            'NotScheduled',
+            'The pod is not placed on a node yet.',
+            now,
+          ),
     !decision.workload
       ? noWorkload(ConditionType.ContainersStarted)
       : progress.containersStartedAt !== undefined
-        ? condition(previous, ConditionType.ContainersStarted, true, 'ContainersStarted', 'A container of the pod is running.', formatTime(progress.containersStartedAt))
-        : condition(previous, ConditionType.ContainersStarted, false, 'NotStarted', 'No container of the pod runs yet.', now),
+        ? condition(
+            previous,
+            ConditionType.ContainersStarted,
+            true,
+            'ContainersStarted',
+            'A container of the pod is running.',
+            formatTime(progress.containersStartedAt),
+          )
+        : condition(
+            previous,
+            ConditionType.ContainersStarted,
+            false,
+            'NotStarted',
+            'No container of the pod runs yet.',
+            now,
+          ),
     !decision.workload
       ? noWorkload(ConditionType.WorkloadReady)
       : progress.readyAt !== undefined
-        ? condition(previous, ConditionType.WorkloadReady, true, 'PodReady', 'The pod passes its readiness probes.', formatTime(progress.readyAt))
+        ? condition(
+            previous,
+            ConditionType.WorkloadReady,
+            true,
+            'PodReady',
+            'The pod passes its readiness probes.',
+            formatTime(progress.readyAt),
+          )
         : condition(previous, ConditionType.WorkloadReady, false, reason, message, now),
     decision.endpoint
       ? condition(previous, ConditionType.EndpointReady, true, 'EndpointAllocated', decision.endpoint.connection, now)
       : decision.routeProblem
-        ? condition(previous, ConditionType.EndpointReady, false, 'RouteNotAccepted', decision.routeProblem.message, now)
-        : condition(previous, ConditionType.EndpointReady, false, 'NoEndpoint', 'Traffic cannot reach the instance yet.', now),
-    phase === Phase.Running ? condition(previous, ConditionType.Ready, true, Reason.Ready, message, now) : condition(previous, ConditionType.Ready, false, reason, message, now),
+        ? condition(
+            previous,
+            ConditionType.EndpointReady,
+            false,
+            'RouteNotAccepted',
+            decision.routeProblem.message,
+            now,
+          )
+        : condition(
+            previous,
+            ConditionType.EndpointReady,
+            false,
+            'NoEndpoint',
+            'Traffic cannot reach the instance yet.',
+            now,
+          ),
+    phase === Phase.Running
+      ? condition(previous, ConditionType.Ready, true, Reason.Ready, message, now)
+      : condition(previous, ConditionType.Ready, false, reason, message, now),
     ended
       ? condition(previous, ConditionType.Expired, true, reason, message, now)
       : condition(previous, ConditionType.Expired, false, 'NotExpired', 'The instance has not reached its end.', now),
   ]
   const renewal = decision.renewal
   const previousRenewal = previous.find((each) => each.type === ConditionType.RenewalAccepted)
-  if (renewal) result.push(condition(previous, ConditionType.RenewalAccepted, renewal.accepted, renewal.reason, renewal.message, now))
+  if (renewal)
+    result.push(
+      condition(previous, ConditionType.RenewalAccepted, renewal.accepted, renewal.reason, renewal.message, now),
+    )
   else if (previousRenewal) result.push(previousRenewal)
   return result
 }
 
-export function buildStatus(world: World, decision: Decision, children: readonly DesiredChild[], now: number): ChallengeStatus {
+export function buildStatus(
+  world: World,
+  decision: Decision,
+  children: readonly DesiredChild[],
+  now: number,
+): ChallengeStatus {
   const { state } = decision
   const status: ChallengeStatus = {
     phase: decision.phase,
@@ -88,7 +160,10 @@ export function buildStatus(world: World, decision: Decision, children: readonly
     }),
   )
   // Running implies the instance's own Secret is observed (its pod runs only then): never one that merely carries its name.
-  if (decision.phase === Phase.Running && children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)) {
+  if (
+    decision.phase === Phase.Running &&
+    children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)
+  ) {
     status.flagSecretRef = { name: world.names.flagSecret }
   }
   return keepProgress(world, decision, status)
@@ -97,14 +172,21 @@ export function buildStatus(world: World, decision: Decision, children: readonly
 /** The status without its progress conditions, and without what Metacontroller adds. */
 function core(status: Record<string, unknown>): Record<string, unknown> {
   const { observedGeneration: _generation, conditions, ...rest } = status
-  return { ...rest, conditions: Array.isArray(conditions) ? conditions.filter((each) => !PROGRESS.has(String(record(each)?.type))) : conditions }
+  return {
+    ...rest,
+    conditions: Array.isArray(conditions)
+      ? conditions.filter((each) => !PROGRESS.has(String(record(each)?.type)))
+      : conditions,
+  }
 }
 
 /** When nothing but the progress conditions would change, the previous ones stay: no write for a pod's step. */
 function keepProgress(world: World, decision: Decision, status: ChallengeStatus): ChallengeStatus {
   const raw = record(world.challenge.status)
   if (decision.state.newRun || raw === undefined || !sameJson(core(status), core(raw))) return status
-  const kept = new Map(world.previous.conditions.filter((each) => PROGRESS.has(each.type)).map((each) => [each.type, each]))
+  const kept = new Map(
+    world.previous.conditions.filter((each) => PROGRESS.has(each.type)).map((each) => [each.type, each]),
+  )
   return {
     ...status,
     conditions: status.conditions.flatMap((each) => {
@@ -118,9 +200,19 @@ function keepProgress(world: World, decision: Decision, status: ChallengeStatus)
 /** Deep equality of JSON values, key order aside (the API server stores objects with their keys sorted). */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((each, index) => sameJson(each, (b as unknown[])[index]))
+  if (
+    typeof a !== 'object' ||
+    typeof b !== 'object' ||
+    a === null ||
+    b === null ||
+    Array.isArray(a) !== Array.isArray(b)
+  )
+    return false
+  if (Array.isArray(a))
+    return a.length === (b as unknown[]).length && a.every((each, index) => sameJson(each, (b as unknown[])[index]))
   const left = Object.entries(a).filter(([, value]) => value !== undefined)
   const right = Object.entries(b).filter(([, value]) => value !== undefined)
-  return left.length === right.length && left.every(([key, value]) => sameJson(value, (b as Record<string, unknown>)[key]))
+  return (
+    left.length === right.length && left.every(([key, value]) => sameJson(value, (b as Record<string, unknown>)[key]))
+  )
 }

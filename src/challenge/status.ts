@@ -100,7 +100,10 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
     renewalsSeen: count(raw.renewalsSeen) ?? 0,
     renewalsApplied: count(raw.renewalsApplied) ?? 0,
     run: count(raw.run) ?? 0,
-    cost: typeof raw.cost === 'number' && Number.isInteger(raw.cost) && raw.cost >= 0 && raw.cost <= 100 ? raw.cost : undefined,
+    cost:
+      typeof raw.cost === 'number' && Number.isInteger(raw.cost) && raw.cost >= 0 && raw.cost <= 100
+        ? raw.cost
+        : undefined,
     conditions: Array.isArray(raw.conditions)
       ? raw.conditions.map(readCondition).filter((condition) => condition !== undefined)
       : [],
@@ -134,7 +137,9 @@ type TimeField = 'admittedAt' | 'startedAt' | 'lastRenewedAt' | 'expiresAt' | 'f
 const TIME_FIELDS: readonly TimeField[] = ['admittedAt', 'startedAt', 'lastRenewedAt', 'expiresAt', 'finishedAt']
 
 /** The times that are set, in the status's field order (absent ones are left out, not written as null). */
-export function definedTimes(source: Partial<Record<TimeField, string | undefined>>): Partial<Record<TimeField, string>> {
+export function definedTimes(
+  source: Partial<Record<TimeField, string | undefined>>,
+): Partial<Record<TimeField, string>> {
   const times: Partial<Record<TimeField, string>> = {}
   for (const field of TIME_FIELDS) {
     const value = source[field]

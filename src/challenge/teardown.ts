@@ -34,7 +34,9 @@ function lastApplied(object: KubeObject): DesiredChild | undefined {
     return undefined
   }
   const metadata = record(field(applied, 'metadata'))
-  return field(applied, 'kind') === object.kind && field(applied, 'apiVersion') === object.apiVersion && metadata?.name === object.metadata.name
+  return field(applied, 'kind') === object.kind &&
+    field(applied, 'apiVersion') === object.apiVersion &&
+    metadata?.name === object.metadata.name
     ? (applied as DesiredChild)
     : undefined
 }
@@ -45,7 +47,9 @@ function withoutSystemFields(object: KubeObject): DesiredChild {
   const kept: Record<string, unknown> = {}
   for (const key of SYSTEM_METADATA) if (metadata[key] !== undefined) kept[key] = metadata[key]
   if (metadata.annotations) {
-    const annotations = Object.fromEntries(Object.entries(metadata.annotations).filter(([key]) => !LAST_APPLIED.test(key)))
+    const annotations = Object.fromEntries(
+      Object.entries(metadata.annotations).filter(([key]) => !LAST_APPLIED.test(key)),
+    )
     if (Object.keys(annotations).length > 0) kept.annotations = annotations
     else delete kept.annotations
   }

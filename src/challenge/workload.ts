@@ -17,7 +17,11 @@ import type { KubeObject } from '../protocol.js'
 export const CRASH_LOOP_RESTARTS = 3
 
 export type PodProblem =
-  | { fatal: true; reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError; message: string }
+  | {
+      fatal: true
+      reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError
+      message: string
+    }
   | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable; message: string }
 
 /**
@@ -35,7 +39,11 @@ export function guardChildren(names: ChildNames, egress: ResolvedDefinition['egr
 }
 
 /** The names of the guard children not observed as this Challenge's own (empty once the pod may run). */
-export function missingGuards(children: ObservedIndex, names: ChildNames, egress: ResolvedDefinition['egress']): string[] {
+export function missingGuards(
+  children: ObservedIndex,
+  names: ChildNames,
+  egress: ResolvedDefinition['egress'],
+): string[] {
   return guardChildren(names, egress)
     .filter(([kind, name]) => ownChild(children, kind, name, names.uid) === undefined)
     .map(([kind, name]) => `${kind} ${name}`)
@@ -44,12 +52,16 @@ export function missingGuards(children: ObservedIndex, names: ChildNames, egress
 /** The pod of this run: the instance's own, carrying this run's annotation, not on its way out. */
 export function currentPod(children: ObservedIndex, names: ChildNames, run: number): KubeObject | undefined {
   const pod = ownChild(children, 'Pod', names.base, names.uid)
-  return pod !== undefined && field(field(pod.metadata, 'annotations'), RUN_ANNOTATION) === String(run) ? pod : undefined
+  return pod !== undefined && field(field(pod.metadata, 'annotations'), RUN_ANNOTATION) === String(run)
+    ? pod
+    : undefined
 }
 
 /** The pod's condition of `type` with status True, if it has one. */
 function trueCondition(pod: KubeObject, type: string): unknown {
-  return list(field(field(pod, 'status'), 'conditions')).find((condition) => field(condition, 'type') === type && field(condition, 'status') === 'True')
+  return list(field(field(pod, 'status'), 'conditions')).find(
+    (condition) => field(condition, 'type') === type && field(condition, 'status') === 'True',
+  )
 }
 
 /** When the pod of this run was Ready (its readiness probes passing) since, as the kubelet recorded it; else undefined. */
@@ -60,7 +72,10 @@ export function readySince(pod: KubeObject | undefined): number | undefined {
 }
 
 /** The instants of a pod's start the kubelet recorded, for the status (scheduled, first container running). */
-export function podInstants(pod: KubeObject | undefined): { scheduled: number | undefined; started: number | undefined } {
+export function podInstants(pod: KubeObject | undefined): {
+  scheduled: number | undefined
+  started: number | undefined
+} {
   if (pod === undefined) return { scheduled: undefined, started: undefined }
   const scheduled = readTime(field(trueCondition(pod, 'PodScheduled'), 'lastTransitionTime'))
   const starts = list(field(field(pod, 'status'), 'containerStatuses'))
@@ -78,7 +93,11 @@ function waitingProblem(status: unknown): PodProblem | undefined {
   const reason = text(field(waiting, 'reason'))
   switch (reason) {
     case 'InvalidImageName':
-      return { fatal: true, reason: Reason.InvalidImage, message: `The image of container ${container} is not a valid image name.` }
+      return {
+        fatal: true,
+        reason: Reason.InvalidImage,
+        message: `The image of container ${container} is not a valid image name.`,
+      }
     case 'CreateContainerConfigError':
     case 'CreateContainerError':
     case 'RunContainerError':
@@ -89,17 +108,29 @@ function waitingProblem(status: unknown): PodProblem | undefined {
           message: `The image of container ${container} runs as root, which the Restricted profile does not allow: use an image with a numeric non-root USER, set securityContext.runAsUser, or security.profile Baseline.`,
         }
       }
-      return { fatal: true, reason: Reason.ConfigError, message: `Container ${container} cannot be created (${reason}).` }
+      return {
+        fatal: true,
+        reason: Reason.ConfigError,
+        message: `Container ${container} cannot be created (${reason}).`,
+      }
     case 'CrashLoopBackOff': {
       if (num(field(status, 'restartCount')) < CRASH_LOOP_RESTARTS) return undefined
       const oom = text(field(field(field(status, 'lastState'), 'terminated'), 'reason')) === 'OOMKilled'
       return oom
-        ? { fatal: true, reason: Reason.CrashLoopBackOff, message: `Container ${container} keeps running out of memory (killed at its memory limit).` }
+        ? {
+            fatal: true,
+            reason: Reason.CrashLoopBackOff,
+            message: `Container ${container} keeps running out of memory (killed at its memory limit).`,
+          }
         : { fatal: true, reason: Reason.CrashLoopBackOff, message: `Container ${container} keeps crashing.` }
     }
     case 'ImagePullBackOff':
     case 'ErrImagePull':
-      return { fatal: false, reason: Reason.ImagePullBackOff, message: `The image of container ${container} cannot be pulled yet; retrying.` }
+      return {
+        fatal: false,
+        reason: Reason.ImagePullBackOff,
+        message: `The image of container ${container} cannot be pulled yet; retrying.`,
+      }
     default:
       return undefined
   }
@@ -110,17 +141,31 @@ export function podProblem(pod: KubeObject | undefined): PodProblem | undefined 
   if (pod === undefined) return undefined
   const status = field(pod, 'status')
   const problems: PodProblem[] = []
-  for (const container of [...list(field(status, 'initContainerStatuses')), ...list(field(status, 'containerStatuses'))]) {
+  for (const container of [
+    ...list(field(status, 'initContainerStatuses')),
+    ...list(field(status, 'containerStatuses')),
+  ]) {
     const problem = waitingProblem(container)
     if (problem) problems.push(problem)
   }
   const unschedulable = list(field(status, 'conditions')).some(
-    (condition) => field(condition, 'type') === 'PodScheduled' && field(condition, 'status') === 'False' && field(condition, 'reason') === 'Unschedulable',
+    (condition) =>
+      field(condition, 'type') === 'PodScheduled' &&
+      field(condition, 'status') === 'False' &&
+      field(condition, 'reason') === 'Unschedulable',
   )
   if (unschedulable) {
-    problems.push({ fatal: false, reason: Reason.Unschedulable, message: 'The cluster has no room for the instance yet; waiting for capacity.' })
+    problems.push({
+      fatal: false,
+      reason: Reason.Unschedulable,
+      message: 'The cluster has no room for the instance yet; waiting for capacity.',
+    })
   }
-  return problems.find((problem) => problem.fatal) ?? problems.find((problem) => problem.reason === Reason.ImagePullBackOff) ?? problems[0]
+  return (
+    problems.find((problem) => problem.fatal) ??
+    problems.find((problem) => problem.reason === Reason.ImagePullBackOff) ??
+    problems[0]
+  )
 }
 
 /**
