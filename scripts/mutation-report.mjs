@@ -7,17 +7,20 @@
 //   node scripts/mutation-report.mjs            writes the page; fails when a survivor has no argument
 //   node scripts/mutation-report.mjs --check    writes nothing; fails when the committed page differs, when a
 //                                               survivor has no argument, or when an argument names no survivor
+//   node scripts/mutation-report.mjs --rekey    also moves each argument found by what its mutant does (the code
+//                                               above it changed) to its survivor's present position
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { parse } from 'yaml'
+import { parse, parseDocument } from 'yaml'
 
 const REPORT = 'reports/mutation/mutation.json'
 const ARGUMENTS = 'test/mutation/equivalent.yaml'
 const PAGE = 'docs/mutation-report.md'
 
 const check = process.argv.includes('--check')
+const rekey = process.argv.includes('--rekey')
 const { files } = JSON.parse(readFileSync(process.argv.find((arg) => arg.endsWith('.json')) ?? REPORT, 'utf8'))
 const strykerVersion = JSON.parse(readFileSync('node_modules/@stryker-mutator/core/package.json', 'utf8')).version
-/** @type {{at: string, mutator: string, replacement: string, why: string}[]} */
+/** @type {{at: string, mutator: string, original?: string, replacement: string, why: string}[]} */
 const argued = parse(readFileSync(ARGUMENTS, 'utf8')) ?? []
 
 const DETECTED = new Set(['Killed', 'Timeout'])
@@ -85,10 +88,42 @@ const allFiles = readdirSync('src/challenge')
   .sort()
 const missingFiles = allFiles.filter((file) => !(file in files))
 
+// An argument names its survivor by position (at), mutator and replacement. Positions move whenever the file above
+// them changes, so an argument whose position names no survivor still finds its own by what the mutant does: the
+// same file, mutator, original text and replacement, when exactly one survivor and one argument have them (the
+// argument's `original` field). --rekey writes the survivors' present positions into those arguments.
 const key = (each) => `${each.at} ${each.mutator} ${oneLine(each.replacement)}`
-const arguments_ = new Map(argued.map((each) => [key(each), oneLine(each.why)]))
+const fileOf = (at) => at.replace(/:\d+:\d+$/, '')
+const what = (each) =>
+  `${fileOf(each.at)} ${each.mutator} ${oneLine(each.original ?? '')} → ${oneLine(each.replacement)}`
+const byPosition = new Map(argued.map((each) => [key(each), each]))
+const countBy = (list, by) =>
+  list.reduce((counts, each) => counts.set(by(each), (counts.get(by(each)) ?? 0) + 1), new Map())
+const survivorsByWhat = countBy(survivors, what)
+const argumentsByWhat = countBy(
+  argued.filter((each) => each.original !== undefined),
+  what,
+)
+/** @type {Map<string, {at: string, why: string}>} survivor key -> its argument */
+const arguments_ = new Map()
+const moved = []
+for (const survivor of survivors) {
+  let argument = byPosition.get(key(survivor))
+  if (
+    argument === undefined &&
+    survivorsByWhat.get(what(survivor)) === 1 &&
+    argumentsByWhat.get(what(survivor)) === 1
+  ) {
+    argument = argued.find((each) => each.original !== undefined && what(each) === what(survivor))
+    if (argument !== undefined && !survivors.some((other) => key(other) === key(argument)))
+      moved.push([argument, survivor])
+    else argument = undefined
+  }
+  if (argument !== undefined) arguments_.set(key(survivor), argument)
+}
+const used = new Set(arguments_.values())
 const missing = survivors.filter((each) => !arguments_.has(key(each)))
-const stale = argued.filter((each) => !survivors.some((survivor) => key(survivor) === key(each)))
+const stale = argued.filter((each) => !used.has(each))
 const valid = totals.detected + totals.survived + totals.noCoverage
 
 const page = `# Mutation report
@@ -121,7 +156,7 @@ Each is a change no input the hook can receive tells from the code; the argument
 ${survivors.length === 0 ? 'None.\n' : ''}${survivors
   .map(
     (each) =>
-      `- \`${each.at}\` ${each.mutator}${each.status === 'NoCoverage' ? ' (reached by no test)' : ''}: ${code(each.original)} → ${code(each.replacement)}. ${arguments_.get(key(each)) ?? '**No argument yet.**'}`,
+      `- \`${each.at}\` ${each.mutator}${each.status === 'NoCoverage' ? ' (reached by no test)' : ''}: ${code(each.original)} → ${code(each.replacement)}. ${arguments_.has(key(each)) ? oneLine(arguments_.get(key(each)).why) : '**No argument yet.**'}`,
   )
   .join('\n')}
 `
@@ -129,7 +164,14 @@ ${survivors.length === 0 ? 'None.\n' : ''}${survivors
 console.log(
   `score ${percent(totals.detected, valid)}: ${totals.detected} killed, ${totals.survived} survived, ${totals.noCoverage} reached by no test`,
 )
-for (const each of missing) console.log(`no argument in ${ARGUMENTS}: ${key(each)}  (${code(each.original)})`)
+for (const each of missing)
+  console.log(
+    `no argument in ${ARGUMENTS}:\n- at: ${each.at}\n  mutator: ${each.mutator}\n  original: ${JSON.stringify(oneLine(each.original))}\n  replacement: ${JSON.stringify(each.replacement)}`,
+  )
+for (const [argument, survivor] of moved)
+  console.log(
+    `an argument in ${ARGUMENTS} found its survivor at ${survivor.at}, not ${argument.at}${rekey ? '' : ' (--rekey updates it)'}`,
+  )
 for (const each of stale) console.log(`an argument in ${ARGUMENTS} names no survivor: ${key(each)}`)
 let failed = missing.length > 0 || (check && stale.length > 0)
 if (check) {
@@ -146,5 +188,12 @@ if (check) {
 } else {
   writeFileSync(PAGE, page)
   console.log(`wrote ${PAGE}`)
+}
+if (rekey && moved.length > 0) {
+  // Through the YAML document, so the file's comments and the arguments' folded text stay as written.
+  const document = parseDocument(readFileSync(ARGUMENTS, 'utf8'))
+  for (const [argument, survivor] of moved) document.get(argued.indexOf(argument)).set('at', survivor.at)
+  writeFileSync(ARGUMENTS, document.toString({ lineWidth: 0 }))
+  console.log(`moved ${moved.length} arguments in ${ARGUMENTS} to their survivors' positions`)
 }
 process.exitCode = failed ? 1 : 0
