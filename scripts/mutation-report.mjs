@@ -193,7 +193,7 @@ if (rekey && moved.length > 0) {
   // Through the YAML document, so the file's comments and the arguments' folded text stay as written.
   const document = parseDocument(readFileSync(ARGUMENTS, 'utf8'))
   for (const [argument, survivor] of moved) document.get(argued.indexOf(argument)).set('at', survivor.at)
-  writeFileSync(ARGUMENTS, document.toString({ lineWidth: 0 }))
+  writeFileSync(ARGUMENTS, document.toString({ lineWidth: 120 }))
   console.log(`moved ${moved.length} arguments in ${ARGUMENTS} to their survivors' positions`)
 }
 process.exitCode = failed ? 1 : 0
