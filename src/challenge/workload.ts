@@ -57,8 +57,8 @@ export function currentPod(children: ObservedIndex, names: ChildNames, run: numb
     : undefined
 }
 
-/** The pod's condition of `type` with status True, if it has one. */
-function trueCondition(pod: KubeObject, type: string): unknown {
+/** The pod's condition of `type` with status True, if it has one (none without a pod). */
+function trueCondition(pod: KubeObject | undefined, type: string): unknown {
   return list(field(field(pod, 'status'), 'conditions')).find(
     (condition) => field(condition, 'type') === type && field(condition, 'status') === 'True',
   )
@@ -66,7 +66,6 @@ function trueCondition(pod: KubeObject, type: string): unknown {
 
 /** When the pod of this run was Ready (its readiness probes passing) since, as the kubelet recorded it; else undefined. */
 export function readySince(pod: KubeObject | undefined): number | undefined {
-  if (pod === undefined) return undefined
   const ready = trueCondition(pod, 'Ready')
   return ready === undefined ? undefined : (readTime(field(ready, 'lastTransitionTime')) ?? 0)
 }
@@ -76,7 +75,6 @@ export function podInstants(pod: KubeObject | undefined): {
   scheduled: number | undefined
   started: number | undefined
 } {
-  if (pod === undefined) return { scheduled: undefined, started: undefined }
   const scheduled = readTime(field(trueCondition(pod, 'PodScheduled'), 'lastTransitionTime'))
   const starts = list(field(field(pod, 'status'), 'containerStatuses'))
     .map((container) => readTime(field(field(field(container, 'state'), 'running'), 'startedAt')))
@@ -138,7 +136,6 @@ function waitingProblem(status: unknown): PodProblem | undefined {
 
 /** The most serious problem of the pod: fatal ones first, then image pulls, then scheduling. */
 export function podProblem(pod: KubeObject | undefined): PodProblem | undefined {
-  if (pod === undefined) return undefined
   const status = field(pod, 'status')
   const problems: PodProblem[] = []
   for (const container of [
@@ -161,11 +158,8 @@ export function podProblem(pod: KubeObject | undefined): PodProblem | undefined 
       message: 'The cluster has no room for the instance yet; waiting for capacity.',
     })
   }
-  return (
-    problems.find((problem) => problem.fatal) ??
-    problems.find((problem) => problem.reason === Reason.ImagePullBackOff) ??
-    problems[0]
-  )
+  // The containers' problems come before the scheduling one: the first left is an image pull when there is one.
+  return problems.find((problem) => problem.fatal) ?? problems[0]
 }
 
 /**

@@ -107,6 +107,20 @@ t.test('the flag variable, and port names', async (t) => {
     ],
     ['two unnamed ports', [container('web', { ports: [{ containerPort: 80 }, { containerPort: 81 }] })], undefined],
     [
+      'two unnamed ports, then one name twice',
+      [
+        container('web', {
+          ports: [
+            { containerPort: 80 },
+            { containerPort: 81 },
+            { containerPort: 82, name: 'http' },
+            { containerPort: 83, name: 'http' },
+          ],
+        }),
+      ],
+      'spec.pod.containers[0].ports: the name "http" is used twice',
+    ],
+    [
       'two differently named ports',
       [
         container('web', {

@@ -365,6 +365,16 @@ t.test('RuntimeClasses: only those the operator names', async (t) => {
   })
 })
 
+t.test('a refused RuntimeClass: the message lists every allowed one, comma-separated', async (t) => {
+  const spec = { ...minimal, security: { runtimeClassName: 'runc' } }
+  t.strictSame(resolveDefinition('web', spec, { extendedResources: [], runtimeClasses: ['gvisor', 'kata'] }), {
+    found: false,
+    reason: 'DefinitionInvalid',
+    message:
+      'ChallengeDefinition "web" is invalid: spec.security.runtimeClassName: the RuntimeClass runc is not one the operator allows (allowed: gvisor, kata; ALLOWED_RUNTIME_CLASSES).',
+  })
+})
+
 t.test('lookup by name among related objects', async (t) => {
   const related = indexObjects(groups([webDefinition()]), NAMESPACE)
   t.equal(lookupDefinition(related, 'web-login').found, true)

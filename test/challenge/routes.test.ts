@@ -111,6 +111,25 @@ t.test('HTTP: an Ingress by default, an HTTPRoute with GatewayAPI, an IngressRou
       ],
     },
   })
+  t.strictSame(
+    routeOf('HTTP'),
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: NAME, labels: LABELS },
+      spec: {
+        rules: [
+          {
+            host,
+            http: {
+              paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: NAME, port: { number: 1337 } } } }],
+            },
+          },
+        ],
+      },
+    },
+    'no INGRESS_CLASS_NAME (the cluster default class) nor INGRESS_TLS_SECRET: neither field',
+  )
   t.strictSame(routeOf('HTTP', { HTTP_ROUTING: 'GatewayAPI', GATEWAY_HTTP_LISTENER: 'https' }), {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',

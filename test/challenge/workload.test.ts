@@ -316,3 +316,63 @@ t.test('observeEndpoint: an Ingress is plain http unless INGRESS_TLS_SECRET is s
   t.hasStrict(endpoint({}), { url: `http://${ID}.ctf.example.org/`, port: 80 })
   t.hasStrict(endpoint({ INGRESS_TLS_SECRET: 'wildcard' }), { url: `https://${ID}.ctf.example.org/`, port: 443 })
 })
+
+// docs/api.md: Running counts the settle time from the later of the pod's Ready time and the path's creation (the
+// Service, the route, a Gateway's acceptance).
+const createdAt = (at: string) => ({
+  name: names.base,
+  namespace: NAMESPACE,
+  ownerReferences: OWNED_BY_UID,
+  creationTimestamp: at,
+})
+
+t.test("observeEndpoint: the path exists since the later of the Service's and the route's creation", async (t) => {
+  const since = (service: string, route: string) =>
+    observeEndpoint(
+      observed(
+        { metadata: createdAt(service) },
+        { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: createdAt(route) },
+      ),
+      names,
+      definition('HTTP'),
+      NAMESPACE,
+      ID,
+      loadConfig({ BASE_DOMAIN: 'ctf.example.org' }),
+    ).since
+  t.equal(since('2026-11-22T12:00:00Z', '2026-11-22T12:00:03Z'), Date.parse('2026-11-22T12:00:03Z'), 'route later')
+  t.equal(since('2026-11-22T12:00:05Z', '2026-11-22T12:00:03Z'), Date.parse('2026-11-22T12:00:05Z'), 'Service later')
+})
+
+t.test("observeEndpoint: a Gateway API route's path exists since its acceptance when that is later", async (t) => {
+  const config = loadConfig({
+    HTTP_ROUTING: 'GatewayAPI',
+    GATEWAY: 'gateway-system/challenges',
+    BASE_DOMAIN: 'ctf.example.org',
+  })
+  const since = (routeCreated: string, acceptedAt: string) => {
+    const route: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: createdAt(routeCreated),
+      status: {
+        parents: [
+          {
+            parentRef: { namespace: 'gateway-system', name: 'challenges' },
+            conditions: [
+              { type: 'Accepted', status: 'True', reason: 'Accepted', lastTransitionTime: acceptedAt },
+              { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', lastTransitionTime: acceptedAt },
+            ],
+          },
+        ],
+      },
+    }
+    const service = { metadata: createdAt('2026-11-22T12:00:00Z') }
+    return observeEndpoint(observed(service, route), names, definition('HTTP'), NAMESPACE, ID, config).since
+  }
+  t.equal(since('2026-11-22T12:00:02Z', '2026-11-22T12:00:04Z'), Date.parse('2026-11-22T12:00:04Z'), 'accepted later')
+  t.equal(
+    since('2026-11-22T12:00:02Z', '2026-11-22T12:00:01Z'),
+    Date.parse('2026-11-22T12:00:02Z'),
+    'an acceptance recorded before the route was created (a clock off): the creation',
+  )
+})
