@@ -1,12 +1,23 @@
-// Rules of the lifecycle (src/challenge/lifecycle.ts) that mutation testing found unchecked, one case each: the
-// renewals a restart carries, what a run that timed out while ready reports, when an Error asks to be woken, a
-// missing route rule, which Error reasons end a run, where a queue's wait starts, and the words of each refused
-// renewal.
+// Rules of the lifecycle (src/challenge/lifecycle.ts, running.ts) that mutation testing found unchecked, one case
+// each: the renewals a restart carries, what a run that timed out while ready reports, when an Error asks to be
+// woken, a missing route rule, which Error reasons end a run (and that only an Error does), where a queue's wait
+// starts, the words of each refused renewal, the operator's allowances reaching the definition, a started run whose
+// pod is gone, and a pod's Ready time on a clock more than 60 s ahead.
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
 import type { KubeObject } from '../../src/protocol.js'
 import { at, prepared, step } from '../helpers/drive.js'
-import { CHILD_GROUPS, challenge, conditionOf, readyWorld, webDefinition, type Json } from '../helpers/world.js'
+import {
+  CHILD_GROUPS,
+  challenge,
+  conditionOf,
+  NAMESPACE,
+  readyPodStatus,
+  readyWorld,
+  webDefinition,
+  withPod,
+  type Json,
+} from '../helpers/world.js'
 
 const T = (seconds: number) => formatTime(at(seconds).getTime())
 
@@ -208,4 +219,92 @@ t.test('each refused renewal says why, word for word', async (t) => {
     renewalsApplied: 1,
     message: `The instance is running until ${T(600 + 1800)}.`,
   })
+})
+
+t.test('only an Error ends a run: a run-ending reason under another phase does not', async (t) => {
+  for (const phase of ['Pending', 'Running']) {
+    const previous = { phase, reason: 'StartupTimeout', message: 'written by hand', run: 0, finishedAt: T(-60) }
+    const answer = step(challenge({ status: previous }), { related: [webDefinition()] })
+    t.strictSame(
+      [answer.status.phase, answer.status.reason, answer.status.message],
+      ['Pending', 'Starting', 'The instance is starting.'],
+      `a ${phase} status`,
+    )
+  }
+})
+
+t.test("a RuntimeClass and an extended resource the operator allows are the definition's to use", async (t) => {
+  const definition = webDefinition({
+    security: { runtimeClassName: 'kata' },
+    pod: {
+      containers: [
+        {
+          name: 'web',
+          image: 'ghcr.io/example/web-login:1.0',
+          ports: [{ containerPort: 8080 }],
+          resources: { requests: { 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '1' } },
+        },
+      ],
+    },
+  })
+  const config = { allowedRuntimeClasses: ['kata'], allowedExtendedResources: ['nvidia.com/gpu'] }
+  const answer = prepared(challenge(), { related: [definition], config })
+  t.strictSame([answer.status.phase, answer.status.reason], ['Pending', 'Starting'])
+  const pod = answer.response.children.find((child) => child.kind === 'Pod')
+  t.equal((pod?.spec as Json | undefined)?.runtimeClassName, 'kata')
+})
+
+t.test('a started run whose pod is gone is Pending until its lifetime ends, never a StartupTimeout', async (t) => {
+  // Admitted at 0, Running at 30; at 400 (past admittedAt + 300 s) its pod was evicted and is not observed.
+  const instance = runningInstance()
+  const gone = withPod(instance.children, undefined)
+  const answer = step(instance.running.parent, { related: instance.related, children: gone, now: at(400) })
+  t.hasStrict(answer.status, {
+    phase: 'Pending',
+    reason: 'Starting',
+    message: 'The instance is starting.',
+    startedAt: T(30),
+    expiresAt: T(30 + 1800),
+  })
+  t.ok(
+    answer.response.children.some((child) => child.kind === 'Pod'),
+    'the Pod is asked for again, in the same run',
+  )
+})
+
+t.test('a started run whose pod is gone is not judged against the namespace again', async (t) => {
+  // A Baseline pod, Running at 30; then the namespace enforces restricted and the pod is evicted.
+  const instance = runningInstance({ security: { profile: 'Baseline' } })
+  const restricted: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: NAMESPACE, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+  }
+  const answer = step(instance.running.parent, {
+    related: [...instance.related, restricted],
+    children: withPod(instance.children, undefined),
+    now: at(60),
+  })
+  t.hasStrict(answer.status, { phase: 'Pending', reason: 'Starting', startedAt: T(30) })
+})
+
+t.test('a pod ready since a time on a wrong clock: more than 60 s ahead counts as now', async (t) => {
+  const related = [webDefinition()]
+  const first = prepared(challenge(), { related })
+  /** The world of the prepared instance, its pod ready since `seconds` (from drive.ts's T0). */
+  const readyAt = (seconds: number) => {
+    const time = T(seconds)
+    const status = readyPodStatus([{ name: 'web' }], { scheduled: time, started: time, ready: time })
+    return readyWorld(first.response.children).map((child) => (child.kind === 'Pod' ? { ...child, status } : child))
+  }
+  const exactly60 = step(first.parent, { related, children: readyAt(30 + 60), now: at(30) })
+  t.hasStrict(exactly60.status, { phase: 'Pending', reason: 'Starting' }, '60 s ahead: an event to wait for')
+  t.equal(exactly60.response.resyncAfterSeconds, 62.5, 'woken when it has settled (ENDPOINT_SETTLE_MS 2.5 s)')
+  const ahead61 = step(first.parent, { related, children: readyAt(30 + 61), now: at(30) })
+  t.hasStrict(ahead61.status, { phase: 'Running', reason: 'Ready', startedAt: T(30) }, '61 s ahead: Running now')
+  // Past the startup deadline (admitted at 0, 300 s) the instance that is reachable now is Running, not timed out.
+  const late = step(first.parent, { related, children: readyAt(400 + 61), now: at(400) })
+  t.hasStrict(late.status, { phase: 'Running', reason: 'Ready', startedAt: T(400) }, 'reachable now, past startup')
+  const lateOnTime = step(first.parent, { related, children: readyAt(390), now: at(400) })
+  t.hasStrict(lateOnTime.status, { phase: 'Running', reason: 'Ready', startedAt: T(400) }, 'a sync that came late')
 })

@@ -142,3 +142,14 @@ t.test("a foreign Service or route under the instance's name is no endpoint", as
     t.notOk('endpoint' in answer.status, `a foreign ${kind}: no endpoint`)
   }
 })
+
+t.test('two guard children the API server refused: the StartupTimeout names both, in the plural', async (t) => {
+  const complete = prepared(challenge(), { related })
+  const withoutPolicies = readyWorld(complete.response.children).filter((each) => each.kind !== 'NetworkPolicy')
+  const timedOut = step(complete.parent, { related, children: withoutPolicies, now: at(300) })
+  t.hasStrict(timedOut.status, {
+    phase: 'Error',
+    reason: 'StartupTimeout',
+    message: `The instance did not become ready within 300 seconds. Its NetworkPolicy ${NAME}-isolate, NetworkPolicy ${NAME}-expose never appeared as its own: the API server refused them, or objects of those names that this Challenge does not own are in the way.`,
+  })
+})
