@@ -71,8 +71,8 @@ function boundBroken(item: unknown, requests: Amounts, limits: Amounts, what: st
     if (min !== undefined && above(min.value, request))
       return `${what}'s ${name} request is below the minimum ${min.written}`
     const ratio = bound(item, 'maxLimitRequestRatio', name)
-    // A request of 0 makes the ratio infinite: the API server refuses it too (both must be non-zero).
-    if (ratio !== undefined && above(limit / request, ratio.value))
+    // Multiplied, not divided: a request of 0 breaks every ratio, as the API server wants both non-zero.
+    if (ratio !== undefined && above(limit, request * ratio.value))
       return `${what}'s ${name} limit is more than ${ratio.written} times its request`
   }
   return undefined
