@@ -10,7 +10,7 @@ import { flagSecretPart, ownerMessage, type OwnerKey } from './secrets.js'
 export type FlagResult = { ok: true; data: string } | { ok: false; message: string }
 
 function base64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64')
+  return Buffer.from(text).toString('base64')
 }
 
 /** Names that would read an object's prototype wherever a parameter is looked up by name: refused, as the CRD does. */

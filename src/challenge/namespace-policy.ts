@@ -44,10 +44,8 @@ type Amounts = Record<string, number>
 
 function amounts(values: Record<string, string | number>): Amounts {
   const result: Amounts = {}
-  for (const name of BOUNDED) {
-    const value = values[name]
-    if (value !== undefined) result[name] = quantityValue(value) as number
-  }
+  // Every bounded resource has a request and a limit: the author's, or the default (effectiveResources).
+  for (const name of BOUNDED) result[name] = quantityValue(values[name] as string | number) as number
   return result
 }
 
@@ -73,7 +71,8 @@ function boundBroken(item: unknown, requests: Amounts, limits: Amounts, what: st
     if (min !== undefined && above(min.value, request))
       return `${what}'s ${name} request is below the minimum ${min.written}`
     const ratio = bound(item, 'maxLimitRequestRatio', name)
-    if (ratio !== undefined && request > 0 && above(limit / request, ratio.value))
+    // Multiplied, not divided: a request of 0 breaks every ratio, as the API server wants both non-zero.
+    if (ratio !== undefined && above(limit, request * ratio.value))
       return `${what}'s ${name} limit is more than ${ratio.written} times its request`
   }
   return undefined

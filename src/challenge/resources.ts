@@ -28,7 +28,7 @@ export function quantityValue(quantity: string | number): number | undefined {
   if (typeof quantity === 'number') return Number.isFinite(quantity) && quantity >= 0 ? quantity : undefined
   const match = QUANTITY_PARTS.exec(quantity)
   if (!match) return undefined
-  const [, mantissa = '', exponent, suffix = ''] = match
+  const [, mantissa, exponent, suffix = ''] = match
   const power =
     exponent !== undefined
       ? Number(exponent)

@@ -203,3 +203,80 @@ t.test(
     )
   },
 )
+
+/** A web definition of two containers, web (the defaults) and cache (`cache` resources), to set against `limits`. */
+function twoContainers(cache: Json = {}): KubeObject {
+  return webDefinition({
+    pod: {
+      containers: [
+        { name: 'web', image: 'ghcr.io/example/web:1', ports: [{ containerPort: 8080 }] },
+        { name: 'cache', image: 'ghcr.io/example/cache:1', ...cache },
+      ],
+    },
+  })
+}
+
+/** The phase, reason and message of a new instance of `definition` in a namespace of one LimitRange of `limits`. */
+function judged(definition: KubeObject, limits: Json[]) {
+  const { status } = start(definition, [limitRange(limits)])
+  return { phase: status.phase, reason: status.reason, message: status.message }
+}
+
+const refused = (refusal: string) => ({
+  phase: 'Error',
+  reason: 'PodRefused',
+  message: `The namespace's LimitRange "limits" refuses the pod: ${refusal}.`,
+})
+
+t.test('LimitRange: a bound written as a JSON number counts as the quantity it is', async (t) => {
+  // Defaults (resources.ts): each container's cpu limit is 500m.
+  t.strictSame(
+    judged(twoContainers(), [{ type: 'Container', max: { cpu: 0.25 } }]),
+    refused("container web's cpu limit is above the maximum 0.25"),
+  )
+})
+
+t.test('LimitRange: a later container that breaks a Container bound is named, though the first meets it', async (t) => {
+  const cache = { resources: { limits: { memory: '1Gi' } } }
+  t.strictSame(
+    judged(twoContainers(cache), [{ type: 'Container', max: { memory: '512Mi' } }]),
+    refused("container cache's memory limit is above the maximum 512Mi"),
+  )
+})
+
+t.test('LimitRange: bounds of an item that is neither Container nor Pod do not apply to the pod', async (t) => {
+  const bounds = { max: { memory: '1Mi', cpu: '1m' } }
+  const items: [string, Json][] = [
+    ['a claim', { type: 'PersistentVolumeClaim', ...bounds }],
+    ['an item without a type', bounds],
+  ]
+  for (const [what, item] of items) {
+    const { phase, reason } = judged(twoContainers(), [item])
+    t.strictSame({ phase, reason }, { phase: 'Pending', reason: 'Starting' }, what)
+  }
+})
+
+t.test('LimitRange: a limit above its maximum by no more than the rounding of a float is within it', async (t) => {
+  // 1 × (1 + 1e-12) is the double 1.000000000001: the largest value the rounding allows beside a bound of 1.
+  const edge = { resources: { limits: { cpu: '1.000000000001' } } }
+  const { phase, reason } = judged(twoContainers(edge), [{ type: 'Container', max: { cpu: '1' } }])
+  t.strictSame({ phase, reason }, { phase: 'Pending', reason: 'Starting' })
+  t.strictSame(
+    judged(twoContainers({ resources: { limits: { cpu: '1.000000000002' } } }), [
+      { type: 'Container', max: { cpu: '1' } },
+    ]),
+    refused("container cache's cpu limit is above the maximum 1"),
+  )
+})
+
+t.test('LimitRange: a maxLimitRequestRatio refuses a request of 0, as the API server does', async (t) => {
+  // LimitRangeItem.maxLimitRequestRatio: "the named resource must have a request and limit that are both non-zero".
+  // web (50m, 500m) meets a ratio of 20; cache asks for no cpu below a limit of 500m.
+  const idle = { resources: { requests: { cpu: '0' } } }
+  t.strictSame(
+    judged(twoContainers(idle), [{ type: 'Container', maxLimitRequestRatio: { cpu: '20' } }]),
+    refused("container cache's cpu limit is more than 20 times its request"),
+  )
+  const { phase, reason } = judged(twoContainers(), [{ type: 'Container', maxLimitRequestRatio: { cpu: '20' } }])
+  t.strictSame({ phase, reason }, { phase: 'Pending', reason: 'Starting' }, 'both containers meet the ratio')
+})

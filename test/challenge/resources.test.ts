@@ -1,5 +1,5 @@
 import t from 'tap'
-import { quantityValue } from '../../src/challenge/resources.js'
+import { quantityValue, resourcesProblem } from '../../src/challenge/resources.js'
 
 t.test('quantities are read as the API server reads them', async (t) => {
   const cases: [string | number, number | undefined][] = [
@@ -34,3 +34,20 @@ t.test('quantities are read as the API server reads them', async (t) => {
   ]
   for (const [quantity, value] of cases) t.equal(quantityValue(quantity), value, String(quantity))
 })
+
+t.test(
+  'a request above its limit by no more than the rounding of a float (a millionth of a millionth) is not refused',
+  async (t) => {
+    // 1 × (1 + 1e-12) is the double 1.000000000001: the largest request the rounding allows beside a limit of 1.
+    const container = (request: string) => ({
+      name: 'web',
+      image: 'ghcr.io/example/web:1',
+      resources: { requests: { cpu: request }, limits: { cpu: '1' } },
+    })
+    t.equal(resourcesProblem(container('1.000000000001'), 'spec.pod.containers[0]', []), undefined)
+    t.equal(
+      resourcesProblem(container('1.000000000002'), 'spec.pod.containers[0]', []),
+      'spec.pod.containers[0].resources.requests.cpu: 1.000000000002 is above its limit 1',
+    )
+  },
+)
