@@ -127,7 +127,7 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
           withPod: decision.pod,
         })
       : teardown(world.children)
-  const response: SyncResponse = { status: buildStatus(world, decision, children, at), children }
+  const response: SyncResponse = { status: buildStatus(world, decision, at), children }
   const resync = resyncAfter(decision.nextDeadline, at, config)
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response

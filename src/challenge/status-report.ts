@@ -11,7 +11,6 @@
  * error) rather than at every step of a pod, each write being one more event Metacontroller weighs against every
  * Challenge (docs/design.md); the instants they carry are the pod's own, so nothing is lost by waiting.
  */
-import type { DesiredChild } from '../protocol.js'
 import { ConditionType, Phase, Reason } from './api.js'
 import type { Decision, World } from './decision.js'
 import { record } from './read.js'
@@ -128,12 +127,7 @@ function conditions(world: World, decision: Decision, now: string): Condition[] 
   return result
 }
 
-export function buildStatus(
-  world: World,
-  decision: Decision,
-  children: readonly DesiredChild[],
-  now: number,
-): ChallengeStatus {
+export function buildStatus(world: World, decision: Decision, now: number): ChallengeStatus {
   const { state } = decision
   const status: ChallengeStatus = {
     phase: decision.phase,
@@ -159,13 +153,9 @@ export function buildStatus(
       finishedAt: time(state.finishedAt),
     }),
   )
-  // Running implies the instance's own Secret is observed (its pod runs only then): never one that merely carries its name.
-  if (
-    decision.phase === Phase.Running &&
-    children.some((child) => child.kind === 'Secret' && child.metadata.name === world.names.flagSecret)
-  ) {
-    status.flagSecretRef = { name: world.names.flagSecret }
-  }
+  // Running implies the instance's own Secret is observed (its pod runs only then): never one that merely carries its
+  // name. The answer then renders it too (a Running decision always renders the workload, the flag Secret first).
+  if (decision.phase === Phase.Running) status.flagSecretRef = { name: world.names.flagSecret }
   return keepProgress(world, decision, status)
 }
 
@@ -184,9 +174,7 @@ function core(status: Record<string, unknown>): Record<string, unknown> {
 function keepProgress(world: World, decision: Decision, status: ChallengeStatus): ChallengeStatus {
   const raw = record(world.challenge.status)
   if (decision.state.newRun || raw === undefined || !sameJson(core(status), core(raw))) return status
-  const kept = new Map(
-    world.previous.conditions.filter((each) => PROGRESS.has(each.type)).map((each) => [each.type, each]),
-  )
+  const kept = new Map(world.previous.conditions.map((each) => [each.type, each]))
   return {
     ...status,
     conditions: status.conditions.flatMap((each) => {

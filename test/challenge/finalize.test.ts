@@ -230,6 +230,16 @@ t.test(
       asObserved,
       "another version's: kept as observed",
     )
+    t.strictSame(
+      retain(observed(JSON.stringify({ ...applied, kind: 'Service' }))),
+      asObserved,
+      "another kind's: kept as observed",
+    )
+    t.strictSame(
+      retain(observed(JSON.stringify({ apiVersion: 'v1', kind: 'Pod' }))),
+      asObserved,
+      'one without metadata: kept as observed',
+    )
   },
 )
 
