@@ -88,22 +88,20 @@ const allFiles = readdirSync('src/challenge')
   .sort()
 const missingFiles = allFiles.filter((file) => !(file in files))
 
-// An argument names its survivor by position (at), mutator and replacement. Positions move whenever the file above
-// them changes, so an argument whose position names no survivor still finds its own by what the mutant does: the
-// same file, mutator, original text and replacement, when exactly one survivor and one argument have them (the
-// argument's `original` field). --rekey writes the survivors' present positions into those arguments.
-const key = (each) => `${each.at} ${each.mutator} ${oneLine(each.replacement)}`
+// An argument names its survivor by position (at), mutator, original text and replacement (two mutants of one
+// position and mutator differ in what they replace). Positions move whenever the file above them changes, so an
+// argument whose position names no survivor still finds its own by the rest, when exactly one survivor and one
+// argument have them. --rekey writes the survivors' present positions into those arguments.
 const fileOf = (at) => at.replace(/:\d+:\d+$/, '')
 const what = (each) =>
   `${fileOf(each.at)} ${each.mutator} ${oneLine(each.original ?? '')} → ${oneLine(each.replacement)}`
+const key = (each) => `${each.at} ${what(each)}`
+const unwritten = argued.filter((each) => typeof each.original !== 'string')
 const byPosition = new Map(argued.map((each) => [key(each), each]))
 const countBy = (list, by) =>
   list.reduce((counts, each) => counts.set(by(each), (counts.get(by(each)) ?? 0) + 1), new Map())
 const survivorsByWhat = countBy(survivors, what)
-const argumentsByWhat = countBy(
-  argued.filter((each) => each.original !== undefined),
-  what,
-)
+const argumentsByWhat = countBy(argued, what)
 /** @type {Map<string, {at: string, why: string}>} survivor key -> its argument */
 const arguments_ = new Map()
 const moved = []
@@ -114,7 +112,7 @@ for (const survivor of survivors) {
     survivorsByWhat.get(what(survivor)) === 1 &&
     argumentsByWhat.get(what(survivor)) === 1
   ) {
-    argument = argued.find((each) => each.original !== undefined && what(each) === what(survivor))
+    argument = argued.find((each) => what(each) === what(survivor))
     if (argument !== undefined && !survivors.some((other) => key(other) === key(argument)))
       moved.push([argument, survivor])
     else argument = undefined
@@ -131,10 +129,10 @@ const page = `# Mutation report
 <!-- Written by \`npm run test:mutation:report\` (scripts/mutation-report.mjs) from the JSON report of the last full
 \`npm run test:mutation\`, and the arguments of ${ARGUMENTS}. Edit those, not this page. -->
 
-StrykerJS ${strykerVersion} mutated ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
+StrykerJS ${strykerVersion} made mutants in ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
 domain tests and then the end-to-end scenarios ([how](development.md#mutation-testing-npm-run-testmutation)). A
 mutant is killed when a test fails (or the tests run past their time) with it in place.
-${missingFiles.length === 0 ? '' : `\n**Not in this report** (not mutated in the run it was written from): ${missingFiles.map((file) => `\`${file}\``).join(', ')}.\n`}
+${missingFiles.length === 0 ? '' : `\n**No mutant in** (StrykerJS finds nothing to mutate in a file of types or of a constant it leaves alone, such as \`undefined\`; after a partial run, also the files it did not reach): ${missingFiles.map((file) => `\`${file}\``).join(', ')}.\n`}
 | mutants | |
 |---|---|
 | killed | ${totals.detected} |
@@ -173,7 +171,9 @@ for (const [argument, survivor] of moved)
     `an argument in ${ARGUMENTS} found its survivor at ${survivor.at}, not ${argument.at}${rekey ? '' : ' (--rekey updates it)'}`,
   )
 for (const each of stale) console.log(`an argument in ${ARGUMENTS} names no survivor: ${key(each)}`)
-let failed = missing.length > 0 || (check && stale.length > 0)
+for (const each of unwritten)
+  console.log(`an argument in ${ARGUMENTS} has no original text: ${each.at} ${each.mutator}`)
+let failed = missing.length > 0 || unwritten.length > 0 || (check && stale.length > 0)
 if (check) {
   let committed = ''
   try {
