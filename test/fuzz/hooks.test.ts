@@ -8,6 +8,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
+import { tooDeepAt } from '../../src/http/json-body.js'
 import { answerProblems } from './answers.js'
 import { BASES, mutated, mutation, serialize, type BaseName, type Mutation } from './mutations.js'
 
@@ -97,4 +98,34 @@ t.test('raw bytes: truncated or spliced JSON is a 4xx or a valid 200, never a 5x
     [],
     'every answer is a 200 or a 4xx',
   )
+})
+
+/** How deep a JSON value nests objects and arrays, counted on the value itself (not on its text). */
+function depthOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0
+  const children: unknown[] = Array.isArray(value) ? value : Object.values(value)
+  return 1 + Math.max(0, ...children.map(depthOf))
+}
+
+t.test('the depth scan of large bodies agrees with the depth of the value they hold, whatever the strings', (t) => {
+  // Strings full of quotes, backslashes and brackets are where a text scan can go wrong.
+  const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', ' ') })
+  const value = fc.letrec<{ json: unknown }>((tie) => ({
+    json: fc.oneof(
+      { depthSize: 'small' },
+      tricky,
+      fc.integer(),
+      fc.array(tie('json'), { maxLength: 3 }),
+      fc.dictionary(tricky, tie('json'), { maxKeys: 3 }),
+    ),
+  })).json
+  fc.assert(
+    fc.property(value, fc.integer({ min: 0, max: 6 }), (json, limit) => {
+      const text = JSON.stringify(json)
+      return (tooDeepAt(text, limit) === -1) === depthOf(json) <= limit
+    }),
+    { seed: SEED, numRuns: runs(500) },
+  )
+  t.pass('every generated value')
+  t.end()
 })

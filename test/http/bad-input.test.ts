@@ -369,6 +369,10 @@ t.test('bodies nesting too deeply to be echoed are 400, not a stack overflow (re
   t.equal(tooDeepAt('{"a":"\\"[[[[[[[[[[[[[[[[[[[[[["}', 2), -1, 'nor after an escaped quote')
   t.equal(tooDeepAt('[[[]]]', 2), 2, 'the offset of the first bracket past the limit')
   t.equal(tooDeepAt('[[]][[]]', 2), -1, 'depth, not count')
+  // A string ends at the first quote after an even run of backslashes (each pair is one escaped backslash).
+  t.equal(tooDeepAt('["\\\\",[[1]]]', 2), 7, 'a string ending in an escaped backslash ends at its quote')
+  t.equal(tooDeepAt(`["${'\\'.repeat(3)}"[[[",[1]]`, 2), -1, 'three backslashes escape the quote after them')
+  t.equal(tooDeepAt('[1,"[[[[', 1), -1, 'an unterminated string ends the scan')
   const arrays = '['.repeat(100_000) + ']'.repeat(100_000)
   assertRefused(
     t,
