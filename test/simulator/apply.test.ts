@@ -3,7 +3,7 @@ import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
 import { LAST_APPLIED } from '../support/simulator/merge.js'
 import type { KubeObject } from '../support/simulator/objects.js'
-import { Simulator, type CompositeController, type UpdateMethod } from '../support/simulator/simulator.js'
+import { Simulator, type CompositeController, type UpdateMethod } from '../support/simulator/index.js'
 import { challenge, controller, deployment, FakeHook, NS, secret, service } from './fixtures.js'
 
 const SYNC_ONLY = { hooks: { sync: { webhook: {} } } }

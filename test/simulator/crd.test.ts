@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
 import type { KubeObject } from '../support/simulator/objects.js'
-import { Simulator } from '../support/simulator/simulator.js'
+import { Simulator } from '../support/simulator/index.js'
 import { challenge, controller, FakeHook, NS } from './fixtures.js'
 
 const REF = { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'Challenge', namespace: NS, name: 'web-u-alice' }

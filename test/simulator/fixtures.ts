@@ -3,7 +3,7 @@
 import { challenge as buildChallenge } from '../helpers/world.js'
 import { jsonResponse, type HookName, type HookResponse, type HookTransport } from '../support/simulator/hooks.js'
 import type { KubeObject } from '../support/simulator/objects.js'
-import type { CompositeController, SyncRequest } from '../support/simulator/simulator.js'
+import type { CompositeController, SyncRequest } from '../support/simulator/index.js'
 
 export const NS = 'ctf'
 

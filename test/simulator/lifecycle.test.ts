@@ -2,7 +2,7 @@
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
 import type { KubeObject } from '../support/simulator/objects.js'
-import { Simulator, type SyncRequest } from '../support/simulator/simulator.js'
+import { Simulator, type SyncRequest } from '../support/simulator/index.js'
 import { challenge, controller, deployment, FakeHook, NS, secret, service, webHook } from './fixtures.js'
 
 const FINALIZER = 'metacontroller.io/compositecontroller-challenge-hooks'

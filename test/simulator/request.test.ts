@@ -2,7 +2,7 @@
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
 import type { KubeObject } from '../support/simulator/objects.js'
-import { Simulator } from '../support/simulator/simulator.js'
+import { Simulator } from '../support/simulator/index.js'
 import { challenge, controller, FakeHook, NS, secret, webHook } from './fixtures.js'
 
 const CHALLENGES = { apiVersion: 'challenge-hooks.dev/v1alpha1', resource: 'challenges' }

@@ -2,7 +2,7 @@
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
 import { jsonResponse } from '../support/simulator/hooks.js'
-import { Simulator } from '../support/simulator/simulator.js'
+import { Simulator } from '../support/simulator/index.js'
 import { challenge, controller, FakeHook, NS, secret, webHook, type Handler } from './fixtures.js'
 
 const CHILDREN = ['apps/v1/Deployment', 'v1/Service', 'v1/Secret']

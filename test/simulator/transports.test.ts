@@ -5,7 +5,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { Cluster } from '../support/simulator/cluster.js'
 import { httpTransport, injectTransport, jsonResponse } from '../support/simulator/hooks.js'
-import { Simulator } from '../support/simulator/simulator.js'
+import { Simulator } from '../support/simulator/index.js'
 import { challenge, controller, NS, webHook } from './fixtures.js'
 
 interface Seen {

@@ -37,17 +37,6 @@ import { listRelated, resolveRule, type HookVersion } from './related.js'
 import type { RelatedRule } from './response.js'
 import { messageOf, RetryAfter, Webhooks } from './webhook.js'
 
-export type {
-  ChildRule,
-  CompositeController,
-  Hook,
-  SimEvent,
-  SimulatorOptions,
-  SyncRequest,
-  SyncResult,
-  UpdateMethod,
-} from './controller.js'
-
 interface CustomizeEntry {
   rules: RelatedRule[]
   expiresAtMs: number
