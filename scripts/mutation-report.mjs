@@ -98,24 +98,23 @@ const what = (each) =>
 const key = (each) => `${each.at} ${what(each)}`
 const unwritten = argued.filter((each) => typeof each.original !== 'string')
 const byPosition = new Map(argued.map((each) => [key(each), each]))
-const countBy = (list, by) =>
-  list.reduce((counts, each) => counts.set(by(each), (counts.get(by(each)) ?? 0) + 1), new Map())
-const survivorsByWhat = countBy(survivors, what)
-const argumentsByWhat = countBy(argued, what)
+const groupBy = (list, by) =>
+  list.reduce((groups, each) => groups.set(by(each), [...(groups.get(by(each)) ?? []), each]), new Map())
+const survivorsByWhat = groupBy(survivors, what)
+const argumentsByWhat = groupBy(argued, what)
+const survivorKeys = new Set(survivors.map(key))
 /** @type {Map<string, {at: string, why: string}>} survivor key -> its argument */
 const arguments_ = new Map()
 const moved = []
 for (const survivor of survivors) {
   let argument = byPosition.get(key(survivor))
-  if (
-    argument === undefined &&
-    survivorsByWhat.get(what(survivor)) === 1 &&
-    argumentsByWhat.get(what(survivor)) === 1
-  ) {
-    argument = argued.find((each) => what(each) === what(survivor))
-    if (argument !== undefined && !survivors.some((other) => key(other) === key(argument)))
+  const alike = argumentsByWhat.get(what(survivor)) ?? []
+  // Moved: the one argument and the one survivor of their kind, the argument's position naming no other survivor.
+  if (argument === undefined && alike.length === 1 && survivorsByWhat.get(what(survivor)).length === 1) {
+    if (!survivorKeys.has(key(alike[0]))) {
+      argument = alike[0]
       moved.push([argument, survivor])
-    else argument = undefined
+    }
   }
   if (argument !== undefined) arguments_.set(key(survivor), argument)
 }
