@@ -113,5 +113,7 @@ try {
 } finally {
   rmSync(copy, { recursive: true, force: true })
 }
-console.log(failures === 0 ? `every bug caught (${BUGS.length} bugs)` : `${failures} failed (missed, or failing without a bug)`)
+console.log(
+  failures === 0 ? `every bug caught (${BUGS.length} bugs)` : `${failures} failed (missed, or failing without a bug)`,
+)
 process.exitCode = failures === 0 ? 0 : 1
