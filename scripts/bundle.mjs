@@ -1,6 +1,6 @@
 // `npm run build`, after tsc: dist/server.js and its dependencies bundled into that one file, in place, so that
 // `node dist/server.js` starts without resolving and loading some 300 modules one by one, and without compiling its
-// request schemas (issue 12: the start to the first answer). esbuild (the bundler Vite and tsx are built on) reads
+// request schemas (the start to the first answer). esbuild (the bundler Vite and tsx are built on) reads
 // tsc's source maps, so the bundle's map still points at src/ (`node --enable-source-maps`). The rest of dist/
 // stays as tsc wrote it: the CLI, and the modules the tests and the benchmark import.
 import { Ajv } from 'ajv'

@@ -1,4 +1,4 @@
-// `npm run test:hand-made-bugs`: the bugs a test audit made by hand in src/challenge/ (issue 26), each made again in
+// `npm run test:hand-made-bugs`: the bugs a test audit made by hand in src/challenge/, each made again in
 // a copy of the working tree and run against the tests that must catch it, outside the recorded fixtures. Prints
 // one line per bug and test, CAUGHT or MISSED, and fails when any is missed or a bug no longer applies (the code it
 // edits changed: update its text here). The working tree itself is never edited.

@@ -1,5 +1,5 @@
 /**
- * Start latency with real pods (issue 27.4): on the real node of `npm run test:node` (containerd, runc, CNI,
+ * Start latency with real pods: on the real node of `npm run test:node` (containerd, runc, CNI,
  * kube-proxy, kube-router, CoreDNS; the hook server and the Metacontroller stand-in as in the node suite), creates
  * N Challenges of an app that listens at once (tcp-echo, NodePort) and measures, per instance, create → Running
  * and create → the first connection through the node port that got the app's banner, with the steps between

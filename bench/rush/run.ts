@@ -1,5 +1,5 @@
 /**
- * The opening rush of a CTF on a real control plane with the real Metacontroller (issue 12, part 3):
+ * The opening rush of a CTF on a real control plane with the real Metacontroller:
  *
  *   METACONTROLLER_BIN=/path/to/metacontroller npm run bench:rush -- --challenges=200 --label=defaults
  *

@@ -1,5 +1,5 @@
 // What the observed children and pods say about a run (src/challenge/workload.ts), one row per situation: the
-// rules mutation testing (issue 14) found unchecked, each row a case where a changed rule gives another answer.
+// rules mutation testing found unchecked, each row a case where a changed rule gives another answer.
 import t from 'tap'
 import { Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'

@@ -371,7 +371,7 @@ t.test('a Baseline definition in a restricted namespace: no pod is asked for, an
   const s = await suite.scenario(t, 'mismatch')
   await s.create(s.definition('pwn-echo', BASELINE[0]?.definitionSpec, 'root-echo'))
   await s.create(s.challenge('root-echo', 'dave'))
-  // Pod Security's refusal is the definition's for good (issue 15): Error/PodRefused, never Running. The hook reads
+  // Pod Security's refusal is the definition's for good: Error/PodRefused, never Running. The hook reads
   // the namespace's enforce label (a related object), so it says so before any pod is asked for.
   const status = await s.until('root-echo-u-dave', (st) => st.phase === 'Error', 'Error')
   t.match(
