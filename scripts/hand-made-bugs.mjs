@@ -65,6 +65,13 @@ const BUGS = [
     to: "{ protocol: 'UDP', port: String(port) as unknown as number },",
     tests: ['test/challenge/children.test.ts'],
   },
+  {
+    bug: "Running counted from the pod's Ready alone, ignoring a path created or accepted after it",
+    file: 'src/challenge/running.ts',
+    from: 'const since = Math.max(ready, c.observed.since)',
+    to: 'const since = ready',
+    tests: ['test/challenge/settle.test.ts', 'test/fuzz/timers.test.ts', 'test/e2e/settle.test.ts'],
+  },
 ]
 
 const root = process.cwd()
