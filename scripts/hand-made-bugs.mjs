@@ -1,7 +1,7 @@
-// `npm run test:hand-made-bugs`: the bugs a test audit made by hand in src/challenge/, each made again in
-// a copy of the working tree and run against the tests that must catch it, outside the recorded fixtures. Prints
-// one line per bug and test, CAUGHT or MISSED, and fails when any is missed or a bug no longer applies (the code it
-// edits changed: update its text here). The working tree itself is never edited.
+// `npm run test:hand-made-bugs`: the bugs test audits made by hand in src/challenge/ and manifests/, each made again
+// in a copy of the working tree and run against the tests that must catch it, outside the recorded fixtures and the
+// cluster suite. Prints one line per bug and test, CAUGHT or MISSED, and fails when any is missed or a bug no longer
+// applies (the code it edits changed: update its text here). The working tree itself is never edited.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -64,6 +64,35 @@ const BUGS = [
     from: "{ protocol: 'UDP', port },",
     to: "{ protocol: 'UDP', port: String(port) as unknown as number },",
     tests: ['test/challenge/children.test.ts'],
+  },
+  {
+    bug: "Running counted from the pod's Ready alone, ignoring a path created or accepted after it",
+    file: 'src/challenge/running.ts',
+    from: 'const since = Math.max(ready, c.observed.since)',
+    to: 'const since = ready',
+    tests: ['test/challenge/settle.test.ts', 'test/fuzz/timers.test.ts', 'test/e2e/settle.test.ts'],
+  },
+  {
+    bug: 'the author role granted override, which makes every author an operator',
+    file: 'manifests/roles.yaml',
+    from: `  name: challenge-hooks-author
+rules:
+  - apiGroups: [challenge-hooks.dev]
+    resources: [challengedefinitions]
+    verbs: [get, list, watch, create, patch, update, delete]`,
+    to: `  name: challenge-hooks-author
+rules:
+  - apiGroups: [challenge-hooks.dev]
+    resources: [challengedefinitions]
+    verbs: [get, list, watch, create, patch, update, delete, override]`,
+    tests: ['test/manifests/roles.test.ts', 'test/manifests/admission-policies.test.ts'],
+  },
+  {
+    bug: "the author policy's CEL lets any DELETE through",
+    file: 'manifests/admission-policy.yaml',
+    from: "request.operation == 'DELETE' && has(namespaceObject.metadata.deletionTimestamp)",
+    to: "request.operation == 'DELETE'",
+    tests: ['test/manifests/admission-policies.test.ts'],
   },
 ]
 

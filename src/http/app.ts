@@ -23,6 +23,8 @@ export interface AppOptions {
   now?: () => Date
   /** The hook port's certificate and key, read by main.ts from TLS_CERT_FILE and TLS_KEY_FILE. */
   tls?: { cert: Buffer; key: Buffer }
+  /** The event loop's delay (ms) the load shedding reads; by default under-pressure's sample. Tests inject one. */
+  eventLoopDelay?: () => number
 }
 
 /** Redacted at every level: the bearer token, and any flag-bearing field should one ever be logged. */
@@ -82,7 +84,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   registerErrorHandlers(app)
   registerJsonBody(app)
   // Before the hook routes: its route hooks then run before theirs (the bearer token).
-  await app.register(loadShedding, { config, metrics, state, hookPaths: HOOK_PATHS })
+  await app.register(loadShedding, {
+    config,
+    metrics,
+    state,
+    hookPaths: HOOK_PATHS,
+    ...(options.eventLoopDelay === undefined ? {} : { reading: options.eventLoopDelay }),
+  })
   registerHookRoutes(app, { config, metrics, now })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {

@@ -131,6 +131,8 @@ export interface LoadSheddingOptions {
   state: { closing: boolean }
   /** The routes shed (POST only). */
   hookPaths: readonly string[]
+  /** The loop's delay, ms, instead of the sampler's reading (tests). */
+  reading?: () => number
 }
 
 export interface CheckOptions extends LoadSheddingOptions {
@@ -225,7 +227,8 @@ export const loadShedding = fastifyPlugin(
   async function loadShedding(app: FastifyInstance, options: LoadSheddingOptions) {
     // Only measuring: no threshold is given to under-pressure, so it refuses nothing itself; the checks read it.
     await app.register(underPressure, { sampleInterval: PRESSURE_SAMPLE_INTERVAL_MS })
-    const checks = sheddingChecks({ ...options, reading: () => app.memoryUsage().eventLoopDelay, log: app.log })
+    const reading = options.reading ?? (() => app.memoryUsage().eventLoopDelay)
+    const checks = sheddingChecks({ ...options, reading, log: app.log })
     setRequestGate(app.server, checks.gate)
     setBodyCheck(app, checks.beforeParse)
     app.addHook('onRequest', checks.onRequest)

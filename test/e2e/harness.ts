@@ -19,7 +19,7 @@ import { parseAllDocuments } from 'yaml'
 import { loadConfig, type Config } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
 import { example, type ExampleName } from '../helpers/examples.js'
-import { componentSettings, withComponents, type ManifestObject } from '../helpers/manifests.js'
+import { componentSettings, ROUTING_EXAMPLES, withComponents, type ManifestObject } from '../helpers/manifests.js'
 import { TEST_ENV } from '../helpers/app.js'
 import { challenge as buildChallenge } from '../helpers/world.js'
 import {
@@ -264,6 +264,23 @@ export function deletionLog(cluster: Cluster): { log: string[]; stop: () => void
     if (event.type === 'DELETED') log.push(`${event.object.kind}/${event.object.metadata.name}`)
   })
   return { log, stop }
+}
+
+/** The shared Gateway of docs/examples/routing/ (docs/routing.md, "Gateway API"), as an operator would apply it. */
+export function exampleGateway(): KubeObject {
+  for (const document of parseAllDocuments(readFileSync(ROUTING_EXAMPLES.Gateway, 'utf8'))) {
+    const value = document.toJS() as KubeObject | null
+    if (value?.kind === 'Gateway') return value
+  }
+  throw new Error('docs/examples/routing/gateway.yaml holds no Gateway')
+}
+
+/** The settings that go with that Gateway (its file's header, and docs/routing.md). */
+export const GATEWAY_ENV = {
+  GATEWAY: 'gateway-system/challenges',
+  BASE_DOMAIN: 'ctf.example.org',
+  TLS_BASE_DOMAIN: 'tcp.ctf.example.org',
+  INGRESS_NAMESPACE: 'gateway-system',
 }
 
 /** Seconds from the cluster's clock to an RFC 3339 time. */

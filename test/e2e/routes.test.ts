@@ -2,15 +2,14 @@
 // routing components of manifests/components/ applied to the CompositeController and the hook server's settings.
 // The simulator's gateway controller plays the Gateway (Accepted / ResolvedRefs in the route's status); the
 // Gateway itself is the one of docs/examples/routing/gateway.yaml.
-import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { parseAllDocuments } from 'yaml'
-import { ROUTING_EXAMPLES } from '../helpers/manifests.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import {
   challengeRef,
   conditionOf,
   deletedBy,
+  exampleGateway,
+  GATEWAY_ENV,
   NS,
   secondsUntil,
   startWorld,
@@ -23,23 +22,6 @@ import { ALICE, expectedHost, expectedInstanceId } from '../helpers/contract.js'
 const TLS = 'pwn-tls-u-alice'
 const WEB = 'web-login-u-alice'
 const GATEWAY_NS = 'gateway-system'
-
-/** The shared Gateway of docs/examples/routing/ (docs/routing.md, "Gateway API"), as an operator would apply it. */
-function exampleGateway(): KubeObject {
-  for (const document of parseAllDocuments(readFileSync(ROUTING_EXAMPLES.Gateway, 'utf8'))) {
-    const value = document.toJS() as KubeObject | null
-    if (value?.kind === 'Gateway') return value
-  }
-  throw new Error('docs/examples/routing/gateway.yaml holds no Gateway')
-}
-
-/** The settings that go with that Gateway (its file's header, and docs/routing.md). */
-const GATEWAY_ENV = {
-  GATEWAY: `${GATEWAY_NS}/challenges`,
-  BASE_DOMAIN: 'ctf.example.org',
-  TLS_BASE_DOMAIN: 'tcp.ctf.example.org',
-  INGRESS_NAMESPACE: GATEWAY_NS,
-}
 
 const routeRef = (kind: string, name: string) => ({
   apiVersion: kind.endsWith('TCP') || kind === 'IngressRoute' ? 'traefik.io/v1alpha1' : 'gateway.networking.k8s.io/v1',

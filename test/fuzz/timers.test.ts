@@ -2,7 +2,8 @@
  * The timers combined, as a property: generated worlds (the definition's lifetime, startup timeout, maxRenewals,
  * availableFrom and availableUntil; the Challenge's own lifetime and deadline; the settle time) and generated clocks
  * (syncs at random gaps, and exactly at, just before and just after the instant the model says the answer changes),
- * with the platform's buttons pressed along the way (renew, stop, restart) and the pod becoming Ready or not. Each
+ * with the platform's buttons pressed along the way (renew, stop, restart), the pod becoming Ready or not, and its
+ * Service or route deleted and created again (so the path comes after Ready, also while Running). Each
  * answer of the pure `sync`, driven through time (test/helpers/timeline.ts), must be what the contract's rules say,
  * as test/helpers/timer-model.ts writes them from docs/api.md without calling src/: the phase and reason, every time
  * and counter of the status, the verdict on a renewal, whether the workload is answered, and when to sync again.
@@ -12,7 +13,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { conditionOf, type Json } from '../helpers/world.js'
-import { expectedResync, TimerModel, type Expected, type TimerSpec } from '../helpers/timer-model.js'
+import { expectedResync, TimerModel, type Expected, type TimerFacts, type TimerSpec } from '../helpers/timer-model.js'
 import { iso, Timeline } from '../helpers/timeline.js'
 import { runs, SEED } from './world-gen.js'
 
@@ -20,7 +21,7 @@ const T0 = Date.parse('2026-11-22T12:00:00Z')
 const at = (min: number, max: number) => fc.integer({ min, max }).map((seconds) => T0 + seconds * 1000)
 const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined, freq: 2 })
 
-type Action = 'none' | 'ready' | 'unready' | 'renew' | 'stop' | 'solved' | 'restart' | 'bump'
+type Action = 'none' | 'ready' | 'unready' | 'renew' | 'stop' | 'solved' | 'restart' | 'bump' | 'reroute' | 'reservice'
 type Wait = { gap: number } | { aim: -1 | 0 | 1 }
 
 const event = fc.oneof(
@@ -43,6 +44,8 @@ const event = fc.oneof(
         'solved',
         'restart',
         'bump',
+        'reroute',
+        'reservice',
       ),
     }),
   },
@@ -57,7 +60,8 @@ const event = fc.oneof(
 
 /**
  * Most lives begin as a player's does: the first sync (its children), the next (the Pod, once its flag Secret and
- * policies are its own), then the pod Ready a few seconds later.
+ * policies are its own), then the pod Ready a few seconds later. Some then lose their route or Service just after
+ * Ready, so the path that makes them Running is created after the pod became Ready.
  */
 const start = fc.oneof(
   {
@@ -67,6 +71,20 @@ const start = fc.oneof(
       { wait: { gap: 1 } as Wait, action: 'none' as Action },
       { wait: { gap } as Wait, action: 'ready' as Action },
     ]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 30 }), fc.constantFrom<Action>('reroute', 'reservice'))
+      .map(([gap, lost]) => [
+        { wait: { gap: 1 } as Wait, action: 'none' as Action },
+        { wait: { gap: 1 } as Wait, action: 'none' as Action },
+        { wait: { gap } as Wait, action: 'ready' as Action },
+        { wait: { gap: 1 } as Wait, action: lost },
+        // A second after the path came back, and at the instant the model says it has settled.
+        { wait: { gap: 1 } as Wait, action: 'none' as Action },
+        { wait: { aim: 0 } as Wait, action: 'none' as Action },
+      ]),
   },
   { weight: 1, arbitrary: fc.constant([]) },
 )
@@ -173,6 +191,9 @@ const seen = {
   stoppedWhileRunning: 0,
   relaunched: 0,
   woken: 0,
+  settlingOnAPathAfterReady: 0,
+  runningOnAPathAfterReady: 0,
+  pathRecreatedWhileRunning: 0,
 }
 
 t.test("timers: every answer through time is what the contract's rules say", async (t) => {
@@ -196,6 +217,8 @@ t.test("timers: every answer through time is what the contract's rules say", asy
           Object.assign(line.spec, { stopped: true, stopReason: action === 'solved' ? 'Solved' : undefined })
         if (action === 'restart') Object.assign(line.spec, { stopped: false, restarts: line.spec.restarts + 1 })
         if (action === 'bump') line.spec.restarts += 1
+        if (action === 'reroute') line.lose('Ingress')
+        if (action === 'reservice') line.lose('Service')
         const facts = { pod: line.pod(), pathSince: line.pathSince() }
         const response = line.sync(now)
         expected = model.sync(now, { ...line.spec } as TimerSpec, facts)
@@ -213,7 +236,7 @@ t.test("timers: every answer through time is what the contract's rules say", asy
             `after ${history.join('; ')}\n  the model: ${JSON.stringify(want)}\n  the hook:  ${JSON.stringify(got)}`,
           )
         }
-        count(expected, previous, action, world, now, run !== model.run)
+        count(expected, previous, action, world, now, run !== model.run, facts)
       }
     }),
     { seed: SEED, numRuns: runs(300) },
@@ -232,8 +255,16 @@ function count(
   world: World,
   now: number,
   newRun: boolean,
+  facts: TimerFacts,
 ): void {
   seen.syncs += 1
+  const readyAt = facts.pod?.run === expected.run ? facts.pod.readyAt : undefined
+  if (readyAt !== undefined && facts.pathSince !== undefined && facts.pathSince > readyAt) {
+    if (expected.phase === 'Pending' && expected.reason === 'Starting') seen.settlingOnAPathAfterReady += 1
+    if (expected.phase === 'Running' && previous?.phase === 'Pending') seen.runningOnAPathAfterReady += 1
+  }
+  if (previous?.phase === 'Running' && (action === 'reroute' || action === 'reservice') && expected.phase === 'Pending')
+    seen.pathRecreatedWhileRunning += 1
   const { availableUntil } = world.definition
   const { deadline, lifetimeSeconds } = world.spec
   if (expected.renewal === 'Renewed') {

@@ -88,6 +88,14 @@ export class Timeline {
     return true
   }
 
+  /**
+   * Someone deletes the observed Service or route (by hand, or a namespace cleanup): the next sync sees none, and
+   * its answer has it created again at that sync's instant, after the pod became Ready.
+   */
+  lose(kind: 'Service' | 'Ingress'): boolean {
+    return this.observed.delete(kind)
+  }
+
   /** One sync at `now`; the world then becomes what Metacontroller makes of the answer. */
   sync(now: number): SyncResponse {
     const spec = strip({

@@ -152,7 +152,8 @@ export class TimerModel {
     ) {
       return this.end(now, 'Deleted', 'Expired')
     }
-    // Running once the pod of this run is Ready, the endpoint exists, and ENDPOINT_SETTLE_MS has passed since both.
+    // Running once the pod of this run is Ready, the endpoint exists, and ENDPOINT_SETTLE_MS has passed since the
+    // later of the two (a path created after Ready, or created again while Running, counts from its creation).
     const pod = facts.pod?.run === this.run ? facts.pod : undefined
     const reachableAt =
       pod?.readyAt !== undefined && facts.pathSince !== undefined
@@ -182,7 +183,12 @@ export class TimerModel {
       ...this.sticky(),
       workload: true,
       phase: running ? 'Running' : 'Pending',
-      reason: running ? 'Ready' : 'Starting',
+      // Pending: WaitingForEndpoint while the pod is ready and the endpoint is not there yet, else Starting.
+      reason: running
+        ? 'Ready'
+        : pod?.readyAt !== undefined && facts.pathSince === undefined
+          ? 'WaitingForEndpoint'
+          : 'Starting',
       expiresAt,
       next: earliest(...ahead),
     }
