@@ -197,6 +197,12 @@ function securityProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string
     if (container.securityContext?.runAsUser === 0) {
       return `spec.pod.containers[${index}].securityContext.runAsUser: 0 (root) is not allowed by the Restricted profile; use security.profile Baseline`
     }
+    // Group 0 is root's group on the node: files the node's root group may read or write would be the player's.
+    // The Pod Security Standard lets it through, so the hook is the one to refuse it. The contract lets authors set
+    // no pod-level group (fsGroup, supplementalGroups): the schema refuses those as unknown fields.
+    if (container.securityContext?.runAsGroup === 0) {
+      return `spec.pod.containers[${index}].securityContext.runAsGroup: 0 (root's group) is not allowed by the Restricted profile; use another group or security.profile Baseline`
+    }
   }
   return undefined
 }

@@ -107,6 +107,26 @@ const refused: [string, unknown, RegExp][] = [
     /runAsUser: 0 \(root\) is not allowed by the Restricted profile/,
   ],
   [
+    "root's group under Restricted",
+    withContainer({ securityContext: { runAsUser: 1000, runAsGroup: 0 } }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.securityContext\.runAsGroup: 0 \(root's group\) is not allowed by the Restricted profile; use another group or security\.profile Baseline\.$/,
+  ],
+  [
+    "root's group under Restricted, without a user",
+    { ...minimal, pod: { containers: [container, { name: 'side', image: 'x', securityContext: { runAsGroup: 0 } }] } },
+    /spec\.pod\.containers\[1\]\.securityContext\.runAsGroup: 0 \(root's group\)/,
+  ],
+  [
+    'a pod-level group',
+    { ...minimal, pod: { containers: [container], securityContext: { fsGroup: 0 } } },
+    /spec\.pod\.securityContext: is not allowed/,
+  ],
+  [
+    'pod-level supplementary groups',
+    { ...minimal, pod: { containers: [container], securityContext: { supplementalGroups: [0] } } },
+    /spec\.pod\.securityContext: is not allowed/,
+  ],
+  [
     'no containers',
     { ...minimal, pod: { containers: [] } },
     /spec\.pod\.containers: Expected array length to be greater or equal to 1/,
@@ -348,6 +368,8 @@ t.test('valid quantities and probes pass', async (t) => {
 t.test('Baseline allows running as root, nothing more', async (t) => {
   const spec = { ...withContainer({ securityContext: { runAsUser: 0 } }), security: { profile: 'Baseline' } }
   t.equal(resolveDefinition('web', spec).found, true)
+  const group = { ...withContainer({ securityContext: { runAsGroup: 0 } }), security: { profile: 'Baseline' } }
+  t.equal(resolveDefinition('web', group).found, true, "root's group too")
   const privileged = { ...withContainer({ securityContext: { privileged: true } }), security: { profile: 'Baseline' } }
   t.equal(resolveDefinition('web', privileged).found, false)
 })
