@@ -141,6 +141,12 @@ export const Bounds = {
   podText: 16384,
   /** Env variables of every container together. */
   podEnvItems: 128,
+  /**
+   * Names in the requests and limits of every container together: 8 containers setting cpu, memory and
+   * ephemeral-storage in both lists take 48. Without it, 16 names of 253 characters per list would be a quarter of
+   * the largest definition.
+   */
+  podResourceNames: 64,
   /** Characters of a Challenge's parameter names and values together (every container gets every parameter). */
   parametersText: 4096,
   text: 4096,
@@ -199,7 +205,8 @@ const ContainerPort = Type.Object(
   },
   { additionalProperties: false },
 )
-const Quantity = Type.Union([Type.String({ pattern: QUANTITY, maxLength: 64 }), Type.Number({ minimum: 0 })])
+// A whole number or a string, as the CRD's x-kubernetes-int-or-string holds it (a fractional number is written '1.5').
+const Quantity = Type.Union([Type.String({ pattern: QUANTITY, maxLength: 64 }), Type.Integer({ minimum: 0 })])
 const ResourceList = Type.Record(Type.RegExp(new RegExp(RESOURCE_NAME)), Quantity, {
   additionalProperties: false,
   maxProperties: Bounds.resourceNames,

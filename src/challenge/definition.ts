@@ -254,6 +254,15 @@ function podProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | un
   if (envText > Bounds.podText) {
     return `spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${envText}`
   }
+  const resourceNames = containers
+    .map(
+      (container) =>
+        Object.keys(container.resources?.requests ?? {}).length + Object.keys(container.resources?.limits ?? {}).length,
+    )
+    .reduce((sum, names) => sum + names, 0)
+  if (resourceNames > Bounds.podResourceNames) {
+    return `spec.pod.containers: at most ${Bounds.podResourceNames} resource names in the requests and limits of all containers together, got ${resourceNames}`
+  }
   for (const [index, container] of spec.pod.containers.entries()) {
     const at = `spec.pod.containers[${index}]`
     const problem = resourcesProblem(container, at, policy.extendedResources)

@@ -223,6 +223,12 @@ const refused: [string, unknown, RegExp][] = [
     /resources\.limits\.memory: must be above 0/,
   ],
   [
+    // The CRD holds a quantity as a whole number or a string (x-kubernetes-int-or-string): '1.5' is written so.
+    'a fractional number as a quantity',
+    withContainer({ resources: { limits: { cpu: 1.5 } } }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.resources\.limits\.cpu: Expected union value\.$/,
+  ],
+  [
     'a quantity out of range',
     withContainer({ resources: { limits: { memory: '1e999' } } }),
     /resources\.limits\.memory: "1e999" is not a quantity/,
@@ -319,7 +325,7 @@ t.test('valid quantities and probes pass', async (t) => {
   const spec = withContainer({
     resources: {
       requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '100Mi' },
-      limits: { cpu: 1.5, 'nvidia.com/gpu': '1' },
+      limits: { cpu: '1.5', 'nvidia.com/gpu': 1 },
     },
     readinessProbe: {
       httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] },
