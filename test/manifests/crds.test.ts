@@ -445,18 +445,18 @@ t.test('examples: one definition and one Challenge per challenge, valid against 
     examples.map((o) => `${o.kind}/${o.metadata.name}`),
     [
       'ChallengeDefinition/web-login',
-      'Challenge/web-login-u-alice',
+      'Challenge/web-login.u.alice',
       'ChallengeDefinition/pwn-echo',
-      'Challenge/pwn-echo-u-alice',
+      'Challenge/pwn-echo.u.alice',
       'ChallengeDefinition/pwn-tls',
-      'Challenge/pwn-tls-u-alice',
+      'Challenge/pwn-tls.u.alice',
     ],
   )
   for (const object of examples)
     t.strictSame(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
   for (const challenge of examples.filter((o) => o.kind === 'Challenge')) {
     const spec = challenge.spec as { definitionRef: { name: string }; owner: { kind: string; id: string } }
-    t.equal(challenge.metadata.name, `${spec.definitionRef.name}-u-${spec.owner.id}`, 'named <definition>-u-<owner id>')
+    t.equal(challenge.metadata.name, `${spec.definitionRef.name}.u.${spec.owner.id}`, 'named <definition>.u.<owner id>')
     t.strictSame(spec.owner, { kind: 'User', id: 'alice' })
     t.strictSame(challenge.metadata.labels, {
       'challenge-hooks.dev/owner': 'alice',
