@@ -141,11 +141,14 @@ t.test('kubectl apply refuses a definition with an unknown field, naming it', as
   t.equal(await env.rest.find(`${definitions}/kubectl-padded`), undefined, 'nothing stored')
 })
 
-/** The API server's words for a forbidden field: its path, its type, and the rule's message. */
+/** The API server's words for a forbidden field: its path, the value when it is a scalar, and the rule's message. */
 function forbiddenAt(path: string, node: Schema): RegExp {
   const message = (node['x-kubernetes-validations'] as { message: string }[])[0]?.message as string
-  const escaped = `${path}: Invalid value: "${String(node.type)}": ${message}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-  return new RegExp(`^ChallengeDefinition\\.challenge-hooks\\.dev "[a-z0-9-]+" is invalid: ${escaped}$`)
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  const value = { boolean: 'true: ', integer: '1: ', string: '"x": ' }[String(node.type)] ?? ''
+  return new RegExp(
+    `^ChallengeDefinition\\.challenge-hooks\\.dev "[a-z0-9-]+" is invalid: ${escape(`${path}: Invalid value: ${value}${message}`)}$`,
+  )
 }
 
 /** `at` of FORBIDDEN_FIELDS ('pod.containers[]') as a path into one definition ('spec.pod.containers[0]'). */
@@ -162,6 +165,8 @@ function crdNode(path: string): Schema {
   return node
 }
 
+const firstContainer = ((definition('any').spec as Json).pod as { containers: Json[] }).containers[0] as Json
+
 const VALUES: Record<string, unknown> = { boolean: true, integer: 1, string: 'x', object: {}, array: [{}] }
 
 t.test('every forbidden field is refused by the API server, naming it, whatever the field validation', async (t) => {
@@ -170,7 +175,15 @@ t.test('every forbidden field is refused by the API server, naming it, whatever 
     for (const name of names) {
       const node = crdNode(`${at}.${name}`)
       const path = `${concrete(at)}.${name}`
-      const asked = withValue(definition(`forbidden-${++count}`), path, VALUES[node.type as string])
+      // A field of a handler sits in a probe of that handler alone (a probe has one).
+      const handler = /readinessProbe\.(httpGet|tcpSocket|grpc)$/.exec(at)?.[1]
+      const probe = handler === undefined ? {} : { readinessProbe: { [handler]: { port: 8080 } } }
+      const base = withValue(
+        definition(`forbidden-${++count}`),
+        'spec.pod.containers[0]',
+        handler === undefined ? firstContainer : { ...firstContainer, ...probe },
+      )
+      const asked = withValue(base, path, VALUES[node.type as string])
       const validations: Validation[] = ['Strict', 'Warn', 'Ignore']
       for (const validation of validations) {
         const result = await create(asked, validation, true)
@@ -252,7 +265,7 @@ t.test('the largest definition the CRD accepts is stored whole: the bound of doc
     {
       status: 422,
       message:
-        /spec\.pod: Invalid value: "object": at most 64 resource names in the requests and limits of all containers together/,
+        /spec\.pod: Invalid value: at most 64 resource names in the requests and limits of all containers together$/,
     },
     'one resource name more: refused',
   )
@@ -264,7 +277,7 @@ t.test('the largest definition the CRD accepts is stored whole: the bound of doc
     {
       status: 422,
       message:
-        /spec\.pod\.containers\[0\]\.readinessProbe: Invalid value: "object": a probe needs exactly one handler of exec, httpGet, tcpSocket, grpc/,
+        /spec\.pod\.containers\[0\]\.readinessProbe: Invalid value: a probe needs exactly one handler of exec, httpGet, tcpSocket, grpc$/,
     },
     'a probe with two handlers: refused',
   )

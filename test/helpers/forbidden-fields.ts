@@ -48,7 +48,6 @@ export const FORBIDDEN_FIELDS: Record<string, readonly string[]> = {
     'tolerations',
     'topologySpreadConstraints',
     'volumes',
-    'workloadRef',
   ],
   'pod.containers[]': [
     'envFrom',
