@@ -29,6 +29,11 @@ export const Label = {
   /** The Challenge's uid, on its children and pods: selectors require it, so they match only this Challenge's pods. */
   uid: 'challenge-hooks.dev/uid',
   owner: 'challenge-hooks.dev/owner',
+  /**
+   * With `owner`, on the pods an owner's own tools run in (a player's workstation the platform starts for them):
+   * what an Internal instance admits. The hook never writes it; the instances' own pods carry neither.
+   */
+  ownerKind: 'challenge-hooks.dev/owner-kind',
   definition: 'challenge-hooks.dev/definition',
 } as const
 export const MANAGED_BY = 'challenge-hooks'
