@@ -12,6 +12,7 @@ import {
   EXTENDED_RESOURCE_NAME,
   LABEL_KEY,
   LABEL_VALUE,
+  QUANTITY,
 } from './patterns.js'
 
 export type Env = Record<string, string | undefined>
@@ -46,6 +47,7 @@ const isLabelKey = RegExp.prototype.test.bind(new RegExp(LABEL_KEY))
 const isLabelValue = RegExp.prototype.test.bind(new RegExp(LABEL_VALUE))
 const isDigits = RegExp.prototype.test.bind(new RegExp(DIGITS))
 const isExtendedResourceName = RegExp.prototype.test.bind(new RegExp(EXTENDED_RESOURCE_NAME))
+const QUANTITY_PARTS = new RegExp(QUANTITY)
 
 export const DEVELOPMENT_FLAG_SECRET = 'challenge-hooks-development-secret-do-not-use-in-production'
 const MIN_PRODUCTION_SECRET_LENGTH = 32
@@ -283,6 +285,39 @@ export function extendedResources(): Parser<string[]> {
       throw new ConfigError(name, `"${resource}" is not an extended resource name such as nvidia.com/gpu`)
     }
   })
+}
+
+/** The resources a unit of cost holds, one quantity per resource (COST_UNIT); those left out keep the default. */
+export const COST_UNIT_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'] as const
+export type CostUnit = Record<(typeof COST_UNIT_RESOURCES)[number], string>
+export const DEFAULT_COST_UNIT: CostUnit = { cpu: '2', memory: '2Gi', 'ephemeral-storage': '2Gi' }
+
+/** `cpu=2,memory=2Gi,ephemeral-storage=2Gi`: each a quantity above 0, any left out at its default. */
+export function costUnit(): Parser<CostUnit> {
+  const shown = COST_UNIT_RESOURCES.map((name) => `${name}=${DEFAULT_COST_UNIT[name]}`).join(',')
+  return {
+    accepts: `\`name=quantity[,…]\` for ${COST_UNIT_RESOURCES.map(code).join(', ')}; one left out keeps its default`,
+    shown: code(shown),
+    read(env, name) {
+      const raw = text(env, name)
+      const unit = { ...DEFAULT_COST_UNIT }
+      if (raw === undefined) return unit
+      for (const entry of raw.split(',')) {
+        const [resource = '', quantity, ...rest] = entry.trim().split('=')
+        const known = (COST_UNIT_RESOURCES as readonly string[]).includes(resource)
+        // A quantity whose digits are all zeros (0, 0.0, 0Mi, 0e3) is no unit: nothing would fit in it.
+        const match = quantity === undefined ? null : QUANTITY_PARTS.exec(quantity)
+        if (rest.length > 0 || !known || match === null || !/[1-9]/.test(match[1] as string)) {
+          throw new ConfigError(
+            name,
+            `"${entry.trim()}" is not a resource and a quantity above 0 such as cpu=2 (resources: ${COST_UNIT_RESOURCES.join(', ')})`,
+          )
+        }
+        unit[resource as keyof CostUnit] = quantity as string
+      }
+      return unit
+    },
+  }
 }
 
 export function runtimeClasses(): Parser<string[]> {

@@ -2,7 +2,7 @@
  * The configuration the server reads: what loadConfig (./config.ts) shapes from the environment variables of its
  * table, once, at start.
  */
-import type { GatewayRef, Toleration } from './config-parsers.js'
+import type { CostUnit, GatewayRef, Toleration } from './config-parsers.js'
 
 export interface Config {
   port: number
@@ -39,6 +39,8 @@ export interface Config {
   tlsPort: number
   publicHost: string
   ownerBudget: number
+  /** What one unit of a definition's cost may hold: the limits of all its containers together, per resource. */
+  costUnit: CostUnit
   /** Where an owner's budget is counted: each namespace apart, or the whole cluster (hooks v2). */
   ownerBudgetScope: OwnerBudgetScope
   bodyLimit: number

@@ -13,6 +13,7 @@ import {
   byteSize,
   cidrs,
   ConfigError,
+  costUnit,
   dnsLabel,
   dnsSubdomain,
   entryPoint,
@@ -306,6 +307,12 @@ export const VARIABLES = {
     parser: orElse(integer(0, 10000), 3),
     meaning: "the cost units of admitted instances one owner may hold at a time (a definition's `cost`, 1 by default)",
   },
+  COST_UNIT: {
+    group: 'lifecycle',
+    parser: costUnit(),
+    meaning:
+      "what one unit of a definition's `cost` may hold: the limits of all its containers together, per resource, may be at most `cost` units (a free instance, cost 0, one unit), so an owner holds at most `OWNER_BUDGET` units; a definition that asks for more is refused (`DefinitionInvalid`). Size it with the namespace's quota: players × `OWNER_BUDGET` × the unit",
+  },
   OWNER_BUDGET_SCOPE: {
     group: 'lifecycle',
     parser: orElse(oneOf(OWNER_BUDGET_SCOPES), 'Namespace'),
@@ -463,6 +470,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsPort: v.TLS_PORT,
     publicHost: v.PUBLIC_HOST,
     ownerBudget: v.OWNER_BUDGET,
+    costUnit: v.COST_UNIT,
     ownerBudgetScope: v.OWNER_BUDGET_SCOPE,
     bodyLimit: v.BODY_LIMIT,
     clusterCidrs: v.CLUSTER_CIDRS,

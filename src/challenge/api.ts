@@ -29,6 +29,11 @@ export const Label = {
   /** The Challenge's uid, on its children and pods: selectors require it, so they match only this Challenge's pods. */
   uid: 'challenge-hooks.dev/uid',
   owner: 'challenge-hooks.dev/owner',
+  /**
+   * With `owner`, on the pods an owner's own tools run in (a player's workstation the platform starts for them):
+   * what an Internal instance admits. The hook never writes it; the instances' own pods carry neither.
+   */
+  ownerKind: 'challenge-hooks.dev/owner-kind',
   definition: 'challenge-hooks.dev/definition',
 } as const
 export const MANAGED_BY = 'challenge-hooks'
@@ -141,6 +146,12 @@ export const Bounds = {
   podText: 16384,
   /** Env variables of every container together. */
   podEnvItems: 128,
+  /**
+   * Names in the requests and limits of every container together: 8 containers setting cpu, memory and
+   * ephemeral-storage in both lists take 48. Without it, 16 names of 253 characters per list would be a quarter of
+   * the largest definition.
+   */
+  podResourceNames: 64,
   /** Characters of a Challenge's parameter names and values together (every container gets every parameter). */
   parametersText: 4096,
   text: 4096,
@@ -199,7 +210,8 @@ const ContainerPort = Type.Object(
   },
   { additionalProperties: false },
 )
-const Quantity = Type.Union([Type.String({ pattern: QUANTITY, maxLength: 64 }), Type.Number({ minimum: 0 })])
+// A whole number or a string, as the CRD's x-kubernetes-int-or-string holds it (a fractional number is written '1.5').
+const Quantity = Type.Union([Type.String({ pattern: QUANTITY, maxLength: 64 }), Type.Integer({ minimum: 0 })])
 const ResourceList = Type.Record(Type.RegExp(new RegExp(RESOURCE_NAME)), Quantity, {
   additionalProperties: false,
   maxProperties: Bounds.resourceNames,

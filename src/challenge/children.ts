@@ -13,7 +13,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret'
 import type { IService } from 'kubernetes-models/v1/Service'
 import type { Config } from '../config.js'
 import type { DesiredChild } from '../protocol.js'
-import { RUN_ANNOTATION, type DefinitionContainer } from './api.js'
+import { Label, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
 import { childLabels, type ChildNames } from './names.js'
 import { effectiveResources } from './resources.js'
@@ -72,6 +72,8 @@ export interface RenderInput {
   parameters: Record<string, string>
   flagData: string
   instanceId: string
+  /** Whose instance it is: an Internal instance admits that owner's pods only. */
+  owner: { kind: string; id: string }
   run: number
   config: Config
   /** Answer the Pod too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
@@ -152,8 +154,15 @@ export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild 
       break
     }
     case 'Internal':
-      // Reachable by name from the challenge namespace only (a player's workstation pod, a bot).
-      rule = { from: [{ podSelector: {} }], ports }
+      // Only the owner's own pods in this namespace (a workstation the platform runs for that player or team,
+      // labelled with the owner's kind and id): never another player's workstation, a shared bot, or an instance.
+      // The name of an Internal instance can be guessed; who reaches it cannot.
+      rule = {
+        from: [
+          { podSelector: { matchLabels: { [Label.owner]: input.owner.id, [Label.ownerKind]: input.owner.kind } } },
+        ],
+        ports,
+      }
       break
     default:
       // NodePort and LoadBalancer traffic comes from outside the cluster: any source, this port only.

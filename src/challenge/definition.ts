@@ -4,6 +4,7 @@
  * message naming the field (Error / DefinitionInvalid): the hook never silently drops or alters it.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv'
+import { COST_UNIT_RESOURCES, DEFAULT_COST_UNIT, type CostUnit } from '../config-parsers.js'
 import { compileSchema, DESCRIBED_OPTIONS } from '../validator.js'
 import {
   Bounds,
@@ -17,7 +18,7 @@ import {
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'
 import { quote } from './read.js'
-import { resourcesProblem } from './resources.js'
+import { above, effectiveResources, formatQuantity, quantityValue, resourcesProblem } from './resources.js'
 import { PRECOMPILED_DEFINITION } from './precompiled.js'
 import { describeSchemaError, pathStep, schemaError } from './schema-errors.js'
 import { readTime } from './time.js'
@@ -70,6 +71,8 @@ export const DEFINITION_KIND = 'ChallengeDefinition'
 export interface DefinitionPolicy {
   extendedResources: readonly string[]
   runtimeClasses: readonly string[]
+  /** What one unit of cost may hold (COST_UNIT); DEFAULT_COST_UNIT when left out. */
+  costUnit?: CostUnit
 }
 
 /** Nothing beyond the profile: no extended resource, no RuntimeClass. */
@@ -111,7 +114,8 @@ export function resolveDefinition(
   const check = checkSpec()
   // A failed check always has its errors.
   if (!check(spec)) return invalid(name, describeSchemaError('spec', schemaError(check.errors as ErrorObject[])))
-  const problem = securityProblem(spec, policy) ?? consistencyProblem(spec) ?? podProblem(spec, policy)
+  const problem =
+    securityProblem(spec, policy) ?? consistencyProblem(spec) ?? podProblem(spec, policy) ?? costProblem(spec, policy)
   if (problem) return invalid(name, problem)
   // consistencyProblem has read both times.
   const [availableFrom, availableUntil] = [readTime(spec.availableFrom), readTime(spec.availableUntil)]
@@ -197,6 +201,12 @@ function securityProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string
     if (container.securityContext?.runAsUser === 0) {
       return `spec.pod.containers[${index}].securityContext.runAsUser: 0 (root) is not allowed by the Restricted profile; use security.profile Baseline`
     }
+    // Group 0 is root's group on the node: files the node's root group may read or write would be the player's.
+    // The Pod Security Standard lets it through, so the hook is the one to refuse it. The contract lets authors set
+    // no pod-level group (fsGroup, supplementalGroups): the schema refuses those as unknown fields.
+    if (container.securityContext?.runAsGroup === 0) {
+      return `spec.pod.containers[${index}].securityContext.runAsGroup: 0 (root's group) is not allowed by the Restricted profile; use another group or security.profile Baseline`
+    }
   }
   return undefined
 }
@@ -248,6 +258,15 @@ function podProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | un
   if (envText > Bounds.podText) {
     return `spec.pod.containers: the env values of all containers together must be at most ${Bounds.podText} characters, got ${envText}`
   }
+  const resourceNames = containers
+    .map(
+      (container) =>
+        Object.keys(container.resources?.requests ?? {}).length + Object.keys(container.resources?.limits ?? {}).length,
+    )
+    .reduce((sum, names) => sum + names, 0)
+  if (resourceNames > Bounds.podResourceNames) {
+    return `spec.pod.containers: at most ${Bounds.podResourceNames} resource names in the requests and limits of all containers together, got ${resourceNames}`
+  }
   for (const [index, container] of spec.pod.containers.entries()) {
     const at = `spec.pod.containers[${index}]`
     const problem = resourcesProblem(container, at, policy.extendedResources)
@@ -262,6 +281,34 @@ function podProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | un
     const portNames = (container.ports ?? []).flatMap((port) => (port.name === undefined ? [] : [port.name]))
     const duplicate = portNames.find((portName, position) => portNames.indexOf(portName) !== position)
     if (duplicate !== undefined) return `${at}.ports: the name "${duplicate}" is used twice`
+  }
+  return undefined
+}
+
+/**
+ * What an instance may hold is tied to its cost: the limits of all its containers together (the defaults for those
+ * the author leaves out), per resource, at most `cost` units of COST_UNIT, and one unit for a free instance (cost 0).
+ * The owner's budget counts units, so an owner holds at most OWNER_BUDGET units whatever the definitions ask for,
+ * and a free instance, which the budget does not count, holds one. Limits, not requests: a request is at most its
+ * limit, and the namespace's quota counts both.
+ */
+function costProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
+  const cost = spec.cost ?? Defaults.cost
+  const units = Math.max(cost, 1)
+  const unit = policy.costUnit ?? DEFAULT_COST_UNIT
+  for (const resource of COST_UNIT_RESOURCES) {
+    // resourcesProblem has read every quantity, and the unit's are checked at start.
+    const total = spec.pod.containers
+      .map((container) => quantityValue(effectiveResources(container).limits[resource] as string | number) as number)
+      .reduce((sum, value) => sum + value, 0)
+    const perUnit = quantityValue(unit[resource]) as number
+    if (above(total, units * perUnit)) {
+      // The fewest units that hold it, by the same rounding as `above`: 2Gi + 1 byte needs 2, 1024Mi of 1Gi needs 1.
+      const ceiling = Math.ceil(total / perUnit)
+      const needed = above(total, (ceiling - 1) * perUnit) ? ceiling : ceiling - 1
+      const remedy = needed <= 100 ? `raise spec.cost to ${needed} or lower the limits` : 'lower the limits'
+      return `spec.cost: the ${resource} limits of all containers add up to ${formatQuantity(total, resource)}, above the ${formatQuantity(units * perUnit, resource)} that cost ${cost} may hold (${unit[resource]} per unit, COST_UNIT; one unit when the cost is 0); ${remedy}`
+    }
   }
   return undefined
 }

@@ -122,6 +122,7 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
           parameters: world.challenge.spec.parameters ?? {},
           flagData: decision.flagData,
           instanceId: world.instanceId,
+          owner: { kind: world.ownerKey.ownerKind, id: world.ownerKey.ownerId },
           run: decision.state.run,
           config,
           withPod: decision.pod,

@@ -127,6 +127,7 @@ const definitionFound: Rule = (c) => {
   const policy = {
     extendedResources: c.config.allowedExtendedResources,
     runtimeClasses: c.config.allowedRuntimeClasses,
+    costUnit: c.config.costUnit,
   }
   const lookup = lookupDefinition(c.world.related, c.world.challenge.spec.definitionRef.name, policy)
   if (!lookup.found) return hold(c, { phase: Phase.Error, reason: lookup.reason, message: lookup.message })

@@ -41,7 +41,7 @@ export function quantityValue(quantity: string | number): number | undefined {
 }
 
 /** True when `request` is above `limit`, beyond the rounding of two ways of writing one value. */
-function above(request: number, limit: number): boolean {
+export function above(request: number, limit: number): boolean {
   return request > limit * (1 + 1e-12)
 }
 
@@ -95,4 +95,17 @@ export function resourcesProblem(
     }
   }
   return undefined
+}
+
+/**
+ * A value above 0 of cpu (cores) or of bytes written back as a quantity an author reads: whole cores or millicores
+ * (rounded up), and bytes in the largest binary unit that holds them whole.
+ */
+export function formatQuantity(value: number, resource: string): string {
+  if (resource === 'cpu') return Number.isInteger(value) ? String(value) : `${Math.ceil(value * 1000 - 1e-6)}m`
+  for (const [suffix, power] of [...Object.entries(BINARY_SUFFIX)].reverse()) {
+    const units = value / 2 ** power
+    if (Number.isInteger(units)) return `${units}${suffix}`
+  }
+  return String(Math.ceil(value))
 }

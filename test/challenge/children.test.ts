@@ -33,6 +33,7 @@ function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
     parameters: {},
     flagData: 'ZmxhZ3t4fQ==',
     instanceId: '0123456789abcdef',
+    owner: { kind: 'User', id: 'alice' },
     run: 2,
     config: testConfig(),
     withPod: true,
@@ -272,9 +273,36 @@ t.test('network policies: isolate, expose per exposure type, internet', async (t
   t.strictSame(exposePolicy(input({ ...web, expose: { type: 'LoadBalancer', port: 1337 } })).spec?.ingress, [
     { ports: [{ protocol: 'TCP', port: 1337 }] },
   ])
-  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } })).spec?.ingress, [
-    { from: [{ podSelector: {} }], ports: [{ protocol: 'TCP', port: 1337 }] },
-  ])
+  // Internal: only pods of the challenges namespace labelled with the owner's kind and id (no namespaceSelector: the
+  // policy's own namespace), so neither another player's workstation nor a team of the same id reaches it.
+  t.strictSame(exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } })).spec, {
+    podSelector: selector,
+    policyTypes: ['Ingress'],
+    ingress: [
+      {
+        from: [
+          {
+            podSelector: {
+              matchLabels: { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/owner-kind': 'User' },
+            },
+          },
+        ],
+        ports: [{ protocol: 'TCP', port: 1337 }],
+      },
+    ],
+  })
+  t.strictSame(
+    exposePolicy(input({ ...web, expose: { type: 'Internal', port: 1337 } }, { owner: { kind: 'Team', id: 'red-7' } }))
+      .spec?.ingress?.[0]?.from,
+    [
+      {
+        podSelector: {
+          matchLabels: { 'challenge-hooks.dev/owner': 'red-7', 'challenge-hooks.dev/owner-kind': 'Team' },
+        },
+      },
+    ],
+    "a team's instance: the team's pods",
+  )
   const internet = internetPolicy(
     input(web, { config: testConfig({ clusterCidrs: ['203.0.113.0/24', '2001:db8::/32'] }) }),
   )

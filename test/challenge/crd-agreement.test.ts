@@ -1,16 +1,19 @@
 // The hook's schemas (src/challenge/api.ts) and the CRDs' openAPIV3Schema (manifests/crds) state the same bounds:
 // both are walked together, field by field, and every maxLength, minLength, maxItems, minItems, maxProperties,
 // enum, pattern, format, minimum, maximum, type and required list must be equal, or be one of the differences
-// below, each with its reason and a check that it holds. A field the CRD does not declare is checked by the hook
-// alone only where the CRD keeps unknown fields (x-kubernetes-preserve-unknown-fields: stored as written, for the
-// hook to refuse with a message). The CEL rules' numbers and key rules are the hook's Bounds and patterns.
+// below, each with its reason and a check that it holds. The CRD of definitions keeps no unknown field: a field it
+// does not declare is pruned, and a Pod or Container field the contract forbids is declared with a rule that refuses
+// it (`rule: "false"`), where the hook's schema leaves it out and refuses it as an unknown field. The CEL rules'
+// numbers and key rules are the hook's Bounds and patterns.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { parse } from 'yaml'
 import { Bounds, ChallengeSpecSchema, DATE_TIME, DefinitionSpecSchema, ENV_NAME } from '../../src/challenge/api.js'
-import { DNS_LABEL, DNS_SUBDOMAIN, PORT_NAME } from '../../src/patterns.js'
+import { resolveDefinition } from '../../src/challenge/definition.js'
+import { DNS_LABEL, DNS_SUBDOMAIN, PORT_NAME, RESOURCE_NAME } from '../../src/patterns.js'
+import { FORBIDDEN_FIELDS } from '../helpers/forbidden-fields.js'
 
 type Schema = { [keyword: string]: unknown }
 
@@ -39,15 +42,24 @@ const KEYWORDS = [
 ] as const
 type Keyword = (typeof KEYWORDS)[number]
 
-/** What a node states, in one form for both: a union of literals is an enum, lists are sorted. */
+/**
+ * What a node states, in one form for both: a union of literals is an enum, lists are sorted, and a number or a
+ * string (the CRD's x-kubernetes-int-or-string, the hook's union of an integer and a string) states the bounds of
+ * both branches at once, as the CRD writes them.
+ */
 function bounds(schema: Schema): Partial<Record<Keyword, unknown>> {
   const anyOf = schema.anyOf as Schema[] | undefined
   const literals = anyOf?.every((branch) => 'const' in branch) === true ? anyOf : undefined
+  const types = (anyOf ?? []).map((branch) => branch.type).sort()
+  const intOrString = schema['x-kubernetes-int-or-string'] === true || JSON.stringify(types) === '["integer","string"]'
   const stated: Partial<Record<Keyword, unknown>> = {}
-  for (const keyword of KEYWORDS) {
-    const value = schema[keyword]
-    if (value !== undefined) stated[keyword] = Array.isArray(value) ? [...value].sort() : value
+  for (const node of intOrString ? [schema, ...(anyOf ?? [])] : [schema]) {
+    for (const keyword of KEYWORDS) {
+      const value = node[keyword]
+      if (value !== undefined) stated[keyword] = Array.isArray(value) ? [...value].sort() : value
+    }
   }
+  if (intOrString) stated.type = 'int-or-string'
   if (literals !== undefined) {
     stated.type = 'string'
     stated.enum = literals.map((branch) => branch.const).sort()
@@ -163,15 +175,6 @@ const ALLOWED: Record<string, readonly Allowed[]> = {
       why: "the CRD stores a port's name as written (at most 15 characters); the hook refuses one the pod would not take",
     },
   ],
-  // The CRD keeps a probe as written (x-kubernetes-preserve-unknown-fields); the hook checks its handler and timings.
-  'ChallengeDefinition.spec.pod.containers[].readinessProbe': [
-    {
-      keyword: 'minProperties',
-      crd: undefined,
-      hook: 1,
-      why: 'an empty probe is refused by the hook, which checks probes field by field',
-    },
-  ],
   'Challenge.spec.deadline': DATE_TIME_DIFFERENCE,
   'Challenge.spec.owner.id': [LABEL_BY_LENGTH],
   'ChallengeDefinition.spec.availableFrom': DATE_TIME_DIFFERENCE,
@@ -188,8 +191,16 @@ interface Walked {
   hookOnly: string[]
   /** Paths the CRD declares and the hook does not: never allowed. */
   crdOnly: string[]
+  /** Paths the CRD declares only to refuse them, and the hook refuses as unknown fields: the same refusal. */
+  refused: Map<string, Schema>
   compared: number
   nodes: Map<string, [Schema, Schema]>
+}
+
+/** A node the CRD declares only to refuse it: its one rule is `false`. */
+function isRefusal(node: Schema): boolean {
+  const rules = (node['x-kubernetes-validations'] ?? []) as { rule: string }[]
+  return rules.length === 1 && rules[0]?.rule === 'false'
 }
 
 function walk(crd: Schema, hook: Schema, path: string, into: Walked): void {
@@ -205,7 +216,10 @@ function walk(crd: Schema, hook: Schema, path: string, into: Walked): void {
   const hookProperties = (hook.properties ?? {}) as Record<string, Schema>
   for (const name of new Set([...Object.keys(crdProperties), ...Object.keys(hookProperties)])) {
     const [crdChild, hookChild] = [crdProperties[name], hookProperties[name]]
-    if (crdChild !== undefined && hookChild !== undefined) walk(crdChild, hookChild, `${path}.${name}`, into)
+    if (crdChild !== undefined && isRefusal(crdChild)) {
+      if (hookChild === undefined && hook.additionalProperties === false) into.refused.set(`${path}.${name}`, crdChild)
+      else into.crdOnly.push(`${path}.${name} (the CRD refuses it, the hook does not)`)
+    } else if (crdChild !== undefined && hookChild !== undefined) walk(crdChild, hookChild, `${path}.${name}`, into)
     else if (crdChild !== undefined) into.crdOnly.push(`${path}.${name}`)
     else if (crd['x-kubernetes-preserve-unknown-fields'] === true) into.hookOnly.push(`${path}.${name}`)
     else into.crdOnly.push(`${path}.${name} (the API server would prune it, the hook checks it)`)
@@ -219,7 +233,7 @@ function walk(crd: Schema, hook: Schema, path: string, into: Walked): void {
 }
 
 function walkBoth(): Walked {
-  const into: Walked = { differences: [], hookOnly: [], crdOnly: [], compared: 0, nodes: new Map() }
+  const into: Walked = { differences: [], hookOnly: [], crdOnly: [], refused: new Map(), compared: 0, nodes: new Map() }
   walk(crdSpec('challenges.yaml'), ChallengeSpecSchema, 'Challenge.spec', into)
   walk(crdSpec('challengedefinitions.yaml'), DefinitionSpecSchema, 'ChallengeDefinition.spec', into)
   return into
@@ -252,22 +266,77 @@ t.test("every bound of the CRDs is the hook's, or a difference that holds for it
   t.strictSame(walked.crdOnly, [], 'every field the CRDs declare, the hook declares too')
 })
 
-t.test('what only the hook checks: fields the CRDs keep as written', async (t) => {
-  t.strictSame(walkBoth().hookOnly, [
-    'ChallengeDefinition.spec.pod.containers[].resources.requests',
-    'ChallengeDefinition.spec.pod.containers[].resources.limits',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.exec',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.httpGet',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.tcpSocket',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.grpc',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.initialDelaySeconds',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.periodSeconds',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.timeoutSeconds',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.successThreshold',
-    'ChallengeDefinition.spec.pod.containers[].readinessProbe.failureThreshold',
-    'ChallengeDefinition.spec.pod.containers[].securityContext',
-  ])
+t.test('nothing is kept as written: every field is declared, or pruned', async (t) => {
+  t.strictSame(walkBoth().hookOnly, [], 'no field the hook checks and the CRD stores unchecked')
+  const kept: string[] = []
+  const visit = (node: Schema, path: string): void => {
+    if (node['x-kubernetes-preserve-unknown-fields'] === true && !isRefusal(node)) kept.push(path)
+    for (const [name, child] of Object.entries((node.properties ?? {}) as Record<string, Schema>))
+      if (!isRefusal(child)) visit(child, `${path}.${name}`)
+    if (node.items !== undefined) visit(node.items as Schema, `${path}[]`)
+    if (typeof node.additionalProperties === 'object') visit(node.additionalProperties as Schema, `${path}{}`)
+  }
+  visit(crdSpec('challengedefinitions.yaml'), 'ChallengeDefinition.spec')
+  visit(crdSpec('challenges.yaml'), 'Challenge.spec')
+  t.strictSame(kept, [], 'no node keeps unknown fields, but the refused ones (whose values are refused whole)')
 })
+
+t.test('the fields the contract forbids: refused by the CRD, naming them, and by the hook', async (t) => {
+  const refused = walkBoth().refused
+  t.strictSame(
+    [...refused.keys()].sort(),
+    Object.entries(FORBIDDEN_FIELDS)
+      .flatMap(([at, names]) => names.map((name) => `ChallengeDefinition.spec.${at}.${name}`))
+      .sort(),
+    'exactly these, each declared with a rule that refuses it',
+  )
+  for (const [path, node] of refused) {
+    const message = ((node['x-kubernetes-validations'] as { message: string }[])[0] as { message: string }).message
+    t.match(message, /^not allowed/, `${path}: the API server says it is not allowed`)
+  }
+  // A definition stored before the rules existed still reaches the hook with the field: DefinitionInvalid naming it.
+  const values: Record<string, unknown> = { boolean: true, integer: 1, string: 'x', object: {}, array: [{}] }
+  for (const [path, node] of refused) {
+    const spec = withField(path.replace('ChallengeDefinition.spec.', ''), values[node.type as string])
+    const result = resolveDefinition('web', spec)
+    const field = `spec.${path.replace('ChallengeDefinition.spec.', '').replaceAll('[]', '[0]')}`
+    t.strictSame(
+      result.found ? 'accepted' : result.message,
+      `ChallengeDefinition "web" is invalid: ${field}: is not allowed.`,
+      `${path}: the hook refuses it too`,
+    )
+  }
+})
+
+/** A valid definition with `value` at `path` (dots and `[]` as the walk writes them), and what a path needs beside it. */
+function withField(path: string, value: unknown): Schema {
+  const spec: Schema = { pod: { containers: [{ name: 'web', image: 'web:1' }] }, expose: { port: 8080 } }
+  const beside: Record<string, Schema> = {
+    'ports[]': { containerPort: 8080 },
+    httpGet: { port: 8080 },
+    tcpSocket: { port: 8080 },
+    grpc: { port: 8080 },
+  }
+  const steps = path.split('.')
+  let node: Schema = spec
+  for (const [index, step] of steps.entries()) {
+    const name = step.replace('[]', '')
+    if (index === steps.length - 1) {
+      node[name] = value
+      break
+    }
+    const existing = node[name]
+    if (step.endsWith('[]')) {
+      const list = (existing ?? [{ ...beside[step] }]) as Schema[]
+      node[name] = list
+      node = list[0] as Schema
+    } else {
+      node[name] = existing ?? { ...beside[step] }
+      node = node[name] as Schema
+    }
+  }
+  return spec
+}
 
 t.test("the CRDs' CEL rules state the hook's Bounds and parameter names", async (t) => {
   const rules = (schema: Schema) =>
@@ -277,8 +346,8 @@ t.test("the CRDs' CEL rules state the hook's Bounds and parameter names", async 
   const pod = (definition.properties as Record<string, Schema>).pod as Schema
   t.strictSame(
     rules(pod).map(numbers),
-    [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText]],
-    'command and args, env variables, env values',
+    [[Bounds.podText], [Bounds.podEnvItems], [Bounds.podText], [Bounds.podResourceNames]],
+    'command and args, env variables, env values, resource names',
   )
   const parameters = (crdSpec('challenges.yaml').properties as Record<string, Schema>).parameters ?? {}
   const [names, , total] = rules(parameters) as [string, string, string]
@@ -293,4 +362,18 @@ t.test("the CRDs' CEL rules state the hook's Bounds and parameter names", async 
     [ENV_NAME],
     "the hook's parameter names",
   )
+})
+
+t.test("a container's resource names: the CRD's key rule is the hook's RESOURCE_NAME", async (t) => {
+  const nodes = walkBoth().nodes
+  for (const list of ['requests', 'limits']) {
+    const [crd, hook] = nodes.get(`ChallengeDefinition.spec.pod.containers[].resources.${list}`) ?? [{}, {}]
+    const [rule] = ((crd['x-kubernetes-validations'] ?? []) as { rule: string }[]).map((each) => each.rule)
+    const [, size, pattern] = /^self\.all\(k, size\(k\) <= (\d+) && k\.matches\('(.+)'\)\)$/.exec(rule ?? '') ?? []
+    t.doesNotThrow(
+      () => sameStrings({ maxLength: Number(size), pattern }, { pattern: RESOURCE_NAME }, 'az09-./A'),
+      `${list}: a key is a RESOURCE_NAME`,
+    )
+    t.strictSame(Object.keys(hook.patternProperties as object), [RESOURCE_NAME], `${list}: the hook's keys`)
+  }
 })

@@ -9,8 +9,10 @@ import { describeSchemaError, fieldPath } from '../../src/challenge/schema-error
 type Json = Record<string, unknown>
 const container = (name: string, extra: Json = {}) => ({ name, image: `${name}:1`, ...extra })
 const spec = (containers: Json[]) => ({ pod: { containers }, expose: { type: 'HTTP', port: 80, container: 'web' } })
+/** The operator allows the extended resources `names` makes, so that a pod can hold many resource names. */
+const POLICY = { extendedResources: Array.from({ length: 16 }, (_, i) => `example.com/r${i}`), runtimeClasses: [] }
 const problem = (definitionSpec: unknown) => {
-  const lookup = resolveDefinition('web-login', definitionSpec)
+  const lookup = resolveDefinition('web-login', definitionSpec, POLICY)
   return lookup.found ? undefined : lookup.message.replace(/^ChallengeDefinition "web-login" is invalid: (.*)\.$/, '$1')
 }
 /** `count` strings that add up to `total` characters, none longer than a single string may be. */
@@ -63,6 +65,23 @@ t.test('the pod totals: at the bound accepted, one past it refused with the coun
       undefined,
     ],
     [
+      'resource names at the bound, over containers and both lists',
+      [
+        container('web', { resources: { requests: names(16), limits: names(16) } }),
+        container('side', { resources: { requests: names(16), limits: names(16) } }),
+      ],
+      undefined,
+    ],
+    [
+      'one resource name past it',
+      [
+        container('web', { resources: { requests: names(16), limits: names(16) } }),
+        container('side', { resources: { requests: names(16), limits: names(16) } }),
+        container('third', { resources: { limits: names(1) } }),
+      ],
+      `spec.pod.containers: at most ${Bounds.podResourceNames} resource names in the requests and limits of all containers together, got ${Bounds.podResourceNames + 1}`,
+    ],
+    [
       'env values one past it',
       [container('web', { env: valued(pod - 4096, 'A') }), container('side', { env: valued(4097, 'B') })],
       `spec.pod.containers: the env values of all containers together must be at most ${pod} characters, got ${pod + 1}`,
@@ -70,6 +89,11 @@ t.test('the pod totals: at the bound accepted, one past it refused with the coun
   ]
   for (const [what, containers, expected] of rows) t.equal(problem(spec(containers)), expected, what)
 })
+
+/** `count` resource names the operator allows (see `problem`), each 1 unit: the requests equal the limits. */
+function names(count: number) {
+  return Object.fromEntries(Array.from({ length: count }, (_, i) => [`example.com/r${i}`, '1']))
+}
 
 function envs(count: number, prefix: string) {
   return Array.from({ length: count }, (_, i) => ({ name: `${prefix}${i}`, value: 'v' }))

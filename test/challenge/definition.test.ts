@@ -107,6 +107,26 @@ const refused: [string, unknown, RegExp][] = [
     /runAsUser: 0 \(root\) is not allowed by the Restricted profile/,
   ],
   [
+    "root's group under Restricted",
+    withContainer({ securityContext: { runAsUser: 1000, runAsGroup: 0 } }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.securityContext\.runAsGroup: 0 \(root's group\) is not allowed by the Restricted profile; use another group or security\.profile Baseline\.$/,
+  ],
+  [
+    "root's group under Restricted, without a user",
+    { ...minimal, pod: { containers: [container, { name: 'side', image: 'x', securityContext: { runAsGroup: 0 } }] } },
+    /spec\.pod\.containers\[1\]\.securityContext\.runAsGroup: 0 \(root's group\)/,
+  ],
+  [
+    'a pod-level group',
+    { ...minimal, pod: { containers: [container], securityContext: { fsGroup: 0 } } },
+    /spec\.pod\.securityContext: is not allowed/,
+  ],
+  [
+    'pod-level supplementary groups',
+    { ...minimal, pod: { containers: [container], securityContext: { supplementalGroups: [0] } } },
+    /spec\.pod\.securityContext: is not allowed/,
+  ],
+  [
     'no containers',
     { ...minimal, pod: { containers: [] } },
     /spec\.pod\.containers: Expected array length to be greater or equal to 1/,
@@ -201,6 +221,12 @@ const refused: [string, unknown, RegExp][] = [
     'a memory limit of 0',
     withContainer({ resources: { requests: { memory: 0 }, limits: { memory: 0 } } }),
     /resources\.limits\.memory: must be above 0/,
+  ],
+  [
+    // The CRD holds a quantity as a whole number or a string (x-kubernetes-int-or-string): '1.5' is written so.
+    'a fractional number as a quantity',
+    withContainer({ resources: { limits: { cpu: 1.5 } } }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.resources\.limits\.cpu: Expected union value\.$/,
   ],
   [
     'a quantity out of range',
@@ -299,7 +325,7 @@ t.test('valid quantities and probes pass', async (t) => {
   const spec = withContainer({
     resources: {
       requests: { cpu: '250m', memory: '64Mi', 'ephemeral-storage': '100Mi' },
-      limits: { cpu: 1.5, 'nvidia.com/gpu': '1' },
+      limits: { cpu: '1.5', 'nvidia.com/gpu': 1 },
     },
     readinessProbe: {
       httpGet: { path: '/', port: 'http', scheme: 'HTTP', httpHeaders: [{ name: 'X', value: 'y' }] },
@@ -348,6 +374,8 @@ t.test('valid quantities and probes pass', async (t) => {
 t.test('Baseline allows running as root, nothing more', async (t) => {
   const spec = { ...withContainer({ securityContext: { runAsUser: 0 } }), security: { profile: 'Baseline' } }
   t.equal(resolveDefinition('web', spec).found, true)
+  const group = { ...withContainer({ securityContext: { runAsGroup: 0 } }), security: { profile: 'Baseline' } }
+  t.equal(resolveDefinition('web', group).found, true, "root's group too")
   const privileged = { ...withContainer({ securityContext: { privileged: true } }), security: { profile: 'Baseline' } }
   t.equal(resolveDefinition('web', privileged).found, false)
 })
@@ -383,4 +411,79 @@ t.test('lookup by name among related objects', async (t) => {
     reason: 'DefinitionNotFound',
     message: 'ChallengeDefinition "other" does not exist in this namespace.',
   })
+})
+
+t.test("cost holds what an instance may use: its containers' limits, at most one COST_UNIT per unit", async (t) => {
+  // The default unit is cpu 2, memory 2Gi, ephemeral-storage 2Gi; a container that sets no limit has 500m, 256Mi, 256Mi.
+  const containers = (count: number, limits: Json = {}) =>
+    Array.from({ length: count }, (_, i) => ({ name: `c${i}`, image: 'x', resources: { limits } }))
+  const spec = (cost: number | undefined, list: Json[]) => ({
+    ...minimal,
+    ...(cost === undefined ? {} : { cost }),
+    pod: { containers: list },
+    expose: { port: 8080, container: 'c0' },
+  })
+  const refusal = (result: ReturnType<typeof resolveDefinition>) => (result.found ? 'accepted' : result.message)
+  const rows: [string, Json, string, Parameters<typeof resolveDefinition>[2]?][] = [
+    [
+      'cost 0 with the largest limits (8 containers of 2 cpu and 2Gi): refused',
+      spec(0, containers(8, { cpu: '2', memory: '2Gi', 'ephemeral-storage': '2Gi' })),
+      'ChallengeDefinition "web" is invalid: spec.cost: the cpu limits of all containers add up to 16, above the 2 that cost 0 may hold (2 per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 8 or lower the limits.',
+    ],
+    ['the same at cost 8', spec(8, containers(8, { cpu: '2', memory: '2Gi', 'ephemeral-storage': '2Gi' })), 'accepted'],
+    ['cost 0: four containers of the defaults fill one unit', spec(0, containers(4)), 'accepted'],
+    [
+      'cost 0: a fifth is one too many',
+      spec(0, containers(5)),
+      'ChallengeDefinition "web" is invalid: spec.cost: the cpu limits of all containers add up to 2500m, above the 2 that cost 0 may hold (2 per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 2 or lower the limits.',
+    ],
+    ['the default cost (1): one container of the defaults', spec(undefined, containers(1)), 'accepted'],
+    [
+      'the default cost: memory one Mi above the unit, the limits written apart',
+      spec(undefined, [
+        { name: 'c0', image: 'x', resources: { limits: { memory: '1Gi' } } },
+        { name: 'c1', image: 'x', resources: { limits: { memory: '1025Mi' } } },
+      ]),
+      'ChallengeDefinition "web" is invalid: spec.cost: the memory limits of all containers add up to 2049Mi, above the 2Gi that cost 1 may hold (2Gi per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 2 or lower the limits.',
+    ],
+    [
+      'ephemeral storage counts too, in bytes',
+      spec(1, containers(1, { 'ephemeral-storage': '2147483649' })),
+      'ChallengeDefinition "web" is invalid: spec.cost: the ephemeral-storage limits of all containers add up to 2147483649, above the 2Gi that cost 1 may hold (2Gi per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 2 or lower the limits.',
+    ],
+    [
+      "the operator's unit",
+      spec(3, containers(2, { cpu: '700m' })),
+      'ChallengeDefinition "web" is invalid: spec.cost: the cpu limits of all containers add up to 1400m, above the 750m that cost 3 may hold (250m per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 6 or lower the limits.',
+      {
+        extendedResources: [],
+        runtimeClasses: [],
+        costUnit: { cpu: '250m', memory: '1Gi', 'ephemeral-storage': '1Gi' },
+      },
+    ],
+    [
+      'three tenths of a core are three units of a tenth, though the floats add up to a hair more',
+      spec(1, containers(3, { cpu: '100m' })),
+      'ChallengeDefinition "web" is invalid: spec.cost: the cpu limits of all containers add up to 300m, above the 100m that cost 1 may hold (100m per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 3 or lower the limits.',
+      {
+        extendedResources: [],
+        runtimeClasses: [],
+        costUnit: { cpu: '100m', memory: '1Gi', 'ephemeral-storage': '1Gi' },
+      },
+    ],
+    [
+      'kibibytes',
+      spec(1, [{ name: 'c0', image: 'x', resources: { requests: { memory: '1Ki' }, limits: { memory: '1025Ki' } } }]),
+      'ChallengeDefinition "web" is invalid: spec.cost: the memory limits of all containers add up to 1025Ki, above the 1Mi that cost 1 may hold (1Mi per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 2 or lower the limits.',
+      { extendedResources: [], runtimeClasses: [], costUnit: { cpu: '1', memory: '1Mi', 'ephemeral-storage': '1Gi' } },
+    ],
+    [
+      'more than the largest cost could hold: only lower limits help',
+      spec(100, containers(1)),
+      'ChallengeDefinition "web" is invalid: spec.cost: the cpu limits of all containers add up to 500m, above the 100m that cost 100 may hold (1m per unit, COST_UNIT; one unit when the cost is 0); lower the limits.',
+      { extendedResources: [], runtimeClasses: [], costUnit: { cpu: '1m', memory: '1Gi', 'ephemeral-storage': '1Gi' } },
+    ],
+  ]
+  for (const [what, definition, expected, policy] of rows)
+    t.equal(refusal(resolveDefinition('web', definition, policy)), expected, what)
 })

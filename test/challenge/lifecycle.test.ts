@@ -308,3 +308,28 @@ t.test('a pod ready since a time on a wrong clock: more than 60 s ahead counts a
   const lateOnTime = step(first.parent, { related, children: readyAt(390), now: at(400) })
   t.hasStrict(lateOnTime.status, { phase: 'Running', reason: 'Ready', startedAt: T(400) }, 'a sync that came late')
 })
+
+t.test(
+  'a free definition that asks for more than one COST_UNIT: DefinitionInvalid, no children, no slot',
+  async (t) => {
+    const free = webDefinition({
+      cost: 0,
+      pod: {
+        containers: [
+          { name: 'web', image: 'ghcr.io/example/web-login:1.0', ports: [{ containerPort: 8080 }] },
+          { name: 'miner', image: 'ghcr.io/example/miner:1.0', resources: { limits: { cpu: '2' } } },
+        ],
+      },
+    })
+    const refused = prepared(challenge(), { related: [free] })
+    t.strictSame([refused.status.phase, refused.status.reason], ['Error', 'DefinitionInvalid'])
+    t.match(
+      refused.status.message,
+      /spec\.cost: the cpu limits of all containers add up to 2500m, above the 2 that cost 0 may hold/,
+    )
+    t.strictSame(refused.response.children, [], 'nothing is created')
+    const unit = { cpu: '3', memory: '2Gi', 'ephemeral-storage': '2Gi' }
+    const allowed = prepared(challenge(), { related: [free], config: { costUnit: unit } })
+    t.strictSame([allowed.status.phase, allowed.status.reason], ['Pending', 'Starting'], "within the operator's unit")
+  },
+)

@@ -79,7 +79,9 @@ t.test('Pod Security: every level and profile', async (t) => {
 t.test(
   'LimitRange: Container and Pod bounds on cpu, memory and ephemeral-storage, as the API server would judge them',
   async (t) => {
+    // Cost 2: its limits (3Gi + 256Mi of memory) are more than one unit of COST_UNIT holds.
     const big = webDefinition({
+      cost: 2,
       pod: {
         containers: [
           {

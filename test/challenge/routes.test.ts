@@ -42,6 +42,7 @@ function input(type: string, env: Record<string, string> = {}): RenderInput {
     parameters: {},
     flagData: 'ZmxhZ3t4fQ==',
     instanceId: ID,
+    owner: { kind: 'User', id: 'alice' },
     run: 0,
     config: config(env),
     withPod: true,

@@ -61,8 +61,8 @@ t.test('the examples apply, and are what a kubectl get shows', async (t) => {
   })
   t.equal(applied.stderr, '', 'no warning')
   t.strictSame(applied.stdout.trim().split('\n').sort(), [
-    'challenge.challenge-hooks.dev/pwn-echo-u-alice serverside-applied',
-    'challenge.challenge-hooks.dev/web-login-u-alice serverside-applied',
+    'challenge.challenge-hooks.dev/pwn-echo.u.alice serverside-applied',
+    'challenge.challenge-hooks.dev/web-login.u.alice serverside-applied',
     'challengedefinition.challenge-hooks.dev/pwn-echo serverside-applied',
     'challengedefinition.challenge-hooks.dev/web-login serverside-applied',
   ])

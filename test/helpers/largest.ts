@@ -73,6 +73,42 @@ export function largestDefinitionSpec(): Json {
   }
 }
 
+/**
+ * The largest ChallengeDefinition spec the CRD stores, whatever the hook would say of it: the largest valid one,
+ * and what only the CRD bounds at its longest too: every resource name the pod may hold, each of 253 characters
+ * with a quantity of 64 (names no operator allows: the hook would refuse them), port names of 15 characters, a
+ * probe's every timing. Any field the CRD does not declare is pruned, so nothing else can make it larger.
+ */
+export function largestStoredDefinitionSpec(): Json {
+  const spec = largestDefinitionSpec() as { pod: { containers: Json[] } }
+  const perList = Bounds.podResourceNames / CONTAINERS / 2
+  for (const [index, container] of spec.pod.containers.entries()) {
+    const list = (kind: string) =>
+      Object.fromEntries(
+        Array.from({ length: perList }, (_, position) => [
+          `c${index}${kind}${position}.example.com/`.padEnd(253, 'r'),
+          `1${'0'.repeat(63)}`,
+        ]),
+      )
+    container.resources = { requests: list('q'), limits: list('l') }
+    container.ports = (container.ports as Json[]).map((port, position) => ({
+      ...port,
+      name: `p${index}-${position}-`.padEnd(15, 'n'),
+    }))
+    const probe = container.readinessProbe as { httpGet: Json }
+    container.readinessProbe = {
+      httpGet: { ...probe.httpGet, port: `p${index}-0-`.padEnd(15, 'n'), scheme: 'HTTPS' },
+      initialDelaySeconds: 3600,
+      periodSeconds: 3600,
+      timeoutSeconds: 3600,
+      successThreshold: 3600,
+      failureThreshold: 3600,
+    }
+    container.securityContext = { runAsUser: 2147483647, runAsGroup: 2147483647 }
+  }
+  return spec
+}
+
 /** The largest Challenge.spec.parameters: 16 names of 128 characters, names and values at their total. */
 export function largestParameters(): Record<string, string> {
   const values = filling(16, Bounds.parametersText - 16 * 128, Bounds.text, 'param')

@@ -59,6 +59,20 @@ function walk(schema: Schema, path = ''): [string, Schema][] {
   return [[path, schema], ...children.flatMap(([p, s]) => walk(s, p))]
 }
 
+/** A field declared only to be refused: its one rule is `false` (the API server says why, naming the field). */
+function isRefusal(node: Schema): boolean {
+  const rules = (node['x-kubernetes-validations'] ?? []) as { rule: string }[]
+  return rules.length === 1 && rules[0]?.rule === 'false'
+}
+
+/** The fields an object may hold: those it declares and does not refuse, sorted. */
+function allowed(node: Schema): string[] {
+  return Object.entries((node.properties ?? {}) as Record<string, Schema>)
+    .filter(([, child]) => !isRefusal(child))
+    .map(([name]) => name)
+    .sort()
+}
+
 const definitionSchema = loadCrdSchema('ChallengeDefinition')
 const challengeSchema = loadCrdSchema('Challenge')
 
@@ -120,15 +134,12 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
     'startupTimeoutSeconds',
   ])
   t.match(at(spec, 'displayName'), { type: 'string', maxLength: 128 })
-  t.match(at(spec, 'pod'), { type: 'object', required: ['containers'], 'x-kubernetes-preserve-unknown-fields': true })
+  t.match(at(spec, 'pod'), { type: 'object', required: ['containers'] })
+  t.strictSame(allowed(at(spec, 'pod')), ['containers'], 'a pod holds containers, nothing else')
   const containers = at(spec, 'pod.containers')
   t.match(containers, { type: 'array', minItems: 1, maxItems: 8 })
-  t.match(at(containers, '[]'), {
-    type: 'object',
-    required: ['name', 'image'],
-    'x-kubernetes-preserve-unknown-fields': true,
-  })
-  t.strictSame(Object.keys(at(containers, '[]').properties as object).sort(), [
+  t.match(at(containers, '[]'), { type: 'object', required: ['name', 'image'] })
+  t.strictSame(allowed(at(containers, '[]')), [
     'args',
     'command',
     'env',
@@ -137,13 +148,34 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
     'ports',
     'readinessProbe',
     'resources',
+    'securityContext',
   ])
   t.match(at(containers, '[].command'), { type: 'array', items: { type: 'string' } })
   t.match(at(containers, '[].args'), { type: 'array', items: { type: 'string' } })
-  for (const nested of ['env', 'ports'])
-    t.match(at(containers, `[].${nested}.[]`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
-  for (const nested of ['resources', 'readinessProbe'])
-    t.match(at(containers, `[].${nested}`), { type: 'object', 'x-kubernetes-preserve-unknown-fields': true })
+  t.strictSame(allowed(at(containers, '[].env.[]')), ['name', 'value'])
+  t.strictSame(allowed(at(containers, '[].ports.[]')), ['containerPort', 'name', 'protocol'])
+  t.strictSame(allowed(at(containers, '[].resources')), ['limits', 'requests'])
+  t.strictSame(allowed(at(containers, '[].securityContext')), ['runAsGroup', 'runAsUser'])
+  t.strictSame(allowed(at(containers, '[].readinessProbe')), [
+    'exec',
+    'failureThreshold',
+    'grpc',
+    'httpGet',
+    'initialDelaySeconds',
+    'periodSeconds',
+    'successThreshold',
+    'tcpSocket',
+    'timeoutSeconds',
+  ])
+  const refused = walk(at(spec, 'pod'), 'spec.pod').filter(([, node]) => isRefusal(node))
+  t.strictSame(
+    walk(at(spec, 'pod'), 'spec.pod')
+      .filter(([path]) => !refused.some(([above]) => path === above || path.startsWith(`${above}[]`)))
+      .filter(([, node]) => 'x-kubernetes-preserve-unknown-fields' in node)
+      .map(([path]) => path),
+    [],
+    'no field of the pod keeps unknown fields, but those refused whole',
+  )
   t.match(at(spec, 'expose'), { required: ['port'] })
   t.match(at(spec, 'expose.type'), { enum: ['HTTP', 'TLS', 'NodePort', 'LoadBalancer', 'Internal'], default: 'HTTP' })
   t.match(at(spec, 'expose.container'), { type: 'string' })
@@ -219,11 +251,22 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
     'self.containers.map(c, (has(c.command) ? c.command.map(w, size(w)).sum() : 0) + (has(c.args) ? c.args.map(w, size(w)).sum() : 0)).sum() <= 16384',
     'self.containers.map(c, has(c.env) ? size(c.env) : 0).sum() <= 128',
     'self.containers.map(c, has(c.env) ? c.env.map(e, has(e.value) ? size(e.value) : 0).sum() : 0).sum() <= 16384',
+    'self.containers.map(c, !has(c.resources) ? 0 : (has(c.resources.requests) ? size(c.resources.requests) : 0) + (has(c.resources.limits) ? size(c.resources.limits) : 0)).sum() <= 64',
   ])
+  // A probe has one handler (the hook refuses the others too, as the pod's validation would).
+  t.strictSame(rulesAt('spec.pod.containers.[].readinessProbe'), [
+    '[has(self.exec), has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(h, h).size() == 1',
+  ])
+  // The resource names of a container's requests and limits.
+  const keys = "self.all(k, size(k) <= 253 && k.matches('^[a-z0-9]([-a-z0-9./]*[a-z0-9])?$'))"
+  t.strictSame(rulesAt('spec.pod.containers.[].resources.requests'), [keys])
+  t.strictSame(rulesAt('spec.pod.containers.[].resources.limits'), [keys])
   const everyRule = [definitionSchema, challengeSchema].flatMap((s) =>
-    walk(s).flatMap(([, node]) => (node['x-kubernetes-validations'] as { message?: string }[] | undefined) ?? []),
+    walk(s)
+      .filter(([, node]) => !isRefusal(node))
+      .flatMap(([, node]) => (node['x-kubernetes-validations'] as { message?: string }[] | undefined) ?? []),
   )
-  t.equal(everyRule.length, 12, 'no other CEL rule')
+  t.equal(everyRule.length, 16, 'no other CEL rule but the refusals')
   t.ok(
     everyRule.every((rule) => typeof rule.message === 'string' && rule.message.length > 0),
     'every rule has a message',
@@ -402,18 +445,18 @@ t.test('examples: one definition and one Challenge per challenge, valid against 
     examples.map((o) => `${o.kind}/${o.metadata.name}`),
     [
       'ChallengeDefinition/web-login',
-      'Challenge/web-login-u-alice',
+      'Challenge/web-login.u.alice',
       'ChallengeDefinition/pwn-echo',
-      'Challenge/pwn-echo-u-alice',
+      'Challenge/pwn-echo.u.alice',
       'ChallengeDefinition/pwn-tls',
-      'Challenge/pwn-tls-u-alice',
+      'Challenge/pwn-tls.u.alice',
     ],
   )
   for (const object of examples)
     t.strictSame(validateAgainstCrd(object.kind, object), [], `${object.kind}/${object.metadata.name}`)
   for (const challenge of examples.filter((o) => o.kind === 'Challenge')) {
     const spec = challenge.spec as { definitionRef: { name: string }; owner: { kind: string; id: string } }
-    t.equal(challenge.metadata.name, `${spec.definitionRef.name}-u-${spec.owner.id}`, 'named <definition>-u-<owner id>')
+    t.equal(challenge.metadata.name, `${spec.definitionRef.name}.u.${spec.owner.id}`, 'named <definition>.u.<owner id>')
     t.strictSame(spec.owner, { kind: 'User', id: 'alice' })
     t.strictSame(challenge.metadata.labels, {
       'challenge-hooks.dev/owner': 'alice',
@@ -497,17 +540,24 @@ t.test('the validation bites: broken copies of the examples are refused', async 
   }
 })
 
-t.test('what breaks the security profile is stored as written, for the hook to refuse', async (t) => {
-  const [definition] = examples as unknown as [{ spec: { pod: { containers: Record<string, unknown>[] } } }]
-  const greedy = structuredClone(definition)
-  Object.assign(greedy.spec.pod, {
-    hostNetwork: true,
-    hostPID: true,
-    volumes: [{ name: 'root', hostPath: { path: '/' } }],
-  })
-  Object.assign(greedy.spec.pod.containers[0] as object, {
-    securityContext: { privileged: true, capabilities: { add: ['NET_ADMIN', 'SYS_ADMIN'] } },
-    volumeMounts: [{ name: 'root', mountPath: '/host' }],
-  })
-  t.strictSame(validateAgainstCrd('ChallengeDefinition', greedy), [])
+t.test('what breaks the security profile is declared to be refused; anything unknown is not kept', async (t) => {
+  const pod = at(definitionSchema, 'spec.pod')
+  for (const path of [
+    'hostNetwork',
+    'hostPID',
+    'volumes',
+    'containers.[].securityContext.privileged',
+    'containers.[].securityContext.capabilities',
+    'containers.[].volumeMounts',
+    'containers.[].ports.[].hostPort',
+    'containers.[].readinessProbe.httpGet.host',
+  ])
+    t.ok(isRefusal(at(pod, path)), `spec.pod.${path}: refused by a rule of its own`)
+  const [definition] = examples as unknown as [{ spec: { pod: Record<string, unknown> } }]
+  const padded = structuredClone(definition)
+  padded.spec.pod.padding = 'x'.repeat(1000)
+  // The API server prunes an unknown field (and kubectl's strict field validation reports it): never stored.
+  t.strictSame(validateAgainstCrd('ChallengeDefinition', padded), [
+    '/spec/pod must NOT have additional properties (padding)',
+  ])
 })

@@ -127,6 +127,11 @@ export async function podOf(s: Scenario, instance: string): Promise<{ name: stri
   return { name: pod.metadata.name, ip: String((pod.status as Json).podIP) }
 }
 
+/** The labels of a workstation the platform runs for an owner (docs/api.md, Internal): what admits it. */
+export function ownerLabels(id: string, kind: 'User' | 'Team' = 'User'): Record<string, string> {
+  return { 'challenge-hooks.dev/owner': id, 'challenge-hooks.dev/owner-kind': kind }
+}
+
 export interface ProbeResult {
   target: string
   reached: boolean
@@ -156,15 +161,21 @@ export async function identityOf(suite: Suite, ns: string, pod: string): Promise
 /**
  * A pod of the probe image that a person or a bot would run beside the instances (a player's workstation, a
  * checker): in namespace `ns`, allowed out by a NetworkPolicy of its own, since the namespace denies by default.
- * Meets the Restricted profile. Resolves to its name once it is Ready.
+ * Meets the Restricted profile. `labels` are added to its own (a player's workstation carries its owner's, which an
+ * Internal instance admits: ownerLabels). Resolves to its name once it is Ready.
  */
-export async function workstation(suite: Suite, ns: string, name: string): Promise<{ name: string; ip: string }> {
+export async function workstation(
+  suite: Suite,
+  ns: string,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<{ name: string; ip: string }> {
   const security = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true }
   const objects = [
     {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name, namespace: ns, labels: { 'challenge-hooks.test/role': name } },
+      metadata: { name, namespace: ns, labels: { ...labels, 'challenge-hooks.test/role': name } },
       spec: {
         securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
         automountServiceAccountToken: false,

@@ -1,10 +1,11 @@
 // Running means reachable, on a real node: when a player's refresh first shows `Running`, a connection to
 // `status.endpoint` gets the app's answer. NodePort from outside the cluster (the node's address, through
-// kube-proxy); Internal from a pod beside the instance (by its cluster DNS name, through CoreDNS and kube-proxy).
+// kube-proxy); Internal from the owner's workstation beside the instance (a pod with the owner's labels, by the
+// instance's cluster DNS name, through CoreDNS and kube-proxy).
 // For each instance it measures when the status said Running and when the path first carried a connection
 // (a prober that starts a connection every 20 ms from the moment the Challenge is created), and prints them.
 import t from 'tap'
-import { app, definition, NODE_IP, startNodeSuite, workstation } from './harness.js'
+import { app, definition, NODE_IP, ownerLabels, startNodeSuite, workstation } from './harness.js'
 import { banner, firstAnswerThroughNodePort, table, whenRunning, type Sample } from './timing.js'
 
 const suite = await startNodeSuite(t)
@@ -47,7 +48,7 @@ t.test('NodePort: the first Running a player sees already answers at the node ad
 })
 
 t.test(
-  'Internal: the first Running a player sees already answers by the cluster DNS name, from a pod beside it',
+  "Internal: the first Running a player sees already answers by the cluster DNS name, from the player's workstation",
   async (t) => {
     const s = await suite.scenario(t, 'reach-internal')
     await s.create(
@@ -57,11 +58,11 @@ t.test(
         network: { egress: 'None' },
       }),
     )
-    const client = await workstation(suite, s.ns, 'workstation')
     const samples: Sample[] = []
     for (const owner of OWNERS) {
       const name = `echo-u-${owner}`
       const host = `${name}.${s.ns}.svc.cluster.local`
+      const client = await workstation(suite, s.ns, `box-${owner}`, ownerLabels(owner))
       const since = Date.now()
       await s.create(s.challenge('echo', owner))
       // Tries from the pod every 20 ms, resolving the name each time, until the app answers; says when (Unix ms).
@@ -73,7 +74,7 @@ t.test(
         `${name}: the Service's cluster DNS name`,
       )
       const probed = JSON.parse((await prober).stdout) as { reached: boolean; reachedAtMs: number; answer: string }
-      t.equal(probed.answer, BANNER, `${name}: a pod beside it gets the app's banner`)
+      t.equal(probed.answer, BANNER, `${name}: the owner's workstation gets the app's banner`)
       samples.push({ instance: name, running: at, reachable: probed.reachedAtMs - since })
     }
     t.comment(`Internal, create to Running and to the first answer:\n${table(samples)}`)

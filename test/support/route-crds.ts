@@ -84,6 +84,7 @@ export function routeChildren(): DesiredChild[] {
         parameters: {},
         flagData: 'eA==',
         instanceId: '0123456789abcdef',
+        owner: { kind: 'User', id: 'alice' },
         run: 0,
         config: loadConfig({
           GATEWAY: 'gateway-system/challenges',
