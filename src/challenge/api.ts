@@ -323,7 +323,10 @@ export const DefinitionSpecSchema = Type.Object(
         containers: Type.Array(ContainerSchema, { minItems: 1, maxItems: 8 }),
         imagePullSecrets: Type.Optional(
           Type.Array(
-            Type.Object({ name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }) }, { additionalProperties: false }),
+            Type.Object(
+              { name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }) },
+              { additionalProperties: false },
+            ),
             { maxItems: Bounds.pullSecrets },
           ),
         ),

@@ -367,10 +367,10 @@ t.test("pull Secrets and the author's Secrets are kept as written", async (t) =>
     },
   }
   const result = resolveDefinition('web', spec)
-  t.strictSame(
-    result.found ? [result.definition.imagePullSecrets, result.definition.containers] : result,
-    [['alice-pull', 'shared-pull'], spec.pod.containers],
-  )
+  t.strictSame(result.found ? [result.definition.imagePullSecrets, result.definition.containers] : result, [
+    ['alice-pull', 'shared-pull'],
+    spec.pod.containers,
+  ])
 })
 
 t.test('valid quantities and probes pass', async (t) => {
