@@ -9,14 +9,15 @@ import {
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1'
 import { loadManifests, validateAgainstCrd, type ManifestObject } from '../helpers/manifests.js'
 
-const objects = loadManifests().map((each) => each)
+const objects = loadManifests()
 function find(kind: string, name: string): ManifestObject {
   const found = objects.filter(({ object }) => object.kind === kind && object.metadata.name === name)
   if (found.length !== 1) throw new Error(`${found.length} ${kind} named ${name}`)
   return (found[0] as { object: ManifestObject }).object
 }
 const policy = (name: string) => new ValidatingAdmissionPolicy(find('ValidatingAdmissionPolicy', name))
-const binding = (name: string) => new ValidatingAdmissionPolicyBinding(find('ValidatingAdmissionPolicyBinding', name))
+const binding = (name: string) =>
+  new ValidatingAdmissionPolicyBinding(find('ValidatingAdmissionPolicyBinding', name) as never)
 
 const REGISTER = { apiVersion: 'challenge-hooks.dev/v1alpha1', kind: 'ChallengeAuthors' }
 const OPERATOR =
@@ -102,7 +103,7 @@ t.test("the authors' Secrets: whoever writes Secrets without reading them writes
 })
 
 t.test('the author role: definitions, and Secrets written but never read or patched', async (t) => {
-  t.strictSame(new ClusterRole(find('ClusterRole', 'challenge-hooks-author')).rules, [
+  t.strictSame(new ClusterRole(find('ClusterRole', 'challenge-hooks-author') as never).rules, [
     {
       apiGroups: ['challenge-hooks.dev'],
       resources: ['challengedefinitions'],
