@@ -39,7 +39,15 @@ t.test('the definitions: every create and update by anyone but an operator, agai
       resources: ['challengedefinitions'],
     },
   ])
-  t.strictSame(spec?.matchConditions, [{ name: 'not-an-operator', expression: OPERATOR }])
+  // A write naming another author, or none, is challenge-hooks-definition-authors' to refuse (admission-policy.yaml).
+  t.strictSame(spec?.matchConditions, [
+    { name: 'not-an-operator', expression: OPERATOR },
+    {
+      name: 'by-its-author',
+      expression:
+        "has(object.metadata.annotations) && 'challenge-hooks.dev/author' in object.metadata.annotations && object.metadata.annotations['challenge-hooks.dev/author'] == request.userInfo.username",
+    },
+  ])
   const validations = spec?.validations ?? []
   t.strictSame(
     validations.map((v) => [v.expression, v.reason]),
