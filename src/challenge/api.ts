@@ -164,6 +164,8 @@ export const Bounds = {
   probeText: 256,
   probeHeaders: 8,
   path: 1024,
+  /** Pull Secrets a definition names. */
+  pullSecrets: 8,
 } as const
 export const MAX_COUNTER = 2147483647
 
@@ -197,11 +199,36 @@ export const ChallengeSpecSchema = Type.Object(
 )
 export type ChallengeSpec = Static<typeof ChallengeSpecSchema>
 
+/** A Secret of the namespace by name and key (a flag's static source, an author's Secret). */
+const SecretKeyRef = (options: { additionalProperties?: false } = {}) =>
+  Type.Object(
+    {
+      name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }),
+      key: Type.String({ maxLength: 253, pattern: SECRET_KEY }),
+    },
+    options,
+  )
+/**
+ * A variable's value, or a key of one of its author's Secrets. Which Secrets an author may name is the API server's
+ * rule (the register of authors, manifests/author-policy.yaml): the hook sees no Secret. Every other source
+ * (configMapKeyRef, fieldRef, resourceFieldRef) is refused.
+ */
 const EnvVar = Type.Object(
-  { name: Type.String({ pattern: ENV_NAME }), value: Type.Optional(Type.String({ maxLength: Bounds.text })) },
-  // valueFrom could read any Secret of the namespace (another player's flag): refused, see definition.ts.
+  {
+    name: Type.String({ pattern: ENV_NAME }),
+    value: Type.Optional(Type.String({ maxLength: Bounds.text })),
+    valueFrom: Type.Optional(
+      // Not `optional`: a variable whose Secret is missing would start the container without it, in silence.
+      // secretKeyRef is checked for in definition.ts: a valueFrom of another source is then refused by its name.
+      Type.Object(
+        { secretKeyRef: Type.Optional(SecretKeyRef({ additionalProperties: false })) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
   { additionalProperties: false },
 )
+export type DefinitionEnvVar = Static<typeof EnvVar>
 const ContainerPort = Type.Object(
   {
     containerPort: Int(1, 65535),
@@ -304,7 +331,18 @@ export const DefinitionSpecSchema = Type.Object(
   {
     displayName: Type.Optional(Type.String({ maxLength: 128 })),
     pod: Type.Object(
-      { containers: Type.Array(ContainerSchema, { minItems: 1, maxItems: 8 }) },
+      {
+        containers: Type.Array(ContainerSchema, { minItems: 1, maxItems: 8 }),
+        imagePullSecrets: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }) },
+              { additionalProperties: false },
+            ),
+            { maxItems: Bounds.pullSecrets },
+          ),
+        ),
+      },
       { additionalProperties: false },
     ),
     expose: Type.Object(
@@ -353,12 +391,7 @@ export const DefinitionSpecSchema = Type.Object(
           prefix: Type.Optional(Type.String({ maxLength: 64 })),
           suffix: Type.Optional(Type.String({ maxLength: 64 })),
           env: Type.Optional(Type.String({ pattern: ENV_NAME })),
-          staticSecretRef: Type.Optional(
-            Type.Object({
-              name: Type.String({ maxLength: 253, pattern: DNS_SUBDOMAIN }),
-              key: Type.String({ maxLength: 253, pattern: SECRET_KEY }),
-            }),
-          ),
+          staticSecretRef: Type.Optional(SecretKeyRef()),
         },
         { additionalProperties: false },
       ),

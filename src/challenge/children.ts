@@ -195,12 +195,20 @@ export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChil
   }
 }
 
-/** Definition env, then the Challenge's parameters (a parameter replaces a variable of the same name), then the flag. */
+/**
+ * Definition env (a value, or a key of one of its author's Secrets), then the Challenge's parameters (a parameter
+ * replaces a variable of the same name), then the flag.
+ */
 function environment(container: DefinitionContainer, input: RenderInput): IEnvVar[] {
   const parameters = input.parameters
   const env: IEnvVar[] = (container.env ?? [])
     .filter((variable) => !Object.hasOwn(parameters, variable.name))
-    .map((variable) => ({ name: variable.name, value: variable.value ?? '' }))
+    .map((variable) => {
+      const ref = variable.valueFrom?.secretKeyRef
+      return ref === undefined
+        ? { name: variable.name, value: variable.value ?? '' }
+        : { name: variable.name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }
+    })
   for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] })
   env.push({
     name: input.definition.flag.env,
@@ -217,6 +225,9 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
     name: definitionContainer.name,
     image: definitionContainer.image,
   }
+  // With pull Secrets, every start asks the registry with them: a copy on the node, pulled for anyone, is never run
+  // without the credentials (the layers stay cached; a start costs one manifest request).
+  if (definition.imagePullSecrets.length > 0) result.imagePullPolicy = 'Always'
   if (definitionContainer.command) result.command = definitionContainer.command
   if (definitionContainer.args) result.args = definitionContainer.args
   result.env = environment(definitionContainer, input)
@@ -300,6 +311,11 @@ export function pod(input: RenderInput): IPod & DesiredChild {
         ...(restricted ? { runAsNonRoot: true } : {}),
         seccompProfile: { type: 'RuntimeDefault' },
       },
+      // The definition's pull Secrets, and only those: a pod that names none would get the namespace's default
+      // ServiceAccount's (its admission copies them in), which the install leaves without any.
+      ...(definition.imagePullSecrets.length === 0
+        ? {}
+        : { imagePullSecrets: definition.imagePullSecrets.map((name) => ({ name })) }),
       containers: definition.containers.map((each) => container(each, input)),
       volumes: [
         { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },

@@ -30,6 +30,8 @@ export type FlagMode = 'PerOwner' | 'PerInstance' | 'Static'
 export interface ResolvedDefinition {
   name: string
   containers: DefinitionContainer[]
+  /** The pull Secrets the pod names (the author's, by the API server's rule); empty for none. */
+  imagePullSecrets: string[]
   expose: { type: ExposeType; container: string; port: number }
   lifetimeSeconds: number
   startupTimeoutSeconds: number
@@ -126,6 +128,7 @@ export function resolveDefinition(
     definition: {
       name,
       containers,
+      imagePullSecrets: (spec.pod.imagePullSecrets ?? []).map((secret) => secret.name),
       expose: {
         type: spec.expose.type ?? Defaults.exposeType,
         container: spec.expose.container ?? (containers[0] as DefinitionContainer).name,
@@ -218,11 +221,16 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
   if (spec.expose.container !== undefined && !names.includes(spec.expose.container)) {
     return `spec.expose.container: no container is named ${quote(spec.expose.container)}`
   }
+  const pullSecrets = (spec.pod.imagePullSecrets ?? []).map((secret) => secret.name)
+  const twice = pullSecrets.find((name, index) => pullSecrets.indexOf(name) !== index)
+  if (twice !== undefined) return `spec.pod.imagePullSecrets: the Secret "${twice}" is named twice`
   const flagEnv = spec.flag?.env ?? Defaults.flagEnv
   for (const [index, container] of spec.pod.containers.entries()) {
     if (container.env?.some((variable) => variable.name === flagEnv)) {
       return `spec.pod.containers[${index}].env: ${flagEnv} is reserved for the flag (flag.env)`
     }
+    const problem = envSourceProblem(container, `spec.pod.containers[${index}]`)
+    if (problem) return problem
   }
   if ((spec.flag?.mode ?? Defaults.flagMode) === 'Static') {
     const ref = spec.flag?.staticSecretRef
@@ -236,6 +244,26 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
   for (const field of ['availableFrom', 'availableUntil'] as const) {
     const value = spec[field]
     if (value !== undefined && readTime(value) === undefined) return `spec.${field}: ${quote(value)} is not a date-time`
+  }
+  return undefined
+}
+
+/**
+ * A variable takes its value from one place, as the API server requires; and a Secret a variable reads is never an
+ * instance's flag Secret (every one is `<instance>-flag`: it would hand the challenge another player's flag). Which
+ * other Secrets a definition may read is the register of authors' rule, held by the API server.
+ */
+function envSourceProblem(container: DefinitionContainer, at: string): string | undefined {
+  for (const [index, variable] of (container.env ?? []).entries()) {
+    if (variable.valueFrom === undefined) continue
+    const ref = variable.valueFrom.secretKeyRef
+    if (ref === undefined) return `${at}.env[${index}].valueFrom: needs secretKeyRef, the only source allowed`
+    if (variable.value !== undefined) {
+      return `${at}.env[${index}]: ${variable.name} has both value and valueFrom; give one`
+    }
+    if (ref.name.endsWith(FLAG_SECRET_SUFFIX)) {
+      return `${at}.env[${index}].valueFrom.secretKeyRef.name: a name ending in ${FLAG_SECRET_SUFFIX} is reserved for the instances' own flag Secrets`
+    }
   }
   return undefined
 }

@@ -93,6 +93,93 @@ t.test('the Pod of the Restricted profile, whole', async (t) => {
 })
 
 t.test(
+  "pull Secrets: the pod names the definition's own and pulls every image at each start; the author's Secrets as variables",
+  async (t) => {
+    const spec = {
+      pod: {
+        containers: [
+          {
+            name: 'web',
+            image: 'registry.example.org/alice/web:1',
+            env: [
+              { name: 'ADMIN_PASSWORD', valueFrom: { secretKeyRef: { name: 'alice-web', key: 'admin-password' } } },
+              { name: 'MODE', value: 'hard' },
+            ],
+          },
+          { name: 'bot', image: 'registry.example.org/alice/bot:1' },
+        ],
+        imagePullSecrets: [{ name: 'alice-pull' }],
+      },
+      expose: { port: 8080 },
+    }
+    const security = {
+      runAsGroup: 65534,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    }
+    const resources = {
+      requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
+      limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
+    }
+    const mounts = [
+      { name: 'tmp', mountPath: '/tmp' },
+      { name: 'flag', mountPath: '/flag', subPath: 'flag', readOnly: true },
+    ]
+    const flag = { name: 'FLAG', valueFrom: { secretKeyRef: { name: 'web-u-alice-flag', key: 'flag' } } }
+    t.strictSame(podChild(input(spec)), {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web-u-alice', labels: LABELS, annotations: { 'challenge-hooks.dev/run': '2' } },
+      spec: {
+        automountServiceAccountToken: false,
+        enableServiceLinks: false,
+        securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+        imagePullSecrets: [{ name: 'alice-pull' }],
+        containers: [
+          {
+            name: 'web',
+            image: 'registry.example.org/alice/web:1',
+            imagePullPolicy: 'Always',
+            env: [
+              { name: 'ADMIN_PASSWORD', valueFrom: { secretKeyRef: { name: 'alice-web', key: 'admin-password' } } },
+              { name: 'MODE', value: 'hard' },
+              flag,
+            ],
+            ports: [{ containerPort: 8080, protocol: 'TCP' }],
+            resources,
+            readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+            securityContext: security,
+            volumeMounts: mounts,
+          },
+          {
+            name: 'bot',
+            image: 'registry.example.org/alice/bot:1',
+            imagePullPolicy: 'Always',
+            env: [flag],
+            resources,
+            securityContext: security,
+            volumeMounts: mounts,
+          },
+        ],
+        volumes: [
+          { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+          { name: 'flag', secret: { secretName: 'web-u-alice-flag', defaultMode: 0o444 } },
+        ],
+      },
+    })
+    validateChildren(renderChildren(input(spec)))
+    // A parameter of the Challenge replaces the author's variable of its name, Secret reference and all.
+    const overridden = podChild(input(spec, { parameters: { ADMIN_PASSWORD: 'from-the-platform' } }))
+    t.strictSame(overridden.spec?.containers[0]?.env, [
+      { name: 'MODE', value: 'hard' },
+      { name: 'ADMIN_PASSWORD', value: 'from-the-platform' },
+      flag,
+    ])
+  },
+)
+
+t.test(
   "the operator's pool for player pods: node selector, tolerations, a default RuntimeClass the definition may override",
   async (t) => {
     const pool = testConfig({

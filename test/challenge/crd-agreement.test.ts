@@ -165,6 +165,8 @@ const SUBDOMAIN_BY_LENGTH = {
 
 const ALLOWED: Record<string, readonly Allowed[]> = {
   'ChallengeDefinition.spec.flag.staticSecretRef.name': [SUBDOMAIN_BY_LENGTH],
+  'ChallengeDefinition.spec.pod.containers[].env[].valueFrom.secretKeyRef.name': [SUBDOMAIN_BY_LENGTH],
+  'ChallengeDefinition.spec.pod.imagePullSecrets[].name': [SUBDOMAIN_BY_LENGTH],
   // The hook refuses early what the pod's own validation would refuse later (a port name is an IANA service name):
   // the author reads why, instead of a bare StartupTimeout.
   'ChallengeDefinition.spec.pod.containers[].ports[].name': [

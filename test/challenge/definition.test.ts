@@ -13,6 +13,7 @@ t.test('defaults of the contract fill what the author left out', async (t) => {
     definition: {
       name: 'web',
       containers: [container],
+      imagePullSecrets: [],
       expose: { type: 'HTTP', container: 'web', port: 8080 },
       lifetimeSeconds: 1800,
       startupTimeoutSeconds: 300,
@@ -96,10 +97,64 @@ const refused: [string, unknown, RegExp][] = [
     withContainer({ ports: [{ containerPort: 80, hostPort: 80 }] }),
     /ports\[0\]\.hostPort: is not allowed/,
   ],
+  // A Secret a variable reads: never an instance's flag Secret, never another source than a Secret, one source.
   [
-    'env from other Secrets',
-    withContainer({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'other-flag', key: 'flag' } } }] }),
-    /env\[0\]\.valueFrom: is not allowed/,
+    "env from an instance's flag Secret",
+    withContainer({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'web-u-bob-flag', key: 'flag' } } }] }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom\.secretKeyRef\.name: a name ending in -flag is reserved for the instances' own flag Secrets\.$/,
+  ],
+  [
+    'env from a ConfigMap',
+    withContainer({ env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'settings', key: 'x' } } }] }),
+    /spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom\.configMapKeyRef: is not allowed/,
+  ],
+  [
+    "env from the pod's own fields",
+    withContainer({ env: [{ name: 'X', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }] }),
+    /spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom\.fieldRef: is not allowed/,
+  ],
+  [
+    'env from resources',
+    withContainer({ env: [{ name: 'X', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } }] }),
+    /spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom\.resourceFieldRef: is not allowed/,
+  ],
+  [
+    'a valueFrom with no source',
+    withContainer({ env: [{ name: 'X', valueFrom: {} }] }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom: needs secretKeyRef, the only source allowed\.$/,
+  ],
+  [
+    'an optional Secret key (the container would start without it, in silence)',
+    withContainer({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'a-x', key: 'k', optional: true } } }] }),
+    /spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom\.secretKeyRef\.optional: is not allowed/,
+  ],
+  [
+    'a value and a Secret for one variable',
+    withContainer({ env: [{ name: 'X', value: 'v', valueFrom: { secretKeyRef: { name: 'a-x', key: 'k' } } }] }),
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[0\]\.env\[0\]: X has both value and valueFrom; give one\.$/,
+  ],
+  [
+    'a Secret reference that is no DNS name',
+    withContainer({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'Alice_Secret', key: 'k' } } }] }),
+    /spec\.pod\.containers\[0\]\.env\[0\]\.valueFrom\.secretKeyRef\.name/,
+  ],
+  [
+    'one pull Secret named twice',
+    { ...minimal, pod: { containers: [container], imagePullSecrets: [{ name: 'pull' }, { name: 'pull' }] } },
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.imagePullSecrets: the Secret "pull" is named twice\.$/,
+  ],
+  [
+    'nine pull Secrets',
+    {
+      ...minimal,
+      pod: { containers: [container], imagePullSecrets: Array.from({ length: 9 }, (_, i) => ({ name: `p${i}` })) },
+    },
+    /spec\.pod\.imagePullSecrets: Expected array length to be less or equal to 8/,
+  ],
+  [
+    'a pull Secret with more than a name',
+    { ...minimal, pod: { containers: [container], imagePullSecrets: [{ name: 'pull', namespace: 'other' }] } },
+    /spec\.pod\.imagePullSecrets\[0\]\.namespace: is not allowed/,
   ],
   [
     'root under Restricted',
@@ -319,6 +374,29 @@ t.test('a definition asking for what the profile forbids is refused, naming the 
       t.match(result.message, message, what)
     }
   }
+})
+
+t.test("pull Secrets and the author's Secrets are kept as written", async (t) => {
+  const spec = {
+    ...minimal,
+    pod: {
+      containers: [
+        {
+          ...container,
+          env: [
+            { name: 'ADMIN_PASSWORD', valueFrom: { secretKeyRef: { name: 'alice-web', key: 'admin-password' } } },
+            { name: 'MODE', value: 'hard' },
+          ],
+        },
+      ],
+      imagePullSecrets: [{ name: 'alice-pull' }, { name: 'shared-pull' }],
+    },
+  }
+  const result = resolveDefinition('web', spec)
+  t.strictSame(result.found ? [result.definition.imagePullSecrets, result.definition.containers] : result, [
+    ['alice-pull', 'shared-pull'],
+    spec.pod.containers,
+  ])
 })
 
 t.test('valid quantities and probes pass', async (t) => {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { repoRoot } from '../support/kube/controlplane.js'
 import { eventually } from '../support/kube/eventually.js'
+import { applyAuthors } from '../support/kube/install.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { resourcePath } from '../support/kube/rest.js'
 import { resourceByName, type KubeObject } from '../support/simulator/index.js'
@@ -52,8 +53,8 @@ export interface Scenario {
 
 /**
  * A namespace of the suite's own (`chtest-<name>`), made like manifests/challenges-namespace.yaml (Pod Security
- * level, default deny, quota, limits), removed when `t` ends: while the controller still runs, since Challenges
- * carry Metacontroller's finalizer.
+ * level, default deny, quota, limits) with the suite's register of authors, removed when `t` ends: while the
+ * controller still runs, since Challenges carry Metacontroller's finalizer.
  */
 export async function createNamespace(
   env: ClusterEnv,
@@ -75,6 +76,7 @@ export async function createNamespace(
       { timeoutMs: 60_000 },
     )
   })
+  await applyAuthors(env, ns)
   return ns
 }
 

@@ -238,6 +238,7 @@ t.test('challenges namespace baseline: default deny, quota, limits', async (t) =
   t.strictSame(Object.keys(quota.spec?.hard ?? {}).sort(), [
     'count/challengedefinitions.challenge-hooks.dev',
     'count/challenges.challenge-hooks.dev',
+    'count/secrets',
     'limits.cpu',
     'limits.ephemeral-storage',
     'limits.memory',

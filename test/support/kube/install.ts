@@ -56,9 +56,38 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
     '--timeout=60s',
     'crd/challenges.challenge-hooks.dev',
     'crd/challengedefinitions.challenge-hooks.dev',
+    'crd/challengeauthors.challenge-hooks.dev',
   ])
+  await applyAuthors(env, 'challenges')
   await installSecrets(env)
   return { stdout: applied.stdout, stderr: applied.stderr }
+}
+
+/**
+ * The register of authors the suite's namespaces get (manifests/crds/challengeauthors.yaml): the authors the tests
+ * impersonate, with the prefix of the images their definitions name. Operators (the admin) are held by none of the
+ * author policies, but the policies that read the register refuse every write of a definition where it is missing.
+ */
+export const SUITE_AUTHORS: readonly Record<string, unknown>[] = [
+  { user: 'alice@example.org', imagePrefixes: ['registry.test/'] },
+  { user: 'bob@example.org', imagePrefixes: ['registry.test/'] },
+]
+
+/** Writes the namespace's register of authors (ChallengeAuthors `authors`), as an operator does. */
+export async function applyAuthors(
+  env: ClusterEnv,
+  namespace: string,
+  authors: readonly Record<string, unknown>[] = SUITE_AUTHORS,
+): Promise<void> {
+  const register = {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeAuthors',
+    metadata: { name: 'authors', namespace },
+    spec: { authors },
+  }
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+    input: JSON.stringify(register),
+  })
 }
 
 /**
