@@ -110,18 +110,21 @@ t.test(
   },
 )
 
-t.test('readPreviousStatus: the definition author is any text, the empty one too; anything else is unrecorded', async (t) => {
-  const rows: [string, unknown, string | undefined][] = [
-    ['a user name', 'alice@example.org', 'alice@example.org'],
-    ['the empty string: a definition that names no author', '', ''],
-    ['absent', undefined, undefined],
-    ['null', null, undefined],
-    ['a number', 7, undefined],
-    ['a list', ['alice'], undefined],
-  ]
-  for (const [what, value, expected] of rows)
-    t.strictSame(readPreviousStatus({ definitionAuthor: value }), { ...EMPTY, definitionAuthor: expected }, what)
-})
+t.test(
+  'readPreviousStatus: the definition author is any text, the empty one too; anything else is unrecorded',
+  async (t) => {
+    const rows: [string, unknown, string | undefined][] = [
+      ['a user name', 'alice@example.org', 'alice@example.org'],
+      ['the empty string: a definition that names no author', '', ''],
+      ['absent', undefined, undefined],
+      ['null', null, undefined],
+      ['a number', 7, undefined],
+      ['a list', ['alice'], undefined],
+    ]
+    for (const [what, value, expected] of rows)
+      t.strictSame(readPreviousStatus({ definitionAuthor: value }), { ...EMPTY, definitionAuthor: expected }, what)
+  },
+)
 
 t.test('readPreviousStatus: a condition is kept only whole (type, a known status, its time)', async (t) => {
   const time = '2026-11-26T12:00:00Z'
