@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { repoRoot } from '../support/kube/controlplane.js'
 import { eventually } from '../support/kube/eventually.js'
+import { registerAuthors } from '../support/kube/install.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { resourcePath } from '../support/kube/rest.js'
 import { resourceByName, type KubeObject } from '../support/simulator/index.js'
@@ -52,7 +53,7 @@ export interface Scenario {
 
 /**
  * A namespace of the suite's own (`chtest-<name>`), made like manifests/challenges-namespace.yaml (Pod Security
- * level, default deny, quota, limits), removed when `t` ends: while the controller still runs, since Challenges
+ * level, default deny, quota, limits) with an empty register of authors, removed when `t` ends: while the controller still runs, since Challenges
  * carry Metacontroller's finalizer.
  */
 export async function createNamespace(
@@ -63,6 +64,9 @@ export async function createNamespace(
 ): Promise<string> {
   const ns = `${NAMESPACE_PREFIX}${name}`
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(ns, level) })
+  // A register with no author: the suite creates its definitions as the admin, an operator (a test that writes as
+  // an author registers its own).
+  await registerAuthors(env, ns)
   t.teardown(async () => {
     await env.kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found'])
     await eventually(

@@ -56,9 +56,65 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
     '--timeout=60s',
     'crd/challenges.challenge-hooks.dev',
     'crd/challengedefinitions.challenge-hooks.dev',
+    'crd/challengeauthors.challenge-hooks.dev',
   ])
   await installSecrets(env)
+  // The register docs/install.md has the operator write in `challenges`: its example, as it is.
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-n', 'challenges', '-f', AUTHORS_EXAMPLE], { cwd: repoRoot })
+  await definitionNamesEnforced(env)
   return { stdout: applied.stdout, stderr: applied.stderr }
+}
+
+/** docs/examples/challenge-authors.yaml: alice and bob of example.org, and the names each may create. */
+export const AUTHORS_EXAMPLE = 'docs/examples/challenge-authors.yaml'
+
+/**
+ * The register of authors of a namespace (the ChallengeAuthors named `authors`), replaced by `authors` (each
+ * `{user, definitionNames, ...}`): an operator's write. Without one nobody, operators included, creates a
+ * ChallengeDefinition there (the policy challenge-hooks-definition-names).
+ */
+export async function registerAuthors(
+  env: ClusterEnv,
+  namespace: string,
+  authors: Record<string, unknown>[] = [],
+): Promise<void> {
+  const register = {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeAuthors',
+    metadata: { name: 'authors', namespace },
+    spec: { authors },
+  }
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+    input: JSON.stringify(register),
+  })
+}
+
+/**
+ * Until the API server has started the informer of a new paramKind, a policy that names it refuses every request
+ * ("paramKind ... not yet synced"): waits until a definition could be created in `challenges` (a dry run, as the
+ * admin, an operator), so that the first test's writes meet the policies as they will stay.
+ */
+async function definitionNamesEnforced(env: ClusterEnv): Promise<void> {
+  const probe = {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    metadata: { name: 'install-probe' },
+    spec: { pod: { containers: [{ name: 'app', image: 'registry.test/app' }] }, expose: { port: 8080 } },
+  }
+  let last = ''
+  for (let attempt = 0; attempt < 150; attempt++) {
+    try {
+      await env.rest.call('POST', '/apis/challenge-hooks.dev/v1alpha1/namespaces/challenges/challengedefinitions', {
+        body: probe,
+        query: { dryRun: 'All' },
+      })
+      return
+    } catch (error) {
+      last = (error as Error).message
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`a definition cannot be created in challenges after the install: ${last}`)
 }
 
 /**
