@@ -18,6 +18,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { API_VERSION } from '../src/challenge/api.js'
 import { loadConfig } from '../src/config.js'
 import { buildApp } from '../src/http/app.js'
 import { parse } from 'yaml'
@@ -157,6 +158,13 @@ const FIXTURES: Record<string, Expected> = {
     phase: 'Error',
     reason: 'DefinitionNotFound',
     children: [],
+  },
+  'sync-definition-author-changed': {
+    hook: 'sync',
+    stage: "Running on alice's web-login; the definition was made again naming bob (status.definitionAuthor is alice)",
+    phase: 'Error',
+    reason: 'DefinitionAuthorChanged',
+    children: firstTeardownStep(WEB),
   },
   'sync-renew': {
     hook: 'sync',
@@ -430,6 +438,27 @@ async function definitionMissing(t: Test, out: Requests): Promise<void> {
   out.set('sync-definition-missing', await requestOf(world, WEB))
 }
 
+async function definitionAuthorChanged(t: Test, out: Requests): Promise<void> {
+  const world = await startWorld(t, { cluster: { start: FUTURE } })
+  const { cluster } = world
+  const by = (author: string, image: string) => {
+    const definition = world.definition('web-login', {
+      pod: { containers: [{ name: 'app', image, ports: [{ name: 'http', containerPort: 8080 }] }] },
+    })
+    definition.metadata.annotations = { 'challenge-hooks.dev/author': author }
+    return definition
+  }
+  world.create(by('alice@example.org', 'registry.example.org/alice/web-login:1'))
+  world.create(world.challenge('web-login', 'alice'))
+  await world.run(t)
+  cluster.advance(20)
+  await world.settle(t)
+  t.match(world.status(WEB), { phase: 'Running', definitionAuthor: 'alice@example.org' })
+  cluster.delete({ apiVersion: API_VERSION, kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })
+  world.create(by('bob@example.org', 'registry.example.org/bob/web-login:1'))
+  out.set('sync-definition-author-changed', await requestOf(world, WEB))
+}
+
 async function generate(t: Test): Promise<Requests> {
   const out: Requests = new Map()
   for (const stage of [
@@ -445,6 +474,7 @@ async function generate(t: Test): Promise<Requests> {
     notYetAvailable,
     queued,
     definitionMissing,
+    definitionAuthorChanged,
   ]) {
     await t.test(`record: ${stage.name}`, (tt) => stage(tt, out))
   }

@@ -55,6 +55,16 @@ export const CHILD_GROUPS = [
 /** Pod template annotation that carries the run number: a new run rolls the workload. */
 export const RUN_ANNOTATION = 'challenge-hooks.dev/run'
 
+export const Annotation = {
+  /** On a ChallengeDefinition: its author's user name (the admission policies hold it to the creator). */
+  author: 'challenge-hooks.dev/author',
+  /**
+   * On a Challenge, set by an operator only (admission-policy.yaml): the definition's new author, whom the instance
+   * may now run with (status.definitionAuthor).
+   */
+  acceptDefinitionAuthor: 'challenge-hooks.dev/accept-definition-author',
+} as const
+
 export const Phase = {
   Pending: 'Pending',
   Running: 'Running',
@@ -79,6 +89,8 @@ export const Reason = {
   // Error
   DefinitionNotFound: 'DefinitionNotFound',
   DefinitionInvalid: 'DefinitionInvalid',
+  /** The definition names another author than the one the instance was made with (status.definitionAuthor). */
+  DefinitionAuthorChanged: 'DefinitionAuthorChanged',
   OwnerLabelMismatch: 'OwnerLabelMismatch',
   OwnerBudgetExceeded: 'OwnerBudgetExceeded',
   StartupTimeout: 'StartupTimeout',

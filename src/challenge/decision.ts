@@ -73,6 +73,8 @@ export interface Decision extends Outcome {
   /** Holds a slot of its owner's budget. */
   admitted: boolean
   definition: ResolvedDefinition | undefined
+  /** The definition's author the status records: the one this sync accepted, else the previous one. */
+  definitionAuthor: string | undefined
   /** base64 of the flag, present exactly when `workload` is. */
   flagData: string | undefined
   endpoint: EndpointObservation['endpoint']
@@ -91,6 +93,8 @@ export interface Context {
   config: Config
   now: number
   state: RunState
+  /** the author of the observed definition, once the instance may run with it */
+  definitionAuthor: string | undefined
   definition: ResolvedDefinition
   flagData: string
   /** the earliest of spec.deadline and availableUntil */

@@ -6,7 +6,9 @@
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { COST_UNIT_RESOURCES, DEFAULT_COST_UNIT, type CostUnit } from '../config-parsers.js'
 import { compileSchema, DESCRIBED_OPTIONS } from '../validator.js'
+import type { KubeObject } from '../protocol.js'
 import {
+  Annotation,
   Bounds,
   Defaults,
   DefinitionSpecSchema,
@@ -17,7 +19,7 @@ import {
 } from './api.js'
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'
-import { quote } from './read.js'
+import { field, quote } from './read.js'
 import { above, effectiveResources, formatQuantity, quantityValue, resourcesProblem } from './resources.js'
 import { PRECOMPILED_DEFINITION } from './precompiled.js'
 import { describeSchemaError, pathStep, schemaError } from './schema-errors.js'
@@ -95,6 +97,15 @@ export function lookupDefinition(
     }
   }
   return resolveDefinition(name, object.spec, policy)
+}
+
+/**
+ * The author a definition names (its `challenge-hooks.dev/author` annotation), or '' when it names none: only an
+ * operator can make or keep a definition so (admission-policy.yaml), and '' is then a value like any author's.
+ */
+export function definitionAuthor(object: KubeObject): string {
+  const value = field(field(object.metadata, 'annotations'), Annotation.author)
+  return typeof value === 'string' ? value : ''
 }
 
 function invalid(name: string, problem: string): DefinitionLookup {

@@ -4,9 +4,9 @@
  * forward. Pure: no I/O, no clock but the `now` it is given. Each rule is a small function; they are tried in this
  * order and the first that decides wins:
  *
- *   finishedRun → stopped → ownerLabels → definitionFound → challengeFields → routing → budgetScope → flagSource →
- *   hardDeadline → releaseGate → namespaceAdmits → admission → lifetimeOver → podFailure → startupTimeout →
- *   runningOrStarting
+ *   finishedRun → stopped → ownerLabels → definitionAuthorKept → definitionFound → challengeFields → routing →
+ *   budgetScope → flagSource → hardDeadline → releaseGate → namespaceAdmits → admission → lifetimeOver → podFailure →
+ *   startupTimeout → runningOrStarting
  *
  * A run ends in Deleted or in a sticky Error (finish); a problem of the world (a missing definition, labels, a
  * release gate, the budget queue) holds the instance without a workload and re-checks at every sync (hold); only
@@ -19,13 +19,14 @@
  */
 import type { Config } from '../config.js'
 import type { ChallengeObject } from '../protocol.js'
-import { ConditionType, Label, Phase, Reason } from './api.js'
+import { Annotation, ConditionType, Label, Phase, Reason } from './api.js'
 import { budgetCheck } from './budget.js'
 import type { Context, Decision, RunState, World } from './decision.js'
-import { lookupDefinition } from './definition.js'
+import { DEFINITION_KIND, definitionAuthor, lookupDefinition } from './definition.js'
 import { flagData, parametersProblem } from './flag.js'
 import { namespaceRefusal } from './namespace-policy.js'
-import { quote } from './read.js'
+import { findObject } from './observed.js'
+import { field, quote } from './read.js'
 import { applyRenewal } from './renewal.js'
 import { routingProblem } from './routes.js'
 import { finish, hold, nextDeadline, type Rule } from './rule.js'
@@ -121,6 +122,34 @@ const ownerLabels: Rule = (c) => {
   return problem === undefined
     ? undefined
     : hold(c, { phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: problem })
+}
+
+/**
+ * An instance stays with the author of the definition it was first synced with. Its flags follow the definition's
+ * name, so a definition deleted and made again under that name by someone else (or handed to another author) would
+ * run their pod with the flags of the first author's challenge: the instance holds, without a workload, until an
+ * operator accepts the new author with an annotation only operators may set (admission-policy.yaml). An instance
+ * that recorded no author yet adopts the current one. A missing definition is definitionFound's to report.
+ */
+const definitionAuthorKept: Rule = (c) => {
+  const { world } = c
+  const name = world.challenge.spec.definitionRef.name
+  const object = findObject(world.related, DEFINITION_KIND, name)
+  if (object === undefined) return undefined
+  const current = definitionAuthor(object)
+  const recorded = world.previous.definitionAuthor
+  const accepted = field(world.challenge.metadata.annotations, Annotation.acceptDefinitionAuthor)
+  if (recorded === undefined || recorded === current || accepted === current) {
+    c.definitionAuthor = current
+    return undefined
+  }
+  const now = current === '' ? 'no author' : `the author ${quote(current, AUTHOR_LENGTH)}`
+  const before = recorded === '' ? 'none' : quote(recorded, AUTHOR_LENGTH)
+  return hold(c, {
+    phase: Phase.Error,
+    reason: Reason.DefinitionAuthorChanged,
+    message: `ChallengeDefinition "${name}" now names ${now}, not ${before} as when this instance was made: it stays stopped until an operator accepts the new author (the annotation ${Annotation.acceptDefinitionAuthor}=${quote(current, AUTHOR_LENGTH)} on this Challenge) or deletes the instance.`,
+  })
 }
 
 const definitionFound: Rule = (c) => {
@@ -271,6 +300,7 @@ const RULES: Rule[] = [
   finishedRun,
   stopped,
   ownerLabels,
+  definitionAuthorKept,
   definitionFound,
   challengeFields,
   routing,
@@ -286,6 +316,9 @@ const RULES: Rule[] = [
 ]
 
 // ---- helpers of the rules --------------------------------------------------------------------------------------
+
+/** Longest author a message quotes whole: the user names of ChallengeAuthors are at most 253 characters. */
+const AUTHOR_LENGTH = 253
 
 /** How soon an instance waiting for a sibling's first cost write looks again, should the write's notice come late. */
 export const UNKNOWN_COST_RECHECK_MS = 5_000

@@ -22,6 +22,7 @@ export function base(c: Context, outcome: Outcome): Decision {
     pod: false,
     admitted: false,
     definition: c.definition,
+    definitionAuthor: c.definitionAuthor ?? c.world.previous.definitionAuthor,
     flagData: undefined,
     endpoint: undefined,
     routeProblem: undefined,

@@ -142,6 +142,7 @@ export function buildStatus(world: World, decision: Decision, now: number): Chal
   if (decision.endpoint) status.endpoint = decision.endpoint
   const cost = decision.definition?.cost ?? world.previous.cost
   if (cost !== undefined) status.cost = cost
+  if (decision.definitionAuthor !== undefined) status.definitionAuthor = decision.definitionAuthor
   const time = (instant: number | undefined) => (instant === undefined ? undefined : formatTime(instant))
   Object.assign(
     status,

@@ -37,6 +37,8 @@ export interface PreviousStatus {
   run: number
   /** Carried forward by the syncs that do not read the definition (an ended instance), so the status stays still. */
   cost: number | undefined
+  /** The author of the definition the instance was first synced with ('' for none); undefined when never recorded. */
+  definitionAuthor: string | undefined
   conditions: Condition[]
 }
 
@@ -58,6 +60,8 @@ export type ChallengeStatus = {
   flagSecretRef?: { name: string }
   /** The definition's cost, written at every sync that knows it: the owner's other instances read it for the budget. */
   cost?: number
+  /** The definition's author the instance runs with ('' when it names none): another one stops it (lifecycle.ts). */
+  definitionAuthor?: string
   conditions: Condition[]
 }
 
@@ -104,6 +108,8 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
       typeof raw.cost === 'number' && Number.isInteger(raw.cost) && raw.cost >= 0 && raw.cost <= 100
         ? raw.cost
         : undefined,
+    // The empty string is a value here (a definition that names no author), not an absence.
+    definitionAuthor: typeof raw.definitionAuthor === 'string' ? raw.definitionAuthor : undefined,
     conditions: Array.isArray(raw.conditions)
       ? raw.conditions.map(readCondition).filter((condition) => condition !== undefined)
       : [],

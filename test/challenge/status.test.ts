@@ -15,6 +15,7 @@ const EMPTY: PreviousStatus = {
   renewalsApplied: 0,
   run: 0,
   cost: undefined,
+  definitionAuthor: undefined,
   conditions: [],
 }
 
@@ -106,6 +107,22 @@ t.test(
     ]
     for (const [value, expected] of costs)
       t.equal(readPreviousStatus({ cost: value }).cost, expected, `cost ${String(value)}`)
+  },
+)
+
+t.test(
+  'readPreviousStatus: the definition author is any text, the empty one too; anything else is unrecorded',
+  async (t) => {
+    const rows: [string, unknown, string | undefined][] = [
+      ['a user name', 'alice@example.org', 'alice@example.org'],
+      ['the empty string: a definition that names no author', '', ''],
+      ['absent', undefined, undefined],
+      ['null', null, undefined],
+      ['a number', 7, undefined],
+      ['a list', ['alice'], undefined],
+    ]
+    for (const [what, value, expected] of rows)
+      t.strictSame(readPreviousStatus({ definitionAuthor: value }), { ...EMPTY, definitionAuthor: expected }, what)
   },
 )
 

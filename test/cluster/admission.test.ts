@@ -3,7 +3,7 @@
 import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import t from 'tap'
 import { ApiError } from '../support/simulator/index.js'
-import { API, connect, createNamespace, install, type Json } from './harness.js'
+import { API, connect, createNamespace, install, registerAuthors, type Json } from './harness.js'
 
 const env = await connect(t)
 await install(env)
@@ -342,6 +342,8 @@ t.test(
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'olivia' }],
       },
     })
+    // The names alice creates here are hers (the policy challenge-hooks-definition-names, test/cluster/definition-names.test.ts).
+    await registerAuthors(env, ns, [{ user: 'alice@example.org', definitionNames: ['alices', 'unnamed', 'forged'] }])
     const alice = { user: 'alice@example.org', groups: ['challenge-authors'] }
     const bob = { user: 'bob@example.org', groups: ['challenge-authors'] }
     const olivia = { user: 'olivia' }

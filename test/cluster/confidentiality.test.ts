@@ -5,7 +5,7 @@
 // a pull Secret on the namespace's default ServiceAccount would do.
 import t, { type Test } from 'tap'
 import { ApiError } from '../support/simulator/index.js'
-import { applyAuthors } from '../support/kube/install.js'
+import { registerAuthors } from '../support/kube/install.js'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { startSuite, type Json } from './harness.js'
@@ -19,7 +19,7 @@ const secrets = `/api/v1/namespaces/${ns}/secrets`
 
 // The operator's register: each author's images, pull Secrets and Secret prefix. carol's prefix starts with alice's,
 // so a name both match (alice-b-…) belongs to neither.
-await applyAuthors(suite, ns, [
+await registerAuthors(suite, ns, [
   {
     user: 'alice@example.org',
     imagePrefixes: ['registry.test/alice/'],

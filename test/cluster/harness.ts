@@ -41,7 +41,7 @@ export { createNamespace, type Scenario, type ScenarioOptions } from './scenario
 export { metacontrollerRest } from '../support/kube/controllers.js'
 export { Recorder } from './recorder.js'
 export * from '../support/kube/names.js'
-export { install, type ClusterEnv } from '../support/kube/install.js'
+export { install, registerAuthors, type ClusterEnv } from '../support/kube/install.js'
 export type { Json }
 
 /** The cluster the suite runs against: TEST_KUBECONFIG (set by `npm run test:cluster`), or one of its own. */

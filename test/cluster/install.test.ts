@@ -29,7 +29,11 @@ t.test('kubectl apply --server-side -k manifests/: every object applied, no warn
 })
 
 t.test('the CRDs are structural, their names accepted, established', async (t) => {
-  for (const name of ['challenges.challenge-hooks.dev', 'challengedefinitions.challenge-hooks.dev']) {
+  for (const name of [
+    'challenges.challenge-hooks.dev',
+    'challengedefinitions.challenge-hooks.dev',
+    'challengeauthors.challenge-hooks.dev',
+  ]) {
     const crd = await env.rest.get<{ status: { conditions: Json[] } }>(
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
     )
@@ -40,19 +44,25 @@ t.test('the CRDs are structural, their names accepted, established', async (t) =
   }
 })
 
-t.test('the label admission policy type-checks against the Challenge schema without a warning', async (t) => {
-  const policy = await eventually('the policy to be type-checked', async () => {
-    const vap = await env.rest.get<{
-      metadata: { generation: number }
-      status?: { observedGeneration?: number; typeChecking?: Json }
-    }>('/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/challenge-hooks-challenge-labels')
-    return vap.status?.observedGeneration === vap.metadata.generation ? vap : undefined
-  })
-  t.strictSame(policy.status?.typeChecking, {}, 'type-checked (by kube-controller-manager), no expression warnings')
-  const binding = await env.rest.get<{ spec: Json }>(
-    '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/challenge-hooks-challenge-labels',
-  )
-  t.strictSame(binding.spec.validationActions, ['Deny'])
+t.test('the admission policies type-check against their schemas without a warning', async (t) => {
+  for (const name of [
+    'challenge-hooks-challenge-labels',
+    'challenge-hooks-definition-names',
+    'challenge-hooks-challenge-author',
+  ]) {
+    const policy = await eventually(`${name} to be type-checked`, async () => {
+      const vap = await env.rest.get<{
+        metadata: { generation: number }
+        status?: { observedGeneration?: number; typeChecking?: Json }
+      }>(`/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${name}`)
+      return vap.status?.observedGeneration === vap.metadata.generation ? vap : undefined
+    })
+    t.strictSame(policy.status?.typeChecking, {}, `${name}: type-checked (by kube-controller-manager), no warnings`)
+    const binding = await env.rest.get<{ spec: Json }>(
+      `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${name}`,
+    )
+    t.strictSame(binding.spec.validationActions, ['Deny'], `${name}: its binding denies`)
+  }
 })
 
 t.test('the examples apply, and are what a kubectl get shows', async (t) => {

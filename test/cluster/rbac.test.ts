@@ -72,6 +72,8 @@ const REFUSED: Check[] = [
   ]),
   ['delete', 'deployments.apps', 'chtest-unbound', 'no writes outside the challenges namespaces'],
   ['get', 'configmaps', 'chtest-any', 'no child or related type'],
+  ['get', 'challengeauthors.challenge-hooks.dev', 'chtest-any', "the register of authors is the API server's alone"],
+  ['list', 'challengeauthors.challenge-hooks.dev', undefined, "the register of authors is the API server's alone"],
   ['create', 'clusterrolebindings.rbac.authorization.k8s.io', undefined, 'no escalation'],
   ['create', 'leases.coordination.k8s.io', 'kube-system', 'leases only in its own namespace'],
   ['*', '*', undefined, 'no wildcard'],
@@ -166,6 +168,7 @@ t.test(
       ['patch', 'challenges.challenge-hooks.dev/status', 'challenges'],
       ['create', 'challengedefinitions.challenge-hooks.dev', 'challenges'],
       ['get', 'pods', 'challenges'],
+      ['get', 'challengeauthors.challenge-hooks.dev', 'challenges'],
       ['create', 'challenges.challenge-hooks.dev', 'kube-system'],
       ['get', 'secrets', 'challenge-hooks'],
     ]
@@ -186,11 +189,22 @@ t.test('challenge authors: ChallengeDefinitions only', async (t) => {
       `author: ${verb} challengedefinitions`,
     )
   }
+  for (const verb of ['get', 'list', 'watch']) {
+    t.equal(
+      await canActorI(AUTHOR, verb, 'challengeauthors.challenge-hooks.dev', 'challenges'),
+      'yes',
+      `author: ${verb} challengeauthors (which names are theirs)`,
+    )
+  }
   for (const [verb, resource] of [
     ['get', 'secrets'],
     ['create', 'challenges.challenge-hooks.dev'],
     ['get', 'challenges.challenge-hooks.dev'],
     ['get', 'pods'],
+    ['create', 'challengeauthors.challenge-hooks.dev'],
+    ['update', 'challengeauthors.challenge-hooks.dev'],
+    ['patch', 'challengeauthors.challenge-hooks.dev'],
+    ['delete', 'challengeauthors.challenge-hooks.dev'],
   ] as const) {
     t.equal(await canActorI(AUTHOR, verb, resource, 'challenges'), 'no', `author: no ${verb} ${resource}`)
   }

@@ -280,6 +280,7 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
     'admittedAt',
     'conditions',
     'cost',
+    'definitionAuthor',
     'endpoint',
     'expiresAt',
     'finishedAt',
@@ -296,6 +297,12 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
     'startedAt',
   ])
   t.match(at(status, 'phase'), { enum: ['Pending', 'Running', 'Error', 'Deleted', 'Terminating'] })
+  t.strictSame(
+    Object.keys(at(status, 'definitionAuthor')).sort(),
+    ['description', 'type'],
+    'definitionAuthor: any text (the empty string too), no bound the hook could overstep with an author an operator wrote',
+  )
+  t.equal(at(status, 'definitionAuthor').type, 'string')
   t.strictSame(Object.keys(at(status, 'endpoint').properties as object).sort(), [
     'connection',
     'host',

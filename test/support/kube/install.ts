@@ -58,23 +58,23 @@ export async function install(env: ClusterEnv, components: string[] = []): Promi
     'crd/challengedefinitions.challenge-hooks.dev',
     'crd/challengeauthors.challenge-hooks.dev',
   ])
-  await applyAuthors(env, 'challenges')
+  await registerAuthors(env, 'challenges')
   await installSecrets(env)
+  // The register docs/install.md has the operator write in `challenges`: its example, as it is.
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-n', 'challenges', '-f', AUTHORS_EXAMPLE], { cwd: repoRoot })
+  await definitionNamesEnforced(env)
   return { stdout: applied.stdout, stderr: applied.stderr }
 }
 
-/**
- * The register of authors the suite's namespaces get (manifests/crds/challengeauthors.yaml): the authors the tests
- * impersonate, with the prefix of the images their definitions name. Operators (the admin) are held by none of the
- * author policies, but the policies that read the register refuse every write of a definition where it is missing.
- */
-export const SUITE_AUTHORS: readonly Record<string, unknown>[] = [
-  { user: 'alice@example.org', imagePrefixes: ['registry.test/'] },
-  { user: 'bob@example.org', imagePrefixes: ['registry.test/'] },
-]
+/** docs/examples/challenge-authors.yaml: alice and bob of example.org, and the names each may create. */
+export const AUTHORS_EXAMPLE = 'docs/examples/challenge-authors.yaml'
 
-/** Writes the namespace's register of authors (ChallengeAuthors `authors`), as an operator does. */
-export async function applyAuthors(
+/**
+ * The register of authors of a namespace (the ChallengeAuthors named `authors`), replaced by `authors` (each
+ * `{user, definitionNames, ...}`): an operator's write. Without one nobody, operators included, creates a
+ * ChallengeDefinition there (the policy challenge-hooks-definition-names).
+ */
+export async function registerAuthors(
   env: ClusterEnv,
   namespace: string,
   authors: readonly Record<string, unknown>[] = SUITE_AUTHORS,
@@ -89,6 +89,44 @@ export async function applyAuthors(
     input: JSON.stringify(register),
   })
 }
+
+/**
+ * Until the API server has started the informer of a new paramKind, a policy that names it refuses every request
+ * ("paramKind ... not yet synced"): waits until a definition could be created in `challenges` (a dry run, as the
+ * admin, an operator), so that the first test's writes meet the policies as they will stay.
+ */
+async function definitionNamesEnforced(env: ClusterEnv): Promise<void> {
+  const probe = {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    metadata: { name: 'install-probe' },
+    spec: { pod: { containers: [{ name: 'app', image: 'registry.test/app' }] }, expose: { port: 8080 } },
+  }
+  let last = ''
+  for (let attempt = 0; attempt < 150; attempt++) {
+    try {
+      await env.rest.call('POST', '/apis/challenge-hooks.dev/v1alpha1/namespaces/challenges/challengedefinitions', {
+        body: probe,
+        query: { dryRun: 'All' },
+      })
+      return
+    } catch (error) {
+      last = (error as Error).message
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`a definition cannot be created in challenges after the install: ${last}`)
+}
+
+/**
+ * The register of authors the suite's namespaces get (manifests/crds/challengeauthors.yaml): the authors the tests
+ * impersonate, with the prefix of the images their definitions name. Operators (the admin) are held by none of the
+ * author policies, but the policies that read the register refuse every write of a definition where it is missing.
+ */
+export const SUITE_AUTHORS: readonly Record<string, unknown>[] = [
+  { user: 'alice@example.org', imagePrefixes: ['registry.test/'] },
+  { user: 'bob@example.org', imagePrefixes: ['registry.test/'] },
+]
 
 /**
  * The Secret, once, as the install of docs/install.md does it: a secrets.env of random values beside a copy of
