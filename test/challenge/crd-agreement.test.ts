@@ -318,6 +318,8 @@ function withField(path: string, value: unknown): Schema {
     httpGet: { port: 8080 },
     tcpSocket: { port: 8080 },
     grpc: { port: 8080 },
+    'env[]': { name: 'SECRET' },
+    secretKeyRef: { name: 'alice-web', key: 'password' },
   }
   const steps = path.split('.')
   let node: Schema = spec

@@ -79,6 +79,8 @@ export const FORBIDDEN_FIELDS: Record<string, readonly string[]> = {
     'seccompProfile',
     'windowsOptions',
   ],
+  'pod.containers[].env[].valueFrom': ['configMapKeyRef', 'fieldRef', 'fileKeyRef', 'resourceFieldRef'],
+  'pod.containers[].env[].valueFrom.secretKeyRef': ['optional'],
   'pod.containers[].ports[]': ['hostIP', 'hostPort'],
   'pod.containers[].resources': ['claims'],
   'pod.containers[].readinessProbe': ['terminationGracePeriodSeconds'],

@@ -68,6 +68,23 @@ function definition(author: string | undefined, spec: Json = {}): Json {
 
 const DEFINITIONS = { group: 'challenge-hooks.dev', version: 'v1alpha1', resource: 'challengedefinitions' }
 
+/**
+ * The namespace's register of authors, as an operator writes it: `web-login` is alice's name, and both authors name
+ * the test images. The policies that read it are tested in definition-names.test.ts and author-policy.test.ts; here
+ * it only lets the rows below meet the authors policy as they would in an installed namespace.
+ */
+const REGISTER: Json = {
+  apiVersion: API,
+  kind: 'ChallengeAuthors',
+  metadata: { name: 'authors', namespace: NS },
+  spec: {
+    authors: [
+      { user: 'alice@example.org', definitionNames: ['web-login'], imagePrefixes: ['registry.test/'] },
+      { user: 'bob@example.org', imagePrefixes: ['registry.test/'] },
+    ],
+  },
+}
+
 function onDefinition(
   user: User,
   operation: Operation,
@@ -82,6 +99,7 @@ function onDefinition(
     namespace: NS,
     ...(after === undefined ? {} : { object: after }),
     ...(before === undefined ? {} : { oldObject: before }),
+    stored: [REGISTER],
     ...extra,
   })
 }

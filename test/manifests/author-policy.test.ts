@@ -117,6 +117,7 @@ t.test('the author role: definitions, and Secrets written but never read or patc
       resources: ['challengedefinitions'],
       verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'],
     },
+    { apiGroups: ['challenge-hooks.dev'], resources: ['challengeauthors'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'update', 'delete'] },
   ])
 })

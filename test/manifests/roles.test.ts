@@ -62,17 +62,19 @@ t.test('the CTF platform: Challenges, and reading the catalogue; no Secrets, no 
   ])
 })
 
-t.test("authors: ChallengeDefinitions only, and never `override` (that is the operators')", async (t) => {
+t.test('authors: ChallengeDefinitions, the register read, Secrets written; never `override`', async (t) => {
   t.strictSame(ruleOf('ClusterRole', 'challenge-hooks-author'), [
     {
       apiGroups: [GROUP],
       resources: ['challengedefinitions'],
       verbs: [...READ, 'create', 'patch', 'update', 'delete'],
     },
+    { apiGroups: [GROUP], resources: ['challengeauthors'], verbs: READ },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'update', 'delete'] },
   ])
 })
 
-t.test('operators: every definition with `override`, and Challenges', async (t) => {
+t.test('operators: every definition with `override`, Challenges, and the register of authors', async (t) => {
   t.strictSame(ruleOf('ClusterRole', 'challenge-hooks-operator'), [
     {
       apiGroups: [GROUP],
@@ -80,6 +82,7 @@ t.test('operators: every definition with `override`, and Challenges', async (t) 
       verbs: [...READ, 'create', 'patch', 'update', 'delete', 'override'],
     },
     { apiGroups: [GROUP], resources: ['challenges'], verbs: [...READ, 'create', 'patch', 'update', 'delete'] },
+    { apiGroups: [GROUP], resources: ['challengeauthors'], verbs: [...READ, 'create', 'patch', 'update', 'delete'] },
   ])
 })
 
