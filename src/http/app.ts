@@ -14,6 +14,7 @@ import { serverFactory } from './http-server.js'
 import { loadShedding } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
+import { registerFlagRoutes } from './routes/flags.js'
 import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
 
 export interface AppOptions {
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Before the hook routes: its route hooks then run before theirs (the bearer token).
   await app.register(loadShedding, { config, metrics, state, hookPaths: HOOK_PATHS })
   registerHookRoutes(app, { config, metrics, now })
+  registerFlagRoutes(app, config)
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true
