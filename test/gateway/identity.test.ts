@@ -22,7 +22,9 @@ const auth = (authorization: string | undefined, ownerHeader?: string) =>
   authenticate({ authorization, ownerHeader }, platforms, AUDIENCE, NOW)
 const bearer = (token: string) => `Bearer ${token}`
 const summary = (caller: Caller | { statusCode: number; message: string }) =>
-  'statusCode' in caller ? caller : { platform: caller.platform.name, via: caller.via, owner: caller.owner, admin: caller.admin }
+  'statusCode' in caller
+    ? caller
+    : { platform: caller.platform.name, via: caller.via, owner: caller.owner, admin: caller.admin }
 
 t.test('accepted: each key of a platform, a token of each kind', async (t) => {
   t.strictSame(summary(await auth(bearer(CTFD_KEY), 'Team:red')), {
@@ -31,7 +33,12 @@ t.test('accepted: each key of a platform, a token of each kind', async (t) => {
     owner: { kind: 'Team', id: 'red' },
     admin: true,
   })
-  t.strictSame(summary(await auth(bearer(CTFD_NEXT_KEY))), { platform: 'ctfd', via: 'key', owner: undefined, admin: true })
+  t.strictSame(summary(await auth(bearer(CTFD_NEXT_KEY))), {
+    platform: 'ctfd',
+    via: 'key',
+    owner: undefined,
+    admin: true,
+  })
   t.strictSame(summary(await auth(bearer(OTHER_KEY))), { platform: 'other', via: 'key', owner: undefined, admin: true })
   t.strictSame(summary(await auth(bearer(await mint({ sub: 'User:alice' })))), {
     platform: 'ctfd',
@@ -51,7 +58,10 @@ t.test('accepted: each key of a platform, a token of each kind', async (t) => {
     owner: { kind: 'User', id: 'bob' },
     admin: true,
   })
-  t.strictSame(summary(await auth(bearer(await mint({ sub: 'User:alice' })), 'User:alice')).owner, { kind: 'User', id: 'alice' })
+  t.strictSame(summary(await auth(bearer(await mint({ sub: 'User:alice' })), 'User:alice')).owner, {
+    kind: 'User',
+    id: 'alice',
+  })
 })
 
 t.test('refused, each with its words', async (t) => {
@@ -59,10 +69,18 @@ t.test('refused, each with its words', async (t) => {
     JSON.stringify({ sub: 'User:alice', aud: AUDIENCE, iss: 'ctfd', exp: seconds + 60 }),
   ).toString('base64url')}.`
   // The key confusion: an HS256 token whose HMAC key is the public key's PEM, sent to a platform of EdDSA tokens.
-  const confused = await mint({ sub: 'User:alice' }, { iss: 'other', alg: 'HS256', key: new TextEncoder().encode(ED_PUBLIC_PEM) })
+  const confused = await mint(
+    { sub: 'User:alice' },
+    { iss: 'other', alg: 'HS256', key: new TextEncoder().encode(ED_PUBLIC_PEM) },
+  )
   const rows: [string, Promise<unknown>, number, string][] = [
     ['no header', auth(undefined), 401, 'Send Authorization: Bearer <a platform key, or a token the platform minted>.'],
-    ['another scheme', auth(`Basic ${CTFD_KEY}`), 401, 'Send Authorization: Bearer <a platform key, or a token the platform minted>.'],
+    [
+      'another scheme',
+      auth(`Basic ${CTFD_KEY}`),
+      401,
+      'Send Authorization: Bearer <a platform key, or a token the platform minted>.',
+    ],
     ['an unknown key', auth(bearer('x'.repeat(40))), 401, 'The bearer is not a key of any platform of this gateway.'],
     ['not a JWT', auth(bearer('a.b.c')), 401, 'The bearer is not a JWT: Invalid Token or Protected Header formatting.'],
     ['alg none', auth(bearer(unsigned)), 401, 'The token is not signed (alg none).'],
@@ -80,12 +98,21 @@ t.test('refused, each with its words', async (t) => {
     ],
     [
       'a wrong HS256 key',
-      auth(bearer(await mint({ sub: 'User:alice' }, { key: new TextEncoder().encode('another key, 32 characters or more') }))),
+      auth(
+        bearer(
+          await mint({ sub: 'User:alice' }, { key: new TextEncoder().encode('another key, 32 characters or more') }),
+        ),
+      ),
       401,
       "The token's signature does not verify.",
     ],
     ['expired', auth(bearer(await mint({ sub: 'User:alice', exp: seconds - 1 }))), 401, 'The token has expired (exp).'],
-    ['not yet valid', auth(bearer(await mint({ sub: 'User:alice', nbf: seconds + 60 }))), 401, 'The token is not valid yet (nbf).'],
+    [
+      'not yet valid',
+      auth(bearer(await mint({ sub: 'User:alice', nbf: seconds + 60 }))),
+      401,
+      'The token is not valid yet (nbf).',
+    ],
     [
       'wrong aud',
       auth(bearer(await mint({ sub: 'User:alice', aud: 'https://elsewhere' }))),
@@ -105,7 +132,12 @@ t.test('refused, each with its words', async (t) => {
       401,
       "The token's exp is more than 10 minutes ahead; mint shorter-lived tokens.",
     ],
-    ['an unknown issuer', auth(bearer(await mint({ sub: 'User:alice' }, { iss: 'nobody' }))), 401, "The token's iss names no platform of this gateway."],
+    [
+      'an unknown issuer',
+      auth(bearer(await mint({ sub: 'User:alice' }, { iss: 'nobody' }))),
+      401,
+      "The token's iss names no platform of this gateway.",
+    ],
     [
       "replayed for another owner's instance",
       auth(bearer(await mint({ sub: 'User:alice' })), 'User:bob'),
@@ -170,16 +202,43 @@ t.test('the platforms file: each problem named', async (t) => {
     ['[', 'GATEWAY_PLATFORMS_FILE: is not YAML or JSON'],
     ['platforms: []', 'GATEWAY_PLATFORMS_FILE: must hold a list `platforms` of at least one platform'],
     ['platforms: [{namespaces: [a]}]', 'GATEWAY_PLATFORMS_FILE: platforms[0] needs a name of its own'],
-    [`platforms: [{name: p, namespaces: [a], keys: [${CTFD_KEY}]}, {name: p}]`, 'GATEWAY_PLATFORMS_FILE: platforms[1] needs a name of its own'],
-    ['platforms: [{name: p, namespaces: [A]}]', 'GATEWAY_PLATFORMS_FILE: platform p: namespaces must list namespace names'],
-    ['platforms: [{name: p, namespaces: [a], keys: [short]}]', 'GATEWAY_PLATFORMS_FILE: platform p: each key must be at least 32 characters'],
+    [
+      `platforms: [{name: p, namespaces: [a], keys: [${CTFD_KEY}]}, {name: p}]`,
+      'GATEWAY_PLATFORMS_FILE: platforms[1] needs a name of its own',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [A]}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: namespaces must list namespace names',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [a], keys: [short]}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: each key must be at least 32 characters',
+    ],
     ['platforms: [{name: p, namespaces: [a]}]', 'GATEWAY_PLATFORMS_FILE: platform p has neither keys nor tokens'],
-    ['platforms: [{name: p, namespaces: [a], tokens: [x]}]', 'GATEWAY_PLATFORMS_FILE: platform p: tokens must be a map'],
-    ['platforms: [{name: p, namespaces: [a], tokens: {hs256: short}}]', 'GATEWAY_PLATFORMS_FILE: platform p: tokens.hs256 must be at least 32 characters'],
-    ['platforms: [{name: p, namespaces: [a], tokens: {publicKey: x}}]', 'GATEWAY_PLATFORMS_FILE: platform p: tokens.algorithm must be EdDSA or ES256 beside publicKey'],
-    ['platforms: [{name: p, namespaces: [a], tokens: {publicKey: x, algorithm: EdDSA}}]', 'GATEWAY_PLATFORMS_FILE: platform p: tokens.publicKey'],
-    ['platforms: [{name: p, namespaces: [a], tokens: {jwks: {keys: [1]}}}]', 'GATEWAY_PLATFORMS_FILE: platform p: tokens.jwks'],
-    ['platforms: [{name: p, namespaces: [a], tokens: {rs256: x}}]', 'GATEWAY_PLATFORMS_FILE: platform p: tokens needs hs256, publicKey with algorithm, or jwks'],
+    [
+      'platforms: [{name: p, namespaces: [a], tokens: [x]}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: tokens must be a map',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [a], tokens: {hs256: short}}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: tokens.hs256 must be at least 32 characters',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [a], tokens: {publicKey: x}}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: tokens.algorithm must be EdDSA or ES256 beside publicKey',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [a], tokens: {publicKey: x, algorithm: EdDSA}}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: tokens.publicKey',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [a], tokens: {jwks: {keys: [1]}}}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: tokens.jwks',
+    ],
+    [
+      'platforms: [{name: p, namespaces: [a], tokens: {rs256: x}}]',
+      'GATEWAY_PLATFORMS_FILE: platform p: tokens needs hs256, publicKey with algorithm, or jwks',
+    ],
   ]
   for (const [text, message] of problems) {
     await t.rejects(loadPlatforms(text), { name: 'ConfigError' }, text)

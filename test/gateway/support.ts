@@ -43,7 +43,13 @@ export const platforms: Platform[] = await loadPlatforms(PLATFORMS_YAML)
 /** A token as platform `iss` mints it: HS256 for ctfd, EdDSA for other; 5 minutes by default. */
 export async function mint(
   claims: JWTPayload & { admin?: boolean },
-  options: { iss?: string; alg?: string; key?: Uint8Array | CryptoKey; exp?: number; header?: Record<string, unknown> } = {},
+  options: {
+    iss?: string
+    alg?: string
+    key?: Uint8Array | CryptoKey
+    exp?: number
+    header?: Record<string, unknown>
+  } = {},
 ): Promise<string> {
   const iss = options.iss ?? 'ctfd'
   const alg = options.alg ?? (iss === 'ctfd' ? 'HS256' : 'EdDSA')
@@ -83,7 +89,12 @@ export async function gatewayApp(
 }
 
 /** The definition `name` in `namespace`, as an author would create it. */
-export function definition(fake: FakeApiServer, name: string, spec: Record<string, unknown> = {}, namespace = 'challenges') {
+export function definition(
+  fake: FakeApiServer,
+  name: string,
+  spec: Record<string, unknown> = {},
+  namespace = 'challenges',
+) {
   return fake.put(namespace, 'challengedefinitions', {
     apiVersion: 'challenge-hooks.dev/v1alpha1',
     kind: 'ChallengeDefinition',
