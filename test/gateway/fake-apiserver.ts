@@ -176,7 +176,10 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
       return fake.put(namespace, 'challenges', { ...stored, status: newStatus })
     },
     endWatches() {
-      for (const watch of watches) watch.res.end()
+      for (const watch of watches) {
+        watches.delete(watch)
+        watch.res.end()
+      }
     },
     expireNextWatch() {
       expire = true
