@@ -5,14 +5,19 @@
  */
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifySchemaValidationError,
+  type FastifyServerOptions,
+} from 'fastify'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { GatewayConfig } from '../config-gateway.js'
 import type { FlagCheck } from '../challenge/flag-check.js'
-import type { Platform } from './identity.js'
+import type { Caller, Platform } from './identity.js'
 import { OWNER_HEADER } from './identity.js'
 import { GatewayError, instances } from './instances.js'
 import type { Json, Kube } from './kube.js'
@@ -31,7 +36,7 @@ export interface GatewayPorts {
 /** Redacted at every level: credentials, and a submitted flag should a body ever be logged. */
 export const GATEWAY_REDACTED = ['req.headers.authorization', 'headers.authorization', 'flag', '*.flag']
 
-const errorBody = (statusCode: number, message: string) => ({ error: STATUS_CODES[statusCode] ?? 'Error', message })
+const errorBody = (statusCode: number, message: string) => ({ error: STATUS_CODES[statusCode] as string, message })
 
 export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts): Promise<FastifyInstance> {
   const now = ports.now ?? (() => new Date())
@@ -47,9 +52,9 @@ export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts
     if (error instanceof GatewayError)
       return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.message))
     if (error.validation) {
-      const first = error.validation[0]
-      const where = `${error.validationContext}${first?.instancePath.replaceAll('/', '.') ?? ''}`
-      return reply.code(400).send(errorBody(400, `${where} ${first?.message ?? 'is not valid'}`))
+      const first = error.validation[0] as FastifySchemaValidationError
+      const where = `${error.validationContext}${first.instancePath.replaceAll('/', '.')}`
+      return reply.code(400).send(errorBody(400, `${where} ${first.message}`))
     }
     const statusCode =
       error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
@@ -76,10 +81,9 @@ export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts
     // After authentication: the key is the owner the credentials act for (the platform's own calls: the platform).
     hook: 'preHandler',
     keyGenerator: (request) => {
-      const caller = request.caller
-      return caller === undefined
-        ? request.ip
-        : `${caller.platform.name}/${caller.owner === undefined ? '' : ownerText(caller.owner)}`
+      // Every rate-limited route is behind authentication (onRequest), so the caller is known here.
+      const caller = request.caller as Caller
+      return `${caller.platform.name}/${caller.owner === undefined ? '' : ownerText(caller.owner)}`
     },
     errorResponseBuilder: (_request, context) => ({
       statusCode: 429,

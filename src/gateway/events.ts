@@ -45,7 +45,7 @@ export async function streamEvents(
   const send = (event: string, id: string | undefined, data: unknown) =>
     write(`event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`)
   const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatSeconds * 1000)
-  let shown = JSON.stringify(record.status ?? null)
+  let shown = JSON.stringify(record.status)
   let version = record.metadata.resourceVersion
   const show = async (next: ChallengeRecord) => {
     send('instance', next.metadata.resourceVersion, await operations.view(scope, next))
@@ -73,20 +73,21 @@ export async function streamEvents(
           send('error', undefined, { message: 'The record no longer belongs to this owner.' })
           return end()
         }
-        const status = JSON.stringify(next.status ?? null)
+        const status = JSON.stringify(next.status)
         if (status === shown) return
-        shown = status
+        // Marked shown only once sent: a view that could not be made is sent after the next read.
         await show(next)
+        shown = status
       }
       try {
         if (expired) {
           expired = false
           record = await operations.record(scope, definition)
           version = record.metadata.resourceVersion
-          const status = JSON.stringify(record.status ?? null)
+          const status = JSON.stringify(record.status)
           if (status !== shown) {
-            shown = status
             await show(record)
+            shown = status
           }
         }
         await operations.watch(
@@ -95,7 +96,7 @@ export async function streamEvents(
           version,
           (type, next) => {
             pending = pending
-              .then(() => (failed === undefined ? handle(type, next) : undefined))
+              .then(() => handle(type, next))
               .catch((error: unknown) => {
                 failed = error
               })
@@ -105,7 +106,6 @@ export async function streamEvents(
         await pending
         if (failed !== undefined) throw failed
       } catch (error) {
-        if (signal.aborted) break
         if (!(error instanceof GatewayError && error.statusCode === 503)) throw error
         // The API server cannot be reached: wait, then read the record again and watch on.
         await sleep(options.retryAfterSeconds * 1000, undefined, { signal }).catch(() => undefined)

@@ -145,7 +145,6 @@ function tokenProblem(error: unknown, platform: Platform, audience: string): str
   if (error instanceof errors.JWTExpired) return 'The token has expired (exp).'
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf') return 'The token is not valid yet (nbf).'
-    if (error.claim === 'iat') return 'The token was issued in the future (iat).'
     if (error.claim === 'aud') return `The token's aud is not this gateway's audience ${JSON.stringify(audience)}.`
     if (error.reason === 'missing') return `The token has no ${error.claim} claim.`
     return `The token's ${error.claim} claim is not valid: ${error.message}.`

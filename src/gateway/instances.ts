@@ -72,7 +72,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
   }
 
   const facts = (definition: Json | undefined): DefinitionFacts | undefined =>
-    definition === undefined ? undefined : ((definition.spec ?? {}) as DefinitionFacts)
+    definition?.spec as DefinitionFacts | undefined
 
   /** The record under the derived name, checked to be the owner's instance of the definition. */
   async function recordOf(scope: Scope, definition: string): Promise<ChallengeRecord | undefined> {
@@ -107,7 +107,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
         query: { labelSelector: `${Label.owner}=${scope.owner.id}` },
       }),
     )
-    return ((list.items ?? []) as ChallengeRecord[]).filter((item) => sameOwner(scope.owner, item.spec?.owner))
+    return (list.items as ChallengeRecord[]).filter((item) => sameOwner(scope.owner, item.spec?.owner))
   }
 
   async function view(scope: Scope, record: ChallengeRecord, definition?: Json): Promise<InstanceView> {
@@ -195,7 +195,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
             now: now(),
           }),
         )
-        .sort((a, b) => (a.name < b.name ? -1 : 1))
+        .sort((a, b) => a.name.localeCompare(b.name))
     },
 
     async get(scope: Scope, definition: string): Promise<InstanceView> {
@@ -210,11 +210,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
         desiredState: 'Running',
         restarts: counter(record.status?.run) + 1,
       })),
-    stop: (scope: Scope, definition: string, stopReason?: string) =>
-      patched(scope, definition, 'stop', () => ({
-        desiredState: 'Stopped',
-        ...(stopReason === undefined ? {} : { stopReason }),
-      })),
+    stop: (scope: Scope, definition: string) => patched(scope, definition, 'stop', () => ({ desiredState: 'Stopped' })),
 
     async remove(scope: Scope, definition: string): Promise<void> {
       const record = await required(scope, definition)
@@ -232,7 +228,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
     async watch(
       scope: Scope,
       definition: string,
-      resourceVersion: string | undefined,
+      resourceVersion: string,
       onEvent: (type: string, record: ChallengeRecord) => void,
       signal: AbortSignal,
     ): Promise<void> {
@@ -270,7 +266,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
           query: { labelSelector: `${Label.definition}=${definition}` },
         }),
       )
-      const records = ((list.items ?? []) as ChallengeRecord[]).filter(
+      const records = (list.items as ChallengeRecord[]).filter(
         (record) => record.spec?.definitionRef?.name === definition,
       )
       const own = records.find((record) => record.metadata.name === challengeName(definition, scope.owner))

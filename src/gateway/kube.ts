@@ -21,7 +21,6 @@ export class KubeError extends Error {
   override readonly name = 'KubeError'
   constructor(
     readonly statusCode: number,
-    readonly reason: string,
     message: string,
   ) {
     super(message)
@@ -29,7 +28,7 @@ export class KubeError extends Error {
 }
 
 export interface CallOptions {
-  query?: Record<string, string | number | boolean | undefined>
+  query?: Record<string, string | number | boolean>
   body?: unknown
   contentType?: string
 }
@@ -56,8 +55,7 @@ export const CHALLENGES_API = '/apis/challenge-hooks.dev/v1alpha1'
 
 function parse(text: string): Json | undefined {
   try {
-    const value = JSON.parse(text) as unknown
-    return typeof value === 'object' && value !== null ? (value as Json) : undefined
+    return JSON.parse(text) as Json
   } catch {
     return undefined
   }
@@ -65,10 +63,10 @@ function parse(text: string): Json | undefined {
 
 /** A non-2xx answer as an error: Unavailable for what may pass, KubeError with the Status otherwise. */
 function failure(status: number, text: string): Error {
-  const body = parse(text) ?? {}
-  const message = typeof body.message === 'string' ? body.message : `HTTP ${status}`
+  // A Status object, or a proxy's page in front of the API server.
+  const message = String(parse(text)?.message ?? `HTTP ${status}`)
   if (status === 429 || status >= 500) return new Unavailable(`the API server answered ${status}: ${message}`)
-  return new KubeError(status, typeof body.reason === 'string' ? body.reason : 'Unknown', message)
+  return new KubeError(status, message)
 }
 
 export function kubeClient(kubeconfig: KubeConfig, timeoutMs: number): Kube {
@@ -83,8 +81,7 @@ export function kubeClient(kubeconfig: KubeConfig, timeoutMs: number): Kube {
     signal?: AbortSignal,
   ): Promise<IncomingMessage> {
     const url = new URL(path, server)
-    for (const [key, value] of Object.entries(options.query ?? {}))
-      if (value !== undefined) url.searchParams.set(key, String(value))
+    for (const [key, value] of Object.entries(options.query ?? {})) url.searchParams.set(key, String(value))
     const body = options.body === undefined ? undefined : JSON.stringify(options.body)
     const requestOptions: RequestOptions = {
       method,
@@ -104,7 +101,8 @@ export function kubeClient(kubeconfig: KubeConfig, timeoutMs: number): Kube {
       request.on('response', () => clearTimeout(timer))
       request.on('error', (error) => {
         clearTimeout(timer)
-        reject(signal?.aborted === true ? error : new Unavailable(`the API server cannot be reached: ${error.message}`))
+        // An aborted watch too: the stream that aborted it is closing and reads nothing more.
+        reject(new Unavailable(`the API server cannot be reached: ${error.message}`))
       })
       request.end(body)
     })
@@ -133,7 +131,7 @@ export function kubeClient(kubeconfig: KubeConfig, timeoutMs: number): Kube {
       })
       const status = response.statusCode as number
       if (status < 200 || status > 299) throw failure(status, text)
-      return parse(text) ?? {}
+      return parse(text) as Json
     },
     async watch(path, query, onEvent, signal) {
       const response = await open('GET', path, { query: { ...query, watch: 'true' } }, signal)

@@ -53,9 +53,12 @@ export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions)
   v1.decorateRequest('audit', undefined)
 
   v1.addHook('onRequest', async (request, reply) => {
-    const header = request.headers[OWNER_HEADER]
     const caller = await authenticate(
-      { authorization: request.headers.authorization, ownerHeader: Array.isArray(header) ? header[0] : header },
+      // Node joins a repeated header of this kind into one string.
+      {
+        authorization: request.headers.authorization,
+        ownerHeader: request.headers[OWNER_HEADER] as string | undefined,
+      },
       platforms,
       audience,
       now(),

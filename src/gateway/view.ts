@@ -13,8 +13,8 @@ export interface ChallengeRecord {
     name: string
     namespace: string
     uid?: string
-    resourceVersion?: string
-    creationTimestamp?: string
+    resourceVersion: string
+    creationTimestamp: string
     deletionTimestamp?: string
     labels?: Record<string, string>
   }
@@ -127,11 +127,10 @@ const capitalised = (words: string) => words.charAt(0).toUpperCase() + words.sli
 /** The owner's queued instances in the order the hook admits them (creation, then name), and this one's place. */
 function queuePosition(record: ChallengeRecord, siblings: readonly ChallengeRecord[]): number | undefined {
   if (text(record.status?.reason) !== Reason.Queued) return undefined
-  const queued = siblings
-    .filter((sibling) => text(sibling.status?.reason) === Reason.Queued)
-    .map((sibling) => [sibling.metadata.creationTimestamp ?? '', sibling.metadata.name] as const)
-    .sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : 1) : a < b ? -1 : 1))
-  return queued.findIndex(([, name]) => name === record.metadata.name) + 1
+  // RFC 3339 times at whole seconds in UTC sort as text; a space sorts before any character of a name.
+  const order = (each: ChallengeRecord) => `${each.metadata.creationTimestamp} ${each.metadata.name}`
+  const queued = siblings.filter((sibling) => text(sibling.status?.reason) === Reason.Queued).map(order)
+  return queued.sort().indexOf(order(record)) + 1
 }
 
 export interface ViewInput {

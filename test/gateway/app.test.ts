@@ -314,3 +314,67 @@ t.test('rate limits per owner, body limit, CORS allow-list, the OpenAPI document
   t.strictSame([missing.statusCode, missing.json().message], [404, 'GET /v2/x is not a route of this gateway'])
   t.strictSame((await app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' })
 })
+
+t.test("the API server's refusals in the API's words; an unexpected failure is a bare 500", async (t) => {
+  const fake = await startFakeApiServer(t)
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web', {}, 'finals')
+  const forbidden = await app.inject({ method: 'GET', url: '/v1/instances/web?namespace=finals', headers: asKey() })
+  t.strictSame(
+    [forbidden.statusCode, forbidden.json().message],
+    [403, 'The gateway may not do this in this namespace: cannot GET in finals'],
+  )
+  definition(fake, 'a..b')
+  const invalid = await app.inject({ method: 'PUT', url: '/v1/instances/a..b', headers: asKey() })
+  t.strictSame(
+    [invalid.statusCode, invalid.json().message],
+    [400, `metadata.name: Invalid value: "${challengeName('a..b', alice)}"`],
+  )
+  const broken = await gatewayApp(
+    t,
+    fake,
+    { LOG_LEVEL: 'silent' },
+    {
+      logger: undefined,
+      kube: {
+        get: async () => {
+          throw new Error('a bug')
+        },
+        call: async () => ({}),
+        watch: async () => undefined,
+      },
+    },
+  )
+  const failed = await broken.inject({ method: 'GET', url: '/v1/instances/web', headers: asKey() })
+  t.strictSame(
+    [failed.statusCode, failed.json()],
+    [500, { error: 'Internal Server Error', message: 'Internal Server Error' }],
+  )
+})
+
+t.test(
+  "two ensures at once: the second finds the first one's Challenge; counters a status lacks count as 0",
+  async (t) => {
+    const fake = await startFakeApiServer(t)
+    const app = await gatewayApp(t, fake)
+    definition(fake, 'web')
+    // Another ensure creates the Challenge between this one's read and its create.
+    fake.requests.push = function (this: string[], ...items: string[]) {
+      if (items.some((item) => item.startsWith('POST')) && !fake.objects.has(`challenges/challenges/${ALICE}`)) {
+        fake.put('challenges', 'challenges', {
+          metadata: { name: ALICE, labels: { 'challenge-hooks.dev/owner': 'alice' } },
+          spec: { definitionRef: { name: 'web' }, owner: alice },
+        })
+      }
+      return Array.prototype.push.apply(this, items)
+    }
+    const raced = await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey() })
+    t.strictSame([raced.statusCode, raced.json().name], [200, ALICE])
+    const { renewalsSeen: _seen, run: _run, ...bare } = running
+    fake.setStatus('challenges', ALICE, bare)
+    await app.inject({ method: 'POST', url: '/v1/instances/web/renew', headers: asKey() })
+    await app.inject({ method: 'POST', url: '/v1/instances/web/restart', headers: asKey() })
+    const spec = (fake.objects.get(`challenges/challenges/${ALICE}`) as Json).spec as Json
+    t.strictSame([spec.renewals, spec.restarts, spec.desiredState], [1, 1, 'Running'])
+  },
+)

@@ -3,7 +3,7 @@
 // the API server ends or expires, an API server that goes away and comes back, and the end of the record.
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import t from 'tap'
+import t, { type Test as Tap } from 'tap'
 import { challengeName } from '../../src/gateway/names.js'
 import { eventually } from '../support/kube/eventually.js'
 import { startFakeApiServer, type FakeApiServer, type Json } from './fake-apiserver.js'
@@ -54,7 +54,7 @@ function open(url: string, headers: Record<string, string> = {}): Promise<Stream
   })
 }
 
-async function setup(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setup(t: Tap) {
   const fake = await startFakeApiServer(t)
   const app = await gatewayApp(t, fake)
   definition(fake, 'web')
@@ -182,4 +182,48 @@ t.test('refused before the stream starts; a record taken over or gone while stre
   fake.endWatches()
   await second.ended
   t.strictSame(second.events.at(-1)?.event, 'deleted')
+})
+
+t.test('a change whose view cannot be made now is sent once the API server answers again', async (t) => {
+  const { fake, url } = await setup(t)
+  const stream = await open(url)
+  t.teardown(stream.close)
+  await watching(fake, 1)
+  fake.failLists = true
+  fake.setStatus('challenges', NAME, { phase: 'Pending', reason: 'Starting' })
+  fake.endWatches()
+  await watching(fake, 2)
+  fake.failLists = false
+  await eventually('Pending', async () => phases(stream).includes('Pending') || undefined)
+  t.strictSame(phases(stream), ['None', 'Pending'])
+})
+
+t.test('an unexpected failure of the watch ends the stream with an error event', async (t) => {
+  const fake = await startFakeApiServer(t)
+  const { kubeClient } = await import('../../src/gateway/kube.js')
+  const real = kubeClient(fake.kubeconfig, 2000)
+  const app = await gatewayApp(
+    t,
+    fake,
+    { LOG_LEVEL: 'silent' },
+    {
+      logger: undefined,
+      kube: {
+        ...real,
+        watch: async () => {
+          throw new Error('a bug')
+        },
+      },
+    },
+  )
+  definition(fake, 'web')
+  await app.inject({
+    method: 'PUT',
+    url: '/v1/instances/web',
+    headers: { authorization: `Bearer ${CTFD_KEY}`, 'challenge-owner': 'User:alice' },
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const stream = await open(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/instances/web/events`)
+  await stream.ended
+  t.strictSame(stream.events.at(-1), { event: 'error', id: undefined, data: { message: 'The stream failed.' } })
 })

@@ -17,8 +17,17 @@ export interface FakeApiServer {
   objects: Map<string, Json>
   /** Every request, `METHOD path?query`. */
   requests: string[]
-  /** `down`: every call answers 503; `dead`: every connection is cut. */
-  mode: 'up' | 'down' | 'dead'
+  /**
+   * `down`: every call answers 503; `dead`: every connection is cut; `html`: a proxy's 502 page; `cut`: an answer
+   * cut in its body; `silent`: no answer at all.
+   */
+  mode: 'up' | 'down' | 'dead' | 'html' | 'cut' | 'silent'
+  /** Lists answer 503 (gets and watches still work). */
+  failLists: boolean
+  /** Writes a line to every open watch. */
+  watchLine(text: string): void
+  /** Cuts every open watch's connection. */
+  cutWatches(): void
   put(namespace: string, plural: string, object: Json): Json
   setStatus(namespace: string, name: string, status: Json): Json
   /** Ends every open watch, as the API server does at its timeout. */
@@ -72,9 +81,21 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
     for await (const chunk of req) text += String(chunk)
     if (fake.mode === 'dead') return void req.socket.destroy()
     if (fake.mode === 'down') return send(res, 503, status(503, 'ServiceUnavailable', 'etcd is down'))
+    if (fake.mode === 'silent') return
+    if (fake.mode === 'html') {
+      res.writeHead(502, { 'content-type': 'text/html' })
+      return void res.end('<html>Bad Gateway</html>')
+    }
+    if (fake.mode === 'cut') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' })
+      res.write('{"kind":')
+      return void setTimeout(() => req.socket.destroy(), 20)
+    }
     const match = PREFIX.exec(url.pathname)
     if (match === null) return send(res, 404, status(404, 'NotFound', 'no such path'))
     const [, namespace = '', plural = '', name] = match
+    // The gateway's Role is not bound in `finals` (the platform ctfd is scoped to it all the same).
+    if (namespace === 'finals') return send(res, 403, status(403, 'Forbidden', `cannot ${req.method} in finals`))
     const body = text === '' ? undefined : (JSON.parse(text) as Json)
     const stored = name === undefined ? undefined : fake.objects.get(key(namespace, plural, name))
     if (req.method === 'GET' && name === undefined && url.searchParams.get('watch') === 'true') {
@@ -92,6 +113,7 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
       return
     }
     if (req.method === 'GET' && name === undefined) {
+      if (fake.failLists) return send(res, 503, status(503, 'ServiceUnavailable', 'lists fail'))
       const [labelKey, labelValue] = (url.searchParams.get('labelSelector') ?? '=').split('=')
       const items = [...fake.objects.entries()]
         .filter(([k]) => k.startsWith(`${namespace}/${plural}/`))
@@ -112,7 +134,8 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
       const metadata = (body?.metadata ?? {}) as Json
       if (fake.objects.has(key(namespace, plural, String(metadata.name))))
         return send(res, 409, status(409, 'AlreadyExists', `${plural} "${String(metadata.name)}" already exists`))
-      if (metadata.labels === undefined) return send(res, 422, status(422, 'Invalid', 'the labels are required'))
+      if (String(metadata.name).includes('..'))
+        return send(res, 422, status(422, 'Invalid', `metadata.name: Invalid value: "${String(metadata.name)}"`))
       return send(res, 201, fake.put(namespace, plural, body as Json))
     }
     if (stored === undefined) return send(res, 404, status(404, 'NotFound', `${plural} "${name}" not found`))
@@ -148,6 +171,16 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
     objects: new Map(),
     requests: [],
     mode: 'up',
+    failLists: false,
+    watchLine(text) {
+      for (const watch of watches) watch.res.write(`${text}\n`)
+    },
+    cutWatches() {
+      for (const watch of watches) {
+        watches.delete(watch)
+        watch.res.socket?.destroy()
+      }
+    },
     put(namespace, plural, object) {
       version += 1
       const metadata = (object.metadata ?? {}) as Json

@@ -58,7 +58,7 @@ t.test('accepted: each key of a platform, a token of each kind', async (t) => {
     owner: { kind: 'User', id: 'bob' },
     admin: true,
   })
-  t.strictSame(summary(await auth(bearer(await mint({ sub: 'User:alice' })), 'User:alice')).owner, {
+  t.strictSame(((await auth(bearer(await mint({ sub: 'User:alice' })), 'User:alice')) as Caller).owner, {
     kind: 'User',
     id: 'alice',
   })
@@ -121,6 +121,12 @@ t.test('refused, each with its words', async (t) => {
     ],
     ['no sub', auth(bearer(await mint({}))), 401, 'The token has no sub claim.'],
     [
+      'an exp that is no number',
+      auth(bearer(await mint({ sub: 'User:alice', exp: 'soon' as unknown as number }))),
+      401,
+      'The token\'s exp claim is not valid: "exp" claim must be a number.',
+    ],
+    [
       'a sub that is no owner',
       auth(bearer(await mint({ sub: 'alice' }))),
       401,
@@ -176,7 +182,7 @@ t.test('a platform without tokens, ES256 with a public key, and a JWKS', async (
       ],
     }),
   )
-  const token = async (iss: string, alg: string, key: CryptoKey, kid?: string) =>
+  const token = async (iss: string, alg: string, key: Parameters<SignJWT['sign']>[0], kid?: string) =>
     new SignJWT({ sub: 'Team:red', aud: AUDIENCE, iss })
       .setProtectedHeader({ alg, ...(kid === undefined ? {} : { kid }) })
       .setExpirationTime(seconds + 60)
@@ -201,6 +207,7 @@ t.test('the platforms file: each problem named', async (t) => {
   const problems: [string, string][] = [
     ['[', 'GATEWAY_PLATFORMS_FILE: is not YAML or JSON'],
     ['platforms: []', 'GATEWAY_PLATFORMS_FILE: must hold a list `platforms` of at least one platform'],
+    ['- a list', 'GATEWAY_PLATFORMS_FILE: must hold a list `platforms` of at least one platform'],
     ['platforms: [{namespaces: [a]}]', 'GATEWAY_PLATFORMS_FILE: platforms[0] needs a name of its own'],
     [
       `platforms: [{name: p, namespaces: [a], keys: [${CTFD_KEY}]}, {name: p}]`,

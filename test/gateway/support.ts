@@ -46,7 +46,7 @@ export async function mint(
   options: {
     iss?: string
     alg?: string
-    key?: Uint8Array | CryptoKey
+    key?: Parameters<SignJWT['sign']>[0]
     exp?: number
     header?: Record<string, unknown>
   } = {},

@@ -3,7 +3,7 @@
 // here from the contract's formula.
 import { createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import t from 'tap'
+import t, { type Test as Tap } from 'tap'
 import { flagChecker } from '../../src/gateway/flag-client.js'
 import { challengeName } from '../../src/gateway/names.js'
 import { buildTestApp } from '../helpers/app.js'
@@ -16,7 +16,7 @@ const flagOf = (id: string, kind = 'User', prefix = 'flag{', suffix = '}') =>
   `${prefix}${createHmac('sha256', SECRET).update(`challenges/web/${kind}/${id}`).digest('hex').slice(0, 32)}${suffix}`
 const asKey = (owner = 'User:alice') => ({ authorization: `Bearer ${CTFD_KEY}`, 'challenge-owner': owner })
 
-async function setup(t: Parameters<Parameters<typeof t.test>[1]>[0], flag: Json = {}) {
+async function setup(t: Tap, flag: Json = {}) {
   const hook = await buildTestApp(t, { flagSecret: SECRET, flagVerifyToken: TOKEN })
   await hook.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(hook.server.address() as AddressInfo).port}/flags/verify`

@@ -186,13 +186,13 @@ t.test('restart and stop: each reason they are refused', async (t) => {
 t.test('budget and queue: what the owner holds, and the place in its queue', async (t) => {
   const queued = (name: string, created: string) => ({
     ...record({ phase: 'Pending', reason: 'Queued', conditions: [{ type: 'Admitted', status: 'False' }] }, {}, name),
-    metadata: { name, namespace: 'challenges', creationTimestamp: created },
+    metadata: { name, namespace: 'challenges', resourceVersion: '1', creationTimestamp: created },
   })
   const big = record({ ...running, cost: 2 }, {}, 'big')
   const uncosted = record({ ...running, cost: undefined }, {}, 'uncosted')
   const leaving = {
     ...record(running, {}, 'leaving'),
-    metadata: { name: 'leaving', namespace: 'challenges', deletionTimestamp: 'x' },
+    metadata: { ...record(running).metadata, name: 'leaving', deletionTimestamp: 'x' },
   }
   const second = queued('b', '2026-11-22T11:00:00Z')
   const siblings = [
