@@ -57,7 +57,7 @@ export async function streamEvents(
     let expired = false
     while (!signal.aborted) {
       let pending = Promise.resolve()
-      let failed: unknown
+      let failed: Error | undefined
       const handle = async (type: string, next: ChallengeRecord) => {
         if (type === 'ERROR') {
           // 410 Gone: the version is too old to watch from; read the record again.
@@ -97,7 +97,7 @@ export async function streamEvents(
           (type, next) => {
             pending = pending
               .then(() => handle(type, next))
-              .catch((error: unknown) => {
+              .catch((error: Error) => {
                 failed = error
               })
           },

@@ -276,7 +276,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
         ...(record?.metadata.uid === undefined ? {} : { uid: record.metadata.uid }),
       })
       const answer = await api(() =>
-        (checkFlag as (body: Json) => Promise<FlagCheck>)({
+        checkFlag({
           namespace: scope.namespace,
           definition,
           flag: { mode, prefix: flag.prefix ?? 'flag{', suffix: flag.suffix ?? '}' },

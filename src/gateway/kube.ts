@@ -64,7 +64,8 @@ function parse(text: string): Json | undefined {
 /** A non-2xx answer as an error: Unavailable for what may pass, KubeError with the Status otherwise. */
 function failure(status: number, text: string): Error {
   // A Status object, or a proxy's page in front of the API server.
-  const message = String(parse(text)?.message ?? `HTTP ${status}`)
+  const said = parse(text)?.message
+  const message = typeof said === 'string' ? said : `HTTP ${status}`
   if (status === 429 || status >= 500) return new Unavailable(`the API server answered ${status}: ${message}`)
   return new KubeError(status, message)
 }

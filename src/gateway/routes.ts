@@ -186,7 +186,7 @@ export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions)
       config: changing,
       onRequest: audited(() => 'verify'),
       preHandler: async (request) => {
-        request.audit = `verify ${(request.body as VerifyBody).definition}`
+        request.audit = `verify ${request.body.definition}`
       },
     },
     async (request) => {

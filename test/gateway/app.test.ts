@@ -80,7 +80,7 @@ t.test('get, list, renew, restart, stop and delete, each on the record the hook 
     [got.phase, got.command, got.expiresAt, got.budget, got.actions.renew],
     ['Running', 'ncat --ssl h.example.org 443', '2026-11-22T12:30:00Z', { held: 1, total: 3 }, { allowed: true }],
   )
-  const list = (await app.inject({ method: 'GET', url: '/v1/instances', headers: asKey() })).json() as Json[]
+  const list = (await app.inject({ method: 'GET', url: '/v1/instances', headers: asKey() })).json<Json[]>()
   t.strictSame(list.map((each) => each.definition).sort(), ['pwn', 'web'], "the owner's own instances only")
 
   const renewed = await app.inject({ method: 'POST', url: '/v1/instances/web/renew', headers: asKey() })

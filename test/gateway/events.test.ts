@@ -81,7 +81,7 @@ t.test(
   async (t) => {
     const { fake, url } = await setup(t)
     const stream = await open(url)
-    t.teardown(stream.close)
+    t.teardown(() => stream.close())
     t.strictSame(
       [stream.status, stream.headers['content-type'], stream.headers['cache-control']],
       [200, 'text/event-stream; charset=utf-8', 'no-cache'],
@@ -118,12 +118,12 @@ t.test('Last-Event-ID: nothing resent when nothing changed; the current view whe
   const version = ((fake.objects.get(`challenges/challenges/${NAME}`) as Json).metadata as Json)
     .resourceVersion as string
   const same = await open(url, { 'last-event-id': version })
-  t.teardown(same.close)
+  t.teardown(() => same.close())
   await watching(fake, 1)
   t.strictSame(instanceEvents(same), [])
   fake.setStatus('challenges', NAME, { phase: 'Pending', reason: 'Starting' })
   const older = await open(url, { 'last-event-id': version })
-  t.teardown(older.close)
+  t.teardown(() => older.close())
   await eventually('the current view', async () => phases(older).length === 1 || undefined)
   t.strictSame(phases(older), ['Pending'])
 })
@@ -131,7 +131,7 @@ t.test('Last-Event-ID: nothing resent when nothing changed; the current view whe
 t.test('a watch the API server ends, one whose version expired, and an API server away for a while', async (t) => {
   const { fake, url } = await setup(t)
   const stream = await open(url)
-  t.teardown(stream.close)
+  t.teardown(() => stream.close())
   await watching(fake, 1)
   fake.endWatches()
   await watching(fake, 2)
@@ -187,7 +187,7 @@ t.test('refused before the stream starts; a record taken over or gone while stre
 t.test('a change whose view cannot be made now is sent once the API server answers again', async (t) => {
   const { fake, url } = await setup(t)
   const stream = await open(url)
-  t.teardown(stream.close)
+  t.teardown(() => stream.close())
   await watching(fake, 1)
   fake.failLists = true
   fake.setStatus('challenges', NAME, { phase: 'Pending', reason: 'Starting' })

@@ -79,7 +79,7 @@ t.test("stopOnCorrect stops the owner's instance as Solved; a wrong flag stops n
   await verify({ definition: 'web', flag: 'flag{wrong}', stopOnCorrect: true })
   t.equal(((fake.objects.get(key) as Json).spec as Json).desiredState, undefined)
   await verify({ definition: 'web', flag: flagOf('alice'), stopOnCorrect: true })
-  t.strictSame((fake.objects.get(key) as Json).spec as Json, {
+  t.strictSame((fake.objects.get(key) as Json).spec, {
     definitionRef: { name: 'web' },
     owner: { kind: 'User', id: 'alice' },
     desiredState: 'Stopped',

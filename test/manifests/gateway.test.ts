@@ -7,7 +7,6 @@ import { loadConfig } from '../../src/config.js'
 import { loadGatewayConfig } from '../../src/config-gateway.js'
 import { componentsDir, loadManifests, readEnvFile, readYamlDocuments, withComponents } from '../helpers/manifests.js'
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>
 const dir = join(componentsDir, 'gateway')
 const objects = readYamlDocuments(join(dir, 'gateway.yaml')) as Json[]
