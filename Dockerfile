@@ -32,6 +32,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json ./
 COPY --from=build /app/dist/server.js ./dist/server.js
+# The gateway (manifests/components/gateway): the same image, command dist/gateway-server.js.
+COPY --from=build /app/dist/gateway-server.js ./dist/gateway-server.js
 # Files stay owned by root and read-only to the server; the Deployment also runs it as 10001 with a read-only root
 # filesystem.
 USER 10001:10001

@@ -51,9 +51,7 @@ const precompiled = {
   },
 }
 
-await build({
-  entryPoints: ['dist/server.js'],
-  outfile: 'dist/server.js',
+const shared = {
   allowOverwrite: true,
   bundle: true,
   platform: 'node',
@@ -67,6 +65,9 @@ await build({
   banner: {
     js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
   },
-  plugins: [precompiled],
   logLevel: 'warning',
-})
+}
+
+await build({ ...shared, entryPoints: ['dist/server.js'], outfile: 'dist/server.js', plugins: [precompiled] })
+// The gateway (src/gateway-server.ts): the same image, another command; its schemas compile at start.
+await build({ ...shared, entryPoints: ['dist/gateway-server.js'], outfile: 'dist/gateway-server.js' })

@@ -19,6 +19,8 @@ export interface Config {
   hookTls: { certFile: string; keyFile: string } | undefined
   /** Also accepted while a token rotation is under way (Metacontroller still sends the old one). */
   hookTokenPrevious: string | undefined
+  /** Bearer token of POST /flags/verify, the gateway's flag check; undefined: the route is not registered. */
+  flagVerifyToken: string | undefined
   baseDomain: string
   ingressClassName: string | undefined
   ingressTlsSecret: string | undefined

@@ -146,6 +146,15 @@ export const VARIABLES = {
     meaning:
       'during a token rotation, the old token, accepted beside `HOOK_TOKEN` until Metacontroller sends the new one; only with `HOOK_TOKEN`, and in production set but blank stops the start',
   },
+  FLAG_VERIFY_TOKEN: {
+    group: 'secrets',
+    parser: secret({
+      blank: 'is set but blank; unset it to turn POST /flags/verify off, or generate one: openssl rand -hex 32',
+    }),
+    meaning:
+      'turns on `POST /flags/verify` on the hook port, the flag check the gateway calls (it holds no `FLAG_SECRET`), for callers with `Authorization: Bearer <token>`; unset: the route does not exist',
+    default: 'unset: no flag checks',
+  },
   TLS_CERT_FILE: {
     group: 'secrets',
     parser: anyText('a path to a PEM file'),
@@ -450,6 +459,7 @@ export function loadConfig(env: Env = process.env): Config {
     flagSecretIsDevelopmentDefault: v.FLAG_SECRET === undefined,
     hookToken: v.HOOK_TOKEN,
     hookTokenPrevious: v.HOOK_TOKEN_PREVIOUS,
+    flagVerifyToken: v.FLAG_VERIFY_TOKEN,
     hookTls:
       v.TLS_CERT_FILE === undefined || v.TLS_KEY_FILE === undefined
         ? undefined

@@ -14,6 +14,7 @@ import { serverFactory } from './http-server.js'
 import { loadShedding } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
+import { registerFlagRoutes } from './routes/flags.js'
 import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
 
 export interface AppOptions {
@@ -92,6 +93,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     ...(options.eventLoopDelay === undefined ? {} : { reading: options.eventLoopDelay }),
   })
   registerHookRoutes(app, { config, metrics, now })
+  registerFlagRoutes(app, config)
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true

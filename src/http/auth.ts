@@ -27,15 +27,15 @@ export function bearerMatcher(tokens: readonly string[]): (header: string | unde
   }
 }
 
-/** Any of the tokens (the current one, and the previous one during a rotation). */
-export function requireBearer(tokens: readonly string[]) {
+/** Any of the tokens (the current one, and the previous one during a rotation); the 401 names `variable`. */
+export function requireBearer(tokens: readonly string[], variable = 'HOOK_TOKEN', what = 'hook') {
   const matches = bearerMatcher(tokens)
   return async function checkBearer(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (matches(request.headers.authorization)) return
-    request.log.warn({ hook: request.routeOptions.url }, 'hook call without a valid bearer token')
+    request.log.warn({ [what]: request.routeOptions.url }, `${what} call without a valid bearer token`)
     await reply
       .code(401)
       .header('www-authenticate', 'Bearer')
-      .send(errorBody(401, 'This hook needs the header Authorization: Bearer <HOOK_TOKEN>.'))
+      .send(errorBody(401, `This ${what} needs the header Authorization: Bearer <${variable}>.`))
   }
 }

@@ -60,13 +60,17 @@ t.test('build stage: npm ci and npm run build', async (t) => {
   t.match(all(build, 'RUN').join('\n'), /npm ci(?! --omit)/, 'with all dependencies (TypeScript is a devDependency)')
 })
 
-t.test('final stage: the bundled server and package.json, nothing else', async (t) => {
+t.test('final stage: the bundled server and gateway and package.json, nothing else', async (t) => {
   t.strictSame(all(final, 'RUN'), [], 'nothing runs in the final stage (no install)')
   const copies = all(final, 'COPY')
   t.strictSame(
     copies,
-    ['package.json ./', '--from=build /app/dist/server.js ./dist/server.js'],
-    'package.json (its "type": "module") and the bundle',
+    [
+      'package.json ./',
+      '--from=build /app/dist/server.js ./dist/server.js',
+      '--from=build /app/dist/gateway-server.js ./dist/gateway-server.js',
+    ],
+    'package.json (its "type": "module") and the two bundles',
   )
   t.notOk(
     copies.some((c) => /node_modules/.test(c)),

@@ -100,6 +100,7 @@ const componentNames = Object.keys(COMPONENTS)
 const OTHER_COMPONENTS = [
   'budget-across-namespaces',
   'definition-author',
+  'gateway',
   'hook-tls',
   'metacontroller-helm',
   'metacontroller-host-network',

@@ -1,0 +1,301 @@
+/**
+ * What each call of the API does with the API server: read, create and patch the caller's Challenges, always under
+ * the name the gateway derives (./names.ts), and check on every read that the record is the caller's own
+ * (`spec.owner`) and of the definition asked for. Nothing here knows HTTP: a refusal is a GatewayError with the
+ * status code and the words the answer carries.
+ */
+import { API_VERSION, Label } from '../challenge/api.js'
+import type { FlagCheck } from '../challenge/flag-check.js'
+import { CHALLENGES_API, KubeError, Unavailable, type Json, type Kube } from './kube.js'
+import { challengeName, ownerText, sameOwner, type Owner } from './names.js'
+import { instanceView, type ChallengeRecord, type DefinitionFacts, type InstanceView } from './view.js'
+
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError'
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+  }
+}
+
+/** Who acts, where: the namespace the caller's platform is scoped to, and the owner its credentials name. */
+export interface Scope {
+  namespace: string
+  owner: Owner
+}
+
+export interface InstancesOptions {
+  kube: Kube
+  ownerBudget: number
+  retryAfterSeconds: number
+  now: () => Date
+  /** The hook server's flag check; undefined: not configured. */
+  checkFlag?: (body: Json) => Promise<FlagCheck>
+}
+
+export type Action = 'renew' | 'restart' | 'stop'
+
+/** How many times a patch is tried again when the record changed between the read and the write. */
+const PATCH_ATTEMPTS = 3
+
+export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag }: InstancesOptions) {
+  const base = (namespace: string) => `${CHALLENGES_API}/namespaces/${namespace}`
+
+  /** A call to the API server, its failures in the API's words. */
+  async function api<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      if (error instanceof Unavailable) {
+        throw new GatewayError(
+          503,
+          'The cluster cannot be reached right now; nothing was changed. Try again shortly.',
+          {
+            'retry-after': String(retryAfterSeconds),
+          },
+        )
+      }
+      if (error instanceof KubeError) {
+        if (error.statusCode === 403)
+          throw new GatewayError(403, `The gateway may not do this in this namespace: ${error.message}`)
+        throw new GatewayError(error.statusCode === 422 ? 400 : error.statusCode, error.message)
+      }
+      throw error
+    }
+  }
+
+  async function definitionOf(namespace: string, name: string): Promise<Json | undefined> {
+    return api(() => kube.get(`${base(namespace)}/challengedefinitions/${name}`))
+  }
+
+  const facts = (definition: Json | undefined): DefinitionFacts | undefined =>
+    definition?.spec as DefinitionFacts | undefined
+
+  /** The record under the derived name, checked to be the owner's instance of the definition. */
+  async function recordOf(scope: Scope, definition: string): Promise<ChallengeRecord | undefined> {
+    const name = challengeName(definition, scope.owner)
+    const record = (await api(() => kube.get(`${base(scope.namespace)}/challenges/${name}`))) as
+      ChallengeRecord | undefined
+    if (record === undefined) return undefined
+    if (!sameOwner(scope.owner, record.spec?.owner) || record.spec.definitionRef?.name !== definition) {
+      throw new GatewayError(
+        409,
+        `The Challenge ${name} in ${scope.namespace} is not ${ownerText(scope.owner)}'s instance of ${definition} (its spec.owner or definitionRef differs); nothing of it is shown.`,
+      )
+    }
+    return record
+  }
+
+  async function required(scope: Scope, definition: string): Promise<ChallengeRecord> {
+    const record = await recordOf(scope, definition)
+    if (record === undefined) {
+      throw new GatewayError(
+        404,
+        `${ownerText(scope.owner)} has no instance of ${definition} in ${scope.namespace}; PUT /v1/instances/${definition} starts one.`,
+      )
+    }
+    return record
+  }
+
+  /** The owner's Challenges in the namespace: the label selects, spec.owner decides (a Team and a User may share an id). */
+  async function siblings(scope: Scope): Promise<ChallengeRecord[]> {
+    const list = await api(() =>
+      kube.call('GET', `${base(scope.namespace)}/challenges`, {
+        query: { labelSelector: `${Label.owner}=${scope.owner.id}` },
+      }),
+    )
+    return (list.items as ChallengeRecord[]).filter((item) => sameOwner(scope.owner, item.spec?.owner))
+  }
+
+  async function view(scope: Scope, record: ChallengeRecord, definition?: Json): Promise<InstanceView> {
+    const spec = definition ?? (await definitionOf(scope.namespace, record.spec.definitionRef.name))
+    return instanceView({
+      record,
+      definition: facts(spec),
+      siblings: await siblings(scope),
+      budget: ownerBudget,
+      now: now(),
+    })
+  }
+
+  /** A merge patch of the spec, on the version read (so a concurrent change is seen, and the action decided again). */
+  async function patched(
+    scope: Scope,
+    definition: string,
+    action: Action,
+    spec: (record: ChallengeRecord) => Json,
+  ): Promise<InstanceView> {
+    for (let attempt = 1; ; attempt++) {
+      const record = await required(scope, definition)
+      const definitionObject = await definitionOf(scope.namespace, definition)
+      const before = await view(scope, record, definitionObject)
+      const allowed = before.actions[action]
+      if (!allowed.allowed) throw new GatewayError(409, allowed.why)
+      try {
+        const after = (await api(() =>
+          kube.call('PATCH', `${base(scope.namespace)}/challenges/${record.metadata.name}`, {
+            body: { metadata: { resourceVersion: record.metadata.resourceVersion }, spec: spec(record) },
+            contentType: 'application/merge-patch+json',
+          }),
+        )) as unknown as ChallengeRecord
+        return await view(scope, after, definitionObject)
+      } catch (error) {
+        if (!(error instanceof GatewayError && error.statusCode === 409) || attempt >= PATCH_ATTEMPTS) throw error
+      }
+    }
+  }
+
+  const counter = (value: unknown) => (typeof value === 'number' ? value : 0)
+
+  return {
+    /** The owner's instance of `definition`: created when there is none (`created`), as it is otherwise. */
+    async ensure(scope: Scope, definition: string): Promise<{ created: boolean; view: InstanceView }> {
+      const existing = await recordOf(scope, definition)
+      if (existing !== undefined) return { created: false, view: await view(scope, existing) }
+      const definitionObject = await definitionOf(scope.namespace, definition)
+      if (definitionObject === undefined)
+        throw new GatewayError(404, `There is no challenge ${definition} in ${scope.namespace}.`)
+      const name = challengeName(definition, scope.owner)
+      const body = {
+        apiVersion: API_VERSION,
+        kind: 'Challenge',
+        metadata: { name, labels: { [Label.owner]: scope.owner.id, [Label.definition]: definition } },
+        spec: { definitionRef: { name: definition }, owner: { kind: scope.owner.kind, id: scope.owner.id } },
+      }
+      try {
+        const created = (await api(() =>
+          kube.call('POST', `${base(scope.namespace)}/challenges`, {
+            body,
+            query: { fieldManager: 'challenge-gateway' },
+          }),
+        )) as unknown as ChallengeRecord
+        return { created: true, view: await view(scope, created, definitionObject) }
+      } catch (error) {
+        // Two ensures at once: the other one created it; this one answers what is there.
+        if (!(error instanceof GatewayError && error.statusCode === 409)) throw error
+        return { created: false, view: await view(scope, await required(scope, definition), definitionObject) }
+      }
+    },
+
+    async list(scope: Scope): Promise<InstanceView[]> {
+      const records = await siblings(scope)
+      const definitions = new Map<string, Json | undefined>()
+      for (const name of new Set(records.map((record) => record.spec.definitionRef.name)))
+        definitions.set(name, await definitionOf(scope.namespace, name))
+      return records
+        .map((record) =>
+          instanceView({
+            record,
+            definition: facts(definitions.get(record.spec.definitionRef.name)),
+            siblings: records,
+            budget: ownerBudget,
+            now: now(),
+          }),
+        )
+        .sort((a, b) => a.name.localeCompare(b.name))
+    },
+
+    async get(scope: Scope, definition: string): Promise<InstanceView> {
+      return view(scope, await required(scope, definition))
+    },
+
+    /** Renew and restart send the observed counter + 1 (a second click asks for the same value: no double effect). */
+    renew: (scope: Scope, definition: string) =>
+      patched(scope, definition, 'renew', (record) => ({ renewals: counter(record.status?.renewalsSeen) + 1 })),
+    restart: (scope: Scope, definition: string) =>
+      patched(scope, definition, 'restart', (record) => ({
+        desiredState: 'Running',
+        restarts: counter(record.status?.run) + 1,
+      })),
+    stop: (scope: Scope, definition: string) => patched(scope, definition, 'stop', () => ({ desiredState: 'Stopped' })),
+
+    async remove(scope: Scope, definition: string): Promise<void> {
+      const record = await required(scope, definition)
+      await api(() =>
+        kube.call('DELETE', `${base(scope.namespace)}/challenges/${record.metadata.name}`, {
+          body: { preconditions: { uid: record.metadata.uid } },
+        }),
+      )
+    },
+
+    /** The record and its view, for the events stream; `watch` follows it. */
+    record: required,
+    view,
+
+    async watch(
+      scope: Scope,
+      definition: string,
+      resourceVersion: string,
+      onEvent: (type: string, record: ChallengeRecord) => void,
+      signal: AbortSignal,
+    ): Promise<void> {
+      const name = challengeName(definition, scope.owner)
+      await api(() =>
+        kube.watch(
+          `${base(scope.namespace)}/challenges`,
+          { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
+          (event) => onEvent(event.type, event.object as unknown as ChallengeRecord),
+          signal,
+        ),
+      )
+    },
+
+    /**
+     * A submitted flag, checked by the hook server against the owner's flag and those of every owner with a
+     * Challenge of the definition; a correct one may stop the owner's instance (`stopOnCorrect`).
+     */
+    async verify(scope: Scope, definition: string, submitted: string, stopOnCorrect: boolean): Promise<FlagCheck> {
+      if (checkFlag === undefined)
+        throw new GatewayError(404, 'Flag checks are not configured on this gateway (FLAG_VERIFY_URL).')
+      const definitionObject = await definitionOf(scope.namespace, definition)
+      if (definitionObject === undefined)
+        throw new GatewayError(404, `There is no challenge ${definition} in ${scope.namespace}.`)
+      const flag = ((definitionObject.spec as Json | undefined)?.flag ?? {}) as Json
+      const mode = typeof flag.mode === 'string' ? flag.mode : 'PerOwner'
+      if (mode === 'Static') {
+        throw new GatewayError(
+          409,
+          `The flag of ${definition} is Static: the author's Secret, which the gateway may not read. Check it in the platform.`,
+        )
+      }
+      const list = await api(() =>
+        kube.call('GET', `${base(scope.namespace)}/challenges`, {
+          query: { labelSelector: `${Label.definition}=${definition}` },
+        }),
+      )
+      const records = (list.items as ChallengeRecord[]).filter(
+        (record) => record.spec?.definitionRef?.name === definition,
+      )
+      const own = records.find((record) => record.metadata.name === challengeName(definition, scope.owner))
+      const owner = (record: ChallengeRecord | undefined, who: Owner) => ({
+        kind: who.kind,
+        id: who.id,
+        ...(record?.metadata.uid === undefined ? {} : { uid: record.metadata.uid }),
+      })
+      const answer = await api(() =>
+        checkFlag({
+          namespace: scope.namespace,
+          definition,
+          flag: { mode, prefix: flag.prefix ?? 'flag{', suffix: flag.suffix ?? '}' },
+          owner: owner(sameOwner(scope.owner, own?.spec.owner) ? own : undefined, scope.owner),
+          candidates: records.map((record) => owner(record, record.spec.owner)),
+          submitted,
+        }),
+      )
+      if (answer.result === 'correct' && stopOnCorrect && own !== undefined && own.spec.desiredState !== 'Stopped') {
+        await api(() =>
+          kube.call('PATCH', `${base(scope.namespace)}/challenges/${own.metadata.name}`, {
+            body: { spec: { desiredState: 'Stopped', stopReason: 'Solved' } },
+            contentType: 'application/merge-patch+json',
+          }),
+        )
+      }
+      return answer
+    },
+  }
+}
+
+export type Instances = ReturnType<typeof instances>

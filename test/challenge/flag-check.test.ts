@@ -1,0 +1,95 @@
+// The flag check (src/challenge/flag-check.ts): the expected flags computed here from the contract's formula
+// (docs/api.md#flags), one row per situation.
+import { createHmac } from 'node:crypto'
+import t from 'tap'
+import { checkFlag, type FlagCheckRequest } from '../../src/challenge/flag-check.js'
+
+const SECRET = 'a flag secret for the tests'
+const hmac32 = (message: string) => createHmac('sha256', SECRET).update(message).digest('hex').slice(0, 32)
+const perOwner = (kind: string, id: string) => `flag{${hmac32(`challenges/web-login/${kind}/${id}`)}}`
+const perInstance = (uid: string) => `CTF[${hmac32(uid)}]`
+
+const alice = { kind: 'User', id: 'alice' } as const
+const bob = { kind: 'User', id: 'bob' } as const
+const teamAlice = { kind: 'Team', id: 'alice' } as const
+
+function request(submitted: string, overrides: Partial<FlagCheckRequest> = {}): FlagCheckRequest {
+  return {
+    namespace: 'challenges',
+    definition: 'web-login',
+    flag: { mode: 'PerOwner', prefix: 'flag{', suffix: '}' },
+    owner: alice,
+    candidates: [alice, bob, teamAlice],
+    submitted,
+    ...overrides,
+  }
+}
+
+t.test("PerOwner: the owner's own flag, another owner's, and anything else", async (t) => {
+  const rows: [string, FlagCheckRequest, ReturnType<typeof checkFlag>][] = [
+    ['its own flag', request(perOwner('User', 'alice')), { result: 'correct' }],
+    [
+      'its own flag, with no record and no candidates',
+      request(perOwner('User', 'alice'), { candidates: [] }),
+      { result: 'correct' },
+    ],
+    ["bob's flag", request(perOwner('User', 'bob')), { result: 'anotherOwner', owner: bob }],
+    [
+      "the team of the same id's flag",
+      request(perOwner('Team', 'alice')),
+      { result: 'anotherOwner', owner: teamAlice },
+    ],
+    [
+      "bob's flag, bob not a candidate",
+      request(perOwner('User', 'bob'), { candidates: [alice] }),
+      { result: 'incorrect' },
+    ],
+    ['a guess', request('flag{0123456789abcdef0123456789abcdef}'), { result: 'incorrect' }],
+    ['an empty submission', request(''), { result: 'incorrect' }],
+    [
+      'its flag with another prefix',
+      request(perOwner('User', 'alice').replace('flag{', 'FLAG{')),
+      { result: 'incorrect' },
+    ],
+    [
+      "another namespace's flag of the same owner",
+      request(`flag{${hmac32('other/web-login/User/alice')}}`),
+      { result: 'incorrect' },
+    ],
+  ]
+  for (const [what, input, expected] of rows) t.strictSame(checkFlag(input, SECRET), expected, what)
+})
+
+t.test('PerInstance: made from the uid, so only while the record (its uid) is known', async (t) => {
+  const flag = { mode: 'PerInstance', prefix: 'CTF[', suffix: ']' } as const
+  const withUids = {
+    owner: { ...alice, uid: 'uid-a' },
+    candidates: [
+      { ...alice, uid: 'uid-a' },
+      { ...bob, uid: 'uid-b' },
+    ],
+  }
+  const gone =
+    "A PerInstance flag is made from the Challenge's uid, and this owner's Challenge record is gone: it cannot be checked any more."
+  const rows: [string, FlagCheckRequest, ReturnType<typeof checkFlag>][] = [
+    ['its own flag', request(perInstance('uid-a'), { flag, ...withUids }), { result: 'correct' }],
+    ["bob's flag", request(perInstance('uid-b'), { flag, ...withUids }), { result: 'anotherOwner', owner: bob }],
+    ['a guess', request(perInstance('uid-c'), { flag, ...withUids }), { result: 'incorrect' }],
+    [
+      'its record gone',
+      request(perInstance('uid-a'), { flag, candidates: [] }),
+      { result: 'unverifiable', message: gone },
+    ],
+    [
+      "its record gone, bob's flag",
+      request(perInstance('uid-b'), { flag, candidates: [{ ...bob, uid: 'uid-b' }] }),
+      { result: 'anotherOwner', owner: bob },
+    ],
+    [
+      'a candidate without a uid never matches',
+      request(perInstance('uid-a'), { flag, owner: { ...alice, uid: 'uid-x' }, candidates: [bob] }),
+      { result: 'incorrect' },
+    ],
+  ]
+  for (const [what, input, expected] of rows) t.strictSame(checkFlag(input, SECRET), expected, what)
+})
