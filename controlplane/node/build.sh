@@ -2,7 +2,8 @@
 # Builds the real node the real-node suite runs (npm run test:node), at the versions pinned by the go.mod files
 # beside this script, each in a module of its own (their dependencies never meet the product's or each other's):
 #   containerd/   containerd, ctr, containerd-shim-runc-v2 (static, without the btrfs/devmapper/zfs snapshotters)
-#   cni/          the CNI plugins bridge, host-local, loopback, portmap
+#   cni/          the CNI plugins bridge, host-local, loopback, portmap, and tuning (which switches IPv6 off in
+#                 every pod's network namespace: docs/install.md, "Pods without IPv6")
 #   kube-router/  kube-router, run as the NetworkPolicy engine only (its firewall)
 #   coredns/      CoreDNS, the cluster DNS (run as a pod of the node)
 #   kubernetes/   kubelet, kube-proxy, kube-scheduler: the same k8s.io/kubernetes module, versions and flags as
@@ -34,7 +35,7 @@ dir="$cache_root/k8s-$k8s-containerd-$containerd-cni-$cni-kube-router-$router-co
 images_hash=$(cd "$images_src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
 images="$dir/images-$images_hash"
 binaries=(bin/containerd bin/ctr bin/containerd-shim-runc-v2 bin/kube-router bin/coredns bin/traefik bin/kubelet bin/kube-proxy bin/kube-scheduler
-  cni/bridge cni/host-local cni/loopback cni/portmap)
+  cni/bridge cni/host-local cni/loopback cni/portmap cni/tuning)
 
 binaries_complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1; done; [ -s "$dir/traefik-crds.yaml" ]; }
 images_complete() { [ -s "$images/images.tar" ] && [ -x "$images/bin/pack" ]; }
@@ -65,41 +66,64 @@ part() {
   echo "node: $name built in $(( $(date +%s) - started )) s" >&2
 }
 
+# reuse FILE...: a part whose files are all in the cache dir already (built earlier at the same versions) is linked
+# into the new build rather than built again: a binary added to the list costs its own part's build only.
+reuse() {
+  local file
+  for file in "$@"; do [ -s "$dir/$file" ] || return 1; done
+  for file in "$@"; do ln "$dir/$file" "$staging/$file" 2>/dev/null || cp -p "$dir/$file" "$staging/$file"; done
+  echo "node: reusing $* from the previous build" >&2
+}
+
 if ! binaries_complete; then
   echo "node: building into $dir (the first build takes 10 to 30 minutes on 2 cores; later runs reuse it)" >&2
   staging=$(mktemp -d "$cache_root/.build.XXXXXX")
   trap 'rm -rf "$staging"' EXIT
   mkdir -p "$staging/bin" "$staging/cni"
-  part "containerd $containerd" containerd -tags no_btrfs,no_devmapper,no_zfs \
-    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$containerd" -o "$staging/bin/" \
-    github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr \
-    github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
-  part "cni-plugins $cni" cni -ldflags "-s -w" -o "$staging/cni/" \
-    github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local \
-    github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap
-  part "kube-router $router" kube-router -ldflags "-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$router" \
-    -o "$staging/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
-  part "coredns $coredns" coredns -ldflags "-s -w" -o "$staging/bin/coredns" github.com/coredns/coredns
-  part "traefik $traefik" traefik -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$traefik" \
-    -o "$staging/bin/traefik" github.com/traefik/traefik/v3/cmd/traefik
-  # Upstream's flags, as ../build.sh builds the control plane (same tags and -trimpath: the same compiled packages).
-  # A control-plane build under way fills the same build cache: wait for it (its lock) instead of compiling twice.
-  cp_cache=${CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/controlplane}
-  mkdir -p "$cp_cache"
-  echo "node: waiting for any control-plane build in progress (its Go build cache is this part's)" >&2
-  flock "$cp_cache/.lock" true
-  IFS=. read -r major minor _ <<<"${k8s#v}"
-  ldflags="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags="$ldflags -X $pkg.gitVersion=$k8s -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
-  done
-  part "kubelet, kube-proxy, kube-scheduler $k8s" kubernetes -tags selinux,notest -ldflags "$ldflags" -o "$staging/bin/" \
-    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler
+  [ ! -s "$dir/build-times.txt" ] || cp "$dir/build-times.txt" "$staging/"
+  reuse bin/containerd bin/ctr bin/containerd-shim-runc-v2 ||
+    part "containerd $containerd" containerd -tags no_btrfs,no_devmapper,no_zfs \
+      -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$containerd" -o "$staging/bin/" \
+      github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr \
+      github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+  reuse cni/bridge cni/host-local cni/loopback cni/portmap cni/tuning ||
+    part "cni-plugins $cni" cni -ldflags "-s -w" -o "$staging/cni/" \
+      github.com/containernetworking/plugins/plugins/main/bridge github.com/containernetworking/plugins/plugins/ipam/host-local \
+      github.com/containernetworking/plugins/plugins/main/loopback github.com/containernetworking/plugins/plugins/meta/portmap \
+      github.com/containernetworking/plugins/plugins/meta/tuning
+  reuse bin/kube-router ||
+    part "kube-router $router" kube-router -ldflags "-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$router" \
+      -o "$staging/bin/kube-router" github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+  reuse bin/coredns || part "coredns $coredns" coredns -ldflags "-s -w" -o "$staging/bin/coredns" github.com/coredns/coredns
+  reuse bin/traefik ||
+    part "traefik $traefik" traefik -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$traefik" \
+      -o "$staging/bin/traefik" github.com/traefik/traefik/v3/cmd/traefik
+  if ! reuse bin/kubelet bin/kube-proxy bin/kube-scheduler; then
+    # Upstream's flags, as ../build.sh builds the control plane (same tags and -trimpath: the same compiled packages).
+    # A control-plane build under way fills the same build cache: wait for it (its lock) instead of compiling twice.
+    cp_cache=${CONTROLPLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/controlplane}
+    mkdir -p "$cp_cache"
+    echo "node: waiting for any control-plane build in progress (its Go build cache is this part's)" >&2
+    flock "$cp_cache/.lock" true
+    IFS=. read -r major minor _ <<<"${k8s#v}"
+    ldflags="-s -w"
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ldflags="$ldflags -X $pkg.gitVersion=$k8s -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    done
+    part "kubelet, kube-proxy, kube-scheduler $k8s" kubernetes -tags selinux,notest -ldflags "$ldflags" -o "$staging/bin/" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kube-scheduler
+  fi
   # The CRDs of the Traefik that runs (IngressRoute, IngressRouteTCP, ...), from its module, beside its binary.
-  traefik_src=$(cd "$here/traefik" && go list -m -f '{{.Dir}}' github.com/traefik/traefik/v3)
-  cp "$traefik_src/docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml" "$staging/traefik-crds.yaml"
+  if ! reuse traefik-crds.yaml; then
+    traefik_src=$(cd "$here/traefik" && go list -m -f '{{.Dir}}' github.com/traefik/traefik/v3)
+    cp "$traefik_src/docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml" "$staging/traefik-crds.yaml"
+  fi
   "$staging/bin/kubelet" --version >&2
   "$staging/bin/containerd" --version >&2
+  # The test images of the previous build stay (the same CoreDNS and Traefik are in them).
+  for old in "$dir"/images-*; do
+    if [ -d "$old" ]; then mv "$old" "$staging/"; fi
+  done
   rm -rf "$dir"
   chmod 755 "$staging"
   mv "$staging" "$dir"

@@ -11,9 +11,13 @@
 //	                            {reached, reachedAtMs (Unix ms: when the first successful attempt started),
 //	                            attempts, answer|error}: how soon a path opened
 //	probe id                    print who the process runs as and what confines it (JSON)
+//	probe net                   print the pod's interfaces (name, MAC, every address, IPv6 included), the kernel's
+//	                            disable_ipv6 for all, default and eth0, what writing 0 into all's answered, and the
+//	                            IPv4 neighbours it learned (JSON)
 //
 // A target is [label=]tcp:HOST:PORT (reached: the connection was accepted), [label=]udp:HOST:PORT (reached: an
-// answer came back to "ping") or [label=]dns:NAME (reached: the resolver of /etc/resolv.conf answered with
+// answer came back to "ping"; an IPv6 HOST in brackets, with its zone for a link-local one: [fe80::1%eth0]:8080)
+// or [label=]dns:NAME (reached: the resolver of /etc/resolv.conf answered with
 // addresses). A refused or timed-out attempt is not reached; its error says which.
 package main
 
@@ -47,6 +51,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "id" {
 		printJSON(identity())
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "net" {
+		printJSON(network())
 		return
 	}
 	serve()

@@ -1,4 +1,4 @@
-// Builds the CNI plugins of the real-node test suite (bridge, host-local, loopback, portmap); not part of the product.
+// Builds the CNI plugins of the real-node test suite (bridge, host-local, loopback, portmap, tuning); not part of the product.
 module challenge-hooks/controlplane/node/cni
 
 go 1.26.8
@@ -32,4 +32,5 @@ tool (
 	github.com/containernetworking/plugins/plugins/main/bridge
 	github.com/containernetworking/plugins/plugins/main/loopback
 	github.com/containernetworking/plugins/plugins/meta/portmap
+	github.com/containernetworking/plugins/plugins/meta/tuning
 )

@@ -49,7 +49,10 @@ state = "${paths.containerdState}"
 `
 }
 
-/** One bridge for every pod, its gateway the node's address; no masquerading: there is no uplink to leave by. */
+/**
+ * One bridge for every pod, its gateway the node's address; no masquerading: there is no uplink to leave by. IPv4
+ * only: IPv6 is switched off in every pod's namespace (the tuning plugin).
+ */
 export function cniConflist(): string {
   return JSON.stringify(
     {
@@ -67,6 +70,19 @@ export function cniConflist(): string {
             type: 'host-local',
             ranges: [[{ subnet: POD_CIDR, rangeStart: '10.244.0.10', gateway: NODE_IP }]],
             routes: [{ dst: '0.0.0.0/0' }],
+          },
+        },
+        // No IPv6 in any pod: kube-router filters IPv4 alone, and every pod with IPv6 on has a link-local address on
+        // the shared bridge, over which no NetworkPolicy holds. A pod cannot switch it off itself (Restricted: no
+        // capability, /proc/sys read-only): the node does, in each pod's network namespace, once bridge has made it
+        // and before any container runs. `all` removes every address there; `default` keeps later interfaces
+        // without; eth0's own (IFNAME) is named too, as docs/install.md shows operators.
+        {
+          type: 'tuning',
+          sysctl: {
+            'net.ipv6.conf.all.disable_ipv6': '1',
+            'net.ipv6.conf.default.disable_ipv6': '1',
+            'net.ipv6.conf.IFNAME.disable_ipv6': '1',
           },
         },
         { type: 'portmap', capabilities: { portMappings: true } },
