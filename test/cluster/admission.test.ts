@@ -343,7 +343,13 @@ t.test(
       },
     })
     // The names alice creates here are hers (the policy challenge-hooks-definition-names, test/cluster/definition-names.test.ts).
-    await registerAuthors(env, ns, [{ user: 'alice@example.org', definitionNames: ['alices', 'unnamed', 'forged'] }])
+    await registerAuthors(env, ns, [
+      {
+        user: 'alice@example.org',
+        definitionNames: ['alices', 'unnamed', 'forged'],
+        imagePrefixes: ['registry.test/'],
+      },
+    ])
     const alice = { user: 'alice@example.org', groups: ['challenge-authors'] }
     const bob = { user: 'bob@example.org', groups: ['challenge-authors'] }
     const olivia = { user: 'olivia' }

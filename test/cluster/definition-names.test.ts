@@ -89,8 +89,8 @@ t.test("definition names are their authors', beyond the definitions' lives", asy
   const s = await suite.scenario(t, 'names')
   await bindRoles(s)
   await registerAuthors(suite, s.ns, [
-    { user: ALICE.user, definitionNames: ['web-login', 'alice-*', 'shared'] },
-    { user: BOB.user, definitionNames: ['bob-*', 'shared'] },
+    { user: ALICE.user, definitionNames: ['web-login', 'alice-*', 'shared'], imagePrefixes: ['registry.test/'] },
+    { user: BOB.user, definitionNames: ['bob-*', 'shared'], imagePrefixes: ['registry.test/'] },
   ])
   const refused = async (what: string, write: () => Promise<unknown>, message: string) =>
     t.strictSame(await attempt(write), { status: 403, message }, what)
@@ -197,6 +197,7 @@ t.test('the largest register a namespace can store is read within the API server
   const authors = Array.from({ length: 50 }, (_, user) => ({
     user: user === 0 ? ALICE.user : `author-${user}@example.org`,
     definitionNames: user === 0 ? [...names(user).slice(0, 199), 'web-*'] : names(user),
+    ...(user === 0 ? { imagePrefixes: ['registry.test/'] } : {}),
   }))
   await registerAuthors(suite, s.ns, authors)
   const stored = await suite.rest.get<Json>(`${CHALLENGES}/namespaces/${s.ns}/challengeauthors/authors`)
@@ -218,7 +219,9 @@ t.test(
   async (t) => {
     const s = await suite.scenario(t, 'author-changed')
     await bindRoles(s)
-    await registerAuthors(suite, s.ns, [{ user: ALICE.user, definitionNames: ['web-login'] }])
+    await registerAuthors(suite, s.ns, [
+      { user: ALICE.user, definitionNames: ['web-login'], imagePrefixes: ['registry.test/'] },
+    ])
     const NAME = 'web-login-u-alice'
     await create(s, ALICE, definitionBy(s, 'web-login', ALICE.user))()
     await s.create(s.challenge('web-login', 'alice'))
