@@ -178,11 +178,15 @@ t.test('every forbidden field is refused by the API server, naming it, whatever 
       // A field of a handler sits in a probe of that handler alone (a probe has one).
       const handler = /readinessProbe\.(httpGet|tcpSocket|grpc)$/.exec(at)?.[1]
       const probe = handler === undefined ? {} : { readinessProbe: { [handler]: { port: 8080 } } }
-      const base = withValue(
-        definition(`forbidden-${++count}`),
-        'spec.pod.containers[0]',
-        handler === undefined ? firstContainer : { ...firstContainer, ...probe },
-      )
+      // A field of a variable's source sits in a variable that reads an author's Secret.
+      const env = at.startsWith('pod.containers[].env[]')
+        ? { env: [{ name: 'SECRET', valueFrom: { secretKeyRef: { name: 'alice-web', key: 'password' } } }] }
+        : {}
+      const base = withValue(definition(`forbidden-${++count}`), 'spec.pod.containers[0]', {
+        ...firstContainer,
+        ...probe,
+        ...env,
+      })
       const asked = withValue(base, path, VALUES[node.type as string])
       const validations: Validation[] = ['Strict', 'Warn', 'Ignore']
       for (const validation of validations) {
