@@ -25,6 +25,7 @@ t.test('defaults', async (t) => {
     flagSecretIsDevelopmentDefault: true,
     hookToken: undefined,
     hookTokenPrevious: undefined,
+    flagVerifyToken: undefined,
     hookTls: undefined,
     baseDomain: 'challenges.localhost',
     ingressClassName: undefined,
@@ -113,6 +114,7 @@ t.test('every variable is read', async (t) => {
     SHUTDOWN_DRAIN_MS: '0',
     SHUTDOWN_TIMEOUT_MS: '3000',
     OPS_PORT: '9091',
+    FLAG_VERIFY_TOKEN: 'verify-tok',
   })
   t.strictSame(config, {
     port: 9090,
@@ -123,6 +125,7 @@ t.test('every variable is read', async (t) => {
     flagSecretIsDevelopmentDefault: false,
     hookToken: 'tok',
     hookTokenPrevious: undefined,
+    flagVerifyToken: 'verify-tok',
     hookTls: { certFile: '/etc/challenge-hooks/tls/tls.crt', keyFile: '/etc/challenge-hooks/tls/tls.key' },
     baseDomain: 'ctf.example.org',
     ingressClassName: 'nginx',
