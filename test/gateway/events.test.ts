@@ -191,8 +191,15 @@ t.test('a change whose view cannot be made now is sent once the API server answe
   await watching(fake, 1)
   fake.failLists = true
   fake.setStatus('challenges', NAME, { phase: 'Pending', reason: 'Starting' })
+  const mark = fake.requests.length
   fake.endWatches()
-  await watching(fake, 2)
+  // The gateway reads again after the watch ends, and its lists are refused twice: the change cannot be shown yet.
+  const lists = () =>
+    fake.requests
+      .slice(mark)
+      .filter((r) => /^GET \/apis\/[^?]+\/namespaces\/[^/]+\/[a-z]+(\?|$)/.test(r) && !r.includes('watch=true'))
+  await eventually('two refused lists', async () => lists().length >= 2 || undefined)
+  t.strictSame(phases(stream), ['None'], 'nothing shown while the view cannot be made')
   fake.failLists = false
   await eventually('Pending', async () => phases(stream).includes('Pending') || undefined)
   t.strictSame(phases(stream), ['None', 'Pending'])

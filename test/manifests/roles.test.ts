@@ -38,6 +38,7 @@ const GROUP = 'challenge-hooks.dev'
 
 t.test('the roles and bindings of manifests/ are these, no more', async (t) => {
   t.strictSame(named('ClusterRole'), [
+    'challenge-gateway',
     'challenge-hooks-author',
     'challenge-hooks-metacontroller',
     'challenge-hooks-metacontroller-write',
@@ -47,6 +48,7 @@ t.test('the roles and bindings of manifests/ are these, no more', async (t) => {
   t.strictSame(named('Role'), ['metacontroller/challenge-hooks-metacontroller-leader-election'])
   t.strictSame(named('ClusterRoleBinding'), ['challenge-hooks-metacontroller'])
   t.strictSame(named('RoleBinding'), [
+    'challenges/challenge-gateway',
     'challenges/challenge-hooks-authors',
     'challenges/challenge-hooks-metacontroller-write',
     'challenges/challenge-hooks-operators',
@@ -54,6 +56,16 @@ t.test('the roles and bindings of manifests/ are these, no more', async (t) => {
     'metacontroller/challenge-hooks-metacontroller-leader-election',
   ])
 })
+
+t.test(
+  'the gateway (a component): Challenges without update, reading the catalogue; no Secrets, no status',
+  async (t) => {
+    t.strictSame(ruleOf('ClusterRole', 'challenge-gateway'), [
+      { apiGroups: [GROUP], resources: ['challenges'], verbs: [...READ, 'create', 'patch', 'delete'] },
+      { apiGroups: [GROUP], resources: ['challengedefinitions'], verbs: READ },
+    ])
+  },
+)
 
 t.test('the CTF platform: Challenges, and reading the catalogue; no Secrets, no status', async (t) => {
   t.strictSame(ruleOf('ClusterRole', 'challenge-hooks-platform'), [
@@ -137,6 +149,11 @@ t.test('each binding: its role and its subjects', async (t) => {
       binding: 'ClusterRoleBinding -/challenge-hooks-metacontroller',
       roleRef: roleRef('ClusterRole', 'challenge-hooks-metacontroller'),
       subjects: metacontroller,
+    },
+    {
+      binding: 'RoleBinding challenges/challenge-gateway',
+      roleRef: roleRef('ClusterRole', 'challenge-gateway'),
+      subjects: [{ kind: 'ServiceAccount', name: 'challenge-gateway', namespace: 'challenge-hooks' }],
     },
     {
       binding: 'RoleBinding challenges/challenge-hooks-authors',
