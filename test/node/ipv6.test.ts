@@ -143,9 +143,9 @@ function udp(host: string, port: number): Promise<boolean> {
 
 function table(rows: Row[], columns: Record<string, Record<string, { ipv4: boolean; ipv6: boolean }>>): string {
   const names = Object.keys(columns).flatMap((name) => [`${name}, IPv4`, `${name}, IPv6`])
-  const cell = (hit: boolean | undefined) => (hit === undefined ? '' : hit ? 'reached' : '-').padEnd(22)
+  const cell = (hit: boolean | undefined) => (hit === undefined ? '' : hit ? 'reached' : '-').padEnd(26)
   return [
-    `  ${'target'.padEnd(38)}${names.map((name) => name.padEnd(22)).join('')}IPv6 addresses tried`,
+    `  ${'target'.padEnd(38)}${names.map((name) => name.padEnd(26)).join('')}IPv6 addresses tried`,
     ...rows.map(
       (row) =>
         `  ${row.label.padEnd(38)}${Object.values(columns)
@@ -287,7 +287,7 @@ t.test('IPv6: an instance reaches nothing over IPv6, and no pod has IPv6 to be r
     (done) => ({ code: 0, stdout: done.stdout }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout }),
   )
-  t.comment(`scripts/check-pod-ipv6.sh ${s.ns}:\n${check.stdout}`)
+  t.comment(`scripts/check-pod-ipv6.sh ${s.ns}:\n${check.stdout.trimEnd()}`)
   t.strictSame(
     check,
     {
