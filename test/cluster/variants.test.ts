@@ -149,11 +149,12 @@ const RESTRICTED: Variant[] = [
     settles: { phase: 'Error', reason: 'ConfigError' },
   },
   {
-    // Valid to the hook (request under limit), refused by the namespace's LimitRange (max memory 2Gi): the hook
-    // reads the LimitRange and never asks for the pod, and says why.
+    // Valid to the hook (request under limit, and within what cost 2 may hold), refused by the namespace's
+    // LimitRange (max memory 2Gi): the hook reads the LimitRange and never asks for the pod, and says why.
     what: 'a pod the LimitRange refuses',
     definition: 'v-limitrange',
     definitionSpec: {
+      cost: 2,
       pod: {
         containers: [
           {
