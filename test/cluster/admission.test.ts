@@ -349,6 +349,8 @@ t.test(
         definitionNames: ['alices', 'unnamed', 'forged'],
         imagePrefixes: ['registry.test/'],
       },
+      // bob writes alice's definition once an operator hands it to him.
+      { user: 'bob@example.org', imagePrefixes: ['registry.test/'] },
     ])
     const alice = { user: 'alice@example.org', groups: ['challenge-authors'] }
     const bob = { user: 'bob@example.org', groups: ['challenge-authors'] }

@@ -21,6 +21,8 @@ const AUTHOR_POLICY =
   "ValidatingAdmissionPolicy 'challenge-hooks-challenge-author' with binding 'challenge-hooks-challenge-author' denied request"
 const ACCEPT = 'challenge-hooks.dev/accept-definition-author'
 const BOBS_IMAGE = 'registry.test/bob-web:6.6'
+/** The image prefixes of the authors here: the test images' and the example's (s.definition names it). */
+const IMAGES = ['registry.test/', 'docker.io/']
 
 /** The roles of manifests/roles.yaml bound in the scenario's namespace, as in `challenges`. */
 async function bindRoles(s: Scenario): Promise<void> {
@@ -89,8 +91,8 @@ t.test("definition names are their authors', beyond the definitions' lives", asy
   const s = await suite.scenario(t, 'names')
   await bindRoles(s)
   await registerAuthors(suite, s.ns, [
-    { user: ALICE.user, definitionNames: ['web-login', 'alice-*', 'shared'], imagePrefixes: ['registry.test/'] },
-    { user: BOB.user, definitionNames: ['bob-*', 'shared'], imagePrefixes: ['registry.test/'] },
+    { user: ALICE.user, definitionNames: ['web-login', 'alice-*', 'shared'], imagePrefixes: IMAGES },
+    { user: BOB.user, definitionNames: ['bob-*', 'shared'], imagePrefixes: IMAGES },
   ])
   const refused = async (what: string, write: () => Promise<unknown>, message: string) =>
     t.strictSame(await attempt(write), { status: 403, message }, what)
@@ -197,7 +199,7 @@ t.test('the largest register a namespace can store is read within the API server
   const authors = Array.from({ length: 50 }, (_, user) => ({
     user: user === 0 ? ALICE.user : `author-${user}@example.org`,
     definitionNames: user === 0 ? [...names(user).slice(0, 199), 'web-*'] : names(user),
-    ...(user === 0 ? { imagePrefixes: ['registry.test/'] } : {}),
+    ...(user === 0 ? { imagePrefixes: IMAGES } : {}),
   }))
   await registerAuthors(suite, s.ns, authors)
   const stored = await suite.rest.get<Json>(`${CHALLENGES}/namespaces/${s.ns}/challengeauthors/authors`)
@@ -219,9 +221,7 @@ t.test(
   async (t) => {
     const s = await suite.scenario(t, 'author-changed')
     await bindRoles(s)
-    await registerAuthors(suite, s.ns, [
-      { user: ALICE.user, definitionNames: ['web-login'], imagePrefixes: ['registry.test/'] },
-    ])
+    await registerAuthors(suite, s.ns, [{ user: ALICE.user, definitionNames: ['web-login'], imagePrefixes: IMAGES }])
     const NAME = 'web-login-u-alice'
     await create(s, ALICE, definitionBy(s, 'web-login', ALICE.user))()
     await s.create(s.challenge('web-login', 'alice'))
