@@ -34,6 +34,9 @@ COPY package.json ./
 COPY --from=build /app/dist/server.js ./dist/server.js
 # The gateway (manifests/components/gateway): the same image, command dist/gateway-server.js.
 COPY --from=build /app/dist/gateway-server.js ./dist/gateway-server.js
+# The isolation gate, the init container of every instance's pod (ISOLATION_GATE_IMAGE is this image by default):
+# node /app/dist/isolation-gate.js.
+COPY --from=build /app/dist/isolation-gate.js ./dist/isolation-gate.js
 # Files stay owned by root and read-only to the server; the Deployment also runs it as 10001 with a read-only root
 # filesystem.
 USER 10001:10001

@@ -71,3 +71,6 @@ const shared = {
 await build({ ...shared, entryPoints: ['dist/server.js'], outfile: 'dist/server.js', plugins: [precompiled] })
 // The gateway (src/gateway-server.ts): the same image, another command; its schemas compile at start.
 await build({ ...shared, entryPoints: ['dist/gateway-server.js'], outfile: 'dist/gateway-server.js' })
+// The isolation gate (src/isolation-gate.ts): the init container of every instance's pod, run from the same image,
+// so one file beside the server's, with nothing to resolve at its start.
+await build({ ...shared, entryPoints: ['dist/isolation-gate.js'], outfile: 'dist/isolation-gate.js' })

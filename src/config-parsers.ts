@@ -278,6 +278,41 @@ export function cidrs(): Parser<string[]> {
   })
 }
 
+/**
+ * An IP address and a port, `10.96.0.1:443` or `[fd00::1]:443`: no name, since a pod of egress `None` cannot look one
+ * up (a failed lookup would look like a blocked connection).
+ */
+export function addressAndPort(): Parser<string | undefined> {
+  return {
+    accepts: 'an IP address and a port: `10.96.0.1:443`, `[fd00::1]:443`',
+    read(env, name) {
+      const value = text(env, name)
+      if (value === undefined) return undefined
+      const match = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(value)
+      const [address, port] = match === null ? ['', 0] : [match[1] ?? match[2] ?? '', Number(match[3])]
+      const family = isIP(address)
+      if (family === 0 || (family === 6) !== value.startsWith('[') || port < 1 || port > 65535)
+        throw new ConfigError(
+          name,
+          `must be an IP address and a port such as 10.96.0.1:443 or [fd00::1]:443, got "${value}"`,
+        )
+      return value
+    },
+  }
+}
+
+/** `true` or `false`. */
+export function boolean(): Parser<boolean | undefined> {
+  const values = oneOf(['true', 'false'])
+  return {
+    accepts: values.accepts,
+    read(env, name, context) {
+      const value = values.read(env, name, context)
+      return value === undefined ? undefined : value === 'true'
+    },
+  }
+}
+
 /** Extended resources: domain-qualified names outside kubernetes.io (cpu and memory are always allowed). */
 export function extendedResources(): Parser<string[]> {
   return list('comma-separated extended resource names (`nvidia.com/gpu`)', (resource, name) => {

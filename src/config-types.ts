@@ -48,6 +48,8 @@ export interface Config {
   bodyLimit: number
   /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
   clusterCidrs: string[]
+  /** The init container every instance's pod starts with: it holds the pod back until its egress is blocked. */
+  isolationGate: IsolationGate
   /** Where instances may send DNS queries: the DNS pods (namespace and labels), node-local addresses, the port. */
   dns: { namespace: string; podSelector: Record<string, string>; addresses: string[]; port: number }
   /** Where challenge pods run: a node pool of their own (node selector, tolerations) and a default RuntimeClass. */
@@ -79,6 +81,15 @@ export const HTTP_ROUTINGS = ['Ingress', 'GatewayAPI', 'Traefik'] as const
 export type HttpRouting = (typeof HTTP_ROUTINGS)[number]
 export const TLS_ROUTINGS = ['GatewayAPI', 'Traefik'] as const
 export type TlsRouting = (typeof TLS_ROUTINGS)[number]
+
+export interface IsolationGate {
+  image: string
+  /** `address:port` the gate tries; undefined: the API server's in-cluster address, from the pod's environment. */
+  target: string | undefined
+  timeoutSeconds: number
+  /** The NetworkPolicy engine enforces IPv6 too: pods with IPv6 addresses may start. */
+  ipv6Enforced: boolean
+}
 
 export interface InstancePods {
   nodeSelector: Record<string, string> | undefined

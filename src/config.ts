@@ -9,7 +9,9 @@
  * drift.
  */
 import {
+  addressAndPort,
   anyText,
+  boolean,
   byteSize,
   cidrs,
   ConfigError,
@@ -37,11 +39,11 @@ import {
   type Parser,
   type Toleration,
 } from './config-parsers.js'
-import { HOST } from './patterns.js'
+import { HOST, IMAGE_REFERENCE } from './patterns.js'
 import { HTTP_ROUTINGS, OWNER_BUDGET_SCOPES, TLS_ROUTINGS, type Config } from './config-types.js'
 
 export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, type Toleration }
-export type { Config, HttpRouting, InstancePods, TlsRouting } from './config-types.js'
+export type { Config, HttpRouting, InstancePods, IsolationGate, TlsRouting } from './config-types.js'
 export { estimatedBits } from './config-parsers.js'
 
 /** A host that names the machine it is read on: players would reach their own (127.0.0.0/8, ::1, localhost). */
@@ -256,6 +258,37 @@ export const VARIABLES = {
     parser: cidrs(),
     meaning:
       "extra ranges the `-internet` egress policy excludes: the nodes' addresses and a public API server address (and the pod and service ranges, when they are public). Unset, the server warns at start, and the author preview warns for an `Internet` definition",
+  },
+  ISOLATION_GATE_IMAGE: {
+    group: 'network',
+    parser: orElse(
+      matching(
+        IMAGE_REFERENCE,
+        'an image reference without spaces',
+        'an image reference without spaces, at most 512 characters',
+      ),
+      'ghcr.io/challenge-hooks/challenge-hooks:0.1.0',
+    ),
+    meaning:
+      "the image of the isolation gate, the init container that lets an instance's containers start only once its egress policy is in force (docs/api.md, the isolation gate): the hook server's own image, whose `dist/isolation-gate.js` is the gate. Set it beside the hook server's image when you mirror or retag that one; every node of the challenge pool must be able to pull it",
+  },
+  ISOLATION_GATE_TARGET: {
+    group: 'network',
+    parser: addressAndPort(),
+    meaning:
+      "what the isolation gate tries to reach: an address every egress mode forbids and that accepts connections where nothing blocks them. Unset: the API server's in-cluster address (`KUBERNETES_SERVICE_HOST`, `KUBERNETES_SERVICE_PORT`), which every pod is given",
+  },
+  ISOLATION_GATE_TIMEOUT_SECONDS: {
+    group: 'network',
+    parser: orElse(integer(5, 600), 60),
+    meaning:
+      'how long the isolation gate waits for the egress policy to be in force before it gives up: the instance then ends in Error / `IsolationNotEnforced` (no NetworkPolicy engine on the node, or a target that egress `Internet` reaches)',
+  },
+  POLICY_ENFORCES_IPV6: {
+    group: 'network',
+    parser: orElse(boolean(), false),
+    meaning:
+      "`true` says the cluster's NetworkPolicy engine enforces the policies over IPv6 too. Otherwise the isolation gate refuses to start an instance whose pod has an IPv6 address other than loopback (Error / `IsolationNotEnforced`): engines that enforce IPv4 only let IPv6 through, link-local addresses included (docs/install.md)",
   },
   DNS_NAMESPACE: {
     group: 'network',
@@ -496,6 +529,12 @@ export function loadConfig(env: Env = process.env): Config {
       nodeSelector: v.INSTANCE_NODE_SELECTOR,
       tolerations: v.INSTANCE_TOLERATIONS,
       runtimeClassName: v.INSTANCE_RUNTIME_CLASS,
+    },
+    isolationGate: {
+      image: v.ISOLATION_GATE_IMAGE,
+      target: v.ISOLATION_GATE_TARGET,
+      timeoutSeconds: v.ISOLATION_GATE_TIMEOUT_SECONDS,
+      ipv6Enforced: v.POLICY_ENFORCES_IPV6,
     },
     dns: { namespace: v.DNS_NAMESPACE, podSelector: v.DNS_POD_SELECTOR, addresses: v.DNS_ADDRESSES, port: v.DNS_PORT },
     maxResyncSeconds: v.MAX_RESYNC_SECONDS,

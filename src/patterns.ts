@@ -64,5 +64,8 @@ export const ENTRY_POINT = '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$'
 /** A host name or an IP address (v4 or v6) players connect to. */
 export const HOST = '^[A-Za-z0-9.:-]{1,253}$'
 
+/** A container image reference as the hook renders it: no whitespace, at most 512 characters (the definition's bound). */
+export const IMAGE_REFERENCE = '^\\S{1,512}$'
+
 /** A whole number written in decimal digits only: no sign, no fraction, no exponent. */
 export const DIGITS = '^\\d+$'

@@ -97,6 +97,8 @@ export const Reason = {
   CrashLoopBackOff: 'CrashLoopBackOff',
   InvalidImage: 'InvalidImage',
   ConfigError: 'ConfigError',
+  /** The isolation gate did not let the pod's containers start: its egress was not seen blocked (docs/api.md). */
+  IsolationNotEnforced: 'IsolationNotEnforced',
   // Deleted
   Expired: 'Expired',
   Stopped: 'Stopped',

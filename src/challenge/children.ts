@@ -15,8 +15,9 @@ import type { Config } from '../config.js'
 import type { DesiredChild } from '../protocol.js'
 import { Label, RUN_ANNOTATION, type DefinitionContainer } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
+import { GATE_BOUNDED_RESOURCES, GATE_COMMAND, GATE_CONTAINER, GATE_USER, GateEnv } from './gate.js'
 import { childLabels, type ChildNames } from './names.js'
-import { effectiveResources } from './resources.js'
+import { effectiveResources, quantityValue } from './resources.js'
 import { instanceHost, route } from './routes.js'
 
 export const FLAG_KEY = 'flag'
@@ -286,10 +287,51 @@ function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nod
 export const DEFAULT_GROUP = 65534
 
 /**
+ * The isolation gate (gate.ts): the pod's one init container, so the author's containers start only once the pod's
+ * egress is seen blocked. The same hardened context whatever the profile, no volume and no flag: it needs nothing
+ * but the network.
+ */
+export function gateContainer(config: Config, containers: readonly DefinitionContainer[]): IContainer {
+  const gate = config.isolationGate
+  const each = containers.map((one) => effectiveResources(one))
+  const largest = (kind: 'requests' | 'limits') =>
+    Object.fromEntries(
+      GATE_BOUNDED_RESOURCES.map((name) => {
+        const values = each.map((resources) => resources[kind][name] as string | number)
+        // Checked quantities (definition.ts): each has a value.
+        const pick = values.reduce((best, value) =>
+          (quantityValue(value) as number) > (quantityValue(best) as number) ? value : best,
+        )
+        return [name, pick]
+      }),
+    )
+  return {
+    name: GATE_CONTAINER,
+    image: gate.image,
+    command: [...GATE_COMMAND],
+    env: [
+      ...(gate.target === undefined ? [] : [{ name: GateEnv.target, value: gate.target }]),
+      { name: GateEnv.timeoutSeconds, value: String(gate.timeoutSeconds) },
+      { name: GateEnv.ipv6Enforced, value: String(gate.ipv6Enforced) },
+    ],
+    resources: { requests: largest('requests'), limits: largest('limits') },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: GATE_USER,
+      runAsGroup: GATE_USER,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    },
+  }
+}
+
+/**
  * The instance's workload: one bare Pod, the hardened pod of the definition's security profile. A Pod, not a
  * Deployment: its status reaches the hook as an observed child, with no related-object rule that Metacontroller would
  * evaluate for every pod event of the cluster against every Challenge (docs/design.md). One run never overlaps
  * the next: the child rule's `Recreate` update strategy deletes the pod of the old run before it creates the new one.
+ * Its first container is the isolation gate: the author's containers, and so its readiness, start after it.
  */
 export function pod(input: RenderInput): IPod & DesiredChild {
   const { definition, names } = input
@@ -316,6 +358,7 @@ export function pod(input: RenderInput): IPod & DesiredChild {
       ...(definition.imagePullSecrets.length === 0
         ? {}
         : { imagePullSecrets: definition.imagePullSecrets.map((name) => ({ name })) }),
+      initContainers: [gateContainer(input.config, definition.containers)],
       containers: definition.containers.map((each) => container(each, input)),
       volumes: [
         { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },

@@ -17,6 +17,7 @@ import {
   type DefinitionSpec,
   type ExposeType,
 } from './api.js'
+import { GATE_CONTAINER } from './gate.js'
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'
 import { field, quote } from './read.js'
@@ -229,6 +230,9 @@ function consistencyProblem(spec: DefinitionSpec): string | undefined {
   const names = spec.pod.containers.map((container) => container.name)
   const duplicate = names.find((name, index) => names.indexOf(name) !== index)
   if (duplicate !== undefined) return `spec.pod.containers: the name "${duplicate}" is used twice`
+  const gate = names.indexOf(GATE_CONTAINER)
+  if (gate !== -1)
+    return `spec.pod.containers[${gate}].name: ${GATE_CONTAINER} is the name of the isolation gate, the pod's init container; rename the container`
   if (spec.expose.container !== undefined && !names.includes(spec.expose.container)) {
     return `spec.expose.container: no container is named ${quote(spec.expose.container)}`
   }

@@ -42,6 +42,7 @@ const RUN_ENDING_ERRORS = new Set<string>([
   Reason.CrashLoopBackOff,
   Reason.InvalidImage,
   Reason.ConfigError,
+  Reason.IsolationNotEnforced,
   Reason.PodRefused,
 ])
 

@@ -7,6 +7,7 @@
  */
 import { Reason, RUN_ANNOTATION } from './api.js'
 import type { ResolvedDefinition } from './definition.js'
+import { GATE_CONTAINER, GATE_MESSAGE_LIMIT } from './gate.js'
 import type { ChildNames } from './names.js'
 import { ownChild, type ObservedIndex } from './observed.js'
 import { field, list, num, text } from './read.js'
@@ -19,7 +20,11 @@ export const CRASH_LOOP_RESTARTS = 3
 export type PodProblem =
   | {
       fatal: true
-      reason: typeof Reason.CrashLoopBackOff | typeof Reason.InvalidImage | typeof Reason.ConfigError
+      reason:
+        | typeof Reason.CrashLoopBackOff
+        | typeof Reason.InvalidImage
+        | typeof Reason.ConfigError
+        | typeof Reason.IsolationNotEnforced
       message: string
     }
   | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable; message: string }
@@ -134,14 +139,38 @@ function waitingProblem(status: unknown): PodProblem | undefined {
   }
 }
 
+/**
+ * The isolation gate's failure: it exited non-zero (now, or before the kubelet restarted it), saying why in its
+ * termination message. Once seen, the run ends: the egress policy was not in force in time, or never will be.
+ */
+function gateProblem(status: unknown): PodProblem | undefined {
+  const failed = [field(status, 'state'), field(status, 'lastState')]
+    .map((state) => field(state, 'terminated'))
+    .find((terminated) => terminated !== undefined && num(field(terminated, 'exitCode')) !== 0)
+  if (failed === undefined) return undefined
+  const said = (text(field(failed, 'message')) ?? '').trim().slice(0, GATE_MESSAGE_LIMIT)
+  const reason = text(field(failed, 'reason'))
+  return {
+    fatal: true,
+    reason: Reason.IsolationNotEnforced,
+    message: `The isolation gate did not let the instance start: ${
+      said === ''
+        ? `it exited with code ${num(field(failed, 'exitCode'))}${reason === undefined ? '' : ` (${reason})`}.`
+        : said
+    }`,
+  }
+}
+
 /** The most serious problem of the pod: fatal ones first, then image pulls, then scheduling. */
 export function podProblem(pod: KubeObject | undefined): PodProblem | undefined {
   const status = field(pod, 'status')
   const problems: PodProblem[] = []
-  for (const container of [
-    ...list(field(status, 'initContainerStatuses')),
-    ...list(field(status, 'containerStatuses')),
-  ]) {
+  for (const container of list(field(status, 'initContainerStatuses'))) {
+    const problem =
+      (field(container, 'name') === GATE_CONTAINER ? gateProblem(container) : undefined) ?? waitingProblem(container)
+    if (problem) problems.push(problem)
+  }
+  for (const container of list(field(status, 'containerStatuses'))) {
     const problem = waitingProblem(container)
     if (problem) problems.push(problem)
   }

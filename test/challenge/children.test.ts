@@ -59,6 +59,31 @@ t.test('the Pod of the Restricted profile, whole', async (t) => {
       enableServiceLinks: false,
       // No pod-level group: containerd refuses a group without a user (the sandbox has no image to take one from).
       securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      // First, and before the author's container may start: the pod's egress seen blocked (docs/api.md).
+      initContainers: [
+        {
+          name: 'isolation-gate',
+          image: 'ghcr.io/challenge-hooks/challenge-hooks:0.1.0',
+          command: ['/nodejs/bin/node', '/app/dist/isolation-gate.js'],
+          env: [
+            { name: 'ISOLATION_GATE_TIMEOUT_SECONDS', value: '60' },
+            { name: 'POLICY_ENFORCES_IPV6', value: 'false' },
+          ],
+          // The one container's, with its defaults: the pod asks for no more than without the gate.
+          resources: {
+            requests: { cpu: '50m', memory: '64Mi', 'ephemeral-storage': '64Mi' },
+            limits: { cpu: '500m', memory: '256Mi', 'ephemeral-storage': '256Mi' },
+          },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65534,
+            runAsGroup: 65534,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          },
+        },
+      ],
       containers: [
         {
           name: 'web',
@@ -261,6 +286,76 @@ t.test('Baseline, runtime class, author resources, probes, commands and several 
   t.hasStrict(app?.securityContext, { runAsUser: 1000, runAsGroup: 1000 })
   validateChildren(renderChildren(input(spec)))
 })
+
+t.test(
+  'the isolation gate: the largest request and limit of the containers, the settings handed on, the same context under Baseline',
+  async (t) => {
+    const spec = {
+      pod: {
+        containers: [
+          { name: 'db', image: 'db:1', resources: { requests: { cpu: '0.2' }, limits: { memory: '1Gi', cpu: 1 } } },
+          {
+            name: 'app',
+            image: 'app:1',
+            resources: {
+              requests: { memory: '100M', 'ephemeral-storage': '100Mi' },
+              limits: { 'nvidia.com/gpu': '1' },
+            },
+          },
+          { name: 'cache', image: 'cache:1', resources: { limits: { 'ephemeral-storage': '2Gi' } } },
+        ],
+      },
+      expose: { container: 'app', port: 8080 },
+      security: { profile: 'Baseline' },
+    }
+    const config = testConfig({
+      isolationGate: {
+        image: 'registry.example.org/mirror/challenge-hooks:0.1.0',
+        target: '10.0.0.10:9153',
+        timeoutSeconds: 20,
+        ipv6Enforced: true,
+      },
+    })
+    const definition = resolveDefinition('web', spec, {
+      extendedResources: ['nvidia.com/gpu'],
+      runtimeClasses: [],
+    })
+    if (!definition.found) throw new Error(definition.message)
+    const built = podChild(input(web, { definition: definition.definition, config }))
+    t.strictSame(built.spec?.initContainers, [
+      {
+        name: 'isolation-gate',
+        image: 'registry.example.org/mirror/challenge-hooks:0.1.0',
+        command: ['/nodejs/bin/node', '/app/dist/isolation-gate.js'],
+        env: [
+          { name: 'ISOLATION_GATE_TARGET', value: '10.0.0.10:9153' },
+          { name: 'ISOLATION_GATE_TIMEOUT_SECONDS', value: '20' },
+          { name: 'POLICY_ENFORCES_IPV6', value: 'true' },
+        ],
+        // cpu: db's 0.2 (200m) and 1; memory: app's 100M (above 64Mi) and db's 1Gi; storage: app's 100Mi and cache's
+        // 2Gi. No GPU: the gate holds no extended resource.
+        resources: {
+          requests: { cpu: '0.2', memory: '100M', 'ephemeral-storage': '100Mi' },
+          limits: { cpu: 1, memory: '1Gi', 'ephemeral-storage': '2Gi' },
+        },
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: 65534,
+          runAsGroup: 65534,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        },
+      },
+    ])
+    t.strictSame(
+      built.spec?.containers.map((each) => each.name),
+      ['db', 'app', 'cache'],
+      "the author's containers after it",
+    )
+    validateChildren([built])
+  },
+)
 
 t.test(
   "a Restricted container's group: nogroup unless the definition names one, with or without a user; none on the pod",

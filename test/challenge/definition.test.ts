@@ -208,6 +208,11 @@ const refused: [string, unknown, RegExp][] = [
     /the name "web" is used twice/,
   ],
   [
+    "a container named like the pod's isolation gate",
+    { ...minimal, pod: { containers: [container, { name: 'isolation-gate', image: 'x' }] } },
+    /^ChallengeDefinition "web" is invalid: spec\.pod\.containers\[1\]\.name: isolation-gate is the name of the isolation gate, the pod's init container; rename the container\.$/,
+  ],
+  [
     'exposing a missing container',
     { ...minimal, expose: { container: 'api', port: 1 } },
     /spec\.expose\.container: no container is named "api"/,

@@ -386,6 +386,44 @@ t.test('pod failures that end the run', async (t) => {
   t.match(initFailure.status, { reason: 'InvalidImage', message: /container setup/ })
 })
 
+t.test(
+  'the isolation gate failed: Error / IsolationNotEnforced with its message, the run over, its path removed',
+  async (t) => {
+    const first = prepared(challenge(), { related: [webDefinition()] })
+    const said = 'Egress isolation is not in force: 10.96.0.1:443 (the API server), which every egress mode forbids.'
+    const failed = step(first.parent, {
+      related: [webDefinition()],
+      children: withPod(observedChildren(first.response.children), {
+        ...waitingPod(NAME, 0, 'x'),
+        status: {
+          phase: 'Pending',
+          initContainerStatuses: [
+            {
+              name: 'isolation-gate',
+              restartCount: 1,
+              state: { waiting: { reason: 'CrashLoopBackOff' } },
+              lastState: { terminated: { exitCode: 1, reason: 'Error', message: said } },
+            },
+          ],
+          containerStatuses: [{ name: 'web', state: { waiting: { reason: 'PodInitializing' } } }],
+        },
+      }),
+      now: at(75),
+    })
+    t.hasStrict(failed.status, {
+      phase: 'Error',
+      reason: 'IsolationNotEnforced',
+      message: `The isolation gate did not let the instance start: ${said}`,
+      finishedAt: '2026-11-22T12:01:15Z',
+    })
+    t.strictSame(
+      failed.response.children.map((child) => child.kind),
+      ['Pod', 'NetworkPolicy', 'NetworkPolicy', 'Secret'],
+      'the traffic path first (Service and Ingress gone); the pod, its isolation and its flag kept for later steps',
+    )
+  },
+)
+
 t.test('unschedulable stays Pending with its reason', async (t) => {
   const first = prepared(challenge(), { related: [webDefinition()] })
   const pod = waitingPod(NAME, 0, 'x')

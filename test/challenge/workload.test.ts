@@ -98,6 +98,66 @@ t.test('podEnded: Failed and Succeeded pods never run again by themselves', asyn
   t.equal(podEnded(undefined), false, 'no pod')
 })
 
+t.test('podProblem: the isolation gate that exited non-zero ends the run, saying what it said', async (t) => {
+  const gate = (status: Record<string, unknown>, containers: Record<string, unknown>[] = []) =>
+    ownPod({ initContainerStatuses: [{ name: 'isolation-gate', ...status }], containerStatuses: containers })
+  const said =
+    'Egress isolation is not in force: 10.96.0.1:443 (the API server), which every egress mode forbids, accepted 2900 of 2900 connections over 60 s, and never 3 in a row were blocked.'
+  const failed = { terminated: { exitCode: 1, reason: 'Error', message: `${said}\n` } }
+  t.strictSame(podProblem(gate({ state: failed })), {
+    fatal: true,
+    reason: Reason.IsolationNotEnforced,
+    message: `The isolation gate did not let the instance start: ${said}`,
+  })
+  t.strictSame(
+    podProblem(gate({ restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: failed })),
+    {
+      fatal: true,
+      reason: Reason.IsolationNotEnforced,
+      message: `The isolation gate did not let the instance start: ${said}`,
+    },
+    'restarted by the kubelet, waiting: its last state says it',
+  )
+  t.strictSame(
+    podProblem(gate({ state: { terminated: { exitCode: 137, reason: 'OOMKilled' } } })),
+    {
+      fatal: true,
+      reason: Reason.IsolationNotEnforced,
+      message: 'The isolation gate did not let the instance start: it exited with code 137 (OOMKilled).',
+    },
+    'no message: its exit code and reason',
+  )
+  t.strictSame(
+    podProblem(gate({ state: { terminated: { exitCode: 2, message: '  ' } } }))?.message,
+    'The isolation gate did not let the instance start: it exited with code 2.',
+    'a blank message, no reason',
+  )
+  t.equal(
+    podProblem(gate({ state: { terminated: { exitCode: 1, message: 'x'.repeat(4096) } } }))?.message,
+    `The isolation gate did not let the instance start: ${'x'.repeat(1000)}`,
+    'at most 1,000 characters of it',
+  )
+  const passed = { terminated: { exitCode: 0, reason: 'Completed' } }
+  const rows: [string, KubeObject, Reason | undefined][] = [
+    ['passed', gate({ state: passed }, [{ name: 'web', state: { running: {} } }]), undefined],
+    ['still trying', gate({ state: { running: {} } }), undefined],
+    ['not started', gate({ state: { waiting: { reason: 'PodInitializing' } } }), undefined],
+    ['an exit code that is not a number', gate({ state: { terminated: { exitCode: '1' } } }), undefined],
+    ['its image cannot be pulled', gate({ state: { waiting: { reason: 'ErrImagePull' } } }), Reason.ImagePullBackOff],
+    [
+      "another init container's failure is not the gate's",
+      ownPod({ initContainerStatuses: [{ name: 'setup', state: failed }] }),
+      undefined,
+    ],
+    [
+      "the gate's failure outranks an app container waiting for its image",
+      gate({ state: failed }, [{ name: 'web', state: { waiting: { reason: 'ImagePullBackOff' } } }]),
+      Reason.IsolationNotEnforced,
+    ],
+  ]
+  for (const [what, p, reason] of rows) t.equal(podProblem(p)?.reason, reason, what)
+})
+
 t.test('podProblem: what a waiting container or an unschedulable pod says, and what it does not', async (t) => {
   const waiting = (status: Record<string, unknown>) => ownPod({ containerStatuses: [{ name: 'web', ...status }] })
   const scheduled = (condition: Record<string, unknown>) => ownPod({ conditions: [condition] })

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { repoRoot } from '../helpers/manifests.js'
+import { GATE_COMMAND } from '../../src/challenge/gate.js'
 
 interface Instruction {
   keyword: string
@@ -60,7 +61,7 @@ t.test('build stage: npm ci and npm run build', async (t) => {
   t.match(all(build, 'RUN').join('\n'), /npm ci(?! --omit)/, 'with all dependencies (TypeScript is a devDependency)')
 })
 
-t.test('final stage: the bundled server and gateway and package.json, nothing else', async (t) => {
+t.test('final stage: the bundled server, gateway and isolation gate and package.json, nothing else', async (t) => {
   t.strictSame(all(final, 'RUN'), [], 'nothing runs in the final stage (no install)')
   const copies = all(final, 'COPY')
   t.strictSame(
@@ -69,8 +70,16 @@ t.test('final stage: the bundled server and gateway and package.json, nothing el
       'package.json ./',
       '--from=build /app/dist/server.js ./dist/server.js',
       '--from=build /app/dist/gateway-server.js ./dist/gateway-server.js',
+      '--from=build /app/dist/isolation-gate.js ./dist/isolation-gate.js',
     ],
-    'package.json (its "type": "module") and the two bundles',
+    'package.json (its "type": "module") and the three bundles',
+  )
+  t.strictSame(all(final, 'WORKDIR'), ['/app'], 'in /app')
+  // The command of every instance's init container (src/challenge/gate.ts) names node and the gate's bundle there.
+  t.strictSame(GATE_COMMAND, ['/nodejs/bin/node', '/app/dist/isolation-gate.js'], "the gate's command")
+  t.ok(
+    [...all(final, 'ENTRYPOINT')].some((form) => (JSON.parse(form) as string[])[0] === GATE_COMMAND[0]),
+    "node where the gate's command names it",
   )
   t.notOk(
     copies.some((c) => /node_modules/.test(c)),
