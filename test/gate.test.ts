@@ -223,8 +223,8 @@ t.test("the pod's I/O: /proc read, missing or unreadable; the termination messag
   const stderr: string[] = []
   const stdout: string[] = []
   const write = { err: process.stderr.write.bind(process.stderr), out: process.stdout.write.bind(process.stdout) }
-  process.stderr.write = ((text: string) => stderr.push(text) > 0) as typeof process.stderr.write
-  process.stdout.write = ((text: string) => stdout.push(text) > 0) as typeof process.stdout.write
+  process.stderr.write = (text: string) => stderr.push(text) > 0
+  process.stdout.write = (text: string) => stdout.push(text) > 0
   try {
     io.fail('Egress isolation is not in force.')
     podIo({ ifInet6, terminationLog: join(dir, 'missing', 'termination-log') }).fail('No target.')

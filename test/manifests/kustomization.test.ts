@@ -296,6 +296,11 @@ t.test('kubectl kustomize manifests/ resolves every reference', { skip: built.sk
     'the Deployment reads the generated ConfigMap',
   )
   t.equal(container?.image, 'ghcr.io/challenge-hooks/challenge-hooks:0.1.0')
+  t.equal(
+    loadConfig({}).isolationGate.image,
+    container?.image,
+    "the isolation gate's image is by default the hook server's (its dist/isolation-gate.js)",
+  )
   const namespaces = new Set(objects.map((o) => o.metadata.namespace))
   t.strictSame([...namespaces].sort(), ['challenge-hooks', 'challenges', 'metacontroller', undefined])
   t.ok(

@@ -11,6 +11,7 @@
 import type { Test } from 'tap'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import type { KubeObject } from '../support/simulator/index.js'
+import { podsHaveIpv6 } from '../support/node/configs.js'
 import { image, NODE_IP, POD_CIDR, SERVICE_CIDR } from '../support/node/layout.js'
 import { startSuite, type Json, type Scenario, type Suite } from '../cluster/harness.js'
 
@@ -27,8 +28,16 @@ export async function startNodeSuite(
   const suite = await startSuite(t, {
     realNode: true,
     components: options.components,
-    // Players reach NodePorts at the node's address; the node and Service ranges are the cluster's own.
-    hookEnv: { PUBLIC_HOST: NODE_IP, CLUSTER_CIDRS: `${POD_CIDR},${SERVICE_CIDR}`, ...options.hookEnv },
+    // Players reach NodePorts at the node's address; the node and Service ranges are the cluster's own. While the
+    // node's pods have IPv6 addresses, the isolation gate would refuse every instance (what it must do: kube-router
+    // polices IPv4 only); the scenarios then say the engine covers IPv6, to measure everything else over IPv4, and
+    // isolation-gate.test.ts shows the refusal.
+    hookEnv: {
+      PUBLIC_HOST: NODE_IP,
+      CLUSTER_CIDRS: `${POD_CIDR},${SERVICE_CIDR}`,
+      ...(podsHaveIpv6() ? { POLICY_ENFORCES_IPV6: 'true' } : {}),
+      ...options.hookEnv,
+    },
   })
   // The hook server runs in this process; its installed Deployment's image (ghcr.io) cannot be pulled here.
   await kubectlOk(suite.kubectl, ['-n', 'challenge-hooks', 'scale', 'deployment/challenge-hooks', '--replicas=0'])

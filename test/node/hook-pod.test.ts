@@ -1,17 +1,14 @@
 // The hook server as a pod under its own manifests (manifests/hook-server.yaml, installed by the suite as an
-// operator would): its image is packed here, as no registry is reachable, from the Node binary that runs this suite,
-// its shared libraries and the checkout's bundled dist/server.js (npm run build), with the test images' packer,
-// under the reference the Deployment names, so that nothing is pulled. Then the Deployment is scaled to one
+// operator would): its image is the one the node imported at its start (test/support/node/hook-image.ts: the Node
+// binary that runs this suite, its shared libraries and the checkout's bundled dist/server.js), under the
+// reference the Deployment names, so that nothing is pulled. Then the Deployment is scaled to one
 // replica: the pod must start under the manifest's hardened context, become Ready on its ops port, say at start
 // what its configuration lacks (config.env's PUBLIC_HOST placeholder), answer a /sync through its Service, and be
 // reachable from Metacontroller's namespace only.
-import { execFileSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
-import { dirname, join } from 'node:path'
 import t from 'tap'
 import { createNamespace } from '../cluster/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
-import { repoRoot } from '../support/kube/controlplane.js'
+import { HOOK_IMAGE } from '../support/node/hook-image.js'
 import { newRequest } from '../helpers/worlds.js'
 import { probeFrom, startNodeSuite, workstation, type Json } from './harness.js'
 
@@ -19,65 +16,16 @@ const suite = await startNodeSuite(t)
 const NS = 'challenge-hooks'
 const SELECTOR = 'app.kubernetes.io/name=challenge-hooks,app.kubernetes.io/component=hook-server'
 
-function need(name: string): string {
-  const value = process.env[name]
-  if (value === undefined || value === '') throw new Error(`${name} is not set: run through npm run test:node`)
-  return value
-}
-
-/** Packs the hook server's image under `reference` and imports it into the node's containerd; its size in MB. */
-function packHookImage(reference: string): number {
-  const pack = join(dirname(need('NODE_IMAGES_TAR')), 'bin', 'pack')
-  const out = join(need('NODE_RUN_DIR'), 'hook-image.tar')
-  // The Node binary and the shared libraries it loads, at the paths its loader looks for them.
-  const libraries = [
-    ...execFileSync('ldd', [process.execPath], { encoding: 'utf8' }).matchAll(/(\/\S+\.so[^\s]*)/g),
-  ].map((match) => match[1] as string)
-  const files = [
-    `/node=${process.execPath}`,
-    `/app/dist/server.js=${join(repoRoot, 'dist/server.js')}`,
-    ...libraries.map(
-      (library) => `${library}=${execFileSync('readlink', ['-f', library], { encoding: 'utf8' }).trim()}`,
-    ),
-  ]
-  execFileSync(pack, [
-    '-image',
-    reference,
-    '-user',
-    '10001:10001',
-    '-out',
-    out,
-    ...files.flatMap((file) => ['-file', file]),
-    '--',
-    '/node',
-    '/app/dist/server.js',
-  ])
-  const size = Number(execFileSync('stat', ['-c', '%s', out], { encoding: 'utf8' })) / 1e6
-  const ctr = join(need('NODE_BIN_DIR'), 'bin', 'ctr')
-  execFileSync(ctr, [
-    '--address',
-    join(need('NODE_RUN_DIR'), 'containerd', 'containerd.sock'),
-    '--namespace',
-    'k8s.io',
-    'images',
-    'import',
-    out,
-  ])
-  rmSync(out)
-  return size
-}
-
 t.test(
   'the hook server as a pod of its own manifests: Ready, warns, answers /sync through its Service, only Metacontroller reaches it',
   async (t) => {
     const deployment = await suite.rest.get<{ spec: { template: { spec: { containers: { image: string }[] } } } }>(
       `/apis/apps/v1/namespaces/${NS}/deployments/challenge-hooks`,
     )
-    const reference = deployment.spec.template.spec.containers[0]?.image as string
-    const started = Date.now()
-    const size = packHookImage(reference)
-    t.comment(
-      `image ${reference}: ${size.toFixed(0)} MB, packed and imported in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    t.equal(
+      deployment.spec.template.spec.containers[0]?.image,
+      HOOK_IMAGE,
+      'the image the node imported at its start (test/support/node/hook-image.ts), which is also the isolation gate',
     )
     t.teardown(() => kubectlOk(suite.kubectl, ['-n', NS, 'scale', 'deployment/challenge-hooks', '--replicas=0']))
     const scaled = Date.now()

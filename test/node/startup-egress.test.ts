@@ -1,39 +1,78 @@
-// Isolation before any player can connect (docs/security.md, "Isolation from the first connection"). kube-router
-// puts a new pod under its NetworkPolicies on its pod event, a few tens of milliseconds after the container has
-// started: what the author's image runs in those first milliseconds is the author's own start-up code (trusted,
-// like the image). The guarantee is about players: the instance is not Running, and no path carries a connection
-// to it, before its rules are in place. Instances of the probe image with egress None try, from the moment their
-// process starts and every 20 ms for 10 s, a pod of another namespace, the public and the metadata stand-ins; the
-// test meanwhile reads the status every 20 ms and connects to the node port every 20 ms. Asserted: no forbidden
-// target is reached from the moment the status says Running, nor from the first connection that got through;
-// measured and printed: the start window (how long after the process's start its packets still got out).
+// Isolation before any player can connect (docs/security.md). kube-router puts a new pod under its NetworkPolicies on
+// its pod event, some time after the pod's network exists; every instance's pod starts with the isolation gate
+// (docs/api.md), an init container that lets the author's container start only once 3 attempts in a row at the API
+// server's Service were blocked. 100 egress-None instances of the probe image (NodePort): 20 created one after
+// another, then 40 at once twice (the node starting 40 pods, and kube-router programming them, together). Each probe
+// tries, from its process's start and every 20 ms for 10 s, a pod of another namespace, the public and the metadata
+// stand-ins and the API server; the test meanwhile tries every node port every 20 ms and reads the statuses every
+// 100 ms. Asserted for every instance: the gate said when the rules were in force; the author's process started after
+// the gate passed; it reached nothing it may not, ever; the first connection through the node port came after the
+// rules were in force, and Running after that. Printed: when the rules came into force from the gate's start, and the
+// margin from then to the first connection.
+import { loadavg } from 'node:os'
 import { createServer, type Server } from 'node:net'
 import t from 'tap'
 import { createNamespace } from '../cluster/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
-import { app, definition, METADATA_IP, podOf, PUBLIC_IP, startNodeSuite, workstation } from './harness.js'
-import { firstAnswerThroughNodePort, whenRunning } from './timing.js'
+import {
+  app,
+  definition,
+  METADATA_IP,
+  NODE_IP,
+  PUBLIC_IP,
+  startNodeSuite,
+  workstation,
+  type Json,
+  type Scenario,
+} from './harness.js'
+import { banner } from './timing.js'
 
 const suite = await startNodeSuite(t)
-const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']
 const WATCH_SECONDS = 10
+const API_SERVICE = '10.0.0.1:443'
+/** 100 starts: 20 one after another, then 40 at once, twice. */
+const WAVES = [
+  { label: 'one after another', count: 20, together: false },
+  { label: '40 at once', count: 40, together: true },
+  { label: '40 at once', count: 40, together: true },
+]
 
 interface Window {
   attempts: number
   reached: number
   /** ms from the process's start to the start of the last attempt that got through (-1: none did) */
   lastReachedMs: number
-  /** the same moment in Unix ms (-1: none) */
-  lastReachedAtMs: number
 }
 
-interface Instance {
+/** What the isolation gate printed when it passed (src/gate.ts, Report): Unix ms. */
+interface GateReport {
+  startedAt: number
+  lastReachedAt: number | null
+  firstBlockedAt: number
+  passedAt: number
+  attempts: number
+  reached: number
+}
+
+/** One instance, as the test saw it (Unix ms, the test's clock: the node's, as everything runs on one machine). */
+interface Tracked {
   name: string
-  /** Unix ms: the Challenge created, the probe's process started, the first Running read, the first connection that got the app's answer */
+  wave: number
   created: number
-  started: number
-  running: number
+  port?: number
+  /** the start of the first connection through the node port that got the app's answer */
+  connected?: number
+  /** the first status read that said Running */
+  running?: number
+  error?: string
+}
+
+interface Instance extends Tracked {
   connected: number
+  running: number
+  gate: GateReport
+  /** the probe's process start (Unix ms), and what it reached from there */
+  started: number
   windows: Record<string, Window>
 }
 
@@ -43,82 +82,239 @@ async function listen(address: string): Promise<Server> {
   return server
 }
 
-t.test('egress None holds before any player can connect: from Running, and from the first connection', async (t) => {
-  const servers = await Promise.all([listen(METADATA_IP), listen(PUBLIC_IP)])
-  t.teardown(() => servers.forEach((server) => server.close()))
-  const s = await suite.scenario(t, 'startup-egress')
-  const other = await createNamespace(suite, t, 'startup-elsewhere')
-  const elsewhere = await workstation(suite, other, 'elsewhere')
-  const targets = `elsewhere=tcp:${elsewhere.ip}:8080 public=tcp:${PUBLIC_IP}:80 metadata=tcp:${METADATA_IP}:80`
-  const env = [
-    { name: 'PROBE_TARGETS', value: targets },
-    { name: 'PROBE_SECONDS', value: String(WATCH_SECONDS) },
-  ]
-  await s.create(
-    definition('early', {
-      pod: app('probe', 8080, { env }),
-      expose: { type: 'NodePort', port: 8080 },
-      network: { egress: 'None' },
-    }),
-  )
-  const instances: Instance[] = []
-  for (const owner of OWNERS) {
-    const name = `early-u-${owner}`
-    const created = Date.now()
-    await s.create(s.challenge('early', owner))
-    const connected = firstAnswerThroughNodePort(s, name, created, 'probe 8080')
-    const { at: running } = await whenRunning(s, name, created)
-    const pod = await podOf(s, name)
-    // The report comes WATCH_SECONDS after the process started.
-    let line: string | undefined
-    for (let i = 0; i < 100 && line === undefined; i++) {
-      const logs = await kubectlOk(suite.kubectl, ['logs', '-n', s.ns, pod.name])
-      line = logs.stdout.split('\n').find((l) => l.startsWith('PROBE '))
-      if (line === undefined) await new Promise((r) => setTimeout(r, 200))
+/**
+ * Every instance of the namespace at once: every 20 ms a connection to each node port that has not answered yet (each
+ * on its own: one waiting for its timeout must not hide the moment the path opens), and every 100 ms one list of the
+ * Services (their node ports) and one of the Challenges (Running, or Error).
+ */
+function watch(s: Scenario): { tracked: Map<string, Tracked>; stop(): void } {
+  const tracked = new Map<string, Tracked>()
+  let stopped = false
+  let tick = 0
+  const loop = async () => {
+    while (!stopped) {
+      if (tick++ % 5 === 0) {
+        const [services, challenges] = await Promise.all([
+          s.list(`/api/v1/namespaces/${s.ns}/services`),
+          s.list(`/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges`),
+        ])
+        const now = Date.now()
+        for (const service of services) {
+          const one = tracked.get(service.metadata.name)
+          const port = ((service.spec as Json | undefined)?.ports as { nodePort?: number }[] | undefined)?.[0]?.nodePort
+          if (one !== undefined && one.port === undefined) one.port = port
+        }
+        for (const challenge of challenges) {
+          const one = tracked.get(challenge.metadata.name)
+          const status = (challenge.status ?? {}) as Json
+          if (one === undefined) continue
+          if (status.phase === 'Running' && one.running === undefined) one.running = now
+          if (status.phase === 'Error') one.error = `${String(status.reason)}: ${String(status.message)}`
+        }
+      }
+      for (const one of tracked.values()) {
+        if (one.port === undefined || one.connected !== undefined) continue
+        const startedAt = Date.now()
+        void banner(NODE_IP, one.port).then((got) => {
+          if (got === 'probe 8080' && (one.connected === undefined || startedAt < one.connected))
+            one.connected = startedAt
+        })
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
     }
-    if (line === undefined) throw new Error(`${name}: no PROBE report in its log`)
-    const report = JSON.parse(line.slice('PROBE '.length)) as { startedAtMs: number; startup: Record<string, Window> }
-    instances.push({
-      name,
-      created,
-      started: report.startedAtMs,
-      running: created + running,
-      connected: created + (await connected),
-      windows: report.startup,
-    })
   }
-  const rows = instances.map((x) => {
-    const reached = Object.entries(x.windows).map(
-      ([target, w]) => `${target} ${w.reached}/${w.attempts}${w.reached > 0 ? ` until ${w.lastReachedMs} ms` : ''}`,
-    )
-    return `  ${x.name.padEnd(12)} process start +${x.started - x.created} ms, first connection +${x.connected - x.created} ms, Running +${x.running - x.created} ms (from create); reached from the start: ${reached.join(', ')}`
-  })
-  t.comment(`attempts from the container's start (every 20 ms for ${WATCH_SECONDS} s):\n${rows.join('\n')}`)
-  const window = Math.max(-1, ...instances.flatMap((x) => Object.values(x.windows).map((w) => w.lastReachedMs)))
-  const leaky = instances.filter((x) => Object.values(x.windows).some((w) => w.reached > 0)).length
-  t.comment(
-    `start window: packets of ${leaky} of ${instances.length} instances got out, the last ${window} ms after their process started; the first connection came ${Math.min(...instances.map((x) => x.connected - x.started))}–${Math.max(...instances.map((x) => x.connected - x.started))} ms after it, Running ${Math.min(...instances.map((x) => x.running - x.started))}–${Math.max(...instances.map((x) => x.running - x.started))} ms after it`,
-  )
+  const running = loop()
+  return {
+    tracked,
+    stop: () => {
+      stopped = true
+      void running
+    },
+  }
+}
 
-  t.ok(
-    instances.every((x) => Object.values(x.windows).every((w) => w.attempts > 0)),
-    'every instance tried every target',
-  )
-  // The watch must outlast both moments, or "nothing after them" would hold for want of attempts.
-  const uncovered = instances
-    .filter((x) => x.started + WATCH_SECONDS * 1000 < Math.max(x.running, x.connected) + 1000)
-    .map((x) => x.name)
-  t.strictSame(uncovered, [], `each probe kept trying for at least 1 s after Running and after the first connection`)
-  const after = (moment: 'running' | 'connected') =>
-    instances.flatMap((x) =>
-      Object.entries(x.windows)
-        .filter(([, w]) => w.lastReachedAtMs >= 0 && w.lastReachedAtMs >= x[moment])
-        .map(([target, w]) => `${x.name} -> ${target} at ${w.lastReachedMs} ms`),
+/**
+ * Waits until every one of `names` has answered through its node port, and has been Running unless `connectedOnly`
+ * (fails on an Error).
+ */
+async function settled(
+  tracked: Map<string, Tracked>,
+  names: string[],
+  connectedOnly = false,
+  timeoutMs = 240_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  const done = (one: Tracked) => one.connected !== undefined && (connectedOnly || one.running !== undefined)
+  for (;;) {
+    const all = names.map((name) => tracked.get(name) as Tracked)
+    const failed = all.filter((one) => one.error !== undefined)
+    if (failed.length > 0) throw new Error(failed.map((one) => `${one.name}: ${one.error as string}`).join('\n'))
+    if (all.every(done)) return
+    if (Date.now() > deadline) {
+      const waiting = all.filter((one) => !done(one))
+      throw new Error(`not Running and reachable in time: ${waiting.map((one) => one.name).join(', ')}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** The JSON line a container's log starts with `prefix` on, once it is there (the probe's comes WATCH_SECONDS in). */
+async function logLine(s: Scenario, pod: string, container: string, prefix: string): Promise<string> {
+  for (let i = 0; i < 150; i++) {
+    const logs = await kubectlOk(suite.kubectl, ['logs', '-n', s.ns, pod, '-c', container])
+    const line = logs.stdout.split('\n').find((l) => l.startsWith(prefix))
+    if (line !== undefined) return line
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`${pod}/${container}: no line starting with ${prefix} in its log`)
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number
+const spread = (values: number[]) =>
+  values.length === 0 ? 'none' : `${Math.min(...values)}–${Math.max(...values)} ms (median ${median(values)})`
+
+t.test(
+  'the isolation gate: no author process and no connection before the egress rules are in force, over 100 starts',
+  async (t) => {
+    const servers = await Promise.all([listen(METADATA_IP), listen(PUBLIC_IP)])
+    t.teardown(() => servers.forEach((server) => server.close()))
+    const s = await suite.scenario(t, 'startup-egress')
+    const other = await createNamespace(suite, t, 'startup-elsewhere')
+    const elsewhere = await workstation(suite, other, 'elsewhere')
+    const targets = `elsewhere=tcp:${elsewhere.ip}:8080 public=tcp:${PUBLIC_IP}:80 metadata=tcp:${METADATA_IP}:80 apiserver=tcp:${API_SERVICE}`
+    await s.create(
+      definition('early', {
+        pod: app('probe', 8080, {
+          env: [
+            { name: 'PROBE_TARGETS', value: targets },
+            { name: 'PROBE_SECONDS', value: String(WATCH_SECONDS) },
+          ],
+          // A hundred pods on two cores: small requests; half a core to start node (the gate) and the probe.
+          resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { cpu: '500m', memory: '128Mi' } },
+        }),
+        expose: { type: 'NodePort', port: 8080 },
+        network: { egress: 'None' },
+      }),
     )
-  t.strictSame(after('running'), [], 'no packet of an egress-None instance gets out once its status says Running')
-  t.strictSame(
-    after('connected'),
-    [],
-    'no packet of an egress-None instance gets out once a player could connect to it',
-  )
-})
+    const watcher = watch(s)
+    t.teardown(() => watcher.stop())
+    const { tracked } = watcher
+    const loads: string[] = []
+    let n = 0
+    for (const [wave, { label, count, together }] of WAVES.entries()) {
+      const names = Array.from({ length: count }, () => `early-u-p${++n}`)
+      const create = async (name: string) => {
+        tracked.set(name, { name, wave, created: Date.now() })
+        await s.create(s.challenge('early', name.replace('early-u-', '')))
+      }
+      if (together) {
+        await Promise.all(names.map(create))
+      } else {
+        // The next one once this one answers: their starts do not overlap.
+        for (const name of names) {
+          await create(name)
+          await settled(tracked, [name], true)
+        }
+      }
+      await settled(tracked, names)
+      loads.push(`${label}: load average ${loadavg()[0]?.toFixed(1)} after it`)
+    }
+    watcher.stop()
+
+    const instances: Instance[] = []
+    for (const one of tracked.values()) {
+      const gate = JSON.parse(await logLine(s, one.name, 'isolation-gate', '{"isolationGate"')) as GateReport
+      const probe = JSON.parse((await logLine(s, one.name, 'app', 'PROBE ')).slice('PROBE '.length)) as {
+        startedAtMs: number
+        startup: Record<string, Window>
+      }
+      instances.push({
+        ...(one as Tracked & { connected: number; running: number }),
+        gate,
+        started: probe.startedAtMs,
+        windows: probe.startup,
+      })
+    }
+
+    const rows = instances.map((x) => {
+      const open =
+        x.gate.lastReachedAt === null
+          ? 'in force at its first try'
+          : `open until +${x.gate.lastReachedAt - x.gate.startedAt}`
+      return `  ${x.name.padEnd(13)} gate +${x.gate.startedAt - x.created} ms from create: rules ${open}, blocked from +${x.gate.firstBlockedAt - x.gate.startedAt}, passed +${x.gate.passedAt - x.gate.startedAt} (${x.gate.reached}/${x.gate.attempts} reached); app +${x.started - x.gate.passedAt} after it; first connection +${x.connected - x.gate.firstBlockedAt} after the rules, Running +${x.running - x.connected} after that`
+    })
+    t.comment(`each instance, from the gate's start (ms):\n${rows.join('\n')}`)
+    for (const [wave, { label }] of WAVES.entries()) {
+      const of = instances.filter((x) => x.wave === wave)
+      const open = of.filter((x) => x.gate.lastReachedAt !== null)
+      t.comment(
+        [
+          `${label} (${of.length}): ${loads[wave] as string}`,
+          `  rules not yet in force at the gate's first try: ${open.length} of ${of.length}, still open up to ${spread(open.map((x) => (x.gate.lastReachedAt as number) - x.gate.startedAt))} after the gate started`,
+          `  rules seen in force (first of the 3 blocked tries) ${spread(of.map((x) => x.gate.firstBlockedAt - x.gate.startedAt))} after the gate started; the gate passed ${spread(of.map((x) => x.gate.passedAt - x.gate.startedAt))} after it started`,
+          `  the author's process started ${spread(of.map((x) => x.started - x.gate.passedAt))} after the gate passed`,
+          `  margin, rules in force -> first connection through the node port: ${spread(of.map((x) => x.connected - x.gate.firstBlockedAt))}`,
+          `  first connection -> Running: ${spread(of.map((x) => x.running - x.connected))}`,
+        ].join('\n'),
+      )
+    }
+    t.comment(
+      `all ${instances.length}: margin, rules in force -> first connection ${spread(instances.map((x) => x.connected - x.gate.firstBlockedAt))}; rules in force -> the author's process ${spread(instances.map((x) => x.started - x.gate.firstBlockedAt))}`,
+    )
+
+    t.equal(instances.length, 100, '100 starts')
+    t.strictSame(
+      instances
+        .filter((x) => x.gate.passedAt < x.gate.firstBlockedAt || x.gate.firstBlockedAt < x.gate.startedAt)
+        .map((x) => x.name),
+      [],
+      'every gate said when the rules were in force, before it passed',
+    )
+    t.strictSame(
+      instances
+        .filter((x) => x.started < x.gate.passedAt)
+        .map((x) => `${x.name}: ${x.gate.passedAt - x.started} ms early`),
+      [],
+      'no author process started before its gate passed',
+    )
+    t.strictSame(
+      instances.flatMap((x) =>
+        Object.entries(x.windows)
+          .filter(([, w]) => w.reached > 0)
+          .map(
+            ([target, w]) =>
+              `${x.name} -> ${target} ${w.reached} times, the last ${w.lastReachedMs} ms after it started`,
+          ),
+      ),
+      [],
+      'no packet of an egress-None instance got out, from its process start on',
+    )
+    t.strictSame(
+      instances
+        .filter((x) => Object.values(x.windows).some((w) => w.attempts === 0) || Object.keys(x.windows).length !== 4)
+        .map((x) => x.name),
+      [],
+      'every probe tried every target',
+    )
+    // The watch must outlast both moments, or "nothing after them" would hold for want of attempts.
+    t.strictSame(
+      instances
+        .filter((x) => x.started + WATCH_SECONDS * 1000 < Math.max(x.running, x.connected) + 1000)
+        .map((x) => x.name),
+      [],
+      'each probe kept trying for at least 1 s after Running and after the first connection',
+    )
+    t.strictSame(
+      instances
+        .filter((x) => x.connected < x.gate.firstBlockedAt)
+        .map((x) => `${x.name}: ${x.gate.firstBlockedAt - x.connected} ms early`),
+      [],
+      'no connection through the node port before the egress rules were in force',
+    )
+    t.strictSame(
+      instances.filter((x) => x.running < x.connected).map((x) => x.name),
+      [],
+      'Running only after a connection got through',
+    )
+  },
+)

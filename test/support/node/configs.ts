@@ -93,6 +93,14 @@ export function cniConflist(): string {
   )
 }
 
+/**
+ * Whether the node's pods get IPv6 addresses (link-local at least): the kernel gives every interface of a new network
+ * namespace one unless the CNI configuration turns IPv6 off there. kube-router polices IPv4 only.
+ */
+export function podsHaveIpv6(): boolean {
+  return !cniConflist().includes('disable_ipv6')
+}
+
 export function kubeletConfig(paths: NodePaths): string {
   return JSON.stringify(
     {

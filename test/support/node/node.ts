@@ -1,9 +1,9 @@
 // A real Kubernetes node, started inside the suite's namespaces (namespace.ts) after the control plane:
-// containerd (with the test images imported), the kubelet, kube-proxy, kube-router's firewall, kube-scheduler and
+// containerd (with the test images and the hook server's image imported), the kubelet, kube-proxy, kube-router's firewall, kube-scheduler and
 // CoreDNS as a pod. stop() ends them, kubelet first; what they leave (pods' cgroups, containerd's shims, mounts)
 // goes with the namespaces (teardown.sh).
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { startControlPlane, type ControlPlane } from '../kube/controlplane.js'
@@ -12,6 +12,7 @@ import { Processes, waitFor } from '../kube/processes.js'
 import { Rest } from '../kube/rest.js'
 import { cniConflist, containerdToml, kubeletConfig, kubeProxyConfig, type NodePaths } from './configs.js'
 import { coreDnsManifests } from './dns.js'
+import { packHookImage } from './hook-image.js'
 import { NODE_IP, NODE_NAME, SERVICE_CIDR } from './layout.js'
 
 const run = promisify(execFile)
@@ -80,6 +81,11 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
     )
     await ctr(['images', 'import', options.imagesTar])
     step('containerd and images')
+    // Every instance's pod starts with the isolation gate, whose image is the hook server's.
+    const hook = packHookImage(options.imagesTar, options.dir)
+    await ctr(['images', 'import', hook.tar])
+    rmSync(hook.tar)
+    step(`hook image (${hook.megabytes.toFixed(0)} MB)`)
 
     const kubelet = processes.launch(
       'kubelet',

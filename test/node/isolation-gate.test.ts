@@ -1,0 +1,65 @@
+// The isolation gate refuses what it cannot prove (docs/api.md, "The isolation gate"), on the real node where packets
+// decide. Where nothing blocks its target, it never passes: the instance ends in Error / IsolationNotEnforced with
+// the gate's reason, and the author's container never starts. A node without a policy engine is made here by pointing
+// the gate at what egress DNS lets through (the kube-dns Service, TCP 53): under egress None the same target is
+// blocked and the same gate passes. And with the default POLICY_ENFORCES_IPV6, a pod with IPv6 addresses (the kernel
+// gives every pod interface a link-local one unless the CNI configuration turns IPv6 off; kube-router polices IPv4
+// only) is refused before anything runs.
+import t from 'tap'
+import { podsHaveIpv6 } from '../support/node/configs.js'
+import { app, definition, DNS_SERVICE_IP, reaches, running, startNodeSuite } from './harness.js'
+
+const suite = await startNodeSuite(t, {
+  hookEnv: {
+    ISOLATION_GATE_TARGET: `${DNS_SERVICE_IP}:53`,
+    ISOLATION_GATE_TIMEOUT_SECONDS: '5',
+    // The node's default: whatever the node's pods have, the gate judges it.
+    POLICY_ENFORCES_IPV6: 'false',
+  },
+})
+
+t.test('a target the egress policy lets through: Error / IsolationNotEnforced, the app never started', async (t) => {
+  const s = await suite.scenario(t, 'gate-refuses')
+  for (const egress of ['DNS', 'None']) {
+    await s.create(
+      definition(`gate-${egress.toLowerCase()}`, {
+        pod: app('tcp-echo', 7000),
+        expose: { type: 'NodePort', port: 7000 },
+        network: { egress },
+      }),
+    )
+  }
+  await s.create(s.challenge('gate-dns', 'alice'))
+  await s.create(s.challenge('gate-none', 'alice'))
+  if (podsHaveIpv6()) {
+    // The gate looks at the pod's addresses before it tries anything.
+    for (const name of ['gate-dns-u-alice', 'gate-none-u-alice']) {
+      const status = await reaches(s, name, 'Error', 90_000, [])
+      t.hasStrict(status, { phase: 'Error', reason: 'IsolationNotEnforced' }, `${name}: refused`)
+      t.match(
+        status.message,
+        /^The isolation gate did not let the instance start: The pod has IPv6 addresses \(fe80::[0-9a-f:]+%eth0\), which NetworkPolicy engines that enforce IPv4 only let through: turn IPv6 off in the pods' network namespaces, or set POLICY_ENFORCES_IPV6=true if the cluster's NetworkPolicy engine enforces the policies over IPv6 \(docs\/install\.md\)\.$/,
+        `${name}: its link-local address named`,
+      )
+    }
+    return
+  }
+  const status = await reaches(s, 'gate-dns-u-alice', 'Error', 90_000, [])
+  t.hasStrict(status, { phase: 'Error', reason: 'IsolationNotEnforced' })
+  t.match(
+    status.message,
+    /^The isolation gate did not let the instance start: Egress isolation is not in force: 10\.0\.0\.10:53 \(ISOLATION_GATE_TARGET\), which every egress mode forbids, accepted (\d+) of \1 connections over 5 s, and never 3 in a row were blocked\./,
+    'every attempt reached kube-dns: the reason says so',
+  )
+  // The kubelet's events outlive the pod, which the teardown removes.
+  const { items: events } = await suite.rest.get<{
+    items: { involvedObject: { name: string }; reason: string; message: string }[]
+  }>(`/api/v1/namespaces/${s.ns}/events`)
+  const started = events
+    .filter((event) => event.involvedObject.name === 'gate-dns-u-alice' && event.reason === 'Started')
+    .map((event) => event.message)
+  t.ok(started.includes('Started container isolation-gate'), 'the gate ran')
+  t.notOk(started.includes('Started container app'), "the author's container never started")
+  await running(s, 'gate-none-u-alice')
+  t.pass('egress None blocks the same target: the same gate passes, the instance runs')
+})
