@@ -1,8 +1,12 @@
 // `npm run build` bundles the server into dist/server.js (scripts/bundle.mjs): that one file, copied alone into an
-// empty directory (no node_modules, no package.json), starts and answers every hook and probe as the pod runs it.
+// empty directory (no node_modules, no package.json), starts and answers every hook and probe as the pod runs it. The
+// isolation gate's bundle, dist/isolation-gate.js, runs alone the same way.
 // The time from spawn to the first 200 on /sync is reported, not asserted: `npm run bench` measures cold starts.
 import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildTestApp } from '../helpers/app.js'
@@ -96,5 +100,47 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
   t.strictSame(server.errors(), [], 'nothing logged at level error')
   t.comment(
     `measured: spawn to the first 200 on /sync ${firstOk.toFixed(0)} ms (with the "serving" line polled every 20 ms)`,
+  )
+})
+
+t.test('dist/isolation-gate.js alone passes where its target refuses, and fails where it answers', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-gate-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  copyFileSync(join(repoRoot, 'dist/isolation-gate.js'), join(dir, 'isolation-gate.js'))
+  const listener = createServer((socket) => socket.end())
+  listener.listen(0, '127.0.0.1')
+  await once(listener, 'listening')
+  t.teardown(() => listener.close())
+  const open = (listener.address() as AddressInfo).port
+  const closed = createServer()
+  closed.listen(0, '127.0.0.1')
+  await once(closed, 'listening')
+  const refused = (closed.address() as AddressInfo).port
+  closed.close()
+  // This machine's own IPv6 addresses are none of the gate's business here.
+  const env = { PATH: process.env.PATH, POLICY_ENFORCES_IPV6: 'true' }
+  const run = (extra: Record<string, string>) =>
+    spawnSync(process.execPath, [join(dir, 'isolation-gate.js')], {
+      cwd: dir,
+      env: { ...env, ...extra },
+      encoding: 'utf8',
+    })
+  const passed = run({ ISOLATION_GATE_TARGET: `127.0.0.1:${refused}` })
+  t.equal(passed.status, 0, passed.stderr)
+  t.match(JSON.parse(passed.stdout), {
+    isolationGate: 'enforced',
+    target: `127.0.0.1:${refused}`,
+    lastReachedAt: null,
+    attempts: 3,
+    reached: 0,
+  })
+  const failed = run({ ISOLATION_GATE_TARGET: `127.0.0.1:${open}`, ISOLATION_GATE_TIMEOUT_SECONDS: '1' })
+  t.equal(failed.status, 1)
+  t.equal(failed.stdout, '')
+  t.match(
+    failed.stderr,
+    new RegExp(
+      `^Egress isolation is not in force: 127\\.0\\.0\\.1:${open} \\(ISOLATION_GATE_TARGET\\), which every egress mode forbids, accepted (\\d+) of \\1 connections over 1 s`,
+    ),
   )
 })
