@@ -2,20 +2,12 @@
 // decide. Where nothing blocks its target, it never passes: the instance ends in Error / IsolationNotEnforced with
 // the gate's reason, and the author's container never starts. A node without a policy engine is made here by pointing
 // the gate at what egress DNS lets through (the kube-dns Service, TCP 53): under egress None the same target is
-// blocked and the same gate passes. And with the default POLICY_ENFORCES_IPV6, a pod with IPv6 addresses (the kernel
-// gives every pod interface a link-local one unless the CNI configuration turns IPv6 off; kube-router polices IPv4
-// only) is refused before anything runs.
+// blocked and the same gate passes. (Its IPv6 refusal: isolation-gate-ipv6.test.ts.)
 import t from 'tap'
-import { podsHaveIpv6 } from '../support/node/configs.js'
 import { app, definition, DNS_SERVICE_IP, reaches, running, startNodeSuite } from './harness.js'
 
 const suite = await startNodeSuite(t, {
-  hookEnv: {
-    ISOLATION_GATE_TARGET: `${DNS_SERVICE_IP}:53`,
-    ISOLATION_GATE_TIMEOUT_SECONDS: '5',
-    // The node's default: whatever the node's pods have, the gate judges it.
-    POLICY_ENFORCES_IPV6: 'false',
-  },
+  hookEnv: { ISOLATION_GATE_TARGET: `${DNS_SERVICE_IP}:53`, ISOLATION_GATE_TIMEOUT_SECONDS: '5' },
 })
 
 t.test('a target the egress policy lets through: Error / IsolationNotEnforced, the app never started', async (t) => {
@@ -31,19 +23,6 @@ t.test('a target the egress policy lets through: Error / IsolationNotEnforced, t
   }
   await s.create(s.challenge('gate-dns', 'alice'))
   await s.create(s.challenge('gate-none', 'alice'))
-  if (podsHaveIpv6()) {
-    // The gate looks at the pod's addresses before it tries anything.
-    for (const name of ['gate-dns-u-alice', 'gate-none-u-alice']) {
-      const status = await reaches(s, name, 'Error', 90_000, [])
-      t.hasStrict(status, { phase: 'Error', reason: 'IsolationNotEnforced' }, `${name}: refused`)
-      t.match(
-        status.message,
-        /^The isolation gate did not let the instance start: The pod has IPv6 addresses \(fe80::[0-9a-f:]+%eth0\), which NetworkPolicy engines that enforce IPv4 only let through: turn IPv6 off in the pods' network namespaces, or set POLICY_ENFORCES_IPV6=true if the cluster's NetworkPolicy engine enforces the policies over IPv6 \(docs\/install\.md\)\.$/,
-        `${name}: its link-local address named`,
-      )
-    }
-    return
-  }
   const status = await reaches(s, 'gate-dns-u-alice', 'Error', 90_000, [])
   t.hasStrict(status, { phase: 'Error', reason: 'IsolationNotEnforced' })
   t.match(
