@@ -13,8 +13,8 @@ t.test("IPv6 in the pod, which the node's policy engine does not police: refused
   const s = await suite.scenario(t, 'gate-ipv6')
   await s.create(
     definition('gate-v6', {
-      pod: app('tcp-echo', 7000),
-      expose: { type: 'NodePort', port: 7000 },
+      pod: app('tcp-echo', 9000),
+      expose: { type: 'NodePort', port: 9000 },
       network: { egress: 'None' },
     }),
   )
