@@ -161,6 +161,20 @@ t.test(
         enableServiceLinks: false,
         securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
         imagePullSecrets: [{ name: 'alice-pull' }],
+        // The gate runs the hook's own image, pulled as the operator set it (no pull policy of the author's).
+        initContainers: [
+          {
+            name: 'isolation-gate',
+            image: 'ghcr.io/challenge-hooks/challenge-hooks:0.1.0',
+            command: ['/nodejs/bin/node', '/app/dist/isolation-gate.js'],
+            env: [
+              { name: 'ISOLATION_GATE_TIMEOUT_SECONDS', value: '60' },
+              { name: 'POLICY_ENFORCES_IPV6', value: 'false' },
+            ],
+            resources,
+            securityContext: { ...security, runAsNonRoot: true, runAsUser: 65534 },
+          },
+        ],
         containers: [
           {
             name: 'web',
@@ -307,6 +321,8 @@ t.test(
       },
       expose: { container: 'app', port: 8080 },
       security: { profile: 'Baseline' },
+      // The limits add up to 2Gi + 2 × 256Mi of ephemeral storage: two units of cost.
+      cost: 2,
     }
     const config = testConfig({
       isolationGate: {

@@ -69,16 +69,21 @@ t.test('an image that exits at once, and one past its memory limit: Error / Cras
     if (terminated === 'Error')
       t.equal(status.message, 'Container app keeps crashing.', `${name}: a message a player can read`)
     else t.match(String(status.message), /memory/i, `${name}: the status says it ran out of memory`)
-    // No workload wanted any more: the pod, if still there, is being deleted (a bare Pod goes once the kubelet stopped it).
-    const kept = (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter(
-      (pod) =>
-        pod.metadata.labels?.['challenge-hooks.dev/instance'] === name && pod.metadata.deletionTimestamp === undefined,
-    )
-    t.strictSame(
-      kept.map((pod) => pod.metadata.name),
-      [],
-      `${name}: an Error instance keeps no workload (its pod is being deleted)`,
-    )
+    // No workload wanted any more: the pod, if still there, is being deleted (a bare Pod goes once the kubelet
+    // stopped it). Metacontroller deletes unwanted children before it writes the status, but writes the status even
+    // when a delete failed (a busy API server) and retries the delete at the next sync: so within a resync, not at once.
+    const keptPods = async () =>
+      (await s.list(`/api/v1/namespaces/${s.ns}/pods`))
+        .filter(
+          (pod) =>
+            pod.metadata.labels?.['challenge-hooks.dev/instance'] === name &&
+            pod.metadata.deletionTimestamp === undefined,
+        )
+        .map((pod) => pod.metadata.name)
+    await eventually(`${name}: its pod being deleted`, async () => (await keptPods()).length === 0, undefined, {
+      timeoutMs: 30_000,
+    }).catch(() => false)
+    t.strictSame(await keptPods(), [], `${name}: an Error instance keeps no workload (its pod is being deleted)`)
     const gone = await eventually(
       `${name}: its pod gone`,
       async () => (await containerStatuses(s, name)).length === 0,
