@@ -289,7 +289,8 @@ export function addressAndPort(): Parser<string | undefined> {
       const value = text(env, name)
       if (value === undefined) return undefined
       const match = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(value)
-      const [address, port] = match === null ? ['', 0] : [match[1] ?? match[2] ?? '', Number(match[3])]
+      // One of the two groups matched whenever the expression did (an empty one is '', not undefined).
+      const [address, port] = match === null ? ['', 0] : [(match[1] ?? match[2]) as string, Number(match[3])]
       const family = isIP(address)
       if (family === 0 || (family === 6) !== value.startsWith('[') || port < 1 || port > 65535)
         throw new ConfigError(
