@@ -15,7 +15,7 @@ import { KubeError, kubeClient } from '../../src/gateway/kube.js'
 import { challengeName } from '../../src/gateway/names.js'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
-import { startSuite, type Json } from './harness.js'
+import { startSuite, type Json } from '../support/kube/harness.js'
 
 const FLAG_VERIFY_TOKEN = 'flag-verify-token-of-the-cluster-suite-0123456789'
 const KEY = 'platform-key-of-the-cluster-suite-0123456789abcdef'

@@ -18,7 +18,7 @@ import { resourceByKind, routeParentStatus, type KubeObject } from '../support/s
 import { challenge, controllerRef, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
 import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../helpers/manifests.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../support/route-crds.js'
-import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
+import { connect, install, NAMESPACE_PREFIX, type Json } from '../support/kube/harness.js'
 
 const skip = missingCrds()
 const env = skip === false ? await connect(t) : undefined
