@@ -7,10 +7,11 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 // The layers of src/ (docs/design.md, "The layers"): process → http | gateway | preview → challenge → config →
-// contract, each importing only the ones after it. ESLint's own no-restricted-imports holds them: it matches the
-// import's text, not the file it resolves to, so each pattern below is written for the depth of the files it applies
-// to (a layer folder is flat, which FLAT keeps true: a file deeper down is a finding) and allows what a layer may import instead of listing what it
-// may not. test/tooling/layers.test.ts lints a bad import of each kind and checks the exact finding.
+// contract, each importing only the ones after it, and the test layout (docs/development.md, "Test layout"). ESLint's
+// own no-restricted-imports holds them: it matches the import's text, not the file it resolves to, so each pattern
+// below is written for the depth of the files it applies to (such a folder is flat, which FLAT keeps true: a file
+// deeper down is a finding) and says what a folder may import rather than what it may not.
+// test/tooling/layers.test.ts lints a bad import of each kind and checks the exact finding.
 const layer = (files, ignores, ...patterns) => ({
   files,
   ignores,
