@@ -6,6 +6,65 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
+// The layers of src/ (docs/design.md, "The layers"): process → http | gateway | preview → challenge → config →
+// contract, each importing only the ones after it, and the test layout (docs/development.md, "Test layout"). ESLint's
+// own no-restricted-imports holds them: it matches the import's text, not the file it resolves to, so each pattern
+// below is written for the depth of the files it applies to (such a folder is flat, which FLAT keeps true: a file
+// deeper down is a finding) and says what a folder may import rather than what it may not.
+// test/tooling/layers.test.ts lints a bad import of each kind and checks the exact finding.
+const layer = (files, ignores, ...patterns) => ({
+  files,
+  ignores,
+  rules: { 'no-restricted-imports': ['error', { patterns }] },
+})
+const leaving = (regex, message) => ({ regex, message })
+const CODE = '*.{ts,mjs,js}'
+
+const CHALLENGE =
+  'src/challenge/ is the pure core: it imports only src/config/ and src/contract/ (and itself), no HTTP server, logger, metrics, files or sockets.'
+const CONFIG = 'src/config/ imports only src/contract/.'
+const CONTRACT = 'src/contract/ is the wire and CRD contract: it imports nothing of the project.'
+const SHELL = 'src/http/, src/gateway/ and src/preview.ts import neither each other nor a process entry.'
+const FLAT = 'This folder is flat: the import rules of eslint.config.js count one ../ to leave it.'
+const SUITE =
+  'A suite (the fast one, test/cluster/, test/node/, test/load/) imports only its own files, test/support/, test/helpers/ and the code under test: what suites share lives in test/support/.'
+const SHARED = 'test/support/ and test/helpers/ import no suite: a suite imports them, never the other way round.'
+const BENCH = 'The benchmarks import test/support/ and test/helpers/, never a suite.'
+// A process entry of src/: the hook server, the author preview's command, the gateway, the isolation gate.
+const ENTRIES = '(main|server|cli|preview|gateway-server|gate|isolation-gate)\\.js$'
+
+// Each file is in one group at most: a later group's no-restricted-imports would replace an earlier one's.
+const layers = [
+  layer([`src/contract/${CODE}`], [], leaving('^\\.\\./', CONTRACT)),
+  layer([`src/config/${CODE}`], [], leaving('^\\.\\./(?!contract/)', CONFIG)),
+  layer(
+    [`src/challenge/${CODE}`],
+    [],
+    leaving('^\\.\\./(?!config/|contract/)', CHALLENGE),
+    { group: ['fastify', 'fastify-*', '@fastify/*', 'pino', 'pino-*', 'prom-client'], message: CHALLENGE },
+    leaving('^(node:)?(fs|net|http|https|http2|tls|dgram|child_process)(/|$)', CHALLENGE),
+  ),
+  layer([`src/http/**/${CODE}`], [], leaving(`^(\\.\\./)+(gateway/|${ENTRIES})`, SHELL)),
+  layer([`src/gateway/**/${CODE}`], [], leaving(`^(\\.\\./)+(http/|${ENTRIES})`, SHELL)),
+  layer(['src/preview.ts'], [], leaving(`^\\./(http/|gateway/|${ENTRIES})`, SHELL)),
+  layer([`test/{cluster,node,load}/${CODE}`], [], leaving('^\\.\\./(?!support/|helpers/|\\.\\./)', SUITE)),
+  layer([`test/${CODE}`], [], leaving('^\\./(cluster|node|load)/', SUITE)),
+  layer(
+    [`test/*/${CODE}`],
+    [`test/{cluster,node,load,support,helpers}/${CODE}`],
+    leaving('^\\.\\./(cluster|node|load)/', SUITE),
+  ),
+  layer([`test/{support,helpers}/${CODE}`], [], leaving('^\\.\\./(?!support/|helpers/|\\.\\./)', SHARED)),
+  layer([`test/support/*/${CODE}`], [], leaving('^\\.\\./\\.\\./(?!support/|helpers/|\\.\\./)', SHARED)),
+  layer([`bench/**/${CODE}`], [], leaving('^(\\.\\./)+test/(?!support/|helpers/)', BENCH)),
+  {
+    // The folders whose rules above count the ../ of an import: a file deeper down would leave them unseen.
+    files: [`src/{contract,config,challenge}/*/**/${CODE}`, `test/*/*/**/${CODE}`],
+    ignores: [`test/support/*/${CODE}`],
+    rules: { 'no-restricted-syntax': ['error', { selector: 'Program', message: FLAT }] },
+  },
+]
+
 export default tseslint.config(
   {
     // Generated or downloaded: builds, bundles, coverage and reports.
@@ -88,4 +147,5 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  ...layers,
 )

@@ -13,7 +13,7 @@ type Sync = (request: unknown, config: unknown, now: Date) => unknown
 const root = process.env.BENCH_ROOT as string
 const dist = (file: string) => pathToFileURL(join(root, 'dist', file)).href
 const { sync } = (await import(dist('challenge/hooks.js'))) as { sync: Sync }
-const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: NodeJS.ProcessEnv) => unknown }
+const { loadConfig } = (await import(dist('config/config.js'))) as { loadConfig: (env: NodeJS.ProcessEnv) => unknown }
 const config = loadConfig(process.env)
 
 const server = createServer((req, res) => {

@@ -222,7 +222,9 @@ export async function createContext(root: string, nowMs: number): Promise<Contex
   const { buildApp } = (await import(dist('http/app.js'))) as {
     buildApp: (config: unknown, options: { logger: false; now: () => Date }) => Promise<App>
   }
-  const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: Record<string, string>) => unknown }
+  const { loadConfig } = (await import(dist('config/config.js'))) as {
+    loadConfig: (env: Record<string, string>) => unknown
+  }
   const env = serverEnv()
   const clock: Context['clock'] = { cluster: undefined }
   // The hooks see the simulated clock, as a server would see the wall clock at that moment.

@@ -58,8 +58,10 @@ export async function timeStages(
   const { sync } = (await import(dist('challenge/hooks.js'))) as {
     sync: (request: unknown, config: unknown, now: Date) => unknown
   }
-  const { loadConfig } = (await import(dist('config.js'))) as { loadConfig: (env: Record<string, string>) => unknown }
-  const { SyncRequestSchema } = (await import(dist('protocol.js'))) as { SyncRequestSchema: object }
+  const { loadConfig } = (await import(dist('config/config.js'))) as {
+    loadConfig: (env: Record<string, string>) => unknown
+  }
+  const { SyncRequestSchema } = (await import(dist('contract/protocol.js'))) as { SyncRequestSchema: object }
   const fastifyRequire = createRequire(createRequire(join(root, 'package.json')).resolve('fastify'))
   const AjvCompiler = fastifyRequire('@fastify/ajv-compiler') as () => (
     external: object,

@@ -8,8 +8,10 @@ import standalone from 'ajv/dist/standalone/index.js'
 import { build } from 'esbuild'
 
 const { PRECOMPILABLE } = await import(new URL('../dist/http/validation.js', import.meta.url).href)
-const { DESCRIBED_OPTIONS, VALIDATION_OPTIONS } = await import(new URL('../dist/validator.js', import.meta.url).href)
-const { DefinitionSpecSchema } = await import(new URL('../dist/challenge/api.js', import.meta.url).href)
+const { DESCRIBED_OPTIONS, VALIDATION_OPTIONS } = await import(
+  new URL('../dist/contract/validator.js', import.meta.url).href
+)
+const { DefinitionSpecSchema } = await import(new URL('../dist/contract/api.js', import.meta.url).href)
 
 /** `schemas` (by name) compiled now with `options`, as ajv's standalone code: a module exporting a validator per name. */
 function standaloneCode(schemas, options) {

@@ -46,7 +46,7 @@ const BUGS = [
   },
   {
     bug: "the owner id pattern accepts _ and . in the hook's schema",
-    file: 'src/challenge/api.ts',
+    file: 'src/contract/api.ts',
     from: 'id: Type.String({ pattern: DNS_LABEL }),',
     to: "id: Type.String({ pattern: '^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$' }),",
     tests: ['test/challenge/crd-agreement.test.ts'],

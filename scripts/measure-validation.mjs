@@ -23,8 +23,8 @@ const ROUNDS = 7
 const CALLS = 20_000
 const TOKEN = 'measure-0123456789abcdef0123456789abcdef'
 
-const { SyncRequestSchema } = await import(join(root, 'dist/protocol.js'))
-const { DefinitionSpecSchema } = await import(join(root, 'dist/challenge/api.js'))
+const { SyncRequestSchema } = await import(join(root, 'dist/contract/protocol.js'))
+const { DefinitionSpecSchema } = await import(join(root, 'dist/contract/api.js'))
 const OPTIONS = { coerceTypes: false, useDefaults: false, removeAdditional: false, allErrors: false, strict: false }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]

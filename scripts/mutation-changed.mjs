@@ -1,8 +1,8 @@
-// `npm run test:mutation:changed`: mutation testing of the files of src/challenge/ a change touches, before it is
-// merged: the files that differ from the base branch (MUTATION_BASE, default main), committed or not. Each is
-// mutated afresh (`--force`: StrykerJS's incremental mode cannot see that a test changed, its test file is a bundle
-// whose name never changes); the incremental file keeps every other file's last results, so the report still covers
-// the whole directory. Arguments after `--` go to StrykerJS (`-- --concurrency 1`).
+// `npm run test:mutation:changed`: mutation testing of the files of src/challenge/ (and src/contract/api.ts) a change
+// touches, before it is merged: the files that differ from the base branch (MUTATION_BASE, default main), committed
+// or not. Each is mutated afresh (`--force`: StrykerJS's incremental mode cannot see that a test changed, its test
+// file is a bundle whose name never changes); the incremental file keeps every other file's last results, so the
+// report still covers the whole directory. Arguments after `--` go to StrykerJS (`-- --concurrency 1`).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 
@@ -14,7 +14,9 @@ const changed = new Set([
   ...git('diff', '--name-only', 'HEAD'),
   ...git('ls-files', '--others', '--exclude-standard'),
 ])
-const mutate = [...changed].filter((file) => /^src\/challenge\/[^/]+\.ts$/.test(file) && existsSync(file)).sort()
+const mutate = [...changed]
+  .filter((file) => /^src\/(challenge\/[^/]+|contract\/api)\.ts$/.test(file) && existsSync(file))
+  .sort()
 const tests = [...changed].filter((file) => file.startsWith('test/'))
 
 if (mutate.length === 0) {

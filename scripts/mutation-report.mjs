@@ -81,10 +81,12 @@ survivors.sort((a, b) =>
       : a.line - b.line || a.column - b.column || (a.mutator < b.mutator ? -1 : 1),
 )
 
-// Every module of src/challenge/, to say which ones a partial run did not reach.
+// Every module stryker.config.json mutates (src/challenge/, src/contract/api.ts), to say which ones a partial run did
+// not reach.
 const allFiles = readdirSync('src/challenge')
   .filter((name) => name.endsWith('.ts'))
   .map((name) => `src/challenge/${name}`)
+  .concat('src/contract/api.ts')
   .sort()
 const missingFiles = allFiles.filter((file) => !(file in files))
 
@@ -128,7 +130,7 @@ const page = `# Mutation report
 <!-- Written by \`npm run test:mutation:report\` (scripts/mutation-report.mjs) from the JSON report of the last full
 \`npm run test:mutation\`, and the arguments of ${ARGUMENTS}. Edit those, not this page. -->
 
-StrykerJS ${strykerVersion} made mutants in ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
+StrykerJS ${strykerVersion} made mutants in ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\` and \`src/contract/api.ts\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
 domain tests and then the end-to-end scenarios ([how](development.md#mutation-testing-npm-run-testmutation)). A
 mutant is killed when a test fails (or the tests run past their time) with it in place.
 ${missingFiles.length === 0 ? '' : `\n**No mutant in** (StrykerJS finds nothing to mutate in a file of types or of a constant it leaves alone, such as \`undefined\`; after a partial run, also the files it did not reach): ${missingFiles.map((file) => `\`${file}\``).join(', ')}.\n`}

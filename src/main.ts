@@ -14,11 +14,17 @@ import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { createSecureContext } from 'node:tls'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { ConfigError, INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, publicHostWarning, type Config } from './config.js'
+import {
+  ConfigError,
+  INTERNET_WITHOUT_CLUSTER_CIDRS,
+  loadConfig,
+  publicHostWarning,
+  type Config,
+} from './config/config.js'
+import { EX_CONFIG } from './config/config-parsers.js'
 import { buildApp } from './http/app.js'
 
-/** sysexits.h EX_CONFIG: the configuration is wrong; restarting will not help. */
-export const EX_CONFIG = 78
+export { EX_CONFIG }
 /** start() exits by itself at SHUTDOWN_TIMEOUT_MS; should the shutdown hang, src/server.ts exits 1 this much later. */
 export const SHUTDOWN_BACKSTOP_MS = 5000
 

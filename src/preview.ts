@@ -9,13 +9,13 @@
 import { parseArgs } from 'node:util'
 import type { ErrorObject } from 'ajv'
 import { parseAllDocuments, stringify } from 'yaml'
-import { CHILD_GROUPS } from './challenge/api.js'
+import { CHILD_GROUPS } from './contract/api.js'
 import { sync } from './challenge/hooks.js'
 import { ROUTE_KINDS, routeGroup } from './challenge/routes.js'
-import { INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, type Config } from './config.js'
-import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './protocol.js'
+import { INTERNET_WITHOUT_CLUSTER_CIDRS, loadConfig, type Config } from './config/config.js'
+import { ChallengeObjectSchema, type KubeObject, type SyncRequest, type SyncResponse } from './contract/protocol.js'
 import { schemaError } from './challenge/schema-errors.js'
-import { compileSchema, DESCRIBED_OPTIONS } from './validator.js'
+import { compileSchema, DESCRIBED_OPTIONS } from './contract/validator.js'
 
 export interface PreviewOptions {
   config: Config

@@ -18,10 +18,10 @@ import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { execFileSync } from 'node:child_process'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 import { repoRoot } from '../../test/support/kube/controlplane.js'
-import { app, definition, NODE_IP, startNodeSuite, type Json } from '../../test/node/harness.js'
-import { banner } from '../../test/node/timing.js'
+import { app, definition, NODE_IP, startNodeSuite, type Json } from '../../test/support/node/harness.js'
+import { banner } from '../../test/support/node/timing.js'
 import { writeReport } from './report.js'
 
 // Settings come from the environment: the node's runner passes its arguments to tap.

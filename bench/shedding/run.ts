@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { spawn } from 'node:child_process'
 import { generate } from '../generate.js'
-import { probe, repoRoot, send, sleep, startServer, TOKEN, type Teardown } from '../../test/load/harness.js'
+import { probe, repoRoot, send, sleep, startServer, TOKEN, type Teardown } from '../../test/support/load/harness.js'
 
 const { values } = parseArgs({
   options: {

@@ -2,8 +2,8 @@
  * The owner budget: whether an instance may hold its slot, decided from the instance and its owner's other
  * Challenges alone (the related objects of the customize hook), in the same order by every instance of the owner.
  */
-import type { KubeObject } from '../protocol.js'
-import { Phase, Reason } from './api.js'
+import type { KubeObject } from '../contract/protocol.js'
+import { Phase, Reason } from '../contract/api.js'
 import { isBeingDeleted } from './observed.js'
 import { count, field } from './read.js'
 import type { OwnerKey } from './secrets.js'

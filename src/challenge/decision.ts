@@ -2,9 +2,9 @@
  * The shapes of a lifecycle decision (lifecycle.ts decides, renewal.ts acts on a renewal, hooks.ts renders and
  * writes the status from it): the observed world, the run's sticky state, and the decision itself.
  */
-import type { Config } from '../config.js'
-import type { ChallengeObject, KubeObject } from '../protocol.js'
-import type { Phase } from './api.js'
+import type { Config } from '../config/config.js'
+import type { ChallengeObject, KubeObject } from '../contract/protocol.js'
+import type { Phase } from '../contract/api.js'
 import type { ResolvedDefinition } from './definition.js'
 import type { EndpointObservation } from './endpoint.js'
 import type { ChildNames } from './names.js'

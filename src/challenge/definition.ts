@@ -4,9 +4,9 @@
  * message naming the field (Error / DefinitionInvalid): the hook never silently drops or alters it.
  */
 import type { ErrorObject, ValidateFunction } from 'ajv'
-import { COST_UNIT_RESOURCES, DEFAULT_COST_UNIT, type CostUnit } from '../config-parsers.js'
-import { compileSchema, DESCRIBED_OPTIONS } from '../validator.js'
-import type { KubeObject } from '../protocol.js'
+import { COST_UNIT_RESOURCES, DEFAULT_COST_UNIT, type CostUnit } from '../config/config-parsers.js'
+import { compileSchema, DESCRIBED_OPTIONS } from '../contract/validator.js'
+import type { KubeObject } from '../contract/protocol.js'
 import {
   Annotation,
   Bounds,
@@ -16,7 +16,7 @@ import {
   type DefinitionContainer,
   type DefinitionSpec,
   type ExposeType,
-} from './api.js'
+} from '../contract/api.js'
 import { GATE_CONTAINER } from './gate.js'
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'

@@ -3,8 +3,8 @@
  * a path to the instance (a node port or a load-balancer address allocated, the route in place and, for Gateway
  * API, accepted), and the instant from which that path has existed, for the settle time of running.ts.
  */
-import type { Config } from '../config.js'
-import type { KubeObject } from '../protocol.js'
+import type { Config } from '../config/config.js'
+import type { KubeObject } from '../contract/protocol.js'
 import type { ResolvedDefinition } from './definition.js'
 import type { ChildNames } from './names.js'
 import { ownChild, type ObservedIndex } from './observed.js'

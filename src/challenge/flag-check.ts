@@ -6,7 +6,7 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFINITION_NAME, DNS_LABEL } from '../patterns.js'
+import { DEFINITION_NAME, DNS_LABEL } from '../contract/patterns.js'
 import { flagSecretPart, ownerMessage } from './secrets.js'
 
 /** The longest flag prefix or suffix a definition may have (the CRD's maxLength). */

@@ -2,7 +2,7 @@
  * What an instance's containers get beside the definition's env: the flag (PerOwner, PerInstance or Static) and
  * the Challenge's parameters, checked before anything is rendered.
  */
-import { Bounds, Label } from './api.js'
+import { Bounds, Label } from '../contract/api.js'
 import { characters, type ResolvedDefinition } from './definition.js'
 import { objectsOfKind, type ObservedIndex } from './observed.js'
 import { flagSecretPart, ownerMessage, type OwnerKey } from './secrets.js'

@@ -5,7 +5,7 @@
  *
  * Nothing here knows about HTTP; the same request, config and `now` always give the same answer.
  */
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import type {
   ChallengeObject,
   KubeObject,
@@ -13,8 +13,8 @@ import type {
   CustomizeResponse,
   SyncRequest,
   SyncResponse,
-} from '../protocol.js'
-import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from './api.js'
+} from '../contract/protocol.js'
+import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from '../contract/api.js'
 import { renderChildren } from './children.js'
 import { decide, type World } from './lifecycle.js'
 import { childNames, podLabels } from './names.js'

@@ -17,9 +17,9 @@
  * This file holds the run and the gates up to admission; the rules of an admitted run and its timers (from
  * lifetimeOver on) are in running.ts, and what a rule returns (finish, hold) in rule.ts.
  */
-import type { Config } from '../config.js'
-import type { ChallengeObject } from '../protocol.js'
-import { Annotation, ConditionType, Label, Phase, Reason } from './api.js'
+import type { Config } from '../config/config.js'
+import type { ChallengeObject } from '../contract/protocol.js'
+import { Annotation, ConditionType, Label, Phase, Reason } from '../contract/api.js'
 import { budgetCheck } from './budget.js'
 import type { Context, Decision, RunState, World } from './decision.js'
 import { DEFINITION_KIND, definitionAuthor, lookupDefinition } from './definition.js'

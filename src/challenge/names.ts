@@ -12,7 +12,7 @@
  *   one (a player choosing an owner id cannot reproduce another instance's shortened name).
  */
 import { createHash } from 'node:crypto'
-import { Label, MANAGED_BY } from './api.js'
+import { Label, MANAGED_BY } from '../contract/api.js'
 
 /** Longest suffix we append ("-internet"), so `<base><suffix>` always fits in 63 characters. */
 const LONGEST_SUFFIX = '-internet'.length

@@ -10,7 +10,7 @@
  * default applies). A cluster-wide default level and ResourceQuotas are not visible here: a pod they refuse ends in
  * StartupTimeout, whose message points at the Challenge's events.
  */
-import type { KubeObject } from '../protocol.js'
+import type { KubeObject } from '../contract/protocol.js'
 import type { ResolvedDefinition } from './definition.js'
 import { findObject, objectsOfKind, type ObservedIndex } from './observed.js'
 import { field, list, quote, text } from './read.js'

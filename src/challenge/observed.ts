@@ -3,7 +3,7 @@
  * (`Deployment.apps/v1`) and inner keys (`name` for hook v1, `namespace/name` for v2) are never parsed for
  * names, so both hook versions get the same answer.
  */
-import type { KubeObject, ObjectGroups } from '../protocol.js'
+import type { KubeObject, ObjectGroups } from '../contract/protocol.js'
 import { field, list } from './read.js'
 
 export type ObservedIndex = Map<string, Map<string, KubeObject>>

@@ -4,7 +4,7 @@
  * earliest of spec.deadline and availableUntil); it then runs for the Challenge's own lifetime (spec.lifetimeSeconds,
  * else the definition's) from now.
  */
-import { Phase } from './api.js'
+import { Phase } from '../contract/api.js'
 import type { Context, Decision } from './decision.js'
 import { earliest, formatTime } from './time.js'
 

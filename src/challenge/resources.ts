@@ -4,8 +4,8 @@
  * StartupTimeout after holding the owner's budget for the whole startup window. Extended resources (GPUs, FPGAs)
  * are scarce and uncapped by the defaults, so only those the operator allows may be asked for.
  */
-import { QUANTITY } from '../patterns.js'
-import type { DefinitionContainer } from './api.js'
+import { QUANTITY } from '../contract/patterns.js'
+import type { DefinitionContainer } from '../contract/api.js'
 
 /** Requests and limits of a container that sets none (each one the author leaves out keeps its default). */
 export const DEFAULT_RESOURCES = {

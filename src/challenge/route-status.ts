@@ -3,8 +3,8 @@
  * with its references resolved, in the route's status.parents[], for the route's current generation. Ingress and
  * Traefik's routes report nothing.
  */
-import type { Config, GatewayRef } from '../config.js'
-import type { KubeObject } from '../protocol.js'
+import type { Config, GatewayRef } from '../config/config.js'
+import type { KubeObject } from '../contract/protocol.js'
 import { list as anyList, record as anyRecord, text, type Loose } from './read.js'
 import { GATEWAY_GROUP } from './routes.js'
 import { readTime } from './time.js'

@@ -17,8 +17,8 @@ import type { ITLSRoute } from '@kubernetes-models/gateway-api/gateway.networkin
 import type { IIngressRoute } from '@kubernetes-models/traefik/traefik.io/v1alpha1/IngressRoute'
 import type { IIngressRouteTCP } from '@kubernetes-models/traefik/traefik.io/v1alpha1/IngressRouteTCP'
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress'
-import type { Config, GatewayRef } from '../config.js'
-import type { DesiredChild } from '../protocol.js'
+import type { Config, GatewayRef } from '../config/config.js'
+import type { DesiredChild } from '../contract/protocol.js'
 
 export const GATEWAY_API_VERSION = 'gateway.networking.k8s.io/v1'
 export const TRAEFIK_API_VERSION = 'traefik.io/v1alpha1'

@@ -3,7 +3,7 @@
  * problem of the world that is re-checked at every sync (hold), or builds on the plain decision of an outcome
  * (base); and the next deadline among those the rules gathered, when the hook must look again.
  */
-import { Phase } from './api.js'
+import { Phase } from '../contract/api.js'
 import type { Context, Decision, Outcome, Progress } from './decision.js'
 import { earliest } from './time.js'
 

@@ -4,7 +4,7 @@
  * and its Service and route came into place (kube-proxy and the proxies program a new path only after that). Until
  * then it is Pending, saying why.
  */
-import { Phase, Reason } from './api.js'
+import { Phase, Reason } from '../contract/api.js'
 import type { Context, Decision, Outcome } from './decision.js'
 import { observeEndpoint } from './endpoint.js'
 import { base, finish, nextDeadline, type Rule } from './rule.js'

@@ -1,6 +1,6 @@
 /** Turns a schema error into a sentence naming the field, e.g. `spec.pod.containers[0].image: Expected string`. */
 import type { ErrorObject } from 'ajv'
-import { DATE_TIME, DIGITS } from '../patterns.js'
+import { DATE_TIME, DIGITS } from '../contract/patterns.js'
 import { quote } from './read.js'
 
 export interface SchemaError {
@@ -71,7 +71,7 @@ const WORDS: Record<string, (error: ErrorObject) => string> = {
 }
 
 /**
- * The error a validator compiled with DESCRIBED_OPTIONS (../validator.ts) reports: the one that stopped it. That is
+ * The error a validator compiled with DESCRIBED_OPTIONS (../contract/validator.ts) reports: the one that stopped it. That is
  * the last one: a union that no branch matched lists its branches' errors, then its own, which names the field.
  * A missing or unexpected property is named at its own path, as a field an author wrote or left out.
  */

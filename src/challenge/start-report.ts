@@ -3,7 +3,7 @@
  * instant of each step (Admitted, Scheduled, ContainersStarted, WorkloadReady, Ready), so the durations between
  * them need no memory of earlier syncs. The HTTP layer turns the report into per-definition histograms.
  */
-import { ConditionType, Phase } from './api.js'
+import { ConditionType, Phase } from '../contract/api.js'
 import { field, list } from './read.js'
 import { readTime } from './time.js'
 

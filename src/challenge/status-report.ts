@@ -11,7 +11,7 @@
  * error) rather than at every step of a pod, each write being one more event Metacontroller weighs against every
  * Challenge (docs/design.md); the instants they carry are the pod's own, so nothing is lost by waiting.
  */
-import { ConditionType, Phase, Reason } from './api.js'
+import { ConditionType, Phase, Reason } from '../contract/api.js'
 import type { Decision, World } from './decision.js'
 import { record } from './read.js'
 import { condition, definedTimes, type ChallengeStatus, type Condition } from './status.js'

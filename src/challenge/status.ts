@@ -3,7 +3,7 @@
  * replaces the whole status with each answer) and writing the next. Conditions keep their
  * `lastTransitionTime` unless their status flips, so an unchanged world yields a byte-identical status.
  */
-import type { ConditionType, Phase } from './api.js'
+import type { ConditionType, Phase } from '../contract/api.js'
 import { count, record, text } from './read.js'
 import { readTime } from './time.js'
 

@@ -4,7 +4,7 @@
  * NetworkPolicies and the flag Secret only once no pod of the instance is left, so a terminating pod is never
  * unisolated and never loses its flag file.
  */
-import type { DesiredChild, KubeObject } from '../protocol.js'
+import type { DesiredChild, KubeObject } from '../contract/protocol.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
 import { field, record } from './read.js'
 import { ROUTE_KINDS } from './routes.js'

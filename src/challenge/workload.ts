@@ -5,14 +5,14 @@
  * instance's flag, policy or pod. Only the pod of the current run counts: a restart rolls its run annotation, and
  * until the pod of the new run exists, the old pod's state is not this run's.
  */
-import { Reason, RUN_ANNOTATION } from './api.js'
+import { Reason, RUN_ANNOTATION } from '../contract/api.js'
 import type { ResolvedDefinition } from './definition.js'
 import { GATE_CONTAINER, GATE_MESSAGE_LIMIT } from './gate.js'
 import type { ChildNames } from './names.js'
 import { ownChild, type ObservedIndex } from './observed.js'
 import { field, list, num, text } from './read.js'
 import { readTime } from './time.js'
-import type { KubeObject } from '../protocol.js'
+import type { KubeObject } from '../contract/protocol.js'
 
 /** A container that restarted this often while in CrashLoopBackOff is broken, not slow to start. */
 export const CRASH_LOOP_RESTARTS = 3

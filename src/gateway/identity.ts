@@ -25,8 +25,8 @@ import {
   type KeyInput,
 } from 'jose'
 import { parse } from 'yaml'
-import { ConfigError } from '../config-parsers.js'
-import { DNS_LABEL } from '../patterns.js'
+import { ConfigError } from '../config/config-parsers.js'
+import { DNS_LABEL } from '../contract/patterns.js'
 import { parseOwner, ownerText, sameOwner, type Owner } from './names.js'
 
 /** The longest a token may live: a stolen one is worth little, and the page renews it (docs/gateway-api.md). */

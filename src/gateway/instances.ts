@@ -4,7 +4,7 @@
  * (`spec.owner`) and of the definition asked for. Nothing here knows HTTP: a refusal is a GatewayError with the
  * status code and the words the answer carries.
  */
-import { API_VERSION, Label } from '../challenge/api.js'
+import { API_VERSION, Label } from '../contract/api.js'
 import type { FlagCheck } from '../challenge/flag-check.js'
 import { CHALLENGES_API, KubeError, Unavailable, type Json, type Kube } from './kube.js'
 import { challengeName, ownerText, sameOwner, type Owner } from './names.js'

@@ -8,15 +8,14 @@ import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { KubeConfig } from '@kubernetes/client-node'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import { ConfigError } from '../config-parsers.js'
-import { loadGatewayConfig, type GatewayConfig } from '../config-gateway.js'
+import { ConfigError, EX_CONFIG } from '../config/config-parsers.js'
+import { loadGatewayConfig, type GatewayConfig } from '../config/config-gateway.js'
 import { buildGatewayApp } from './app.js'
 import { flagChecker } from './flag-client.js'
 import { loadPlatforms, type Platform } from './identity.js'
 import { kubeClient } from './kube.js'
 
-/** sysexits.h EX_CONFIG, as the hook server exits: the configuration is wrong; restarting will not help. */
-export const EX_CONFIG = 78
+export { EX_CONFIG }
 /** How long a call to the API server or the flag check may wait for its answer. */
 export const UPSTREAM_TIMEOUT_MS = 10_000
 

@@ -7,7 +7,7 @@
  * ambiguity too. 63 + 17 characters: a valid Challenge name for every valid definition name.
  */
 import { hash } from 'node:crypto'
-import { DNS_LABEL } from '../patterns.js'
+import { DNS_LABEL } from '../contract/patterns.js'
 
 export const OWNER_KINDS = ['User', 'Team'] as const
 export type OwnerKind = (typeof OWNER_KINDS)[number]

@@ -1,6 +1,6 @@
 /** The gateway API's schemas (TypeBox) and their types, side by side; the OpenAPI document is made from them. */
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFINITION_NAME, DNS_LABEL } from '../patterns.js'
+import { DEFINITION_NAME, DNS_LABEL } from '../contract/patterns.js'
 
 export const ErrorSchema = Type.Object({ error: Type.String(), message: Type.String() }, { $id: 'Error' })
 

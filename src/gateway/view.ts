@@ -4,7 +4,7 @@
  * expiry, for each action whether it is allowed now and why not, the owner's budget and the queue position. A plain
  * function of its inputs (the clock is one): the routes refuse an action for the reason this view gives.
  */
-import { Defaults, Phase, Reason } from '../challenge/api.js'
+import { Defaults, Phase, Reason } from '../contract/api.js'
 import type { Owner } from './names.js'
 
 /** A Challenge as the API server answers it; the status is read as untrusted (an old hook may have written it). */

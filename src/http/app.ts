@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import { clientErrorHandler, registerErrorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
 import { registerJsonBody } from './json-body.js'

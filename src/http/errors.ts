@@ -6,7 +6,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
 import { fieldPath } from '../challenge/schema-errors.js'
-import type { ErrorBody } from '../protocol.js'
+import type { ErrorBody } from '../contract/protocol.js'
 
 export function errorBody(statusCode: number, message: string): ErrorBody {
   return { error: STATUS_CODES[statusCode] ?? 'Error', message }

@@ -8,12 +8,12 @@
  * sum over replicas never counts an instance twice.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
-import { ConditionType, Phase } from '../challenge/api.js'
+import { ConditionType, Phase } from '../contract/api.js'
 import { field, list } from '../challenge/read.js'
 import { START_PHASES, startReport } from '../challenge/start-report.js'
 import { readTime } from '../challenge/time.js'
-import type { SyncRequest, SyncResponse } from '../protocol.js'
-import { reasonLabel } from './metrics.js'
+import type { SyncRequest, SyncResponse } from '../contract/protocol.js'
+import { reasonLabel } from './reason-label.js'
 
 /** An instance not answered for this long is dropped (another replica answers it, or it is gone). */
 export const INSTANCE_TTL_MS = 60 * 60 * 1000

@@ -31,8 +31,8 @@ import type {
   preValidationHookHandler,
 } from 'fastify'
 import fastifyPlugin from 'fastify-plugin'
-import type { Config } from '../config.js'
-import type { ErrorBody } from '../protocol.js'
+import type { Config } from '../config/config.js'
+import type { ErrorBody } from '../contract/protocol.js'
 import { errorBody, RetryLaterError } from './errors.js'
 import { setRequestGate } from './http-server.js'
 import { setBodyCheck } from './json-body.js'

@@ -1,15 +1,15 @@
 /**
  * Request validation: compiled validators shared by schema, so /sync and /finalize (the same request schema)
  * compile it once; that and not serialising answers through fast-json-stringify (they are sent as the exact bytes
- * their ETag was computed from) keep cold start short. The validator is the hooks' one (../validator.ts: ajv).
+ * their ETag was computed from) keep cold start short. The validator is the hooks' one (../contract/validator.ts: ajv).
  *
  * In dist/server.js the two request schemas come compiled already (./precompiled.ts), and ajv compiles nothing at
  * start unless some other schema turns up.
  */
 import type { ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
-import { CustomizeRequestSchema, SyncRequestSchema } from '../protocol.js'
-import { compileSchema, VALIDATION_OPTIONS } from '../validator.js'
+import { CustomizeRequestSchema, SyncRequestSchema } from '../contract/protocol.js'
+import { compileSchema, VALIDATION_OPTIONS } from '../contract/validator.js'
 import { PRECOMPILED } from './precompiled.js'
 
 export { VALIDATION_OPTIONS }

@@ -1,9 +1,9 @@
-// The Challenge's spec as the contract writes it (src/challenge/api.ts, ChallengeSpecSchema; the HTTP layer checks
+// The Challenge's spec as the contract writes it (src/contract/api.ts, ChallengeSpecSchema; the HTTP layer checks
 // every request against it), one row per rule: a valid spec, then specs that each break one rule. The checker is
-// the hooks' own (src/validator.ts), the one the HTTP layer and definition.ts use.
+// the hooks' own (src/contract/validator.ts), the one the HTTP layer and definition.ts use.
 import t from 'tap'
-import { compileSchema } from '../../src/validator.js'
-import { Bounds, ChallengeSpecSchema, MAX_COUNTER } from '../../src/challenge/api.js'
+import { compileSchema } from '../../src/contract/validator.js'
+import { Bounds, ChallengeSpecSchema, MAX_COUNTER } from '../../src/contract/api.js'
 
 const check = compileSchema(ChallengeSpecSchema)
 const valid = { definitionRef: { name: 'web-login' }, owner: { kind: 'Team', id: 'alice' } }

@@ -2,7 +2,7 @@
 // sends: hook version v2 keys related objects `namespace/name` and may carry the owner's Challenges of every namespace.
 import t from 'tap'
 import { hookVersion, sync } from '../../src/challenge/hooks.js'
-import type { SyncRequest } from '../../src/protocol.js'
+import type { SyncRequest } from '../../src/contract/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import { at } from '../helpers/drive.js'
 import { challenge, syncRequest, webDefinition } from '../helpers/world.js'

@@ -2,7 +2,7 @@
 // budget, in what order, and what an unknown or odd cost does. Each row is a world where the rule changes the answer.
 import t from 'tap'
 import { budgetCheck, type OwnerWorld } from '../../src/challenge/budget.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { NAMESPACE } from './objects.js'
 
 const ownerKey = { namespace: NAMESPACE, definition: 'web-login', ownerKind: 'team', ownerId: 'alice' }

@@ -3,7 +3,7 @@
 // availableUntil, a renewal is capped by either, a renewal that arrives at the expiring sync is refused, a renewal
 // runs for the Challenge's own lifetime. The same rules over generated worlds and clocks: test/fuzz/timers.test.ts.
 import t from 'tap'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { at, prepared, step, type Step } from '../helpers/drive.js'
 import { challenge, conditionOf, readyWorld, webDefinition, type Json } from '../helpers/world.js'
 

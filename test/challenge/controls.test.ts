@@ -15,7 +15,7 @@ import {
   withPod,
   type Json,
 } from '../helpers/world.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 
 const NAME = 'web-login-u-alice'
 

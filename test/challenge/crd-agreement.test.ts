@@ -1,4 +1,4 @@
-// The hook's schemas (src/challenge/api.ts) and the CRDs' openAPIV3Schema (manifests/crds) state the same bounds:
+// The hook's schemas (src/contract/api.ts) and the CRDs' openAPIV3Schema (manifests/crds) state the same bounds:
 // both are walked together, field by field, and every maxLength, minLength, maxItems, minItems, maxProperties,
 // enum, pattern, format, minimum, maximum, type and required list must be equal, or be one of the differences
 // below, each with its reason and a check that it holds. The CRD of definitions keeps no unknown field: a field it
@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
 import { parse } from 'yaml'
-import { Bounds, ChallengeSpecSchema, DATE_TIME, DefinitionSpecSchema, ENV_NAME } from '../../src/challenge/api.js'
+import { Bounds, ChallengeSpecSchema, DATE_TIME, DefinitionSpecSchema, ENV_NAME } from '../../src/contract/api.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
-import { DNS_LABEL, DNS_SUBDOMAIN, PORT_NAME, RESOURCE_NAME } from '../../src/patterns.js'
+import { DNS_LABEL, DNS_SUBDOMAIN, PORT_NAME, RESOURCE_NAME } from '../../src/contract/patterns.js'
 import { FORBIDDEN_FIELDS } from '../helpers/forbidden-fields.js'
 
 type Schema = { [keyword: string]: unknown }
@@ -120,7 +120,7 @@ const DATE_TIME_DIFFERENCE = [
     keyword: 'format',
     crd: 'date-time',
     hook: undefined,
-    why: "the API server's `format: date-time` is written for the hook as a pattern (src/patterns.ts, DATE_TIME; test/challenge/time.test.ts proves it lets through every date-time the API server stores)",
+    why: "the API server's `format: date-time` is written for the hook as a pattern (src/contract/patterns.ts, DATE_TIME; test/challenge/time.test.ts proves it lets through every date-time the API server stores)",
   },
   { keyword: 'pattern', crd: undefined, hook: DATE_TIME, why: 'the same date-time, as a pattern' },
 ] as const satisfies Allowed[]

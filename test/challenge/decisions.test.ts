@@ -1,10 +1,10 @@
 // Decisions that 100 % line coverage left unchecked: each test kills a mutant that survived every suite.
 import t from 'tap'
-import { Reason } from '../../src/challenge/api.js'
+import { Reason } from '../../src/contract/api.js'
 import { indexObjects } from '../../src/challenge/observed.js'
 import { teardown } from '../../src/challenge/teardown.js'
 import { podProblem } from '../../src/challenge/workload.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { NAMESPACE, names, object } from './objects.js'
 
 /** A pod whose containers wait for these reasons, in this order. */

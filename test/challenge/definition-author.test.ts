@@ -3,7 +3,7 @@
 // accepts the new author on the Challenge. docs/api.md, "The definition's author", is the contract written here.
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import { ALICE, expectedInstanceId } from '../helpers/contract.js'
 import { at, kinds, prepared, step } from '../helpers/drive.js'

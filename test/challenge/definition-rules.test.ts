@@ -2,7 +2,7 @@
 // unchecked, one row each: the pod's totals at and one past their bounds with the exact message, the flag
 // variable, port names, prototype keys anywhere in the spec, and how a schema error names its field.
 import t from 'tap'
-import { Bounds } from '../../src/challenge/api.js'
+import { Bounds } from '../../src/contract/api.js'
 import { prototypeKeyPath, resolveDefinition } from '../../src/challenge/definition.js'
 import { describeSchemaError, fieldPath } from '../../src/challenge/schema-errors.js'
 

@@ -1,9 +1,9 @@
-// A ChallengeDefinition's spec as the contract writes it (src/challenge/api.ts, DefinitionSpecSchema; definition.ts
-// checks every definition against it with the hooks' validator, src/validator.ts), one row per rule: valid specs, then specs that each
+// A ChallengeDefinition's spec as the contract writes it (src/contract/api.ts, DefinitionSpecSchema; definition.ts
+// checks every definition against it with the hooks' validator, src/contract/validator.ts), one row per rule: valid specs, then specs that each
 // break one rule. The CRD in manifests/ carries the same rules for the API server.
 import t from 'tap'
-import { compileSchema } from '../../src/validator.js'
-import { Bounds, DefinitionSpecSchema } from '../../src/challenge/api.js'
+import { compileSchema } from '../../src/contract/validator.js'
+import { Bounds, DefinitionSpecSchema } from '../../src/contract/api.js'
 
 type Json = Record<string, unknown>
 const check = compileSchema(DefinitionSpecSchema)

@@ -4,7 +4,7 @@ import { retain } from '../../src/challenge/teardown.js'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { testConfig } from '../helpers/app.js'
 import { challenge, pod, readyWorld, syncRequest, webDefinition } from '../helpers/world.js'
-import type { KubeObject, SyncRequest } from '../../src/protocol.js'
+import type { KubeObject, SyncRequest } from '../../src/contract/protocol.js'
 import { ALICE, expectedInstanceId } from '../helpers/contract.js'
 
 const NAME = 'web-login-u-alice'

@@ -3,11 +3,11 @@
 // Secret and key.
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { Bounds, Label } from '../../src/challenge/api.js'
+import { Bounds, Label } from '../../src/contract/api.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
 import { flagData, parametersProblem, type FlagInput } from '../../src/challenge/flag.js'
 import { indexObjects } from '../../src/challenge/observed.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { NAMESPACE, object, UID } from './objects.js'
 
 const SECRET = 'a flag secret for the tests'

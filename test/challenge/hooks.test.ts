@@ -4,7 +4,7 @@
 import t from 'tap'
 import { retain } from '../../src/challenge/teardown.js'
 import { resyncAfter, sync } from '../../src/challenge/hooks.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import { at, prepared, step } from '../helpers/drive.js'
 import {

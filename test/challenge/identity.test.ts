@@ -3,7 +3,7 @@
 // from the status being checked: every part of the key counts (the namespace included: two namespaces may hold a
 // Challenge of the same definition and owner), and the flag Secret holds the PerOwner or PerInstance flag.
 import t from 'tap'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import {
   ALICE,

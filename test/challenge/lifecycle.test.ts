@@ -5,7 +5,7 @@
 // pod is gone, and a pod's Ready time on a clock more than 60 s ahead.
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { at, prepared, step } from '../helpers/drive.js'
 import {
   CHILD_GROUPS,

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { challenge, NAMESPACE, netcatDefinition, pod, readyWorld, webDefinition, type Json } from '../helpers/world.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 
 const NAME = 'web-login-u-alice'
 const BASELINE = { security: { profile: 'Baseline' } }

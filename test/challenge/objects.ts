@@ -1,7 +1,7 @@
 // The instance the domain tests of single rules look at (decisions, workload, flag, observed and budget tests),
 // and a maker of bare objects in its namespace.
 import { childNames } from '../../src/challenge/names.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 
 export const NAMESPACE = 'ctf'
 export const UID = '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10'

@@ -2,7 +2,7 @@
 // prefix only for an object sent without one, other namespaces left out, and the count over every kind.
 import t from 'tap'
 import { countObjects, findObject, indexObjects, isBeingDeleted, objectsOfKind } from '../../src/challenge/observed.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { NAMESPACE, object } from './objects.js'
 
 const names = (objects: KubeObject[]) => objects.map((o) => o.metadata.name)

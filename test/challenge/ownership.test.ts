@@ -5,7 +5,7 @@
 import t from 'tap'
 import { isOwnedBy, indexObjects, ownChild } from '../../src/challenge/observed.js'
 import { guardChildren, missingGuards } from '../../src/challenge/workload.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import {
   challenge,

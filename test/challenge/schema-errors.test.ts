@@ -1,13 +1,13 @@
-// schemaError: what the hooks' validator (ajv, src/validator.ts) reports, told to an author in the words the hook
+// schemaError: what the hooks' validator (ajv, src/contract/validator.ts) reports, told to an author in the words the hook
 // has always used (TypeBox's): each row breaks one rule, and the path and message are the ones TypeBox's own
 // checker gives for it.
 import { Type, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { DefinitionSpecSchema } from '../../src/challenge/api.js'
+import { DefinitionSpecSchema } from '../../src/contract/api.js'
 import { describeSchemaError, schemaError } from '../../src/challenge/schema-errors.js'
-import { SyncResponseSchema } from '../../src/protocol.js'
-import { compileSchema, DESCRIBED_OPTIONS } from '../../src/validator.js'
+import { SyncResponseSchema } from '../../src/contract/protocol.js'
+import { compileSchema, DESCRIBED_OPTIONS } from '../../src/contract/validator.js'
 
 type Json = Record<string, unknown>
 const web = { name: 'web', image: 'web:1' }

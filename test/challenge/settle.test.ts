@@ -5,8 +5,8 @@
 // Ready's. The same rule over generated worlds: test/fuzz/timers.test.ts (its path lost and re-created).
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
-import { loadConfig, type Config } from '../../src/config.js'
-import type { KubeObject } from '../../src/protocol.js'
+import { loadConfig, type Config } from '../../src/config/config.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { TEST_ENV } from '../helpers/app.js'
 import { at, prepared, step, type Step } from '../helpers/drive.js'
 import { challenge, observedChildren, readyPodStatus, webDefinition, type Json } from '../helpers/world.js'

@@ -2,7 +2,7 @@
 // API server's (kube-openapi's strfmt.IsDateTime, which the CRDs' format uses: lowercased, split at each "t", a Go
 // "2006-01-02" date, then ^HH:MM:SS(.digits)?(z|±HH:MM)$ with HH <= 23), worked out by hand for each row.
 import t from 'tap'
-import { DATE_TIME } from '../../src/challenge/api.js'
+import { DATE_TIME } from '../../src/contract/api.js'
 import { EARLIEST_TIME, formatTime, LATEST_TIME, readTime } from '../../src/challenge/time.js'
 
 t.test('readTime: what the API server stores, and the instant it names', async (t) => {

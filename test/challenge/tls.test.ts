@@ -6,7 +6,7 @@
 import t from 'tap'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
 import { challenge, conditionOf, observedChildren, readyWorld, tlsDefinition, type Json } from '../helpers/world.js'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import { ALICE, expectedHost } from '../helpers/contract.js'
 

@@ -1,13 +1,13 @@
 // What the observed children and pods say about a run (src/challenge/workload.ts), one row per situation: the
 // rules mutation testing found unchecked, each row a case where a changed rule gives another answer.
 import t from 'tap'
-import { Reason, RUN_ANNOTATION } from '../../src/challenge/api.js'
+import { Reason, RUN_ANNOTATION } from '../../src/contract/api.js'
 import { resolveDefinition, type ResolvedDefinition } from '../../src/challenge/definition.js'
 import { indexObjects } from '../../src/challenge/observed.js'
 import { observeEndpoint } from '../../src/challenge/endpoint.js'
 import { currentPod, podEnded, podInstants, podProblem, readySince } from '../../src/challenge/workload.js'
-import { loadConfig } from '../../src/config.js'
-import type { KubeObject } from '../../src/protocol.js'
+import { loadConfig } from '../../src/config/config.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { child, NAMESPACE, names, object, OWNED_BY_UID } from './objects.js'
 
 /** The instance's Pod as Metacontroller made it (owned by UID), of run `run`, with `status` and `metadata`. */

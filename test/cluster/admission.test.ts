@@ -3,7 +3,7 @@
 import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import t from 'tap'
 import { ApiError } from '../support/simulator/index.js'
-import { API, connect, createNamespace, install, registerAuthors, type Json } from './harness.js'
+import { API, connect, createNamespace, install, registerAuthors, type Json } from '../support/kube/harness.js'
 
 const env = await connect(t)
 await install(env)

@@ -9,7 +9,7 @@ import { largestStoredDefinitionSpec } from '../helpers/largest.js'
 import { loadCrdSchema, type Schema } from '../helpers/manifests.js'
 import { ApiError } from '../support/simulator/index.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
-import { API, connect, createNamespace, install, type Json } from './harness.js'
+import { API, connect, createNamespace, install, type Json } from '../support/kube/harness.js'
 
 const env = await connect(t)
 await install(env)

@@ -8,7 +8,7 @@ import { ApiError } from '../support/simulator/index.js'
 import { registerAuthors } from '../support/kube/install.js'
 import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
-import { startSuite, type Json } from './harness.js'
+import { startSuite, type Json } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)
 const s = await suite.scenario(t, 'confidentiality')

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { ApiError } from '../support/simulator/index.js'
 import { eventually } from '../support/kube/eventually.js'
-import { CHALLENGES, registerAuthors, startSuite, type Json, type Scenario } from './harness.js'
+import { CHALLENGES, registerAuthors, startSuite, type Json, type Scenario } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)
 

@@ -7,7 +7,7 @@ import { conditionOf } from '../helpers/world.js'
 import { expectedHost } from '../helpers/contract.js'
 import { orderProblem } from '../helpers/order.js'
 import { assertPrintable } from './printing.js'
-import { startSuite, type Json, type Scenario } from './harness.js'
+import { startSuite, type Json, type Scenario } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)
 const challengeCrd = await suite.rest.get<Json>(

@@ -4,7 +4,7 @@
 // both the pod must never run (it would mount the foreign flag, or run unisolated), and the instance is never Running.
 import t from 'tap'
 import { eventually } from '../support/kube/eventually.js'
-import { startSuite, type Json, type Scenario } from './harness.js'
+import { startSuite, type Json, type Scenario } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)
 const NAME = 'web-login-u-alice'

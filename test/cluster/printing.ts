@@ -3,7 +3,7 @@
 // empty or `<none>` where the object has a value at the column's path.
 import type { Test } from 'tap'
 import type { Kubectl } from '../support/kube/kubectl.js'
-import type { Json } from './harness.js'
+import type { Json } from '../support/kube/harness.js'
 
 interface Column {
   name: string

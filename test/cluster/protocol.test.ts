@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { startSuite, type HookRequest, type Json } from './harness.js'
+import { startSuite, type HookRequest, type Json } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)
 const NAME = 'web-login-u-alice'

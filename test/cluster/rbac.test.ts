@@ -3,7 +3,7 @@
 // `kubectl auth can-i --as=<service account>` (impersonation). The lifecycle files then run the controller with
 // that identity, so every real write is checked too.
 import t from 'tap'
-import { connect, install, METACONTROLLER_SA } from './harness.js'
+import { connect, install, METACONTROLLER_SA } from '../support/kube/harness.js'
 
 const env = await connect(t)
 await install(env)

@@ -10,15 +10,15 @@ import { tmpdir } from 'node:os'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
 import { sync } from '../../src/challenge/hooks.js'
-import { loadConfig } from '../../src/config.js'
-import type { DesiredChild } from '../../src/protocol.js'
+import { loadConfig } from '../../src/config/config.js'
+import type { DesiredChild } from '../../src/contract/protocol.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { ApiError } from '../support/simulator/index.js'
 import { resourceByKind, routeParentStatus, type KubeObject } from '../support/simulator/index.js'
 import { challenge, controllerRef, observedChildren, readyWorld, syncRequest, tlsDefinition } from '../helpers/world.js'
 import { componentsDir, manifestsDir, ROUTING_EXAMPLES } from '../helpers/manifests.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, routeChildren, TRAEFIK_MODULE } from '../support/route-crds.js'
-import { connect, install, NAMESPACE_PREFIX, type Json } from './harness.js'
+import { connect, install, NAMESPACE_PREFIX, type Json } from '../support/kube/harness.js'
 
 const skip = missingCrds()
 const env = skip === false ? await connect(t) : undefined

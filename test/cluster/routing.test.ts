@@ -9,7 +9,7 @@ import { orderProblem } from '../helpers/order.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { routeParentStatus, type KubeObject } from '../support/simulator/index.js'
 import { CRD_FILES, GATEWAY_API_MODULE, missingCrds, TRAEFIK_MODULE } from '../support/route-crds.js'
-import { connect, startSuite, type Json, type Scenario, type Suite } from './harness.js'
+import { connect, startSuite, type Json, type Scenario, type Suite } from '../support/kube/harness.js'
 
 const skip = missingCrds()
 const env = skip === false ? await connect(t) : undefined

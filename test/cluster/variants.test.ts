@@ -9,7 +9,7 @@ import { eventually } from '../support/kube/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { resourcePath } from '../support/kube/rest.js'
 import { sortKeys } from '../support/simulator/json.js'
-import { lastAnswer, STANDIN_RUNTIME_CLASS, startSuite, type Json, type Scenario } from './harness.js'
+import { lastAnswer, STANDIN_RUNTIME_CLASS, startSuite, type Json, type Scenario } from '../support/kube/harness.js'
 
 // The runtime class variant names gvisor (or, on an existing cluster, the stand-in's class): the operator allows it.
 const suite = await startSuite(t, {

@@ -1,7 +1,7 @@
 // End to end, over real HTTP: one player's Challenge never reaches another's children, and one hostile object
 // (a definition or a Challenge carrying prototype keys) stops only what it decides.
 import t from 'tap'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { challengeRef, NS, startWorld, type Json, type World } from './harness.js'
 
 const VICTIM = 'web-login-u-victim-with-a-rather-long-user-identifier-0001'

@@ -4,7 +4,7 @@
 // annotation, and annotations hold at most 256 KiB (the simulator refuses more, as the API server does). One character more anywhere a total is counted is
 // refused with the field named. The same objects run on the real API server in test/cluster/variants.test.ts.
 import t from 'tap'
-import { Bounds } from '../../src/challenge/api.js'
+import { Bounds } from '../../src/contract/api.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import { startWorld, syncsOf } from './harness.js'

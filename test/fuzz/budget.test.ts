@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { sync } from '../../src/challenge/hooks.js'
 import { testConfig } from '../helpers/app.js'
 import { budgetVerdict, queuedMessage, type BudgetScope, type SiblingFacts } from '../helpers/budget-model.js'

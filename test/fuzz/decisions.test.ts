@@ -11,7 +11,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { buildTestApp, FIXED_NOW } from '../helpers/app.js'
 import type { Json } from '../helpers/world.js'
 import { requestFor, runs, SEED, world, type World } from './world-gen.js'

@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check'
 import t from 'tap'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { expectedNameHash } from '../helpers/contract.js'
 import { prepared, step } from '../helpers/drive.js'
 import { challenge, netcatDefinition, observedChildren, webDefinition, type Json } from '../helpers/world.js'

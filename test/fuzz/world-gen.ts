@@ -4,7 +4,7 @@
  * send for it. Generated times are RFC 3339 within a few days of the clock, and counters are safe integers.
  */
 import fc from 'fast-check'
-import type { KubeObject } from '../../src/protocol.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
 import { FIXED_NOW } from '../helpers/app.js'
 import { prepared } from '../helpers/drive.js'
 import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition, type Json } from '../helpers/world.js'

@@ -1,4 +1,4 @@
-// The gateway process (src/gateway/main.ts) in-process, and its configuration (src/config-gateway.ts): a bad value
+// The gateway process (src/gateway/main.ts) in-process, and its configuration (src/config/config-gateway.ts): a bad value
 // stops the start with exit code 78 and the variable's name; a good one serves until the shutdown.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { loadGatewayConfig } from '../../src/config-gateway.js'
+import { loadGatewayConfig } from '../../src/config/config-gateway.js'
 import { EX_CONFIG, startGateway } from '../../src/gateway/main.js'
 import { startFakeApiServer } from './fake-apiserver.js'
 import { AUDIENCE, CTFD_KEY, definition, PLATFORMS_YAML } from './support.js'

@@ -2,7 +2,7 @@
 // SignJWT), and a gateway app on the fake API server.
 import { exportSPKI, generateKeyPair, SignJWT, type JWTPayload } from 'jose'
 import type { FastifyInstance } from 'fastify'
-import { loadGatewayConfig, type GatewayConfig } from '../../src/config-gateway.js'
+import { loadGatewayConfig, type GatewayConfig } from '../../src/config/config-gateway.js'
 import { buildGatewayApp, type GatewayPorts } from '../../src/gateway/app.js'
 import { loadPlatforms, type Platform } from '../../src/gateway/identity.js'
 import { kubeClient } from '../../src/gateway/kube.js'

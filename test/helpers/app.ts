@@ -1,6 +1,6 @@
 /** A fresh app per test, closed when the test ends (the fastify/demo pattern). */
 import type { FastifyInstance } from 'fastify'
-import { loadConfig, type Config } from '../../src/config.js'
+import { loadConfig, type Config } from '../../src/config/config.js'
 import { buildApp } from '../../src/http/app.js'
 
 export interface TestTap {

@@ -1,7 +1,7 @@
 /** Drives the pure hooks through time: one call, then the world as it would look after Metacontroller applied it. */
 import { finalize, sync } from '../../src/challenge/hooks.js'
-import type { Config } from '../../src/config.js'
-import type { KubeObject, SyncResponse } from '../../src/protocol.js'
+import type { Config } from '../../src/config/config.js'
+import type { KubeObject, SyncResponse } from '../../src/contract/protocol.js'
 import { testConfig } from './app.js'
 import { observedChildren, syncRequest, type Json, type RequestOptions } from './world.js'
 

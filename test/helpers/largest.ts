@@ -1,9 +1,9 @@
 /**
- * The largest objects the CRDs and the hook accept (src/challenge/api.ts, Bounds): every list at its longest,
+ * The largest objects the CRDs and the hook accept (src/contract/api.ts, Bounds): every list at its longest,
  * every string and every total at its limit. The e2e and cluster suites run them to Running, to show that they
  * still fit comfortably in one request, in etcd and in the Deployment made from them.
  */
-import { Bounds } from '../../src/challenge/api.js'
+import { Bounds } from '../../src/contract/api.js'
 
 type Json = Record<string, unknown>
 

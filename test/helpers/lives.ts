@@ -4,7 +4,7 @@
  * tests of the metrics the answers leave behind.
  */
 import type { FastifyInstance } from 'fastify'
-import type { SyncRequest, SyncResponse } from '../../src/protocol.js'
+import type { SyncRequest, SyncResponse } from '../../src/contract/protocol.js'
 import { challenge, observedChildren, readyPodStatus, syncRequest, webDefinition, type Json } from './world.js'
 
 export const CREATED = '2026-11-22T11:59:00Z'

@@ -6,8 +6,8 @@
  * timeline only keeps the world Metacontroller would show the next sync.
  */
 import { sync } from '../../src/challenge/hooks.js'
-import type { Config } from '../../src/config.js'
-import type { KubeObject, SyncResponse } from '../../src/protocol.js'
+import type { Config } from '../../src/config/config.js'
+import type { KubeObject, SyncResponse } from '../../src/contract/protocol.js'
 import { testConfig } from './app.js'
 import { challenge, observedChildren, readyPodStatus, syncRequest, webDefinition, type Json } from './world.js'
 

@@ -3,9 +3,9 @@
  * by `<Kind>.<apiVersion>` (one group per child rule, `{}` when empty) and the related objects of the
  * customize rules. Tests describe a world in a few lines and get a whole request.
  */
-import { CHILD_GROUPS } from '../../src/challenge/api.js'
+import { CHILD_GROUPS } from '../../src/contract/api.js'
 import { ROUTE_KINDS, routeGroup } from '../../src/challenge/routes.js'
-import type { KubeObject, ObjectGroups, SyncRequest } from '../../src/protocol.js'
+import type { KubeObject, ObjectGroups, SyncRequest } from '../../src/contract/protocol.js'
 
 export const NAMESPACE = 'challenges'
 export const UID = '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10'

@@ -3,7 +3,7 @@
  * so they are exactly what Metacontroller would send next: a new Challenge, the same one Running with its
  * children observed, the same one being deleted, and a customize call.
  */
-import type { CustomizeRequest, SyncRequest } from '../../src/protocol.js'
+import type { CustomizeRequest, SyncRequest } from '../../src/contract/protocol.js'
 import { prepared, step } from './drive.js'
 import { challenge, netcatDefinition, readyWorld, syncRequest, webDefinition } from './world.js'
 

@@ -1,11 +1,11 @@
-// The copies of src/config.ts's table of variables: docs/configuration.md and the comments of
+// The copies of src/config/config.ts's table of variables: docs/configuration.md and the comments of
 // manifests/config.env are what `npm run docs:config` writes, and every default they show is the one loadConfig
 // applies.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { configEnv, configurationPage } from '../../src/config-docs.js'
-import { loadConfig, VARIABLES } from '../../src/config.js'
+import { configEnv, configurationPage } from '../../src/config/config-docs.js'
+import { loadConfig, VARIABLES } from '../../src/config/config.js'
 
 const root = join(import.meta.dirname, '../..')
 const read = (file: string) => readFileSync(join(root, file), 'utf8')
@@ -28,7 +28,7 @@ t.test("manifests/config.env: its comments are the table's, its values its own",
   )
   t.throws(
     () => configEnv('OWNER_BUDGETS=3\n'),
-    /manifests\/config\.env sets OWNER_BUDGETS, which src\/config\.ts does not read/,
+    /manifests\/config\.env sets OWNER_BUDGETS, which src\/config\/config\.ts does not read/,
   )
 })
 

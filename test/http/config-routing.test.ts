@@ -2,7 +2,7 @@
 // proxy's pod selector): each bad value stops the start with a ConfigError naming the variable, and GATEWAY is
 // required by an explicit Gateway API routing.
 import t from 'tap'
-import { ConfigError, loadConfig } from '../../src/config.js'
+import { ConfigError, loadConfig } from '../../src/config/config.js'
 
 function problem(env: Record<string, string>): ConfigError {
   try {

@@ -1,5 +1,11 @@
 import t, { type Test } from 'tap'
-import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig, publicHostWarning } from '../../src/config.js'
+import {
+  ConfigError,
+  DEVELOPMENT_FLAG_SECRET,
+  estimatedBits,
+  loadConfig,
+  publicHostWarning,
+} from '../../src/config/config.js'
 
 const SECRET = '0123456789abcdef0123456789abcdef' // 32 characters
 

@@ -2,7 +2,7 @@
 // it, and answering the flag check with it.
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 import { buildTestApp } from '../helpers/app.js'
 
 const TOKEN = 'a-flag-verify-token-for-the-tests-0123456789'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, loggerOptions } from '../../src/http/app.js'
-import type { Config } from '../../src/config.js'
+import type { Config } from '../../src/config/config.js'
 import { FIXED_NOW, testConfig } from '../helpers/app.js'
 import { logCapture, type LogCapture } from './log-capture.js'
 import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'

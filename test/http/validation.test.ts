@@ -1,13 +1,13 @@
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
 import { Ajv, type ValidateFunction } from 'ajv'
-import { DefinitionSpecSchema } from '../../src/challenge/api.js'
+import { DefinitionSpecSchema } from '../../src/contract/api.js'
 import {
   CustomizeRequestSchema,
   CustomizeResponseSchema,
   SyncRequestSchema,
   SyncResponseSchema,
-} from '../../src/protocol.js'
+} from '../../src/contract/protocol.js'
 import { PRECOMPILABLE, sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/app.js'
 import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
@@ -44,7 +44,7 @@ t.test(
     for (const [name, schema] of [
       ['SyncRequestSchema', SyncRequestSchema],
       ['CustomizeRequestSchema', CustomizeRequestSchema],
-      // Not a request's, but compiled by the same validator (src/validator.ts) for every definition.
+      // Not a request's, but compiled by the same validator (src/contract/validator.ts) for every definition.
       ['DefinitionSpecSchema', DefinitionSpecSchema],
     ] as const) {
       t.equal(

@@ -10,7 +10,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildTestApp } from '../helpers/app.js'
-import { AUTH, repoRoot, send, startServer, SYNC_BODY, TOKEN } from './harness.js'
+import { AUTH, repoRoot, send, startServer, SYNC_BODY, TOKEN } from '../support/load/harness.js'
 
 const FIRST_SYNC = readFileSync(join(repoRoot, 'test/fixtures/sync-new.json'))
 const CUSTOMIZE = readFileSync(join(repoRoot, 'test/fixtures/customize.json'))

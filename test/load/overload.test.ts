@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process'
 import { setPriority } from 'node:os'
 import { join } from 'node:path'
 import { killOnExit, running } from '../support/processes.js'
-import { probe, probeTimeoutMs, repoRoot, sample, send, sleep, startServer, TOKEN } from './harness.js'
+import { probe, probeTimeoutMs, repoRoot, sample, send, sleep, startServer, TOKEN } from '../support/load/harness.js'
 
 const CONNECTIONS = 400
 const FLOOD_MS = 30_000

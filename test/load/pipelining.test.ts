@@ -2,7 +2,7 @@
 // and the server's memory stays bounded.
 import t from 'tap'
 import type { Socket } from 'node:net'
-import { probe, sleep, sockets, startServer } from './harness.js'
+import { probe, sleep, sockets, startServer } from '../support/load/harness.js'
 
 const CLIENTS = 5
 const FLOOD_MS = 10_000

@@ -13,7 +13,7 @@ import {
   terminationGracePeriodSeconds,
   TOKEN,
   type Server,
-} from './harness.js'
+} from '../support/load/harness.js'
 
 /** SHUTDOWN_DRAIN_MS + REQUEST_TIMEOUT_MS, both at their defaults. */
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000 + 5000

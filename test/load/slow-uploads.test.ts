@@ -2,7 +2,7 @@
 // and every trickling body is answered 408 and its connection closed once REQUEST_TIMEOUT_MS has passed.
 import t from 'tap'
 import type { Socket } from 'node:net'
-import { AUTH, percentile, send, sleep, sockets, startServer, SYNC_BODY, TOKEN } from './harness.js'
+import { AUTH, percentile, send, sleep, sockets, startServer, SYNC_BODY, TOKEN } from '../support/load/harness.js'
 
 const UPLOADS = 80
 const REQUEST_TIMEOUT_MS = 5000 // the default

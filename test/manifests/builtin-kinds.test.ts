@@ -2,7 +2,7 @@
 // and the hook server, the challenge namespace, Metacontroller's RBAC and the
 // admission policy say what they must.
 import t, { type Test } from 'tap'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 import { SHUTDOWN_BACKSTOP_MS } from '../../src/main.js'
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1'
 import {

@@ -11,7 +11,7 @@ import {
   readYamlDocuments,
   validateAgainstCrd,
 } from '../helpers/manifests.js'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 
 interface Webhook {
   service: { name: string; namespace: string; port: number; protocol: string }

@@ -248,7 +248,7 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
     '!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)',
   ])
   t.strictSame(rulesAt('spec.flag'), ["!has(self.mode) || self.mode != 'Static' || has(self.staticSecretRef)"])
-  // The pod's totals (Bounds in src/challenge/api.ts): the hook checks the same numbers.
+  // The pod's totals (Bounds in src/contract/api.ts): the hook checks the same numbers.
   t.strictSame(rulesAt('spec.pod'), [
     'self.containers.map(c, (has(c.command) ? c.command.map(w, size(w)).sum() : 0) + (has(c.args) ? c.args.map(w, size(w)).sum() : 0)).sum() <= 16384',
     'self.containers.map(c, has(c.env) ? size(c.env) : 0).sum() <= 128',

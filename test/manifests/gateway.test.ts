@@ -3,8 +3,8 @@
 // server. On the real API server: test/cluster/gateway.test.ts (its ServiceAccount may not read Secrets).
 import { join } from 'node:path'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
-import { loadGatewayConfig } from '../../src/config-gateway.js'
+import { loadConfig } from '../../src/config/config.js'
+import { loadGatewayConfig } from '../../src/config/config-gateway.js'
 import { componentsDir, loadManifests, readEnvFile, readYamlDocuments, withComponents } from '../helpers/manifests.js'
 
 type Json = Record<string, any>

@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../src/config/config.js'
 import { controlPlaneBinaries } from '../support/kube/controlplane.js'
 import { toolMissing } from '../support/tools.js'
 import {
@@ -56,7 +56,7 @@ const generators = [
   ...(secretsKustomization.secretGenerator ?? []),
 ]
 
-// The hook server's configuration variables (docs/api.md and src/config.ts) and where
+// The hook server's configuration variables (docs/api.md and src/config/config.ts) and where
 // each comes from.
 const fromConfigMap = [
   'BASE_DOMAIN',

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import t from 'tap'
-import { DEFINITION_NAME, DNS_LABEL, DNS_SUBDOMAIN } from '../../src/patterns.js'
+import { DEFINITION_NAME, DNS_LABEL, DNS_SUBDOMAIN } from '../../src/contract/patterns.js'
 import { repoRoot } from '../helpers/manifests.js'
 
 const guide = readFileSync(join(repoRoot, 'docs/platform-guide.md'), 'utf8')

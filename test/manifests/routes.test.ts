@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import t from 'tap'
 import { parseAllDocuments } from 'yaml'
-import type { DesiredChild } from '../../src/protocol.js'
+import type { DesiredChild } from '../../src/contract/protocol.js'
 import { routeParentStatus } from '../support/simulator/gateways.js'
 import {
   loadCrdSchema,

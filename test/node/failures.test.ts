@@ -4,7 +4,16 @@
 // Running only once the app answers). The pods' own statuses say what the kernel did.
 import t from 'tap'
 import { eventually } from '../support/kube/eventually.js'
-import { app, definition, NODE_IP, reaches, running, startNodeSuite, type Json, type Scenario } from './harness.js'
+import {
+  app,
+  definition,
+  NODE_IP,
+  reaches,
+  running,
+  startNodeSuite,
+  type Json,
+  type Scenario,
+} from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
 

@@ -4,7 +4,16 @@
 // writable /tmp, and its limits in the kernel's cgroups; a Baseline instance may run as root but still cannot open
 // a raw socket (NET_RAW dropped); an image that insists on root gets the contract's error under Restricted.
 import t from 'tap'
-import { app, definition, identityOf, podOf, reaches, running, startNodeSuite, type Json } from './harness.js'
+import {
+  app,
+  definition,
+  identityOf,
+  podOf,
+  reaches,
+  running,
+  startNodeSuite,
+  type Json,
+} from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
 

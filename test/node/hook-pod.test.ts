@@ -6,11 +6,11 @@
 // what its configuration lacks (config.env's PUBLIC_HOST placeholder), answer a /sync through its Service, and be
 // reachable from Metacontroller's namespace only.
 import t from 'tap'
-import { createNamespace } from '../cluster/harness.js'
+import { createNamespace } from '../support/kube/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { HOOK_IMAGE } from '../support/node/hook-image.js'
 import { newRequest } from '../helpers/worlds.js'
-import { probeFrom, startNodeSuite, workstation, type Json } from './harness.js'
+import { probeFrom, startNodeSuite, workstation, type Json } from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
 const NS = 'challenge-hooks'

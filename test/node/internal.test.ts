@@ -4,9 +4,18 @@
 // the owner's labels, not another instance. Each tried at the instance's pod, its Service address and its cluster
 // DNS name; the owner's workstation reaches all three, so a refusal is the policy's and not a path still missing.
 import t from 'tap'
-import { createNamespace } from '../cluster/harness.js'
+import { createNamespace } from '../support/kube/harness.js'
 import { eventually } from '../support/kube/eventually.js'
-import { app, definition, ownerLabels, podOf, probeFrom, running, startNodeSuite, workstation } from './harness.js'
+import {
+  app,
+  definition,
+  ownerLabels,
+  podOf,
+  probeFrom,
+  running,
+  startNodeSuite,
+  workstation,
+} from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
 

@@ -17,7 +17,7 @@ import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { createNamespace } from '../cluster/harness.js'
+import { createNamespace } from '../support/kube/harness.js'
 import { repoRoot } from '../support/kube/controlplane.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import {
@@ -33,7 +33,7 @@ import {
   startNodeSuite,
   workstation,
   type Suite,
-} from './harness.js'
+} from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
 

@@ -5,7 +5,7 @@
 // is off, the same instance runs.
 import t from 'tap'
 import { podsHaveIpv6 } from '../support/node/configs.js'
-import { app, definition, reaches, running, startNodeSuite } from './harness.js'
+import { app, definition, reaches, running, startNodeSuite } from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t, { hookEnv: { POLICY_ENFORCES_IPV6: 'false' } })
 

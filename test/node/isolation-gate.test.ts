@@ -4,7 +4,7 @@
 // the gate at what egress DNS lets through (the kube-dns Service, TCP 53): under egress None the same target is
 // blocked and the same gate passes. (Its IPv6 refusal: isolation-gate-ipv6.test.ts.)
 import t from 'tap'
-import { app, definition, DNS_SERVICE_IP, reaches, running, startNodeSuite } from './harness.js'
+import { app, definition, DNS_SERVICE_IP, reaches, running, startNodeSuite } from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t, {
   hookEnv: { ISOLATION_GATE_TARGET: `${DNS_SERVICE_IP}:53`, ISOLATION_GATE_TIMEOUT_SECONDS: '5' },

@@ -10,7 +10,7 @@ import { createSocket } from 'node:dgram'
 import { connect } from 'node:net'
 import { Resolver } from 'node:dns/promises'
 import t from 'tap'
-import { createNamespace } from '../cluster/harness.js'
+import { createNamespace } from '../support/kube/harness.js'
 import { eventually } from '../support/kube/eventually.js'
 import {
   API_PORT,
@@ -29,7 +29,7 @@ import {
   workstation,
   type Json,
   type Scenario,
-} from './harness.js'
+} from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
 const EGRESS = ['None', 'DNS', 'Internet'] as const

@@ -5,8 +5,8 @@
 // before the flag's Secret and the NetworkPolicies go, the Challenge last.
 import t from 'tap'
 import type { KubeObject } from '../support/simulator/index.js'
-import { app, definition, NODE_IP, startNodeSuite, type Json, type Scenario } from './harness.js'
-import { banner, whenRunning } from './timing.js'
+import { app, definition, NODE_IP, startNodeSuite, type Json, type Scenario } from '../support/node/harness.js'
+import { banner, whenRunning } from '../support/node/timing.js'
 
 const suite = await startNodeSuite(t)
 const NAME = 'echo-u-alice'

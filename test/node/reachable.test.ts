@@ -5,8 +5,8 @@
 // For each instance it measures when the status said Running and when the path first carried a connection
 // (a prober that starts a connection every 20 ms from the moment the Challenge is created), and prints them.
 import t from 'tap'
-import { app, definition, NODE_IP, ownerLabels, startNodeSuite, workstation } from './harness.js'
-import { banner, firstAnswerThroughNodePort, table, whenRunning, type Sample } from './timing.js'
+import { app, definition, NODE_IP, ownerLabels, startNodeSuite, workstation } from '../support/node/harness.js'
+import { banner, firstAnswerThroughNodePort, table, whenRunning, type Sample } from '../support/node/timing.js'
 
 const suite = await startNodeSuite(t)
 const OWNERS = ['p1', 'p2', 'p3', 'p4', 'p5']

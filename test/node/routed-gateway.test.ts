@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { TRAEFIK_NAMESPACE, TRAEFIK_PORTS } from '../support/node/proxy.js'
-import { startNodeSuite } from './harness.js'
+import { startNodeSuite } from '../support/node/harness.js'
 import { BASE_DOMAIN, proxyClients, routedScenario, startTraefik } from './routing.js'
 
 await startTraefik({ gateway: true })

@@ -2,7 +2,7 @@
 // HTTP instance (no class, no TLS secret: http:// on port 80), served by Traefik's Ingress provider. See routing.ts.
 import t from 'tap'
 import { TRAEFIK_NAMESPACE } from '../support/node/proxy.js'
-import { startNodeSuite } from './harness.js'
+import { startNodeSuite } from '../support/node/harness.js'
 import { BASE_DOMAIN, proxyClients, routedScenario, startTraefik } from './routing.js'
 
 await startTraefik()

@@ -3,7 +3,7 @@
 // IngressRouteTCP per TLS instance, HostSNI on `tcpsecure`, TLS ended by Traefik). See routing.ts.
 import t from 'tap'
 import { TRAEFIK_NAMESPACE } from '../support/node/proxy.js'
-import { startNodeSuite } from './harness.js'
+import { startNodeSuite } from '../support/node/harness.js'
 import { BASE_DOMAIN, proxyClients, routedScenario, startTraefik, TLS_BASE_DOMAIN } from './routing.js'
 
 await startTraefik()

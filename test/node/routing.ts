@@ -11,8 +11,17 @@ import { kubectlFor, kubectlOk } from '../support/kube/kubectl.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import { TRAEFIK_NAMESPACE, TRAEFIK_PORTS, traefikManifests } from '../support/node/proxy.js'
 import { gatewayCrd } from '../support/route-crds.js'
-import { app, definition, podOf, probeFrom, workstation, type Json, type Scenario, type Suite } from './harness.js'
-import { firstLine, table, whenRunning, type Sample } from './timing.js'
+import {
+  app,
+  definition,
+  podOf,
+  probeFrom,
+  workstation,
+  type Json,
+  type Scenario,
+  type Suite,
+} from '../support/node/harness.js'
+import { firstLine, table, whenRunning, type Sample } from '../support/node/timing.js'
 
 export const BASE_DOMAIN = 'challenges.test'
 export const TLS_BASE_DOMAIN = 'tcp.challenges.test'

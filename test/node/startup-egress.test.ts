@@ -13,7 +13,7 @@
 import { loadavg } from 'node:os'
 import { createServer, type Server } from 'node:net'
 import t from 'tap'
-import { createNamespace } from '../cluster/harness.js'
+import { createNamespace } from '../support/kube/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import {
   app,
@@ -25,8 +25,8 @@ import {
   workstation,
   type Json,
   type Scenario,
-} from './harness.js'
-import { banner } from './timing.js'
+} from '../support/node/harness.js'
+import { banner } from '../support/node/timing.js'
 
 const suite = await startNodeSuite(t)
 const WATCH_SECONDS = 20

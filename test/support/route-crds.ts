@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url'
 import { renderChildren, type RenderInput } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
-import { loadConfig } from '../../src/config.js'
-import type { DesiredChild } from '../../src/protocol.js'
+import { loadConfig } from '../../src/config/config.js'
+import type { DesiredChild } from '../../src/contract/protocol.js'
 import { toolMissing } from './tools.js'
 
 /** Pinned in controlplane/route-crds.txt, which controlplane/build.sh downloads. */

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { checkFlag, FlagCheckRequestSchema, type FlagCheckRequest } from '../../challenge/flag-check.js'
-import type { Config } from '../../config.js'
+import type { Config } from '../../config/config.js'
 import { requireBearer } from '../auth.js'
 
 export const FLAG_VERIFY_PATH = '/flags/verify'

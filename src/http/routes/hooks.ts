@@ -7,11 +7,17 @@ import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { customize, finalize, sync } from '../../challenge/hooks.js'
-import type { Config } from '../../config.js'
-import { CustomizeRequestSchema, SyncRequestSchema, type CustomizeRequest, type SyncRequest } from '../../protocol.js'
+import type { Config } from '../../config/config.js'
+import {
+  CustomizeRequestSchema,
+  SyncRequestSchema,
+  type CustomizeRequest,
+  type SyncRequest,
+} from '../../contract/protocol.js'
 import { requireBearer } from '../auth.js'
 import { tooDeepError } from '../json-body.js'
-import { reasonLabel, type HookMetrics } from '../metrics.js'
+import type { HookMetrics } from '../metrics.js'
+import { reasonLabel } from '../reason-label.js'
 
 export interface HookRouteOptions {
   config: Config

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { buildSync } from 'esbuild'
-import { loadConfig } from '../../../src/config.js'
+import { loadConfig } from '../../../src/config/config.js'
 import { repoRoot } from '../kube/controlplane.js'
 
 /** The reference the hook Deployment (manifests/hook-server.yaml) and every instance's isolation gate name. */

@@ -39,7 +39,7 @@ import {
   type Parser,
   type Toleration,
 } from './config-parsers.js'
-import { HOST, IMAGE_REFERENCE } from './patterns.js'
+import { HOST, IMAGE_REFERENCE } from '../contract/patterns.js'
 import { HTTP_ROUTINGS, OWNER_BUDGET_SCOPES, TLS_ROUTINGS, type Config } from './config-types.js'
 
 export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, type Toleration }

@@ -1,5 +1,5 @@
 /**
- * The parsers of src/config.ts's table: each reads one environment variable and says, for docs/configuration.md,
+ * The parsers of src/config/config.ts's table: each reads one environment variable and says, for docs/configuration.md,
  * what it accepts and its default. A blank value (empty or spaces) is the same as an unset one; a bad value throws
  * a ConfigError naming the variable.
  */
@@ -13,7 +13,7 @@ import {
   LABEL_KEY,
   LABEL_VALUE,
   QUANTITY,
-} from './patterns.js'
+} from '../contract/patterns.js'
 
 export type Env = Record<string, string | undefined>
 
@@ -26,6 +26,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError'
   }
 }
+
+/** sysexits.h EX_CONFIG, the exit code of a process whose configuration is wrong: restarting will not help. */
+export const EX_CONFIG = 78
 
 /** What every parser may know besides its own variable. */
 export interface ParseContext {

@@ -1,14 +1,14 @@
 /**
- * The copies of src/config.ts's table: docs/configuration.md, and the comments of manifests/config.env (whose
+ * The copies of src/config/config.ts's table: docs/configuration.md, and the comments of manifests/config.env (whose
  * values stay the install's choice). `npm run docs:config` (scripts/config-docs.ts) writes both;
  * test/http/config-docs.test.ts fails when either differs from what these functions render.
  */
 import { GROUPS, RULES, VARIABLES, type Variable } from './config.js'
-import { EX_CONFIG } from './main.js'
+import { EX_CONFIG } from './config-parsers.js'
 
 type Name = keyof typeof VARIABLES
 
-const GENERATED = 'Generated from the table in src/config.ts by `npm run docs:config`'
+const GENERATED = 'Generated from the table in src/config/config.ts by `npm run docs:config`'
 
 function variables(): [Name, Variable<unknown>][] {
   return Object.entries(VARIABLES) as [Name, Variable<unknown>][]
@@ -92,7 +92,7 @@ export function configEnv(current: string): string {
     if (match === null) continue
     const [, commented, name = '', value] = match
     if (!Object.hasOwn(VARIABLES, name))
-      throw new Error(`manifests/config.env sets ${name}, which src/config.ts does not read`)
+      throw new Error(`manifests/config.env sets ${name}, which src/config/config.ts does not read`)
     assignments.set(name, `${commented}${name}=${value}`)
   }
   const lines = [

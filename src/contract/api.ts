@@ -14,9 +14,9 @@ import {
   QUANTITY,
   RESOURCE_NAME,
   SECRET_KEY,
-} from '../patterns.js'
+} from './patterns.js'
 
-/** Patterns of the schemas below, also read by the tests and the error messages (../patterns.ts has them all). */
+/** Patterns of the schemas below, also read by the tests and the error messages (./patterns.ts has them all). */
 export { DATE_TIME, ENV_NAME }
 
 export const GROUP = 'challenge-hooks.dev'

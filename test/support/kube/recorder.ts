@@ -1,11 +1,11 @@
 // What happened on the cluster, from watches: every status transition of the Challenges and every deletion.
-import { eventually } from '../support/kube/eventually.js'
-import { Informer } from '../support/kube/informer.js'
-import type { Rest } from '../support/kube/rest.js'
-import type { WatchEvent } from '../support/simulator/index.js'
-import type { ResourceType } from '../support/simulator/objects.js'
-import type { Json } from '../helpers/world.js'
-import { API } from '../support/kube/names.js'
+import { eventually } from './eventually.js'
+import { Informer } from './informer.js'
+import type { Rest } from './rest.js'
+import type { WatchEvent } from '../simulator/index.js'
+import type { ResourceType } from '../simulator/objects.js'
+import type { Json } from '../../helpers/world.js'
+import { API } from './names.js'
 
 /**
  * Watches of the Challenges, their children and pods, recording `phase/reason` each time it changes (per

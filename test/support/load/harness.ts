@@ -14,11 +14,11 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { exitOf, killOnExit, running, sleep, spawnLogged, waitFor } from '../support/processes.js'
+import { exitOf, killOnExit, running, sleep, spawnLogged, waitFor } from '../processes.js'
 
 export { sleep }
 
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 export const TOKEN = 'load-test-token-0123456789abcdef0123456789abcdef'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }
 /** A Running web instance as Metacontroller sends it (managedFields, related pods and definitions): 81 KB. */

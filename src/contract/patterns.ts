@@ -1,7 +1,7 @@
 /**
  * The regular expressions of names and values Kubernetes defines, one of each, named for what they match. They are
- * JSON Schema `pattern` strings (the schemas of src/challenge/api.ts and src/protocol.ts use them as they are);
- * code that tests a value makes a RegExp of one (src/config.ts, src/challenge/resources.ts). The CRDs in
+ * JSON Schema `pattern` strings (the schemas of src/contract/api.ts and src/contract/protocol.ts use them as they are);
+ * code that tests a value makes a RegExp of one (src/config/config.ts, src/challenge/resources.ts). The CRDs in
  * manifests/crds write the same patterns for the API server, and test/challenge/crd-agreement.test.ts checks that
  * they do.
  */

@@ -16,32 +16,27 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
-import { loadConfig } from '../../src/config.js'
-import { buildApp } from '../../src/http/app.js'
-import type { Json } from '../helpers/world.js'
-import { controlPlaneBinaries, startControlPlane } from '../support/kube/controlplane.js'
-import { Kubelet, STANDIN_NODE_LABEL, type KubeletOptions } from '../support/kube/kubelet.js'
-import { kubectlFor, kubectlOk } from '../support/kube/kubectl.js'
-import { OffsetClock } from '../support/kube/live-cluster.js'
-import { install, type ClusterEnv } from '../support/kube/install.js'
-import { Rest } from '../support/kube/rest.js'
-import { resourceByName, type CompositeController, type Simulator } from '../support/simulator/index.js'
-import type { ResourceType } from '../support/simulator/objects.js'
-import {
-  applyControllerWithUrl,
-  metacontrollerRest,
-  startMetacontroller,
-  startStandIn,
-} from '../support/kube/controllers.js'
-import { COMPOSITE_CONTROLLER } from '../support/kube/names.js'
+import { loadConfig } from '../../../src/config/config.js'
+import { buildApp } from '../../../src/http/app.js'
+import type { Json } from '../../helpers/world.js'
+import { controlPlaneBinaries, startControlPlane } from './controlplane.js'
+import { Kubelet, STANDIN_NODE_LABEL, type KubeletOptions } from './kubelet.js'
+import { kubectlFor, kubectlOk } from './kubectl.js'
+import { OffsetClock } from './live-cluster.js'
+import { install, type ClusterEnv } from './install.js'
+import { Rest } from './rest.js'
+import { resourceByName, type CompositeController, type Simulator } from '../simulator/index.js'
+import type { ResourceType } from '../simulator/objects.js'
+import { applyControllerWithUrl, metacontrollerRest, startMetacontroller, startStandIn } from './controllers.js'
+import { COMPOSITE_CONTROLLER } from './names.js'
 import { Recorder } from './recorder.js'
 import { startScenario, type Scenario, type ScenarioOptions } from './scenario.js'
 
 export { createNamespace, type Scenario, type ScenarioOptions } from './scenario.js'
-export { metacontrollerRest } from '../support/kube/controllers.js'
+export { metacontrollerRest } from './controllers.js'
 export { Recorder } from './recorder.js'
-export * from '../support/kube/names.js'
-export { install, registerAuthors, type ClusterEnv } from '../support/kube/install.js'
+export * from './names.js'
+export { install, registerAuthors, type ClusterEnv } from './install.js'
 export type { Json }
 
 /** The cluster the suite runs against: TEST_KUBECONFIG (set by `npm run test:cluster`), or one of its own. */

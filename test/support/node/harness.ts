@@ -1,5 +1,5 @@
 /**
- * The real-node suite's world: the cluster suite's (test/cluster/harness.ts: the project's manifests installed,
+ * The real-node suite's world: the cluster suite's (test/support/kube/harness.ts: the project's manifests installed,
  * the hook server in this process, the Metacontroller stand-in or METACONTROLLER_BIN), on a cluster with a real
  * node (npm run test:node starts it and runs this suite inside its namespaces): real pods of the test images,
  * real Services through kube-proxy, NetworkPolicies enforced by kube-router, DNS by CoreDNS.
@@ -9,14 +9,14 @@
  *   await s.create(definition('web', { pod: app('http-app', 8080), expose: { type: 'NodePort', port: 8080 } }))
  */
 import type { Test } from 'tap'
-import { kubectlOk } from '../support/kube/kubectl.js'
-import type { KubeObject } from '../support/simulator/index.js'
-import { podsHaveIpv6 } from '../support/node/configs.js'
-import { image, NODE_IP, POD_CIDR, SERVICE_CIDR } from '../support/node/layout.js'
-import { startSuite, type Json, type Scenario, type Suite } from '../cluster/harness.js'
+import { kubectlOk } from '../kube/kubectl.js'
+import type { KubeObject } from '../simulator/index.js'
+import { podsHaveIpv6 } from './configs.js'
+import { image, NODE_IP, POD_CIDR, SERVICE_CIDR } from './layout.js'
+import { startSuite, type Json, type Scenario, type Suite } from '../kube/harness.js'
 
 export type { Json, Scenario, Suite }
-export * from '../support/node/layout.js'
+export * from './layout.js'
 
 /** The suite of a test file; `components` of manifests/components/ and hook settings on top of the node's. */
 export async function startNodeSuite(

@@ -8,7 +8,7 @@
  * stripped, and nothing we answer loses a field on the way out. Only what the hook relies on is checked.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { ChallengeSpecSchema } from './challenge/api.js'
+import { ChallengeSpecSchema } from './api.js'
 import { NON_EMPTY_LABEL_VALUE } from './patterns.js'
 
 const Open = { additionalProperties: true } as const
