@@ -14,6 +14,16 @@ import { DefinitionParams } from '../schemas.js'
 import { PAGE_SCRIPT } from './script.js'
 import { PAGE_STYLE } from './style.js'
 
+/** An origin as a CSP source: scheme, host, port; anything else (a `;` would start another directive) is left out. */
+const ORIGIN = /^https?:\/\/[A-Za-z0-9*.-]+(:\d{1,5})?$/
+
+/** Who may frame the page: the allow-list's origins; any page when there is no list; none when none is usable. */
+function ancestors(origins: readonly string[]): string {
+  if (origins.length === 0) return '*'
+  const usable = origins.filter((origin) => ORIGIN.test(origin))
+  return usable.length === 0 ? "'none'" : usable.join(' ')
+}
+
 /** The policy of one answer: `nonce` is that answer's, `origins` the CORS allow-list. */
 export function pagePolicy(nonce: string, origins: readonly string[]): string {
   return [
@@ -24,7 +34,7 @@ export function pagePolicy(nonce: string, origins: readonly string[]): string {
     "img-src 'self' data:",
     "base-uri 'none'",
     "form-action 'none'",
-    `frame-ancestors ${origins.length === 0 ? '*' : origins.join(' ')}`,
+    `frame-ancestors ${ancestors(origins)}`,
   ].join('; ')
 }
 
