@@ -9,42 +9,45 @@ import { gatewayApp } from './support.js'
 
 const nonceOf = (html: string) => /<script nonce="([^"]+)">/.exec(html)?.[1]
 
-t.test('GET /play/{definition}: the page, without credentials, with a fresh nonce in its policy each time', async (t) => {
-  const fake = await startFakeApiServer(t)
-  const app = await gatewayApp(t, fake)
-  const first = await app.inject({ method: 'GET', url: '/play/web-login' })
-  const second = await app.inject({ method: 'GET', url: '/play/web-login' })
-  t.equal(first.statusCode, 200)
-  const nonce = nonceOf(first.body) as string
-  t.match(nonce, /^[A-Za-z0-9+/]{22}==$/, '16 random bytes')
-  t.not(nonceOf(second.body), nonce, 'another nonce for another answer')
-  t.strictSame(
-    [
-      first.headers['content-type'],
-      first.headers['content-security-policy'],
-      first.headers['cache-control'],
-      first.headers['referrer-policy'],
-      first.headers['x-content-type-options'],
-      first.headers['x-frame-options'],
-    ],
-    [
-      'text/html; charset=utf-8',
-      `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; ` +
-        `img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors *`,
-      'no-store',
-      'no-referrer',
-      'nosniff',
-      undefined,
-    ],
-  )
-  t.equal(first.body.split(`nonce="${nonce}"`).length - 1, 2, 'the style and the script carry the nonce')
-  t.match(first.body, '<title>web-login: your instance</title>')
-  t.match(
-    first.body,
-    '<script type="application/json" id="page-config">{"definition":"web-login","origins":[]}</script>',
-  )
-  t.strictSame(fake.requests, [], 'the page asks the API server nothing')
-})
+t.test(
+  'GET /play/{definition}: the page, without credentials, with a fresh nonce in its policy each time',
+  async (t) => {
+    const fake = await startFakeApiServer(t)
+    const app = await gatewayApp(t, fake)
+    const first = await app.inject({ method: 'GET', url: '/play/web-login' })
+    const second = await app.inject({ method: 'GET', url: '/play/web-login' })
+    t.equal(first.statusCode, 200)
+    const nonce = nonceOf(first.body) as string
+    t.match(nonce, /^[A-Za-z0-9+/]{22}==$/, '16 random bytes')
+    t.not(nonceOf(second.body), nonce, 'another nonce for another answer')
+    t.strictSame(
+      [
+        first.headers['content-type'],
+        first.headers['content-security-policy'],
+        first.headers['cache-control'],
+        first.headers['referrer-policy'],
+        first.headers['x-content-type-options'],
+        first.headers['x-frame-options'],
+      ],
+      [
+        'text/html; charset=utf-8',
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; ` +
+          `img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors *`,
+        'no-store',
+        'no-referrer',
+        'nosniff',
+        undefined,
+      ],
+    )
+    t.equal(first.body.split(`nonce="${nonce}"`).length - 1, 2, 'the style and the script carry the nonce')
+    t.match(first.body, '<title>web-login: your instance</title>')
+    t.match(
+      first.body,
+      '<script type="application/json" id="page-config">{"definition":"web-login","origins":[]}</script>',
+    )
+    t.strictSame(fake.requests, [], 'the page asks the API server nothing')
+  },
+)
 
 t.test('the page may be framed by the CORS allow-list, and takes tokens by postMessage from it only', async (t) => {
   const fake = await startFakeApiServer(t)
@@ -57,7 +60,7 @@ t.test('the page may be framed by the CORS allow-list, and takes tokens by postM
     /; frame-ancestors https:\/\/ctf\.example\.org http:\/\/localhost:8000$/,
   )
   t.match(answer.body, '{"definition":"web","origins":["https://ctf.example.org","http://localhost:8000"]}')
-  t.match(PAGE_SCRIPT, "if (config.origins.indexOf(event.origin) < 0) return\n")
+  t.match(PAGE_SCRIPT, 'if (config.origins.indexOf(event.origin) < 0) return\n')
 })
 
 t.test('an origin that is not one (a `;`, a path) is left out of the policy; none usable: no framing', async (t) => {
@@ -117,7 +120,9 @@ t.test("the page's script: it compiles, and no URL it builds holds anything but 
   const fetches = [...PAGE_SCRIPT.matchAll(/fetch\(([^,]+),/g)].map((match) => match[1])
   t.strictSame(fetches, ['api + path', "api + '/events'"], 'every fetch goes to the API on this origin')
   t.strictSame(
-    [...PAGE_SCRIPT.matchAll(/\btoken\b[^\n]*/g)].map((match) => match[0]).filter((line) => /url|location|href/i.test(line)),
+    [...PAGE_SCRIPT.matchAll(/\btoken\b[^\n]*/g)]
+      .map((match) => match[0])
+      .filter((line) => /url|location|href/i.test(line)),
     [],
     'the token is never put in a location',
   )

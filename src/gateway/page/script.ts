@@ -259,7 +259,7 @@ export const PAGE_SCRIPT = String.raw`
 
   function setAction(action, shown, why) {
     show('action-' + action, shown)
-    $(action).disabled = why !== undefined
+    $(action).disabled = !shown || why !== undefined
     say('why-' + action, why || '')
   }
 
