@@ -267,7 +267,7 @@ t.test('Start by keyboard, the start step by step, Running with the endpoint and
   await screenshot(alicePage, 'starting')
 
   await until(alicePage, 'phase', 'Running')
-  const phases = (await alicePage.evaluate('window.phases')) as string[]
+  const phases = await alicePage.evaluate<string[]>('window.phases')
   const changes = phases.filter((phase, index) => phase !== phases[index - 1])
   t.match(changes.join(' '), /^(Requested )?Starting Running$/, `Starting, then Running (${changes.join(', ')})`)
 
@@ -345,7 +345,7 @@ t.test('the queue with its position; Stop; an error in words', async (t) => {
   const status = await s.status(ALICE)
   t.strictSame(
     [status.phase, status.reason, await text(alicePage, 'detail'), await shown(alicePage, 'connect')],
-    ['Deleted', 'Stopped', `It was stopped. ${status.message}`, false],
+    ['Deleted', 'Stopped', status.message, false],
   )
   t.strictSame((await actions(alicePage)).stop, [true, false, 'The instance is already stopped.'])
   t.strictSame((await actions(alicePage)).renew, [

@@ -33,14 +33,14 @@ export const PAGE_SCRIPT = String.raw`
     Admitted: 'A slot of your budget', Scheduled: 'Placed on a node', ContainersStarted: 'Containers started',
     WorkloadReady: 'Ready inside', EndpointReady: 'Reachable from outside'
   }
+  // Words for the reasons whose message is for the organisers; the others' messages say it to the player.
   var REASONS = {
     StartupTimeout: 'It did not start in time.', CrashLoopBackOff: 'It keeps crashing.',
     InvalidImage: 'Its image cannot be pulled.', ConfigError: 'The challenge is not set up right; tell the organisers.',
     IsolationNotEnforced: 'Its network isolation could not be put in place; tell the organisers.',
     PodRefused: 'The cluster refused to run it; tell the organisers.',
     DefinitionNotFound: 'The challenge no longer exists.', DefinitionInvalid: 'The challenge is not valid; tell the organisers.',
-    OwnerBudgetExceeded: 'It costs more than your whole budget.', Expired: 'Its time ran out.',
-    Stopped: 'It was stopped.', PastDeadline: 'The event is over.'
+    OwnerBudgetExceeded: 'It costs more than your whole budget.'
   }
   var EXPIRED = 'Your session has expired. Reload this page from the CTF platform to go on.'
 
