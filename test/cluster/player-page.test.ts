@@ -1,7 +1,7 @@
 // The player page (GET /play/{definition}) in a real browser, on the real API server: Chromium from the
 // distribution driven by playwright-core (no browser download), the gateway against the suite's kube-apiserver, the
 // hook server and its controller. What a player sees, read from the DOM: no instance, Start by keyboard, the start
-// step by step then Running with the endpoint, the command and the countdown, Renew and Stop doing their job, the
+// step by step then Running with the endpoint, the command and the countdown, Renew, Stop and Restart doing their job, the
 // queue with its position, an error in words; two players in two browser contexts who never see each other's
 // instance; the page embedded by a platform (another origin) that hands it tokens by postMessage, and a token that
 // expires while the page is open. No request of any page carries a token in its URL.
@@ -372,7 +372,7 @@ t.test('the queue with its position; Stop; an error in words', async (t) => {
   await screenshot(carol, 'error')
 })
 
-t.test('embedded by a platform: tokens by postMessage, one that expires while the page is open', async (t) => {
+t.test('embedded by a platform: tokens by postMessage, one that expires while the page is open; Restart', async (t) => {
   const page = await (await context()).newPage()
   tokens.push(await mint('User:alice', 8))
   await page.goto(platformOrigin)
@@ -402,6 +402,11 @@ t.test('embedded by a platform: tokens by postMessage, one that expires while th
   )
   await until(frame, 'phase', 'Ended', 30_000)
   t.strictSame((await actions(frame)).restart, [true, true, ''])
+
+  // Restart, from the embedded page: a new run of the stopped instance.
+  await frame.click('#restart')
+  await until(frame, 'phase', 'Running')
+  t.strictSame([await text(frame, 'command'), (await s.status(ALICE)).run], [webCommand('alice'), 1])
 })
 
 t.test('no page ever put a token in a URL', async (t) => {
