@@ -1,10 +1,10 @@
 // The player page (GET /play/{definition}) in a real browser, on the real API server: Chromium from the
 // distribution driven by playwright-core (no browser download), the gateway against the suite's kube-apiserver, the
 // hook server and its controller. What a player sees, read from the DOM: no instance, Start by keyboard, the start
-// step by step then Running with the endpoint, the command and the countdown, Renew, Stop and Restart doing their job, the
-// queue with its position, an error in words; two players in two browser contexts who never see each other's
-// instance; the page embedded by a platform (another origin) that hands it tokens by postMessage, and a token that
-// expires while the page is open. No request of any page carries a token in its URL.
+// step by step then Running with the endpoint, the command and the countdown, Renew, Stop and Restart doing their
+// job, the queue with its position, an error in words; two players in two browser contexts who never see each
+// other's instance; the page embedded by a platform (another origin) that hands it tokens by postMessage, and a token
+// that expires while the page is open. No request of any page carries a token in its URL.
 //
 // UPDATE_SCREENSHOTS=1 saves a screenshot of each state to docs/images/player-page-<state>.png.
 import { createServer } from 'node:http'
