@@ -1,6 +1,7 @@
 // The player page (src/gateway/page/): what GET /play/{definition} answers (the document, its policy, its framing),
 // the definition name checked, and the page's script read as text: no URL it builds carries anything but the API's
-// path, and the document loads nothing from elsewhere. Its behaviour in a real browser: test/cluster/player-page.test.ts.
+// path, and the document loads nothing from elsewhere. Its behaviour in a real browser:
+// test/cluster/player-page.test.ts.
 import { Script } from 'node:vm'
 import t from 'tap'
 import { pagePolicy } from '../../src/gateway/page/page.js'
@@ -118,7 +119,7 @@ t.test("the page's script: it compiles, and no URL it builds holds anything but 
     [],
     'no query string, no other origin',
   )
-  const fetches = [...PAGE_SCRIPT.matchAll(/fetch\(([^,]+),/g)].map((match) => match[1])
+  const fetches = [...PAGE_SCRIPT.matchAll(/fetch\(([^,)]+)[,)]/g)].map((match) => match[1])
   t.strictSame(fetches, ['api + path', "api + '/events'"], 'every fetch goes to the API on this origin')
   t.strictSame(
     [...PAGE_SCRIPT.matchAll(/\btoken\b[^\n]*/g)]

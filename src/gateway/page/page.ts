@@ -71,10 +71,22 @@ export function playerPage(definition: string, nonce: string, origins: readonly 
 <p id="facts" class="muted"></p>
 </section>
 <div id="actions">
-<div class="action" id="action-start" hidden><button id="start" type="button" aria-describedby="why-start">Start</button><span id="why-start"></span></div>
-<div class="action" id="action-renew" hidden><button id="renew" type="button" aria-describedby="why-renew">Renew</button><span id="why-renew"></span></div>
-<div class="action" id="action-restart" hidden><button id="restart" type="button" class="secondary" aria-describedby="why-restart">Restart</button><span id="why-restart"></span></div>
-<div class="action" id="action-stop" hidden><button id="stop" type="button" class="secondary" aria-describedby="why-stop">Stop</button><span id="why-stop"></span></div>
+<div class="action" id="action-start" hidden>
+<button id="start" type="button" aria-describedby="why-start">Start</button>
+<span id="why-start"></span>
+</div>
+<div class="action" id="action-renew" hidden>
+<button id="renew" type="button" aria-describedby="why-renew">Renew</button>
+<span id="why-renew"></span>
+</div>
+<div class="action" id="action-restart" hidden>
+<button id="restart" type="button" class="secondary" aria-describedby="why-restart">Restart</button>
+<span id="why-restart"></span>
+</div>
+<div class="action" id="action-stop" hidden>
+<button id="stop" type="button" class="secondary" aria-describedby="why-stop">Stop</button>
+<span id="why-stop"></span>
+</div>
 </div>
 <p id="announce" class="visually-hidden" aria-live="polite"></p>
 </main>

@@ -39,7 +39,8 @@ export const PAGE_SCRIPT = String.raw`
     InvalidImage: 'Its image cannot be pulled.', ConfigError: 'The challenge is not set up right; tell the organisers.',
     IsolationNotEnforced: 'Its network isolation could not be put in place; tell the organisers.',
     PodRefused: 'The cluster refused to run it; tell the organisers.',
-    DefinitionNotFound: 'The challenge no longer exists.', DefinitionInvalid: 'The challenge is not valid; tell the organisers.',
+    DefinitionNotFound: 'The challenge no longer exists.',
+    DefinitionInvalid: 'The challenge is not valid; tell the organisers.',
     OwnerBudgetExceeded: 'It costs more than your whole budget.'
   }
   var EXPIRED = 'Your session has expired. Reload this page from the CTF platform to go on.'
@@ -141,7 +142,8 @@ export const PAGE_SCRIPT = String.raw`
     var controller = new AbortController()
     stream = controller
     var extra = lastEventId === null ? {} : { 'last-event-id': lastEventId }
-    fetch(api + '/events', { headers: headers(extra), cache: 'no-store', credentials: 'omit', signal: controller.signal })
+    var options = { headers: headers(extra), cache: 'no-store', credentials: 'omit', signal: controller.signal }
+    fetch(api + '/events', options)
       .then(function (answer) {
         if (answer.status === 401) return answer.json().then(function (body) { expired(body.message) })
         if (answer.status === 404) return render(null)
@@ -240,8 +242,8 @@ export const PAGE_SCRIPT = String.raw`
       tick()
       countdownTimer = setInterval(tick, 1000)
     }
-    say('facts', view === null ? '' : 'Budget: ' + view.budget.held + ' of ' + view.budget.total + ' in use. Renewals: ' +
-      view.renewals.applied + ' of ' + view.renewals.max + '.')
+    say('facts', view === null ? '' : 'Budget: ' + view.budget.held + ' of ' + view.budget.total +
+      ' in use. Renewals: ' + view.renewals.applied + ' of ' + view.renewals.max + '.')
     renderActions()
     announce(title + '. ' + detail(view))
   }
