@@ -23,6 +23,7 @@ import { GatewayError, instances } from './instances.js'
 import type { Json, Kube } from './kube.js'
 import { ownerText } from './names.js'
 import { gatewayRoutes } from './routes.js'
+import { playerPageRoute } from './page/page.js'
 
 export interface GatewayPorts {
   kube: Kube
@@ -106,6 +107,8 @@ export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }))
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  // Outside /v1's authentication: the page holds no data; its script calls /v1 with the player's token.
+  await app.register(playerPageRoute, { origins: config.corsOrigins })
   const operations = instances({
     kube: ports.kube,
     ownerBudget: config.ownerBudget,

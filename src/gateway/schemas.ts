@@ -39,6 +39,12 @@ export const InstanceSchema = Type.Object(
     actions: Type.Object({ renew: ActionSchema, restart: ActionSchema, stop: ActionSchema }),
     budget: Type.Object({ held: Type.Number(), total: Type.Integer() }),
     queuePosition: Type.Optional(Type.Integer({ minimum: 1 })),
+    steps: Type.Optional(
+      Type.Array(Type.Object({ step: Type.String(), done: Type.Boolean() }), {
+        description:
+          'While an admitted instance is Pending: Admitted, Scheduled, ContainersStarted, WorkloadReady, EndpointReady, each done or not.',
+      }),
+    ),
     version: Type.Optional(Type.String({ description: "The record's resourceVersion: the events stream's event id." })),
   },
   { $id: 'Instance' },

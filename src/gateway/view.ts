@@ -56,9 +56,15 @@ export interface InstanceView {
   budget: { held: number; total: number }
   /** 1 for the next to start, among the owner's queued instances of the namespace; only while Queued. */
   queuePosition?: number
+  /** The steps of a start (the status's progress conditions), in order, each done or not; only while admitted and Pending. */
+  steps?: { step: StartStep; done: boolean }[]
   /** The object's resourceVersion: the id of the events stream's event. */
   version?: string
 }
+
+/** The progress conditions of a start, in the order a start goes through them (docs/api.md, Conditions). */
+export const START_STEPS = ['Admitted', 'Scheduled', 'ContainersStarted', 'WorkloadReady', 'EndpointReady'] as const
+export type StartStep = (typeof START_STEPS)[number]
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const count = (value: unknown): number => (typeof value === 'number' && Number.isInteger(value) ? value : 0)
@@ -79,9 +85,16 @@ function hardEnd(record: ChallengeRecord, definition: DefinitionFacts | undefine
   return ends.sort((a, b) => a.at.getTime() - b.at.getTime())[0]
 }
 
-function admitted(status: Record<string, unknown> | undefined): boolean {
+function holds(status: Record<string, unknown> | undefined, type: string): boolean {
   const conditions = Array.isArray(status?.conditions) ? (status.conditions as Record<string, unknown>[]) : []
-  return conditions.some((condition) => condition.type === 'Admitted' && condition.status === 'True')
+  return conditions.some((condition) => condition.type === type && condition.status === 'True')
+}
+const admitted = (status: Record<string, unknown> | undefined) => holds(status, 'Admitted')
+
+/** While an admitted instance starts, which of its steps are done: what the player page shows step by step. */
+function startSteps(status: Record<string, unknown> | undefined) {
+  if (text(status?.phase) !== Phase.Pending || !admitted(status)) return undefined
+  return START_STEPS.map((step) => ({ step, done: holds(status, step) }))
 }
 
 const deny = (why: string): Action => ({ allowed: false, why })
@@ -164,6 +177,7 @@ export function instanceView({ record, definition, siblings, budget, now }: View
     command: text(endpoint?.connection),
     expiresAt: text(status?.expiresAt),
     queuePosition: queuePosition(record, siblings),
+    steps: startSteps(status),
     version: record.metadata.resourceVersion,
   }
   return {

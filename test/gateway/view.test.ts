@@ -210,3 +210,30 @@ t.test('budget and queue: what the owner holds, and the place in its queue', asy
   )
   t.equal(view({ record: big, siblings }).queuePosition, undefined)
 })
+
+t.test(
+  'a start step by step: the progress conditions while an admitted instance is Pending, and only then',
+  async (t) => {
+    const starting = {
+      phase: 'Pending',
+      reason: 'Starting',
+      conditions: [
+        { type: 'Admitted', status: 'True' },
+        { type: 'Scheduled', status: 'True' },
+        { type: 'ContainersStarted', status: 'False' },
+        { type: 'WorkloadReady', status: 'False' },
+      ],
+    }
+    t.strictSame(view({ record: record(starting) }).steps, [
+      { step: 'Admitted', done: true },
+      { step: 'Scheduled', done: true },
+      { step: 'ContainersStarted', done: false },
+      { step: 'WorkloadReady', done: false },
+      { step: 'EndpointReady', done: false },
+    ])
+    const queued = { phase: 'Pending', reason: 'Queued', conditions: [{ type: 'Admitted', status: 'False' }] }
+    t.equal(view({ record: record(queued) }).steps, undefined, 'queued: no step yet')
+    t.equal(view({ record: record({ phase: 'Pending', reason: 'Starting' }) }).steps, undefined, 'no conditions yet')
+    t.equal(view({ record: record(running) }).steps, undefined, 'running: the steps are over')
+  },
+)
