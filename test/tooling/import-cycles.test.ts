@@ -64,6 +64,7 @@ t.test('src/ has no import cycle', async (t) => {
     'src/config',
     'src/contract',
     'src/gateway',
+    'src/gateway/page',
     'src/http',
     'src/http/routes',
   ])
