@@ -8,6 +8,7 @@
  */
 import { connect, type Socket } from 'node:net'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { HOST_AND_PORT } from './contract/patterns.js'
 import { GATE_ATTEMPT_TIMEOUT_MS, GATE_BLOCKED_IN_A_ROW, GATE_INTERVAL_MS, GateEnv } from './challenge/gate.js'
 
 export type Outcome = 'reached' | 'blocked'
@@ -40,7 +41,7 @@ export interface Report {
 
 /** `host:port` or `[v6]:port`, split; undefined when it is neither. */
 export function splitTarget(target: string): { host: string; port: number } | undefined {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(target)
+  const match = new RegExp(HOST_AND_PORT).exec(target)
   if (match === null) return undefined
   return { host: (match[1] ?? match[2]) as string, port: Number(match[3]) }
 }

@@ -10,6 +10,7 @@ import {
   DNS_SUBDOMAIN,
   ENTRY_POINT,
   EXTENDED_RESOURCE_NAME,
+  HOST_AND_PORT,
   LABEL_KEY,
   LABEL_VALUE,
   QUANTITY,
@@ -291,8 +292,8 @@ export function addressAndPort(): Parser<string | undefined> {
     read(env, name) {
       const value = text(env, name)
       if (value === undefined) return undefined
-      const match = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(value)
-      // One of the two groups matched whenever the expression did (an empty one is '', not undefined).
+      const match = new RegExp(HOST_AND_PORT).exec(value)
+      // One of the two host groups matched whenever the expression did.
       const [address, port] = match === null ? ['', 0] : [(match[1] ?? match[2]) as string, Number(match[3])]
       const family = isIP(address)
       if (family === 0 || (family === 6) !== value.startsWith('[') || port < 1 || port > 65535)

@@ -64,6 +64,12 @@ export const ENTRY_POINT = '^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$'
 /** A host name or an IP address (v4 or v6) players connect to. */
 export const HOST = '^[A-Za-z0-9.:-]{1,253}$'
 
+/**
+ * An address and a port, `host:port` or `[v6]:port`: group 1 the bracketed host, group 2 the plain one, group 3 the
+ * port (the isolation gate's target, as the hook's setting and the gate read it).
+ */
+export const HOST_AND_PORT = '^(?:\\[([^\\]]+)\\]|([^:[\\]]+)):(\\d{1,5})$'
+
 /** A container image reference as the hook renders it: no whitespace, at most 512 characters (the definition's bound). */
 export const IMAGE_REFERENCE = '^\\S{1,512}$'
 

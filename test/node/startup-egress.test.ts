@@ -13,6 +13,8 @@
 import { loadavg } from 'node:os'
 import { createServer, type Server } from 'node:net'
 import t from 'tap'
+// What the isolation gate prints when it passes (its instants in Unix ms).
+import type { Report as GateReport } from '../../src/gate.js'
 import { createNamespace } from '../support/kube/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import {
@@ -43,16 +45,6 @@ interface Window {
   reached: number
   /** ms from the process's start to the start of the last attempt that got through (-1: none did) */
   lastReachedMs: number
-}
-
-/** What the isolation gate printed when it passed (src/gate.ts, Report): Unix ms. */
-interface GateReport {
-  startedAt: number
-  lastReachedAt: number | null
-  firstBlockedAt: number
-  passedAt: number
-  attempts: number
-  reached: number
 }
 
 /** One instance, as the test saw it (Unix ms, the test's clock: the node's, as everything runs on one machine). */
