@@ -4,7 +4,8 @@
  * test/http/config-docs.test.ts fails when either differs from what these functions render.
  */
 import { GROUPS, RULES, VARIABLES, type Variable } from './config.js'
-import { EX_CONFIG } from './config-parsers.js'
+import { GATEWAY_VARIABLES } from './config-gateway.js'
+import { EX_CONFIG, type Parser } from './config-parsers.js'
 
 type Name = keyof typeof VARIABLES
 
@@ -56,8 +57,35 @@ export function configurationPage(): string {
   }
   lines.push('## Rules across variables', '', 'Checked once every variable has been read, in this order:', '')
   for (const rule of RULES) lines.push(`- ${rule.says}`)
-  lines.push('')
+  lines.push('', ...gatewaySection())
   return lines.join('\n')
+}
+
+/** The gateway's variables (src/config/config-gateway.ts), read by another process with the same parsers. */
+function gatewaySection(): string[] {
+  const lines = [
+    '## The gateway (`challenge-gateway`)',
+    '',
+    'The optional [gateway](gateway-api.md) is another process with a configuration of its own, read the same way (a bad',
+    `value stops it with exit code ${EX_CONFIG}). In its component (\`manifests/components/gateway\`), \`gateway.env\` is the`,
+    'ConfigMap `challenge-gateway-config`, and the Secret `challenge-gateway-secrets` holds the platforms file.',
+    "`KUBECONFIG` (unset: the pod's ServiceAccount) names the API server it calls and the credentials.",
+    '',
+    '| variable | default | accepts | meaning |',
+    '|---|---|---|---|',
+  ]
+  const entries = Object.entries(GATEWAY_VARIABLES) as [string, { parser: Parser<unknown>; meaning: string }][]
+  for (const [name, variable] of entries)
+    lines.push(
+      `| \`${name}\` | ${cell(variable.parser.shown ?? 'unset')} | ${cell(variable.parser.accepts)} | ${cell(sentence(variable.meaning))} |`,
+    )
+  lines.push(
+    '',
+    '`GATEWAY_AUDIENCE` and `GATEWAY_PLATFORMS_FILE` are required; `FLAG_VERIFY_URL` and `FLAG_VERIFY_TOKEN` go together',
+    '(one without the other stops the start), and `FLAG_VERIFY_URL` must be a URL.',
+    '',
+  )
+  return lines
 }
 
 /** Markdown as plain text, for a comment. */

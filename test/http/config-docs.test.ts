@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { configEnv, configurationPage } from '../../src/config/config-docs.js'
+import { GATEWAY_VARIABLES, loadGatewayConfig } from '../../src/config/config-gateway.js'
 import { loadConfig, VARIABLES } from '../../src/config/config.js'
 
 const root = join(import.meta.dirname, '../..')
@@ -54,3 +55,26 @@ t.test('every default the docs show as a value is the default loadConfig applies
     'TLS_ROUTING: GatewayAPI',
   )
 })
+
+t.test(
+  "the gateway's variables: each has its row, and each default shown is the one loadGatewayConfig applies",
+  async (t) => {
+    const page = configurationPage()
+    const required = { GATEWAY_AUDIENCE: 'https://gateway.test', GATEWAY_PLATFORMS_FILE: '/platforms.yaml' }
+    const defaults = loadGatewayConfig(required)
+    let checked = 0
+    for (const [name, variable] of Object.entries(GATEWAY_VARIABLES)) {
+      const shown: string = 'shown' in variable.parser ? variable.parser.shown : 'unset'
+      t.match(page, `| \`${name}\` | ${shown} |`, `${name} has its row`)
+      const value = /^`([^`]+)`$/.exec(shown)?.[1]
+      if (value === undefined) continue
+      t.strictSame(loadGatewayConfig({ ...required, [name]: value }), defaults, `${name}=${value} is the default`)
+      checked++
+    }
+    t.strictSame(
+      checked,
+      8,
+      'PORT, HOST, LOG_LEVEL, BODY_LIMIT, GATEWAY_RATE_LIMIT, OWNER_BUDGET and the two in seconds',
+    )
+  },
+)
