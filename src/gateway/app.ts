@@ -47,6 +47,9 @@ export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     forceCloseConnections: true,
+    // Fastify's defaults would drop a field it does not know and turn 1 into "1": a platform's mistake would pass
+    // unseen. A body is taken as sent, or refused naming the field.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -26,7 +26,7 @@ import {
 } from 'jose'
 import { parse } from 'yaml'
 import { ConfigError } from '../config/config-parsers.js'
-import { DNS_LABEL } from '../contract/patterns.js'
+import { DATE_TIME, DNS_LABEL } from '../contract/patterns.js'
 import { parseOwner, ownerText, sameOwner, type Owner } from './names.js'
 
 /** The longest a token may live: a stolen one is worth little, and the page renews it (docs/gateway-api.md). */
@@ -41,6 +41,8 @@ export interface Platform {
   /** SHA-256 of each key: compared in constant time, whatever the lengths. */
   keys: Buffer[]
   tokens?: { key: KeyInput | JWTVerifyGetKey; algorithms: string[] }
+  /** The end of the platform's event: every instance it ensures ends then at the latest (spec.deadline). */
+  deadline?: string
 }
 
 export interface Caller {
@@ -55,6 +57,7 @@ export type Refusal = { statusCode: 401 | 403; message: string }
 
 const digest = (value: string): Buffer => hash('sha256', value, 'buffer')
 const NAMESPACE = new RegExp(DNS_LABEL)
+const DEADLINE = new RegExp(DATE_TIME)
 
 type Raw = Record<string, unknown>
 const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -117,7 +120,22 @@ export async function loadPlatforms(text: string): Promise<Platform[]> {
     const tokens = await tokenKey(name, raw.tokens)
     if (keys.length === 0 && tokens === undefined)
       throw new ConfigError('GATEWAY_PLATFORMS_FILE', `platform ${name} has neither keys nor tokens`)
-    platforms.push({ name, namespaces: namespaces as string[], keys: (keys as string[]).map(digest), tokens })
+    const deadline = raw.deadline
+    if (
+      deadline !== undefined &&
+      (typeof deadline !== 'string' || !DEADLINE.test(deadline) || isNaN(Date.parse(deadline)))
+    )
+      throw new ConfigError(
+        'GATEWAY_PLATFORMS_FILE',
+        `platform ${name}: deadline must be an RFC 3339 time such as 2026-11-29T18:00:00Z, got ${JSON.stringify(deadline)}`,
+      )
+    platforms.push({
+      name,
+      namespaces: namespaces as string[],
+      keys: (keys as string[]).map(digest),
+      tokens,
+      ...(deadline === undefined ? {} : { deadline }),
+    })
   }
   return platforms
 }

@@ -8,6 +8,7 @@ import { API_VERSION, Label } from '../contract/api.js'
 import type { FlagCheck } from '../challenge/flag-check.js'
 import { CHALLENGES_API, KubeError, Unavailable, type Json, type Kube } from './kube.js'
 import { challengeName, ownerText, sameOwner, type Owner } from './names.js'
+import type { EnsureBody } from './schemas.js'
 import { instanceView, type ChallengeRecord, type DefinitionFacts, type InstanceView } from './view.js'
 
 export class GatewayError extends Error {
@@ -152,7 +153,12 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
 
   return {
     /** The owner's instance of `definition`: created when there is none (`created`), as it is otherwise. */
-    async ensure(scope: Scope, definition: string): Promise<{ created: boolean; view: InstanceView }> {
+    /** `settings` apply only to a Challenge this call creates: a second call changes nothing. */
+    async ensure(
+      scope: Scope,
+      definition: string,
+      settings: EnsureBody = {},
+    ): Promise<{ created: boolean; view: InstanceView }> {
       const existing = await recordOf(scope, definition)
       if (existing !== undefined) return { created: false, view: await view(scope, existing) }
       const definitionObject = await definitionOf(scope.namespace, definition)
@@ -163,7 +169,11 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
         apiVersion: API_VERSION,
         kind: 'Challenge',
         metadata: { name, labels: { [Label.owner]: scope.owner.id, [Label.definition]: definition } },
-        spec: { definitionRef: { name: definition }, owner: { kind: scope.owner.kind, id: scope.owner.id } },
+        spec: {
+          definitionRef: { name: definition },
+          owner: { kind: scope.owner.kind, id: scope.owner.id },
+          ...settings,
+        },
       }
       try {
         const created = (await api(() =>

@@ -10,7 +10,15 @@ import { authenticate, namespaceOf, OWNER_HEADER, type Caller, type Platform } f
 import { GatewayError, type Instances, type Scope } from './instances.js'
 import { streamEvents, type StreamOptions } from './events.js'
 import { ownerText, parseOwner, sameOwner } from './names.js'
-import { DefinitionParams, ErrorSchema, InstanceSchema, NamespaceQuery, VerifyAnswer, VerifyBody } from './schemas.js'
+import {
+  DefinitionParams,
+  EnsureBody,
+  ErrorSchema,
+  InstanceSchema,
+  NamespaceQuery,
+  VerifyAnswer,
+  VerifyBody,
+} from './schemas.js'
 
 export interface RouteOptions extends StreamOptions {
   operations: Instances
@@ -44,6 +52,12 @@ function scopeOf(request: FastifyRequest<{ Querystring: NamespaceQuery }>, owner
   if (owner === undefined)
     throw new GatewayError(400, 'Name the owner: the header Challenge-Owner: <kind>:<id> (User or Team).')
   return { namespace: namespace.namespace, owner }
+}
+
+/** The earlier of two RFC 3339 times, either of which may be missing. */
+function earliest(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b
+  return Date.parse(a) <= Date.parse(b) ? a : b
 }
 
 export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
@@ -101,14 +115,30 @@ export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions)
     {
       schema: {
         ...one,
+        body: EnsureBody,
         summary: "Ensure: the caller's instance, created if there is none",
         response: { 200: InstanceSchema, 201: InstanceSchema, ...errors },
       },
       config: changing,
       onRequest: audited((request) => `ensure ${definitionOf(request)}`),
+      // A PUT without a body asks for the platform's settings alone.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
     },
     async (request, reply) => {
-      const { created, view } = await operations.ensure(scopeOf(request), request.params.definition)
+      const caller = request.caller as Caller
+      const asked = Object.keys(request.body)
+      if (asked.length > 0 && caller.via === 'token' && !caller.admin)
+        throw new GatewayError(
+          403,
+          `A player's token may not set ${asked.join(', ')}: only the platform's backend (a key, or an admin token) may.`,
+        )
+      const deadline = earliest(request.body.deadline, caller.platform.deadline)
+      const { created, view } = await operations.ensure(scopeOf(request), request.params.definition, {
+        ...request.body,
+        ...(deadline === undefined ? {} : { deadline }),
+      })
       return reply.code(created ? 201 : 200).send(view)
     },
   )

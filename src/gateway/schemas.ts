@@ -1,6 +1,6 @@
 /** The gateway API's schemas (TypeBox) and their types, side by side; the OpenAPI document is made from them. */
 import { Type, type Static } from '@sinclair/typebox'
-import { DEFINITION_NAME, DNS_LABEL } from '../contract/patterns.js'
+import { DATE_TIME, DEFINITION_NAME, DNS_LABEL, ENV_NAME } from '../contract/patterns.js'
 
 export const ErrorSchema = Type.Object({ error: Type.String(), message: Type.String() }, { $id: 'Error' })
 
@@ -69,13 +69,33 @@ export const NamespaceQuery = Type.Object(
 )
 export type NamespaceQuery = Static<typeof NamespaceQuery>
 
-export const StopBody = Type.Union([
-  Type.Object(
-    { reason: Type.Optional(Type.String({ maxLength: 64, description: 'spec.stopReason, e.g. Solved.' })) },
-    { additionalProperties: false },
-  ),
-  Type.Null(),
-])
+/**
+ * What a platform's backend may set on the Challenge it ensures (a player's token may not: it would let a player
+ * choose their own lifetime or the environment of the author's containers). The CRD checks the rest (the total size
+ * of the parameters, names it refuses); the gateway maps its refusal to a 400.
+ */
+export const EnsureBody = Type.Object(
+  {
+    deadline: Type.Optional(
+      Type.String({
+        pattern: DATE_TIME,
+        description: "spec.deadline: the instance ends then at the latest (the platform's `deadline` when earlier).",
+      }),
+    ),
+    lifetimeSeconds: Type.Optional(
+      Type.Integer({ minimum: 60, maximum: 86400, description: "spec.lifetimeSeconds: instead of the definition's." }),
+    ),
+    parameters: Type.Optional(
+      Type.Record(Type.String({ pattern: ENV_NAME }), Type.String(), {
+        maxProperties: 16,
+        additionalProperties: false,
+        description: 'spec.parameters: passed to every container as environment variables.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type EnsureBody = Static<typeof EnsureBody>
 
 export const VerifyBody = Type.Object(
   {

@@ -121,6 +121,22 @@ t.test(
     )
     t.equal((await call('PUT', '/v1/instances/web-login')).status, 200, 'a second ensure changes nothing')
 
+    // What the platform's backend may set on the Challenge it ensures, and the CRD's own refusal in the API's words.
+    const settings = { deadline: '2030-01-01T00:00:00Z', lifetimeSeconds: 600, parameters: { LEVEL: 'hard' } }
+    t.equal((await call('PUT', '/v1/instances/web-login', 'User:carol', settings)).status, 201)
+    const carol = (await eventually("carol's Challenge", () =>
+      s.get(challengeName('web-login', { kind: 'User', id: 'carol' })),
+    )) as unknown as { spec: Json }
+    t.strictSame(carol.spec, {
+      definitionRef: { name: 'web-login' },
+      owner: { kind: 'User', id: 'carol' },
+      ...settings,
+    })
+    const refused = await call('PUT', '/v1/instances/web-login', 'User:dave', { parameters: { constructor: 'x' } })
+    t.equal(refused.status, 400, JSON.stringify(refused.body))
+    t.match(refused.body.message, /parameters/, 'the API server names the field')
+    t.equal(await s.get(challengeName('web-login', { kind: 'User', id: 'dave' })), undefined, 'nothing created')
+
     // The events stream, opened right after the create: the phases it shows until Running.
     const phases: string[] = []
     const stream = request(`${base}/v1/instances/web-login/events`, {

@@ -4,7 +4,8 @@
 import t from 'tap'
 import { challengeName } from '../../src/gateway/names.js'
 import { startFakeApiServer, type Json } from './fake-apiserver.js'
-import { CTFD_KEY, definition, gatewayApp, mint, OTHER_KEY } from './support.js'
+import { loadPlatforms } from '../../src/gateway/identity.js'
+import { CTFD_KEY, definition, gatewayApp, mint, OTHER_KEY, PLATFORMS_YAML } from './support.js'
 
 const alice = { kind: 'User', id: 'alice' } as const
 const ALICE = challengeName('web', alice)
@@ -378,3 +379,117 @@ t.test(
     t.strictSame([spec.renewals, spec.restarts, spec.desiredState], [1, 1, 'Running'])
   },
 )
+
+t.test(
+  "ensure's settings: the platform's backend sets them, a player's token may not, the platform's deadline caps them",
+  async (t) => {
+    const fake = await startFakeApiServer(t)
+    const withDeadline = await loadPlatforms(
+      PLATFORMS_YAML.replace(
+        '    namespaces: [challenges, finals]\n',
+        '    namespaces: [challenges, finals]\n    deadline: 2026-11-22T18:00:00Z\n',
+      ),
+    )
+    const app = await gatewayApp(t, fake, {}, { platforms: withDeadline })
+    definition(fake, 'web')
+    definition(fake, 'pwn')
+    definition(fake, 'rev')
+    const specOf = (definitionName: string, owner: { kind: 'User'; id: string } = alice): Json =>
+      (fake.objects.get(`challenges/challenges/${challengeName(definitionName, owner)}`) as Json).spec as Json
+
+    const settings = { deadline: '2026-11-22T15:00:00Z', lifetimeSeconds: 900, parameters: { LEVEL: 'hard' } }
+    const created = await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey(), payload: settings })
+    t.equal(created.statusCode, 201)
+    t.strictSame(specOf('web'), { definitionRef: { name: 'web' }, owner: alice, ...settings })
+    const again = await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/web',
+      headers: asKey(),
+      payload: { lifetimeSeconds: 60 },
+    })
+    t.equal(again.statusCode, 200)
+    t.strictSame(
+      specOf('web'),
+      { definitionRef: { name: 'web' }, owner: alice, ...settings },
+      'a second ensure changes nothing',
+    )
+
+    const later = await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/pwn',
+      headers: asKey(),
+      payload: { deadline: '2026-11-23T00:00:00Z' },
+    })
+    t.equal(later.statusCode, 201)
+    t.strictSame(specOf('pwn').deadline, '2026-11-22T18:00:00Z', "a deadline after the platform's is the platform's")
+
+    const player = { authorization: `Bearer ${await mint({ sub: 'User:bob' })}` }
+    const bob = { kind: 'User', id: 'bob' } as const
+    const refused = await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/web',
+      headers: player,
+      payload: { parameters: { LEVEL: 'easy' }, lifetimeSeconds: 86400 },
+    })
+    t.strictSame(
+      [refused.statusCode, refused.json()],
+      [
+        403,
+        {
+          error: 'Forbidden',
+          message:
+            "A player's token may not set parameters, lifetimeSeconds: only the platform's backend (a key, or an admin token) may.",
+        },
+      ],
+    )
+    t.equal(fake.objects.has(`challenges/challenges/${challengeName('web', bob)}`), false, 'nothing created')
+    const plain = await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: player })
+    t.equal(plain.statusCode, 201)
+    t.strictSame(
+      specOf('web', bob),
+      { definitionRef: { name: 'web' }, owner: bob, deadline: '2026-11-22T18:00:00Z' },
+      "a player's start ends at the platform's deadline",
+    )
+    const admin = { authorization: `Bearer ${await mint({ sub: 'User:bob', admin: true })}` }
+    const byAdmin = await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/rev',
+      headers: admin,
+      payload: { lifetimeSeconds: 120 },
+    })
+    t.equal(byAdmin.statusCode, 201)
+    t.strictSame(specOf('rev', bob), {
+      definitionRef: { name: 'rev' },
+      owner: bob,
+      lifetimeSeconds: 120,
+      deadline: '2026-11-22T18:00:00Z',
+    })
+  },
+)
+
+t.test("ensure's settings: each bad one is a 400 naming it, and nothing is created", async (t) => {
+  const fake = await startFakeApiServer(t)
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web')
+  const cases: [unknown, string][] = [
+    [{ lifetimeSeconds: 59 }, 'body.lifetimeSeconds must be >= 60'],
+    [{ lifetimeSeconds: '900' }, 'body.lifetimeSeconds must be integer'],
+    [{ lifetimeSeconds: 86401 }, 'body.lifetimeSeconds must be <= 86400'],
+    [{ deadline: 'tomorrow' }, 'body.deadline must match pattern'],
+    [{ parameters: { 'NOT-A-NAME': 'x' } }, 'body.parameters must NOT have additional properties'],
+    [{ parameters: { A: 1 } }, 'body.parameters.A must be string'],
+    [{ owner: { kind: 'User', id: 'mallory' } }, 'body must NOT have additional properties'],
+    [[1], 'body must be object'],
+  ]
+  for (const [payload, start] of cases) {
+    const answer = await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/web',
+      headers: asKey(),
+      payload: payload as object,
+    })
+    t.equal(answer.statusCode, 400, JSON.stringify(payload))
+    t.ok(answer.json().message.startsWith(start), `${JSON.stringify(payload)}: ${answer.json().message}`)
+  }
+  t.equal(fake.requests.filter((request) => request.startsWith('POST')).length, 0, 'nothing created')
+})

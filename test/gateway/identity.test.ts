@@ -246,6 +246,18 @@ t.test('the platforms file: each problem named', async (t) => {
       'platforms: [{name: p, namespaces: [a], tokens: {rs256: x}}]',
       'GATEWAY_PLATFORMS_FILE: platform p: tokens needs hs256, publicKey with algorithm, or jwks',
     ],
+    [
+      `platforms: [{name: p, namespaces: [a], keys: [${CTFD_KEY}], deadline: tomorrow}]`,
+      'GATEWAY_PLATFORMS_FILE: platform p: deadline must be an RFC 3339 time such as 2026-11-29T18:00:00Z, got "tomorrow"',
+    ],
+    [
+      `platforms: [{name: p, namespaces: [a], keys: [${CTFD_KEY}], deadline: 2026-13-01T00:00:00Z}]`,
+      'GATEWAY_PLATFORMS_FILE: platform p: deadline must be an RFC 3339 time such as 2026-11-29T18:00:00Z, got "2026-13-01T00:00:00Z"',
+    ],
+    [
+      `platforms: [{name: p, namespaces: [a], keys: [${CTFD_KEY}], deadline: 5}]`,
+      'GATEWAY_PLATFORMS_FILE: platform p: deadline must be an RFC 3339 time such as 2026-11-29T18:00:00Z, got 5',
+    ],
   ]
   for (const [text, message] of problems) {
     await t.rejects(loadPlatforms(text), { name: 'ConfigError' }, text)
