@@ -131,6 +131,10 @@ t.test(
       definitionRef: { name: 'web-login' },
       owner: { kind: 'User', id: 'carol' },
       ...settings,
+      // The CRD's defaults.
+      desiredState: 'Running',
+      renewals: 0,
+      restarts: 0,
     })
     const refused = await call('PUT', '/v1/instances/web-login', 'User:dave', { parameters: { constructor: 'x' } })
     t.equal(refused.status, 400, JSON.stringify(refused.body))
