@@ -283,8 +283,8 @@ const admission: Rule = (c) => {
   }
   if (budget.held === undefined) {
     // The sibling's cost write re-syncs this instance, but Metacontroller matches related events against every
-    // Challenge in one goroutine per kind, which falls minutes behind in a rush (at 2,000 two instances waited 4.5
-    // minutes after both siblings ahead had written theirs). A recheck soon costs a call or two.
+    // Challenge in one goroutine per kind, which falls minutes behind in a rush (`npm run bench:rush` measures it).
+    // A recheck soon costs a call or two.
     const message = 'Waiting for your other instances to report their cost.'
     return hold(
       c,
