@@ -3,8 +3,9 @@ import t from 'tap'
 import { documentOfKind, preview, runCli, type CliIo } from '../src/preview.js'
 import { testConfig } from './helpers/app.js'
 import { validateChildren } from './helpers/validate.js'
+import { T0 } from './helpers/instant.js'
 
-const NOW = new Date('2026-11-22T12:00:00Z')
+const NOW = new Date(T0)
 
 function io(files: Record<string, string> = {}, env: Record<string, string> = {}) {
   const out: string[] = []

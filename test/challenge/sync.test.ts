@@ -1,7 +1,8 @@
 import t from 'tap'
 import { sync } from '../../src/challenge/hooks.js'
 import { testConfig } from '../helpers/app.js'
-import { at, kinds, prepared, step, T0 } from '../helpers/drive.js'
+import { at, kinds, prepared, step } from '../helpers/drive.js'
+import { T0 } from '../helpers/instant.js'
 import { validateChildren } from '../helpers/validate.js'
 import {
   challenge,

@@ -18,8 +18,9 @@ import { expectedResync } from '../helpers/timer-model.js'
 import { iso } from '../helpers/timeline.js'
 import { challenge, syncRequest, webDefinition, type Json } from '../helpers/world.js'
 import { runs, SEED } from './world-gen.js'
+import { T0 } from '../helpers/instant.js'
 
-const NOW = Date.parse('2026-11-22T12:00:00Z')
+const NOW = T0
 const ago = (max: number) => fc.integer({ min: 0, max }).map((seconds) => NOW - seconds * 1000)
 const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined })
 const rarely = fc.integer({ min: 1, max: 6 }).map((roll) => roll === 1)

@@ -16,8 +16,8 @@ import { conditionOf, type Json } from '../helpers/world.js'
 import { expectedResync, TimerModel, type Expected, type TimerFacts, type TimerSpec } from '../helpers/timer-model.js'
 import { iso, Timeline } from '../helpers/timeline.js'
 import { runs, SEED } from './world-gen.js'
+import { T0 } from '../helpers/instant.js'
 
-const T0 = Date.parse('2026-11-22T12:00:00Z')
 const at = (min: number, max: number) => fc.integer({ min, max }).map((seconds) => T0 + seconds * 1000)
 const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: undefined, freq: 2 })
 

@@ -7,8 +7,9 @@ import { buildGatewayApp, type GatewayPorts } from '../../src/gateway/app.js'
 import { loadPlatforms, type Platform } from '../../src/gateway/identity.js'
 import { kubeClient } from '../../src/gateway/kube.js'
 import type { FakeApiServer } from './fake-apiserver.js'
+import { T0 } from '../helpers/instant.js'
 
-export const NOW = new Date('2026-11-22T12:00:00Z')
+export const NOW = new Date(T0)
 export const AUDIENCE = 'https://gateway.ctf.example.org'
 export const CTFD_KEY = 'ctfd-key-0123456789abcdef0123456789abcdef'
 export const CTFD_NEXT_KEY = 'ctfd-next-key-0123456789abcdef0123456789ab'

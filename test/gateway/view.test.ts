@@ -1,8 +1,9 @@
 // What an answer tells a player (src/gateway/view.ts): one row per situation, the whole view compared.
 import t from 'tap'
 import { instanceView, type ChallengeRecord, type InstanceView, type ViewInput } from '../../src/gateway/view.js'
+import { T0 } from '../helpers/instant.js'
 
-const NOW = new Date('2026-11-22T12:00:00Z')
+const NOW = new Date(T0)
 const alice = { kind: 'User', id: 'alice' } as const
 
 function record(

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import { loadConfig, type Config } from '../../src/config/config.js'
 import { buildApp } from '../../src/http/app.js'
+import { T0 } from './instant.js'
 
 export interface TestTap {
   teardown(fn: () => unknown): void
@@ -17,7 +18,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return { ...loadConfig(TEST_ENV), ...overrides }
 }
 
-export const FIXED_NOW = new Date('2026-11-22T12:00:00Z')
+export const FIXED_NOW = new Date(T0)
 
 export async function buildTestApp(
   t: TestTap,

@@ -4,8 +4,8 @@ import type { Config } from '../../src/config/config.js'
 import type { KubeObject, SyncResponse } from '../../src/contract/protocol.js'
 import { testConfig } from './app.js'
 import { observedChildren, syncRequest, type Json, type RequestOptions } from './world.js'
+import { T0 } from './instant.js'
 
-export const T0 = Date.parse('2026-11-22T12:00:00Z')
 export const at = (seconds: number): Date => new Date(T0 + seconds * 1000)
 
 export interface Step {

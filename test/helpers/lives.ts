@@ -6,9 +6,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { SyncRequest, SyncResponse } from '../../src/contract/protocol.js'
 import { challenge, observedChildren, readyPodStatus, syncRequest, webDefinition, type Json } from './world.js'
+import { T0 } from './instant.js'
 
 export const CREATED = '2026-11-22T11:59:00Z'
-export const T0 = Date.parse('2026-11-22T12:00:00Z')
 export const POD_TIMES = {
   scheduled: '2026-11-22T12:00:02Z',
   started: '2026-11-22T12:00:05Z',

@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { Registry } from 'prom-client'
 import { createInstanceMetrics, INSTANCE_TTL_MS, MAX_INSTANCES } from '../../src/http/instance-metrics.js'
 import { buildTestApp } from '../helpers/app.js'
-import { CREATED, liveToRunning, post, readyChildren, T0 } from '../helpers/lives.js'
+import { T0 } from '../helpers/instant.js'
+import { CREATED, liveToRunning, post, readyChildren } from '../helpers/lives.js'
 import { challenge, syncRequest } from '../helpers/world.js'
 
 /** The value of one series of the /metrics text, by its exact name and labels; undefined when absent. */
