@@ -4,7 +4,7 @@
  * a short list of small edits.
  */
 import fc from 'fast-check'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/hook-requests.js'
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 type Container = Json[] | { [key: string]: Json }

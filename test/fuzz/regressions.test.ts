@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { answerProblems } from './answers.js'
 import { mutated, serialize, type Json } from './mutations.js'
-import { runningRequest } from '../helpers/worlds.js'
+import { runningRequest } from '../helpers/hook-requests.js'
 
 type Loose = Record<string, any>
 

@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { bearerMatcher } from '../../src/http/auth.js'
 import { buildTestApp } from '../helpers/app.js'
-import { customizeRequest, newRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, newRequest, runningRequest } from '../helpers/hook-requests.js'
 
 const TOKEN = 'n3v3r-l0g-th1s-t0k3n-4b9d7e2f1c'
 

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
 import { MAX_JSON_DEPTH, tooDeep, tooDeepAt } from '../../src/http/json-body.js'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/hook-requests.js'
 
 type Loose = Record<string, any>
 const HOOKS = ['/sync', '/finalize', '/customize'] as const

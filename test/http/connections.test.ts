@@ -7,7 +7,7 @@ import { clientErrorHandler } from '../../src/http/errors.js'
 import { MAX_PIPELINED, timeoutCheckInterval } from '../../src/http/http-server.js'
 import { buildTestApp } from '../helpers/app.js'
 import { listen } from './http-client.js'
-import { runningRequest } from '../helpers/worlds.js'
+import { runningRequest } from '../helpers/hook-requests.js'
 
 const SYNC = JSON.stringify(runningRequest())
 

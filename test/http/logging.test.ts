@@ -4,7 +4,7 @@ import { buildApp, loggerOptions } from '../../src/http/app.js'
 import type { Config } from '../../src/config/config.js'
 import { FIXED_NOW, testConfig } from '../helpers/app.js'
 import { logCapture, type LogCapture } from './log-capture.js'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/hook-requests.js'
 
 const TOKEN = 'log-canary-token-7f3a9c1e5b2d4f60'
 

@@ -10,7 +10,7 @@ import { buildApp, loggerOptions } from '../../src/http/app.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
 import { logCapture } from './log-capture.js'
 import { aborts, arrivals, holds, inFlight, listen, post, postHalf } from './http-client.js'
-import { customizeRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, runningRequest } from '../helpers/hook-requests.js'
 
 const SYNC = JSON.stringify(runningRequest())
 const CUSTOMIZE = JSON.stringify(customizeRequest())

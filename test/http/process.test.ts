@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { EX_CONFIG, start } from '../../src/main.js'
 import { fakeProcess } from './fake-process.js'
 import { get, post, postHalf } from './http-client.js'
-import { newRequest } from '../helpers/worlds.js'
+import { newRequest } from '../helpers/hook-requests.js'
 
 const SECRET = 'f'.repeat(64)
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { Counter, Registry } from 'prom-client'
 import { renderMetrics } from '../../src/http/metrics.js'
 import { buildTestApp } from '../helpers/app.js'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/hook-requests.js'
 
 const post = (url: string, payload: object, headers: Record<string, string> = {}) => ({
   method: 'POST' as const,

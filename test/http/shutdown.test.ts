@@ -4,7 +4,7 @@ import type { Socket } from 'node:net'
 import t from 'tap'
 import { buildTestApp } from '../helpers/app.js'
 import { arrivals, listen, postHalf } from './http-client.js'
-import { customizeRequest, finalizingRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, finalizingRequest, runningRequest } from '../helpers/hook-requests.js'
 
 t.test(
   'markClosing makes /readyz 503 while /healthz stays 200, and hooks still answer with Connection: close',

@@ -13,7 +13,7 @@ import { EX_CONFIG, start } from '../../src/main.js'
 import { toolMissing } from '../support/tools.js'
 import { get, post } from './http-client.js'
 import { fakeProcess } from './fake-process.js'
-import { newRequest } from '../helpers/worlds.js'
+import { newRequest } from '../helpers/hook-requests.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-tls-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))

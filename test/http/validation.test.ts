@@ -10,7 +10,7 @@ import {
 } from '../../src/contract/protocol.js'
 import { PRECOMPILABLE, sharedValidatorCompiler, VALIDATION_OPTIONS } from '../../src/http/validation.js'
 import { buildTestApp } from '../helpers/app.js'
-import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/worlds.js'
+import { customizeRequest, finalizingRequest, newRequest, runningRequest } from '../helpers/hook-requests.js'
 
 t.test('one compiled validator per schema: /sync and /finalize share theirs', async (t) => {
   const compile = sharedValidatorCompiler()

@@ -9,7 +9,7 @@ import t from 'tap'
 import { createNamespace } from '../support/kube/harness.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { HOOK_IMAGE } from '../support/node/hook-image.js'
-import { newRequest } from '../helpers/worlds.js'
+import { newRequest } from '../helpers/hook-requests.js'
 import { probeFrom, startNodeSuite, workstation, type Json } from '../support/node/harness.js'
 
 const suite = await startNodeSuite(t)
