@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap'
 import { ApiError } from '../support/simulator/index.js'
 import { registerAuthors } from '../support/kube/install.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { startSuite, type Json } from '../support/kube/harness.js'
 

@@ -4,7 +4,7 @@
 // Error / DefinitionAuthorChanged, the annotation only operators may set: challenge-hooks-challenge-author).
 import t from 'tap'
 import { ApiError } from '../support/simulator/index.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { CHALLENGES, registerAuthors, startSuite, type Json, type Scenario } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)

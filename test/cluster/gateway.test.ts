@@ -13,7 +13,7 @@ import { flagChecker } from '../../src/gateway/flag-client.js'
 import { loadPlatforms } from '../../src/gateway/identity.js'
 import { KubeError, kubeClient } from '../../src/gateway/kube.js'
 import { challengeName } from '../../src/gateway/names.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { startSuite, type Json } from '../support/kube/harness.js'
 

@@ -3,7 +3,7 @@
 // warning, and the examples accepted.
 import t from 'tap'
 import { kubectlOk } from '../support/kube/kubectl.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { connect, install, type Json } from '../support/kube/harness.js'
 import { repoRoot } from '../support/kube/controlplane.js'
 import { assertPrintable } from './printing.js'

@@ -3,7 +3,7 @@
 // object, so the hook never sees it as a child. A NetworkPolicy the API server refuses: never created at all. In
 // both the pod must never run (it would mount the foreign flag, or run unisolated), and the instance is never Running.
 import t from 'tap'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { startSuite, type Json, type Scenario } from '../support/kube/harness.js'
 
 const suite = await startSuite(t)

@@ -5,7 +5,7 @@
 // status is written through the status subresource and reads back exactly as the hook answered (nothing pruned).
 import { largestDefinitionSpec, largestParameters } from '../helpers/largest.js'
 import t, { type Test } from 'tap'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { kubectlOk } from '../support/kube/kubectl.js'
 import { resourcePath } from '../support/kube/rest.js'
 import { sortKeys } from '../support/simulator/json.js'

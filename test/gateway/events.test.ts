@@ -5,7 +5,7 @@ import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test as Tap } from 'tap'
 import { challengeName } from '../../src/gateway/names.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { startFakeApiServer, type FakeApiServer, type Json } from './fake-apiserver.js'
 import { CTFD_KEY, definition, gatewayApp } from './support.js'
 

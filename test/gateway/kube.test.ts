@@ -3,7 +3,7 @@
 import { KubeConfig } from '@kubernetes/client-node'
 import t from 'tap'
 import { KubeError, kubeClient, Unavailable, type WatchEvent } from '../../src/gateway/kube.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { startFakeApiServer } from './fake-apiserver.js'
 
 const PATH = '/apis/challenge-hooks.dev/v1alpha1/namespaces/challenges/challenges'

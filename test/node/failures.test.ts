@@ -3,7 +3,7 @@
 // in the status the contract promises a player (Error / CrashLoopBackOff with a readable message; Pending, then
 // Running only once the app answers). The pods' own statuses say what the kernel did.
 import t from 'tap'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import {
   app,
   definition,

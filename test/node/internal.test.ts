@@ -5,7 +5,7 @@
 // DNS name; the owner's workstation reaches all three, so a refusal is the policy's and not a path still missing.
 import t from 'tap'
 import { createNamespace } from '../support/kube/harness.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import {
   app,
   definition,

@@ -11,7 +11,7 @@ import { connect } from 'node:net'
 import { Resolver } from 'node:dns/promises'
 import t from 'tap'
 import { createNamespace } from '../support/kube/harness.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import {
   API_PORT,
   app,

@@ -4,6 +4,7 @@
 // teardown: the traffic path cut first, the pod really gone (its container stopped, the kubelet done with it)
 // before the flag's Secret and the NetworkPolicies go, the Challenge last.
 import t from 'tap'
+import { eventually } from '../support/eventually.js'
 import type { KubeObject } from '../support/simulator/index.js'
 import { app, definition, NODE_IP, startNodeSuite, type Json, type Scenario } from '../support/node/harness.js'
 import { banner, whenRunning } from '../support/node/timing.js'
@@ -61,15 +62,9 @@ async function closed(port: number, timeoutMs = 10_000): Promise<string> {
   }
 }
 
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
+/** Polls for a minute by default (the pods' grace periods and the teardown's syncs). */
+const waitFor = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000) =>
+  eventually(what, check, undefined, { timeoutMs })
 
 /** Waits until the instance is Running in run `run`; its status and the one pod that serves it. */
 async function runningRun(s: Scenario, run: number): Promise<{ status: Json; pod: PodSeen }> {

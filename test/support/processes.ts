@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { eventually } from './eventually.js'
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
 
@@ -117,22 +118,15 @@ export async function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
   options: WaitOptions,
 ): Promise<T> {
-  const deadline = performance.now() + options.timeoutMs
-  const detail = () => (options.detail === undefined ? '' : `: ${options.detail()}`)
-  for (;;) {
-    if (options.child !== undefined && !running(options.child)) {
-      throw new Error(
-        `${what}: the process exited (${options.child.exitCode ?? options.child.signalCode}) before it was ready${detail()}`,
-      )
-    }
-    const value = await Promise.resolve()
-      .then(probe)
-      .catch(() => undefined)
-    if (value !== undefined) return value
-    if (performance.now() > deadline)
-      throw new Error(`timed out waiting for ${what} (${options.timeoutMs / 1000} s)${detail()}`)
-    await sleep(options.everyMs ?? 200)
-  }
+  const child = options.child
+  return eventually(what, probe, options.detail, {
+    timeoutMs: options.timeoutMs,
+    intervalMs: options.everyMs ?? 200,
+    stopIf: () =>
+      child === undefined || running(child)
+        ? undefined
+        : `the process exited (${child.exitCode ?? child.signalCode}) before it was ready`,
+  })
 }
 
 /** Polls `ready` until it is true, as waitFor. */

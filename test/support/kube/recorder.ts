@@ -1,5 +1,5 @@
 // What happened on the cluster, from watches: every status transition of the Challenges and every deletion.
-import { eventually } from './eventually.js'
+import { eventually } from '../eventually.js'
 import { Informer } from './informer.js'
 import type { Rest } from './rest.js'
 import type { WatchEvent } from '../simulator/index.js'
