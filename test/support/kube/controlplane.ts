@@ -9,7 +9,7 @@ import { request } from 'node:https'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { freePorts, Processes, startReaper, waitFor } from './processes.js'
+import { freePorts, Processes, startReaper, waitForChild } from './processes.js'
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
 
@@ -122,7 +122,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       '--unsafe-no-fsync',
       '--log-level=warn',
     ])
-    await waitFor('etcd', etcd, dir, async () => (await httpGet(`${etcdUrl}/health`)).includes('"health":"true"'))
+    await waitForChild('etcd', etcd, dir, async () => (await httpGet(`${etcdUrl}/health`)).includes('"health":"true"'))
 
     const token = randomBytes(24).toString('hex')
     writeFileSync(join(dir, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 })
@@ -152,7 +152,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     ])
     // The self-signed serving certificate (with its CA) appears in cert-dir once the server starts.
     const ca = join(dir, 'pki', 'apiserver.crt')
-    await waitFor(
+    await waitForChild(
       'kube-apiserver',
       apiserver,
       dir,
@@ -170,7 +170,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       ...(node === undefined ? [] : [`--root-ca-file=${ca}`]),
     ])
     // Pods are refused until a namespace's `default` ServiceAccount exists: wait for the controller to make one.
-    await waitFor('kube-controller-manager', kcm, dir, async () =>
+    await waitForChild('kube-controller-manager', kcm, dir, async () =>
       (await httpsGet(`${server}/api/v1/namespaces/default/serviceaccounts/default`, token, ca)).includes(
         '"name":"default"',
       ),

@@ -68,7 +68,7 @@ export class Processes {
 }
 
 /** Polls `ready` every 100 ms until it says yes; fails at once when the process exits, or after `timeoutMs`. */
-export function waitFor(
+export function waitForChild(
   name: string,
   child: ChildProcess,
   dir: string,

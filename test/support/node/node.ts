@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { startControlPlane, type ControlPlane } from '../kube/controlplane.js'
 import { kubectlFor, kubectlOk, type Kubectl } from '../kube/kubectl.js'
-import { Processes, waitFor } from '../kube/processes.js'
+import { Processes, waitForChild } from '../kube/processes.js'
 import { Rest } from '../kube/rest.js'
 import { cniConflist, containerdToml, kubeletConfig, kubeProxyConfig, type NodePaths } from './configs.js'
 import { coreDnsManifests } from './dns.js'
@@ -73,7 +73,7 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
     )
     const ctr = (args: string[]) =>
       run(bin('ctr'), ['--address', paths.socket, '--namespace', 'k8s.io', ...args], { env, maxBuffer: 16 << 20 })
-    await waitFor(
+    await waitForChild(
       'containerd',
       containerd,
       logs,
@@ -101,7 +101,13 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
       { env },
     )
     const rest = Rest.fromFile(plane.kubeconfig)
-    await waitFor('kubelet', kubelet, logs, async () => nodeReady(await rest.get(`/api/v1/nodes/${NODE_NAME}`)), 60_000)
+    await waitForChild(
+      'kubelet',
+      kubelet,
+      logs,
+      async () => nodeReady(await rest.get(`/api/v1/nodes/${NODE_NAME}`)),
+      60_000,
+    )
     step('kubelet to Node Ready')
 
     processes.launch('kube-proxy', bin('kube-proxy'), [`--config=${join(options.dir, 'kube-proxy.json')}`], { env })
