@@ -53,7 +53,7 @@ const BUGS = [
   },
   {
     bug: 'the instance id drops the namespace',
-    file: 'src/challenge/secrets.ts',
+    file: 'src/challenge/hmac.ts',
     from: 'return hmacHex(secret, `instance:${ownerMessage(key)}`).slice(0, 16)',
     to: "return hmacHex(secret, `instance:${ownerMessage({ ...key, namespace: '' })}`).slice(0, 16)",
     tests: ['test/challenge/identity.test.ts'],

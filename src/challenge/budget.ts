@@ -5,8 +5,8 @@
 import type { KubeObject } from '../contract/protocol.js'
 import { Phase, Reason } from '../contract/api.js'
 import { isBeingDeleted } from './observed.js'
-import { count, field } from './read.js'
-import type { OwnerKey } from './secrets.js'
+import { count, field } from './untrusted.js'
+import type { OwnerKey } from './hmac.js'
 import { readTime } from './time.js'
 
 /** The instance, who owns it, and the Challenges the customize hook related (the owner's, by label). */

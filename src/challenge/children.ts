@@ -18,7 +18,7 @@ import type { ResolvedDefinition } from './definition.js'
 import { GATE_BOUNDED_RESOURCES, GATE_COMMAND, GATE_CONTAINER, GATE_USER, GateEnv } from './gate.js'
 import { childLabels, type ChildNames } from './names.js'
 import { effectiveResources, quantityValue } from './resources.js'
-import { instanceHost, route } from './routes.js'
+import { instanceHost, route } from './traffic-routes.js'
 
 export const FLAG_KEY = 'flag'
 export const FLAG_PATH = '/flag'

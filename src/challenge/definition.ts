@@ -20,7 +20,7 @@ import {
 import { GATE_CONTAINER } from './gate.js'
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import { findObject, type ObservedIndex } from './observed.js'
-import { field, quote } from './read.js'
+import { field, quote } from './untrusted.js'
 import { above, effectiveResources, formatQuantity, quantityValue, resourcesProblem } from './resources.js'
 import { PRECOMPILED_DEFINITION } from './precompiled.js'
 import { describeSchemaError, pathStep, schemaError } from './schema-errors.js'
@@ -129,7 +129,10 @@ export function resolveDefinition(
   // A failed check always has its errors.
   if (!check(spec)) return invalid(name, describeSchemaError('spec', schemaError(check.errors as ErrorObject[])))
   const problem =
-    securityProblem(spec, policy) ?? consistencyProblem(spec) ?? podProblem(spec, policy) ?? costProblem(spec, policy)
+    securityProblem(spec, policy) ??
+    consistencyProblem(spec) ??
+    podSpecProblem(spec, policy) ??
+    costProblem(spec, policy)
   if (problem) return invalid(name, problem)
   // consistencyProblem has read both times.
   const [availableFrom, availableUntil] = [readTime(spec.availableFrom), readTime(spec.availableUntil)]
@@ -286,7 +289,7 @@ function envSourceProblem(container: DefinitionContainer, at: string): string | 
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const
 
 /** What the API server would refuse in the pod the definition renders to (resources, probes, ports), and its size. */
-function podProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
+function podSpecProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
   const containers = spec.pod.containers
   const commandLines = characters(
     containers.flatMap((container) => [...(container.command ?? []), ...(container.args ?? [])]),

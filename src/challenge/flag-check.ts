@@ -7,7 +7,7 @@
 import { hash, timingSafeEqual } from 'node:crypto'
 import { Type, type Static } from '@sinclair/typebox'
 import { DEFINITION_NAME, DNS_LABEL } from '../contract/patterns.js'
-import { flagSecretPart, ownerMessage } from './secrets.js'
+import { flagSecretPart, ownerMessage } from './hmac.js'
 
 /** The longest flag prefix or suffix a definition may have (the CRD's maxLength). */
 const FLAG_AFFIX = 64

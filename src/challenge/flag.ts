@@ -5,7 +5,7 @@
 import { Bounds, Label } from '../contract/api.js'
 import { characters, type ResolvedDefinition } from './definition.js'
 import { objectsOfKind, type ObservedIndex } from './observed.js'
-import { flagSecretPart, ownerMessage, type OwnerKey } from './secrets.js'
+import { flagSecretPart, ownerMessage, type OwnerKey } from './hmac.js'
 
 export type FlagResult = { ok: true; data: string } | { ok: false; message: string }
 

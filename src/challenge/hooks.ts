@@ -19,11 +19,11 @@ import { renderChildren } from './children.js'
 import { decide, type World } from './lifecycle.js'
 import { childNames, podLabels } from './names.js'
 import { countObjects, findObject, indexObjects, type ObservedIndex } from './observed.js'
-import { instanceId, type OwnerKey } from './secrets.js'
+import { instanceId, type OwnerKey } from './hmac.js'
 import { condition, definedTimes, readPreviousStatus, type ChallengeStatus } from './status.js'
 import { buildStatus } from './status-report.js'
 import { teardown } from './teardown.js'
-import { field, text } from './read.js'
+import { field, text } from './untrusted.js'
 import { formatTime, toSeconds } from './time.js'
 
 /** Retry a finalize that is still waiting for children or pods to go, in case no watch event arrives. */

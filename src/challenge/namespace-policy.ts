@@ -13,7 +13,7 @@
 import type { KubeObject } from '../contract/protocol.js'
 import type { ResolvedDefinition } from './definition.js'
 import { findObject, objectsOfKind, type ObservedIndex } from './observed.js'
-import { field, list, quote, text } from './read.js'
+import { field, list, quote, text } from './untrusted.js'
 import { effectiveResources, quantityValue } from './resources.js'
 
 const ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce'

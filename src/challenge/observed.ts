@@ -4,7 +4,7 @@
  * names, so both hook versions get the same answer.
  */
 import type { KubeObject, ObjectGroups } from '../contract/protocol.js'
-import { field, list } from './read.js'
+import { field, list } from './untrusted.js'
 
 export type ObservedIndex = Map<string, Map<string, KubeObject>>
 

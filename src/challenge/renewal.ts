@@ -5,7 +5,7 @@
  * else the definition's) from now.
  */
 import { Phase } from '../contract/api.js'
-import type { Context, Decision } from './decision.js'
+import type { Context, Decision } from './decision-types.js'
 import { earliest, formatTime } from './time.js'
 
 export function applyRenewal(c: Context, decision: Decision): Decision {

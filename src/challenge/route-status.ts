@@ -5,8 +5,8 @@
  */
 import type { Config, GatewayRef } from '../config/config.js'
 import type { KubeObject } from '../contract/protocol.js'
-import { list as anyList, record as anyRecord, text, type Loose } from './read.js'
-import { GATEWAY_GROUP } from './routes.js'
+import { list as anyList, record as anyRecord, text, type Loose } from './untrusted.js'
+import { GATEWAY_GROUP } from './traffic-routes.js'
 import { readTime } from './time.js'
 
 /** Why a route does not carry traffic yet; `reason` is the Gateway's, or `Pending` while it has said nothing. */

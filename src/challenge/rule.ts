@@ -4,7 +4,7 @@
  * (base); and the next deadline among those the rules gathered, when the hook must look again.
  */
 import { Phase } from '../contract/api.js'
-import type { Context, Decision, Outcome, Progress } from './decision.js'
+import type { Context, Decision, Outcome, Progress } from './decision-types.js'
 import { earliest } from './time.js'
 
 /** A rule: a decision, or undefined to let the next rule decide. */

@@ -5,7 +5,7 @@
  * then it is Pending, saying why.
  */
 import { Phase, Reason } from '../contract/api.js'
-import type { Context, Decision, Outcome } from './decision.js'
+import type { Context, Decision, Outcome } from './decision-types.js'
 import { observeEndpoint } from './endpoint.js'
 import { base, finish, nextDeadline, type Rule } from './rule.js'
 import { earliest, formatTime } from './time.js'

@@ -1,7 +1,7 @@
 /** Turns a schema error into a sentence naming the field, e.g. `spec.pod.containers[0].image: Expected string`. */
 import type { ErrorObject } from 'ajv'
 import { DATE_TIME, DIGITS } from '../contract/patterns.js'
-import { quote } from './read.js'
+import { quote } from './untrusted.js'
 
 export interface SchemaError {
   path: string

@@ -4,7 +4,7 @@
  * them need no memory of earlier syncs. The HTTP layer turns the report into per-definition histograms.
  */
 import { ConditionType, Phase } from '../contract/api.js'
-import { field, list } from './read.js'
+import { field, list } from './untrusted.js'
 import { readTime } from './time.js'
 
 /** The steps of a start, in order; each is the time from the previous instant to its own. */

@@ -12,8 +12,8 @@
  * Challenge (docs/design.md); the instants they carry are the pod's own, so nothing is lost by waiting.
  */
 import { ConditionType, Phase, Reason } from '../contract/api.js'
-import type { Decision, World } from './decision.js'
-import { record } from './read.js'
+import type { Decision, World } from './decision-types.js'
+import { record } from './untrusted.js'
 import { condition, definedTimes, type ChallengeStatus, type Condition } from './status.js'
 import { formatTime } from './time.js'
 

@@ -4,7 +4,7 @@
  * `lastTransitionTime` unless their status flips, so an unchanged world yields a byte-identical status.
  */
 import type { ConditionType, Phase } from '../contract/api.js'
-import { count, record, text } from './read.js'
+import { count, record, text } from './untrusted.js'
 import { readTime } from './time.js'
 
 export interface Condition {

@@ -6,8 +6,8 @@
  */
 import type { DesiredChild, KubeObject } from '../contract/protocol.js'
 import { isBeingDeleted, objectsOfKind, type ObservedIndex } from './observed.js'
-import { field, record } from './read.js'
-import { ROUTE_KINDS } from './routes.js'
+import { field, record } from './untrusted.js'
+import { ROUTE_KINDS } from './traffic-routes.js'
 
 const LAST_APPLIED = /last-applied-configuration$/
 /** Where Metacontroller keeps the child as the hook last answered it (its 3-way merge's base). */

@@ -10,7 +10,7 @@ import type { ResolvedDefinition } from './definition.js'
 import { GATE_CONTAINER, GATE_MESSAGE_LIMIT } from './gate.js'
 import type { ChildNames } from './names.js'
 import { ownChild, type ObservedIndex } from './observed.js'
-import { field, list, num, text } from './read.js'
+import { field, list, num, text } from './untrusted.js'
 import { readTime } from './time.js'
 import type { KubeObject } from '../contract/protocol.js'
 

@@ -40,7 +40,7 @@ export const MANAGED_BY = 'challenge-hooks'
 
 /**
  * The child rules of the CompositeController (manifests/compositecontroller.yaml), as Metacontroller names their
- * groups in a request: one group per rule, `{}` when empty. A routing component adds its route's (routes.ts).
+ * groups in a request: one group per rule, `{}` when empty. A routing component adds its route's (src/challenge/traffic-routes.ts).
  * Deployments are the workload of earlier releases: the rule stays so that an upgrade deletes them.
  */
 export const CHILD_GROUPS = [

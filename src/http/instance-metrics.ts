@@ -9,7 +9,7 @@
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { ConditionType, Phase } from '../contract/api.js'
-import { field, list } from '../challenge/read.js'
+import { field, list } from '../challenge/untrusted.js'
 import { START_PHASES, startReport } from '../challenge/start-report.js'
 import { readTime } from '../challenge/time.js'
 import type { SyncRequest, SyncResponse } from '../contract/protocol.js'

@@ -4,7 +4,7 @@
  * customize rules. Tests describe a world in a few lines and get a whole request.
  */
 import { CHILD_GROUPS } from '../../src/contract/api.js'
-import { ROUTE_KINDS, routeGroup } from '../../src/challenge/routes.js'
+import { ROUTE_KINDS, routeGroup } from '../../src/challenge/traffic-routes.js'
 import type { KubeObject, ObjectGroups, SyncRequest } from '../../src/contract/protocol.js'
 
 export const NAMESPACE = 'challenges'

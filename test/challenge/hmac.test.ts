@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { flagSecretPart, instanceId, ownerMessage } from '../../src/challenge/secrets.js'
+import { flagSecretPart, instanceId, ownerMessage } from '../../src/challenge/hmac.js'
 
 const key = { namespace: 'challenges', definition: 'web-login', ownerKind: 'User', ownerId: 'alice' }
 

@@ -9,7 +9,7 @@ import type { ResolvedDefinition } from './definition.js'
 import type { EndpointObservation } from './endpoint.js'
 import type { ChildNames } from './names.js'
 import type { ObservedIndex } from './observed.js'
-import type { OwnerKey } from './secrets.js'
+import type { OwnerKey } from './hmac.js'
 import type { PreviousStatus } from './status.js'
 import type { PodProblem } from './workload.js'
 

@@ -1,7 +1,7 @@
-// Reading JSON the hook did not write (src/challenge/read.ts): each reader gives what its contract names, and reads
+// Reading JSON the hook did not write (src/challenge/untrusted.ts): each reader gives what its contract names, and reads
 // anything else as absent.
 import t from 'tap'
-import { list, quote, record } from '../../src/challenge/read.js'
+import { list, quote, record } from '../../src/challenge/untrusted.js'
 
 t.test('record: an object as it is; null, an array or a scalar reads as absent', async (t) => {
   const object = { type: 'Ready' }

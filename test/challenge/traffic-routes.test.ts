@@ -7,7 +7,14 @@ import { exposePolicy, renderChildren, type RenderInput } from '../../src/challe
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { childNames, podLabels } from '../../src/challenge/names.js'
 import { routeVerdict } from '../../src/challenge/route-status.js'
-import { instanceHost, route, routeGroup, routeKind, routingProblem, ROUTE_KINDS } from '../../src/challenge/routes.js'
+import {
+  instanceHost,
+  route,
+  routeGroup,
+  routeKind,
+  routingProblem,
+  ROUTE_KINDS,
+} from '../../src/challenge/traffic-routes.js'
 import { loadConfig, type Config } from '../../src/config/config.js'
 import type { KubeObject } from '../../src/contract/protocol.js'
 import { validateChildren } from '../helpers/validate.js'
