@@ -24,14 +24,16 @@ const CHALLENGE =
   'src/challenge/ is the pure core: it imports only src/config/ and src/contract/ (and itself), no HTTP server, logger, metrics, files or sockets.'
 const CONFIG = 'src/config/ imports only src/contract/.'
 const CONTRACT = 'src/contract/ is the wire and CRD contract: it imports nothing of the project.'
-const SHELL = 'src/http/, src/gateway/ and src/preview.ts import neither each other nor a process entry.'
+const SHELL =
+  'src/http/, src/gateway/ and the preview (src/preview.ts, src/preview-command.ts) import neither each other nor a process entry.'
 const FLAT = 'This folder is flat: the import rules of eslint.config.js count one ../ to leave it.'
 const SUITE =
   'A suite (the fast one, test/cluster/, test/node/, test/load/) imports only its own files, test/support/, test/helpers/ and the code under test: what suites share lives in test/support/.'
 const SHARED = 'test/support/ and test/helpers/ import no suite: a suite imports them, never the other way round.'
 const BENCH = 'The benchmarks import test/support/ and test/helpers/, never a suite.'
-// A process entry of src/: the hook server, the author preview's command, the gateway, the isolation gate.
-const ENTRIES = '(main|server|cli|preview|gateway-server|gate|isolation-gate)\\.js$'
+// What a shell may not import: a process entry of src/ (the hook server, the preview's cli.ts, the gateway, the
+// isolation gate) or another shell's file (the preview).
+const ENTRIES = '(main|server|cli|preview|preview-command|gateway-server|gate|isolation-gate)\\.js$'
 
 // Each file is in one group at most: a later group's no-restricted-imports would replace an earlier one's.
 const layers = [
@@ -46,7 +48,12 @@ const layers = [
   ),
   layer([`src/http/**/${CODE}`], [], leaving(`^(\\.\\./)+(gateway/|${ENTRIES})`, SHELL)),
   layer([`src/gateway/**/${CODE}`], [], leaving(`^(\\.\\./)+(http/|${ENTRIES})`, SHELL)),
-  layer(['src/preview.ts'], [], leaving(`^\\./(http/|gateway/|${ENTRIES})`, SHELL)),
+  // The preview's engine and its command: one layer (the command reads the engine), below the entry cli.ts.
+  layer(
+    ['src/preview.ts', 'src/preview-command.ts'],
+    [],
+    leaving('^\\./(http/|gateway/|(main|server|cli|gateway-server|gate|isolation-gate)\\.js$)', SHELL),
+  ),
   layer([`test/{cluster,node,load}/${CODE}`], [], leaving('^\\.\\./(?!support/|helpers/|\\.\\./)', SUITE)),
   layer([`test/${CODE}`], [], leaving('^\\./(cluster|node|load)/', SUITE)),
   layer(

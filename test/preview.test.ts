@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { documentOfKind, preview, runCli, type CliIo } from '../src/preview.js'
+import { documentOfKind, runCli, type CliIo } from '../src/preview-command.js'
+import { preview } from '../src/preview.js'
 import { testConfig } from './helpers/app.js'
 import { validateChildren } from './helpers/validate.js'
 import { T0 } from './helpers/instant.js'

@@ -25,7 +25,8 @@ const CHALLENGE =
   'src/challenge/ is the pure core: it imports only src/config/ and src/contract/ (and itself), no HTTP server, logger, metrics, files or sockets.'
 const CONFIG = 'src/config/ imports only src/contract/.'
 const CONTRACT = 'src/contract/ is the wire and CRD contract: it imports nothing of the project.'
-const SHELL = 'src/http/, src/gateway/ and src/preview.ts import neither each other nor a process entry.'
+const SHELL =
+  'src/http/, src/gateway/ and the preview (src/preview.ts, src/preview-command.ts) import neither each other nor a process entry.'
 const FLAT = 'This folder is flat: the import rules of eslint.config.js count one ../ to leave it.'
 const SUITE =
   'A suite (the fast one, test/cluster/, test/node/, test/load/) imports only its own files, test/support/, test/helpers/ and the code under test: what suites share lives in test/support/.'
@@ -90,7 +91,7 @@ t.test('src/config/ imports only the contract; src/contract/ nothing of the proj
   )
 })
 
-t.test('src/http/, src/gateway/ and src/preview.ts: neither each other nor a process entry', async (t) => {
+t.test('src/http/, src/gateway/ and the preview: neither each other nor a process entry', async (t) => {
   t.strictSame(
     await findings(
       'src/http/routes/hooks.ts',
@@ -112,6 +113,16 @@ t.test('src/http/, src/gateway/ and src/preview.ts: neither each other nor a pro
     ),
     [restricted('./http/app.js', SHELL)],
   )
+  t.strictSame(
+    await findings(
+      'src/preview-command.ts',
+      "import { preview } from './preview.js'\nimport { runCli } from './cli.js'\nimport { GATE } from './gate.js'",
+    ),
+    [restricted('./cli.js', SHELL), restricted('./gate.js', SHELL)],
+  )
+  t.strictSame(await findings('src/http/app.ts', "import { runCli } from '../preview-command.js'"), [
+    restricted('../preview-command.js', SHELL),
+  ])
 })
 
 t.test('a suite imports no other suite; what they share is in test/support/', async (t) => {
