@@ -1,89 +1,24 @@
 /**
  * The three hooks as pure functions of (request, config, now):
  *
- *   request ─► observe (index children and related) ─► decide (lifecycle) ─► render or tear down ─► status
+ *   request ─► observe (./world.ts) ─► decide (lifecycle) ─► render or tear down ─► status
  *
  * Nothing here knows about HTTP; the same request, config and `now` always give the same answer.
  */
 import type { Config } from '../config/config.js'
-import type {
-  ChallengeObject,
-  KubeObject,
-  CustomizeRequest,
-  CustomizeResponse,
-  SyncRequest,
-  SyncResponse,
-} from '../contract/protocol.js'
+import type { CustomizeRequest, CustomizeResponse, SyncRequest, SyncResponse } from '../contract/protocol.js'
 import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from '../contract/api.js'
 import { renderChildren } from './children.js'
-import { decide, type World } from './lifecycle.js'
-import { childNames, podLabels } from './names.js'
-import { countObjects, findObject, indexObjects, type ObservedIndex } from './observed.js'
-import { instanceId, type OwnerKey } from './hmac.js'
-import { condition, definedTimes, readPreviousStatus, type ChallengeStatus } from './status.js'
+import { decide } from './lifecycle.js'
+import { observe } from './world.js'
+import { countObjects } from './observed.js'
+import { condition, definedTimes, type ChallengeStatus } from './status.js'
 import { buildStatus } from './status-report.js'
 import { teardown } from './teardown.js'
-import { field, text } from './untrusted.js'
 import { formatTime, toSeconds } from './time.js'
 
 /** Retry a finalize that is still waiting for children or pods to go, in case no watch event arrives. */
 export const FINALIZE_RESYNC_SECONDS = 10
-
-function ownerKeyOf(challenge: ChallengeObject): OwnerKey {
-  return {
-    namespace: challenge.metadata.namespace,
-    definition: challenge.spec.definitionRef.name,
-    ownerKind: challenge.spec.owner.kind,
-    ownerId: challenge.spec.owner.id,
-  }
-}
-
-export function observe(request: SyncRequest, config: Config): World {
-  const challenge = request.parent
-  const namespace = challenge.metadata.namespace
-  const ownerKey = ownerKeyOf(challenge)
-  const names = childNames(challenge.metadata.name, challenge.metadata.uid)
-  const children = indexObjects(request.children, namespace)
-  return {
-    challenge,
-    namespace,
-    names,
-    podLabels: podLabels(names, legacySelector(children, names.base)),
-    ownerKey,
-    instanceId: instanceId(config.flagSecret, ownerKey),
-    previous: readPreviousStatus(challenge.status),
-    children,
-    childGroups: new Set(Object.keys(request.children ?? {})),
-    related: indexObjects(request.related, namespace),
-    siblings: ownerChallenges(request, config.ownerBudgetScope === 'Cluster' ? undefined : namespace),
-    customizeVersion: hookVersion(request.controller, 'customize'),
-  }
-}
-
-/**
- * The owner's Challenges the customize hook related, from every namespace the request holds (hook version v2 can
- * relate them across namespaces; a budget counted per namespace keeps only the instance's own, `inNamespace`).
- */
-function ownerChallenges(request: SyncRequest, inNamespace: string | undefined): KubeObject[] {
-  return Object.entries(request.related ?? {})
-    .filter(([group]) => group === `Challenge.${API_VERSION}`)
-    .flatMap(([, objects]) => Object.values(objects))
-    .filter((object) => inNamespace === undefined || object.metadata.namespace === inNamespace)
-}
-
-/** The version (`v1`, `v2`) of one of the CompositeController's hooks, as the request carries it; v1 when unset. */
-export function hookVersion(controller: unknown, hook: 'sync' | 'customize'): string {
-  return text(field(field(field(field(controller, 'spec'), 'hooks'), hook), 'version')) ?? 'v1'
-}
-
-/** A Deployment made before the uid label existed: its selector cannot change, so the instance keeps it. */
-function legacySelector(children: ObservedIndex, base: string): boolean {
-  const deployment = findObject(children, 'Deployment', base)
-  if (deployment === undefined) return false
-  const matchLabels = (deployment.spec as { selector?: { matchLabels?: Record<string, unknown> } } | undefined)
-    ?.selector?.matchLabels
-  return matchLabels?.[Label.instance] === base && matchLabels[Label.uid] === undefined
-}
 
 /**
  * Seconds until the next deadline, rounded up to a tenth of a second so the next sync lands at or just after it,

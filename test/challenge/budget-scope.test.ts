@@ -1,7 +1,8 @@
 // Where the owner budget is counted (OWNER_BUDGET_SCOPE), through the pure sync with the request Metacontroller
 // sends: hook version v2 keys related objects `namespace/name` and may carry the owner's Challenges of every namespace.
 import t from 'tap'
-import { hookVersion, sync } from '../../src/challenge/hooks.js'
+import { sync } from '../../src/challenge/hooks.js'
+import { hookVersion } from '../../src/challenge/world.js'
 import type { SyncRequest } from '../../src/contract/protocol.js'
 import { testConfig } from '../helpers/app.js'
 import { at } from '../helpers/drive.js'
