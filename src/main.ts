@@ -10,19 +10,13 @@
  * Everything the process touches (environment, stderr, exit, timers, signals) is passed in, so tests run the
  * whole sequence in-process; src/server.ts passes the real ones.
  */
-import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { createSecureContext } from 'node:tls'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import {
-  ConfigError,
-  INTERNET_WITHOUT_CLUSTER_CIDRS,
-  loadConfig,
-  publicHostWarning,
-  type Config,
-} from './config/config.js'
+import { loadConfig, type Config } from './config/config.js'
 import { EX_CONFIG } from './config/config-parsers.js'
+import { startupWarnings } from './config/config-warnings.js'
 import { buildApp } from './http/app.js'
+import { readHookTls } from './http/hook-tls.js'
 
 export { EX_CONFIG }
 /** start() exits by itself at SHUTDOWN_TIMEOUT_MS; should the shutdown hang, src/server.ts exits 1 this much later. */
@@ -46,38 +40,13 @@ export interface ProcessPorts {
   logger?: FastifyServerOptions['logger']
 }
 
-/** The hook port's certificate and key, checked to be a usable pair; a problem is a ConfigError naming the variable. */
-function readTls(config: Config): { cert: Buffer; key: Buffer } | undefined {
-  if (config.hookTls === undefined) return undefined
-  const read = (variable: string, file: string): Buffer => {
-    try {
-      return readFileSync(file)
-    } catch (error) {
-      throw new ConfigError(variable, `cannot read ${file}: ${(error as Error).message}`)
-    }
-  }
-  const pair = {
-    cert: read('TLS_CERT_FILE', config.hookTls.certFile),
-    key: read('TLS_KEY_FILE', config.hookTls.keyFile),
-  }
-  try {
-    createSecureContext(pair)
-  } catch (error) {
-    throw new ConfigError(
-      'TLS_CERT_FILE',
-      `with TLS_KEY_FILE is not a usable PEM certificate and key: ${(error as Error).message}`,
-    )
-  }
-  return pair
-}
-
 /** Starts the server; undefined when it could not (the exit code was given to `ports.exit`). */
 export async function start(ports: ProcessPorts): Promise<FastifyInstance | undefined> {
   let config: Config
   let tls: { cert: Buffer; key: Buffer } | undefined
   try {
     config = loadConfig(ports.env)
-    tls = readTls(config)
+    tls = readHookTls(config)
   } catch (error) {
     // Both throw only ConfigError, whose message starts with the variable's name.
     ports.stderr.write(`challenge-hooks: invalid configuration: ${(error as Error).message}\n`)
@@ -86,18 +55,7 @@ export async function start(ports: ProcessPorts): Promise<FastifyInstance | unde
   }
 
   const app = await buildApp(config, { logger: ports.logger, tls })
-  if (config.flagSecretIsDevelopmentDefault) {
-    app.log.warn('FLAG_SECRET is not set: using the development secret; flags are guessable. Set FLAG_SECRET.')
-  }
-  if (config.hookToken === undefined) {
-    app.log.warn('HOOK_TOKEN is not set: anyone who can reach the hook can call it.')
-  }
-  const publicHost = publicHostWarning(config)
-  if (publicHost !== undefined) app.log.warn(publicHost)
-  if (config.clusterCidrs.length === 0) {
-    // The server cannot know whether a definition uses Internet egress until it syncs one: said once, at start.
-    app.log.warn(`if a definition uses ${INTERNET_WITHOUT_CLUSTER_CIDRS}`)
-  }
+  for (const warning of startupWarnings(config)) app.log.warn(warning)
 
   ports.onShutdown(async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'closing after an unexpected error')

@@ -46,28 +46,6 @@ export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, ty
 export type { Config, HttpRouting, InstancePods, IsolationGate, TlsRouting } from './config-types.js'
 export { estimatedBits } from './config-parsers.js'
 
-/** A host that names the machine it is read on: players would reach their own (127.0.0.0/8, ::1, localhost). */
-const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost|.+\.localhost)$/i
-
-/**
- * Said by the server at start when NodePort endpoints would name a host no player can reach: a loopback address, such
- * as PUBLIC_HOST's default (unset) or the placeholder manifests/config.env ships, both 127.0.0.1. Any definition may
- * expose a NodePort; LoadBalancer endpoints name the load balancer's own address and do not use PUBLIC_HOST.
- */
-export function publicHostWarning(config: Pick<Config, 'publicHost'>): string | undefined {
-  const host = config.publicHost
-  if (!LOOPBACK_HOST.test(host)) return undefined
-  return (
-    `PUBLIC_HOST is ${host}, a loopback address (127.0.0.1 is its default, when unset): NodePort endpoints will say ${host}, ` +
-    `so players will see "nc ${host} <nodePort>", which reaches nothing from their machines. Set PUBLIC_HOST to a node's public name or address.`
-  )
-}
-
-/** Said wherever Internet egress meets an empty CLUSTER_CIDRS: by the author preview, and by the server at start. */
-export const INTERNET_WITHOUT_CLUSTER_CIDRS =
-  'network.egress Internet with CLUSTER_CIDRS unset: where nodes have public addresses, instances reach them ' +
-  "(the kubelet's 10250, every NodePort, a public API server address). Set CLUSTER_CIDRS to the nodes' and the API server's addresses."
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const ANY_PORT = ' (0: any free port)'
 

@@ -1,11 +1,6 @@
 import t, { type Test } from 'tap'
-import {
-  ConfigError,
-  DEVELOPMENT_FLAG_SECRET,
-  estimatedBits,
-  loadConfig,
-  publicHostWarning,
-} from '../../src/config/config.js'
+import { ConfigError, DEVELOPMENT_FLAG_SECRET, estimatedBits, loadConfig } from '../../src/config/config.js'
+import { publicHostWarning } from '../../src/config/config-warnings.js'
 
 const SECRET = '0123456789abcdef0123456789abcdef' // 32 characters
 
