@@ -24,99 +24,70 @@ const PROGRESS = new Set<string>([
   ConditionType.EndpointReady,
 ])
 
+/** Where a condition stands: true or false, why, and since when (unset: now, or its last transition if unchanged). */
+type Verdict = [status: boolean, reason: string, message: string, since?: string]
+
+/** A step of the pod's start: true since the kubelet's instant, false while it waits, or no workload at all. */
+function podStep(
+  decision: Decision,
+  at: number | undefined,
+  done: [string, string],
+  waiting: [string, string],
+): Verdict {
+  if (!decision.workload) return [false, 'NoWorkload', 'The instance has no workload.']
+  return at !== undefined ? [true, ...done, formatTime(at)] : [false, ...waiting]
+}
+
 function conditions(world: World, decision: Decision, now: string): Condition[] {
   const previous = decision.state.newRun ? [] : world.previous.conditions
-  const { phase, reason, message, progress } = decision
+  const { phase, reason, message, progress, endpoint, routeProblem } = decision
   const ended = phase === Phase.Deleted && (reason === Reason.Expired || reason === Reason.PastDeadline)
-  const noWorkload = (type: ConditionType) =>
-    condition(previous, type, false, 'NoWorkload', 'The instance has no workload.', now)
-  const result = [
-    decision.admitted
-      ? condition(
-          previous,
-          ConditionType.Admitted,
-          true,
-          'Admitted',
-          "The instance holds a slot of its owner's budget.",
-          now,
-        )
-      : condition(previous, ConditionType.Admitted, false, reason, message, now),
-    !decision.workload
-      ? noWorkload(ConditionType.Scheduled)
-      : progress.scheduledAt !== undefined
-        ? condition(
-            previous,
-            ConditionType.Scheduled,
-            true,
-            'PodScheduled',
-            'The pod is placed on a node.',
-            formatTime(progress.scheduledAt),
-          )
-        : condition(
-            previous,
-            ConditionType.Scheduled,
-            false,
-            'NotScheduled',
-            'The pod is not placed on a node yet.',
-            now,
-          ),
-    !decision.workload
-      ? noWorkload(ConditionType.ContainersStarted)
-      : progress.containersStartedAt !== undefined
-        ? condition(
-            previous,
-            ConditionType.ContainersStarted,
-            true,
-            'ContainersStarted',
-            'A container of the pod is running.',
-            formatTime(progress.containersStartedAt),
-          )
-        : condition(
-            previous,
-            ConditionType.ContainersStarted,
-            false,
-            'NotStarted',
-            'No container of the pod runs yet.',
-            now,
-          ),
-    !decision.workload
-      ? noWorkload(ConditionType.WorkloadReady)
-      : progress.readyAt !== undefined
-        ? condition(
-            previous,
-            ConditionType.WorkloadReady,
-            true,
-            'PodReady',
-            'The pod passes its readiness probes.',
-            formatTime(progress.readyAt),
-          )
-        : condition(previous, ConditionType.WorkloadReady, false, reason, message, now),
-    decision.endpoint
-      ? condition(previous, ConditionType.EndpointReady, true, 'EndpointAllocated', decision.endpoint.connection, now)
-      : decision.routeProblem
-        ? condition(
-            previous,
-            ConditionType.EndpointReady,
-            false,
-            'RouteNotAccepted',
-            decision.routeProblem.message,
-            now,
-          )
-        : condition(
-            previous,
-            ConditionType.EndpointReady,
-            false,
-            'NoEndpoint',
-            'Traffic cannot reach the instance yet.',
-            now,
-          ),
-    phase === Phase.Running
-      ? condition(previous, ConditionType.Ready, true, Reason.Ready, message, now)
-      : condition(previous, ConditionType.Ready, false, reason, message, now),
-    ended
-      ? condition(previous, ConditionType.Expired, true, reason, message, now)
-      : condition(previous, ConditionType.Expired, false, 'NotExpired', 'The instance has not reached its end.', now),
+  const verdicts: [ConditionType, Verdict][] = [
+    [
+      ConditionType.Admitted,
+      decision.admitted
+        ? [true, 'Admitted', "The instance holds a slot of its owner's budget."]
+        : [false, reason, message],
+    ],
+    [
+      ConditionType.Scheduled,
+      podStep(
+        decision,
+        progress.scheduledAt,
+        ['PodScheduled', 'The pod is placed on a node.'],
+        ['NotScheduled', 'The pod is not placed on a node yet.'],
+      ),
+    ],
+    [
+      ConditionType.ContainersStarted,
+      podStep(
+        decision,
+        progress.containersStartedAt,
+        ['ContainersStarted', 'A container of the pod is running.'],
+        ['NotStarted', 'No container of the pod runs yet.'],
+      ),
+    ],
+    [
+      ConditionType.WorkloadReady,
+      podStep(decision, progress.readyAt, ['PodReady', 'The pod passes its readiness probes.'], [reason, message]),
+    ],
+    [
+      ConditionType.EndpointReady,
+      endpoint
+        ? [true, 'EndpointAllocated', endpoint.connection]
+        : routeProblem
+          ? [false, 'RouteNotAccepted', routeProblem.message]
+          : [false, 'NoEndpoint', 'Traffic cannot reach the instance yet.'],
+    ],
+    [ConditionType.Ready, phase === Phase.Running ? [true, Reason.Ready, message] : [false, reason, message]],
+    [
+      ConditionType.Expired,
+      ended ? [true, reason, message] : [false, 'NotExpired', 'The instance has not reached its end.'],
+    ],
   ]
+  const result = verdicts.map(([type, [status, why, text, since]]) =>
+    condition(previous, type, status, why, text, since ?? now),
+  )
   const renewal = decision.renewal
   const previousRenewal = previous.find((each) => each.type === ConditionType.RenewalAccepted)
   if (renewal)
