@@ -7,11 +7,8 @@ import datetime
 import re
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
+from werkzeug.exceptions import BadRequest
 
-from CTFd.exceptions.challenges import (
-    ChallengeCreateException,
-    ChallengeUpdateException,
-)
 from CTFd.models import Challenges, Teams, Users, db
 from CTFd.plugins import (
     register_admin_plugin_menu_bar,
@@ -58,10 +55,11 @@ def _flag_value(value):
     return str(value).lower() in ("1", "true", "on", "yes")
 
 
-def _checked(data, refusal):
+def _checked(data):
+    """The definition's name, or 400 (CTFd answers its own exceptions with 500)."""
     definition = str(data.get("definition", "")).strip()
     if not DEFINITION.match(definition):
-        raise refusal(
+        raise BadRequest(
             "definition must be a ChallengeDefinition's name (lowercase letters, "
             "digits and '-', at most 63)"
         )
@@ -116,7 +114,7 @@ class InstancedChallengeType(BaseChallenge):
     @classmethod
     def create(cls, request):
         data = dict(request.form or request.get_json())
-        data["definition"] = _checked(data, ChallengeCreateException)
+        data["definition"] = _checked(data)
         data["stop_on_correct"] = _flag_value(data.get("stop_on_correct", False))
         challenge = InstancedChallenge(**data)
         db.session.add(challenge)
@@ -138,7 +136,7 @@ class InstancedChallengeType(BaseChallenge):
     def update(cls, challenge, request):
         data = dict(request.form or request.get_json())
         if "definition" in data:
-            data["definition"] = _checked(data, ChallengeUpdateException)
+            data["definition"] = _checked(data)
         if "stop_on_correct" in data:
             data["stop_on_correct"] = _flag_value(data["stop_on_correct"])
         for attr, value in data.items():

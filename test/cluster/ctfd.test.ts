@@ -16,8 +16,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
-import { chromium, type BrowserContext, type Frame, type Page } from 'playwright-core'
-import t from 'tap'
+import { chromium, request, type BrowserContext, type Frame, type Page } from 'playwright-core'
+import t, { type Test } from 'tap'
 import { loadGatewayConfig } from '../../src/config/config-gateway.js'
 import { buildGatewayApp } from '../../src/gateway/app.js'
 import { flagChecker } from '../../src/gateway/flag-client.js'
@@ -26,13 +26,18 @@ import { kubeClient } from '../../src/gateway/kube.js'
 import { challengeName } from '../../src/gateway/names.js'
 import { expectedHost } from '../helpers/contract.js'
 import { repoRoot } from '../support/kube/controlplane.js'
-import { startSuite } from '../support/kube/harness.js'
+import { startSuite, type Suite } from '../support/kube/harness.js'
 import { toolMissing } from '../support/tools.js'
 
 const CTFD_DIR = process.env.CTFD_DIR ?? ''
 const CTFD_PYTHONPATH = process.env.CTFD_PYTHONPATH ?? ''
 const PYTHON = process.env.CTFD_PYTHON ?? '/usr/bin/python3'
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const FLAG_VERIFY_TOKEN = 'flag-verify-token-of-the-ctfd-suite-0123456789'
+const KEY = 'platform-key-of-the-ctfd-suite-0123456789abcdef'
+const HS256 = 'the HS256 token key of the ctfd suite, 32+ characters'
+const AUDIENCE = 'https://gateway.ctfd.test'
+const PASSWORD = 'a password of the suite'
 
 const missing = !existsSync(join(CTFD_DIR, 'CTFd', '__init__.py'))
   ? 'CTFD_DIR names no CTFd source tree (set CTFD_DIR and CTFD_PYTHONPATH; integrations/ctfd/README.md)'
@@ -46,13 +51,13 @@ if (missing !== undefined) {
 }
 
 async function run(): Promise<void> {
-  const FLAG_VERIFY_TOKEN = 'flag-verify-token-of-the-ctfd-suite-0123456789'
-  const KEY = 'platform-key-of-the-ctfd-suite-0123456789abcdef'
-  const HS256 = 'the HS256 token key of the ctfd suite, 32+ characters'
-  const AUDIENCE = 'https://gateway.ctfd.test'
-  const PASSWORD = 'a password of the suite'
-
   const suite = await startSuite(t, { components: ['gateway'], hookEnv: { FLAG_VERIFY_TOKEN } })
+  // Everything in one subtest: tap ends its root test when it goes idle after an assertion, which the awaits
+  // between the steps below would do.
+  await t.test('an instanced challenge in a real CTFd', async (t) => body(t, suite))
+}
+
+async function body(t: Test, suite: Suite): Promise<void> {
   const s = await suite.scenario(t, 'ctfd')
   await s.create(s.definition('web-login'))
 
@@ -126,24 +131,14 @@ async function run(): Promise<void> {
   const ctfd = `http://127.0.0.1:${port}`
 
   // The admin's side, as CTFd's own pages and API take it: /setup with the form's nonce, then an API token.
-  let cookie = ''
-  const remember = (answer: Response) => {
-    for (const line of answer.headers.getSetCookie()) {
-      const pair = line.split(';')[0] as string
-      if (pair.startsWith('session=')) cookie = pair
-    }
-  }
-  const page = async (path: string) => {
-    const answer = await fetch(`${ctfd}${path}`, { headers: { cookie }, redirect: 'manual' })
-    remember(answer)
-    return answer.text()
-  }
+  // Playwright's request context keeps the session cookie as a browser would (werkzeug closes every connection,
+  // which node's fetch races with when it reuses one).
+  const http = await request.newContext({ baseURL: ctfd })
+  t.teardown(() => http.dispose())
   const nonceOf = (html: string) => (/csrfNonce': "([0-9a-f]+)"/.exec(html) as RegExpExecArray)[1] as string
-  const setupPage = await page('/setup')
-  const setup = await fetch(`${ctfd}/setup`, {
-    method: 'POST',
-    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
+  const setupPage = await (await http.get('/setup')).text()
+  const setup = await http.post('/setup', {
+    form: {
       nonce: (/name="nonce"[^>]*value="([0-9a-f]+)"/.exec(setupPage) as RegExpExecArray)[1] as string,
       ctf_name: 'challenge-hooks suite',
       ctf_description: '',
@@ -155,27 +150,29 @@ async function run(): Promise<void> {
       theme_color: '',
       start: '',
       end: '',
-    }),
-    redirect: 'manual',
+    },
+    maxRedirects: 0,
   })
-  remember(setup)
-  t.equal(setup.status, 302, 'CTFd set up')
-  const madeToken = await fetch(`${ctfd}/api/v1/tokens`, {
-    method: 'POST',
-    headers: { cookie, 'content-type': 'application/json', 'csrf-token': nonceOf(await page('/admin/statistics')) },
-    body: JSON.stringify({ description: 'the suite' }),
+  // Top-level assertions would end tap's root test while it awaits: a step that fails throws instead.
+  if (setup.status() !== 302) throw new Error(`CTFd's /setup answered ${setup.status()}:\n${ctfdLog}`)
+  const madeToken = await http.post('/api/v1/tokens', {
+    headers: { 'csrf-token': nonceOf(await (await http.get('/admin/statistics')).text()) },
+    data: { description: 'the suite' },
   })
   const apiToken = ((await madeToken.json()) as { data: { value: string } }).data.value
   const api = async (method: string, path: string, body?: unknown) => {
-    const answer = await fetch(`${ctfd}/api/v1${path}`, {
+    const answer = await http.fetch(`/api/v1${path}`, {
       method,
       headers: { authorization: `Token ${apiToken}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { data: body }),
     })
-    return { status: answer.status, body: (await answer.json()) as { success: boolean; data: Record<string, unknown> } }
+    return {
+      status: answer.status(),
+      body: (await answer.json()) as { success: boolean; data: Record<string, unknown> },
+    }
   }
 
-  t.test('the challenge type is registered, and a definition that is not a name is refused', async (t) => {
+  await t.test('the challenge type is registered, and a definition that is not a name is refused', async (t) => {
     const types = await api('GET', '/challenges/types')
     t.strictSame(Object.keys(types.body.data).includes('instanced'), true)
     const refused = await api('POST', '/challenges', {
@@ -187,7 +184,12 @@ async function run(): Promise<void> {
       type: 'instanced',
       definition: 'Web Login',
     })
-    t.equal(refused.status, 400, JSON.stringify(refused.body))
+    t.strictSame(refused, {
+      status: 400,
+      body: {
+        message: "definition must be a ChallengeDefinition's name (lowercase letters, digits and '-', at most 63)",
+      },
+    })
   })
 
   const created = await api('POST', '/challenges', {
@@ -200,7 +202,7 @@ async function run(): Promise<void> {
     definition: 'web-login',
     stop_on_correct: true,
   })
-  t.equal(created.status, 200, 'the admin created the instanced challenge')
+  if (created.status !== 200) throw new Error(`the challenge was not created: ${JSON.stringify(created.body)}`)
   const challengeId = created.body.data.id as number
 
   // Two teams of one player each, made by the admin.
@@ -287,10 +289,17 @@ async function run(): Promise<void> {
     t.not(commandOf(red), commandOf(blue))
     const stored = (await s.get(instanceOf(red))) as unknown as { spec: { owner: unknown } }
     t.strictSame(stored.spec.owner, { kind: 'Team', id: String(red.id) }, 'the owner is the CTFd team')
-    for (const url of urls) {
-      t.notOk(url.includes(KEY) || url.includes(HS256), `no key in ${url}`)
-      t.notOk(/[?&]token=/.test(url), `no token in the query of ${url}`)
-    }
+    t.strictSame(
+      urls.filter((url) => url.includes(KEY) || url.includes(HS256) || /[?&]token=/.test(url)),
+      [],
+      'no key in any URL the browser asked for, and no token in a query',
+    )
+    const publicData = await (await players.red.page.request.get(`${ctfd}/api/v1/challenges/${challengeId}`)).text()
+    t.strictSame(
+      [publicData.includes(KEY), publicData.includes(HS256), publicData.includes('/plugins/challenge_hooks/play/')],
+      [false, false, true],
+      "the challenge's public data holds no key, only the plugin's own route for the frame",
+    )
   })
 
   async function adminPage(): Promise<Page> {
