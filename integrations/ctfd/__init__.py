@@ -17,7 +17,7 @@ from CTFd.plugins import (
 from CTFd.plugins.challenges import CHALLENGE_CLASSES, BaseChallenge, ChallengeResponse
 from CTFd.utils.config import is_teams_mode
 from CTFd.utils.decorators import admins_only, authed_only
-from CTFd.utils.user import get_current_team, get_current_user
+from CTFd.utils.user import get_current_team, get_current_user, is_admin
 
 from . import gateway
 
@@ -274,7 +274,19 @@ def instance_action(action):
     return redirect(url_for("challenge_hooks.instances_page", message=text))
 
 
+def definition_choices():
+    """For the admin form: the definitions the gateway lists, or a sentence
+    saying why there are none (the form then takes the name as typed)."""
+    if not is_admin():
+        return {"names": [], "problem": ""}
+    try:
+        return {"names": gateway.definitions(), "problem": ""}
+    except gateway.GatewayError as error:
+        return {"names": [], "problem": str(error)}
+
+
 def load(app):
+    app.jinja_env.globals["challenge_hooks_definitions"] = definition_choices
     app.db.create_all()
     CHALLENGE_CLASSES[TYPE] = InstancedChallengeType
     register_plugin_assets_directory(app, base_path=ASSETS)

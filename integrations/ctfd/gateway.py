@@ -132,6 +132,14 @@ def verify(definition, flag, owner, stop_on_correct):
     return data
 
 
+def definitions():
+    """The definitions of the platform's namespace (GET /v1/definitions)."""
+    status, data = call("GET", "/v1/definitions")
+    if status != 200:
+        raise GatewayError(f"the gateway answered {status}: {data.get('message')}")
+    return data
+
+
 def instances(owner):
     status, data = call("GET", "/v1/instances", owner=owner)
     if status != 200:

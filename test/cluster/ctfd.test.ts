@@ -172,25 +172,33 @@ async function body(t: Test, suite: Suite): Promise<void> {
     }
   }
 
-  await t.test('the challenge type is registered, and a definition that is not a name is refused', async (t) => {
-    const types = await api('GET', '/challenges/types')
-    t.strictSame(Object.keys(types.body.data).includes('instanced'), true)
-    const refused = await api('POST', '/challenges', {
-      name: 'bad',
-      category: 'web',
-      description: '',
-      value: 100,
-      state: 'visible',
-      type: 'instanced',
-      definition: 'Web Login',
-    })
-    t.strictSame(refused, {
-      status: 400,
-      body: {
-        message: "definition must be a ChallengeDefinition's name (lowercase letters, digits and '-', at most 63)",
-      },
-    })
-  })
+  await t.test(
+    'the challenge type is registered, its form lists the definitions, and a definition that is not a name is refused',
+    async (t) => {
+      const types = await api('GET', '/challenges/types')
+      const instanced = types.body.data.instanced as { create: string }
+      t.strictSame(
+        instanced.create.match(/<option value="[^"]*">[^<]*<\/option>/g),
+        ['<option value="web-login">web-login (PerOwner flags)</option>'],
+        "the admin form lists the gateway's definitions",
+      )
+      const refused = await api('POST', '/challenges', {
+        name: 'bad',
+        category: 'web',
+        description: '',
+        value: 100,
+        state: 'visible',
+        type: 'instanced',
+        definition: 'Web Login',
+      })
+      t.strictSame(refused, {
+        status: 400,
+        body: {
+          message: "definition must be a ChallengeDefinition's name (lowercase letters, digits and '-', at most 63)",
+        },
+      })
+    },
+  )
 
   const created = await api('POST', '/challenges', {
     name: 'Web login',
