@@ -258,9 +258,10 @@ def instances_page():
 def instance_action(action):
     if action not in ("stop", "restart"):
         abort(404)
-    challenge = InstancedChallenge.query.filter_by(
-        id=int(request.form.get("challenge_id", "0"))
-    ).first_or_404()
+    challenge_id = request.form.get("challenge_id", "")
+    if not challenge_id.isdigit():
+        abort(400)
+    challenge = InstancedChallenge.query.filter_by(id=int(challenge_id)).first_or_404()
     owner = request.form.get("owner", "")
     if not re.match(r"^(Team|User):[0-9]+$", owner):
         abort(400)
