@@ -39,6 +39,12 @@ export interface InstancesOptions {
 
 export type Action = 'renew' | 'restart' | 'stop'
 
+/** A definition as GET /v1/definitions lists it. */
+export interface DefinitionSummary {
+  name: string
+  flagMode: string
+}
+
 /** How many times a patch is tried again when the record changed between the read and the write. */
 const PATCH_ATTEMPTS = 3
 
@@ -188,6 +194,18 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
         if (!(error instanceof GatewayError && error.statusCode === 409)) throw error
         return { created: false, view: await view(scope, await required(scope, definition), definitionObject) }
       }
+    },
+
+    /** The definitions of the namespace, for a platform's admin form: each name and its flag mode. */
+    async definitions(namespace: string): Promise<DefinitionSummary[]> {
+      const list = await api(() => kube.call('GET', `${base(namespace)}/challengedefinitions`))
+      return (list.items as Json[])
+        .map((item) => {
+          // The CRD's schema makes flag.mode one of three strings, PerOwner when absent.
+          const flag = (item.spec as { flag?: { mode?: string } } | undefined)?.flag
+          return { name: (item.metadata as { name: string }).name, flagMode: flag?.mode ?? 'PerOwner' }
+        })
+        .sort((a, b) => a.name.localeCompare(b.name))
     },
 
     async list(scope: Scope): Promise<InstanceView[]> {

@@ -11,6 +11,7 @@ import { GatewayError, type Instances, type Scope } from './instances.js'
 import { streamEvents, type StreamOptions } from './events.js'
 import { ownerText, parseOwner, sameOwner } from './names.js'
 import {
+  DefinitionList,
   DefinitionParams,
   EnsureBody,
   ErrorSchema,
@@ -152,6 +153,23 @@ export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions)
       },
     },
     async (request) => operations.list(scopeOf(request)),
+  )
+  v1.get(
+    '/v1/definitions',
+    {
+      schema: {
+        querystring: NamespaceQuery,
+        summary: "The namespace's ChallengeDefinitions (a platform key only: for a platform's admin form)",
+        response: { 200: DefinitionList, ...errors },
+      },
+    },
+    async (request) => {
+      const caller = request.caller as Caller
+      if (caller.via !== 'key') throw new GatewayError(403, 'Only a platform key lists the definitions.')
+      const namespace = namespaceOf(caller, request.query.namespace)
+      if ('statusCode' in namespace) throw new GatewayError(namespace.statusCode, namespace.message)
+      return operations.definitions(namespace.namespace)
+    },
   )
   v1.get(
     '/v1/instances/:definition',

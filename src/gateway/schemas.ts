@@ -125,3 +125,10 @@ export const VerifyAnswer = Type.Object({
   owner: Type.Optional(OwnerSchema),
   message: Type.Optional(Type.String()),
 })
+
+export const DefinitionList = Type.Array(
+  Type.Object({
+    name: Type.String(),
+    flagMode: Type.String({ description: 'PerOwner, PerInstance or Static (Static flags the platform checks)' }),
+  }),
+)

@@ -228,6 +228,46 @@ t.test('a player token acts for its own owner only; another namespace is refused
   )
 })
 
+t.test("the namespace's definitions, for a platform key only, in the platform's namespaces", async (t) => {
+  const fake = await startFakeApiServer(t)
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web')
+  definition(fake, 'pwn', { flag: { mode: 'Static', secretRef: { name: 's', key: 'flag' } } })
+  const key = { authorization: `Bearer ${CTFD_KEY}` }
+  const listed = await app.inject({ method: 'GET', url: '/v1/definitions', headers: key })
+  t.strictSame(
+    [listed.statusCode, listed.json()],
+    [
+      200,
+      [
+        { name: 'pwn', flagMode: 'Static' },
+        { name: 'web', flagMode: 'PerOwner' },
+      ],
+    ],
+  )
+  const finals = await app.inject({ method: 'GET', url: '/v1/definitions?namespace=finals', headers: key })
+  // The fake API server refuses the gateway in finals, as a missing RoleBinding would.
+  t.strictSame(
+    [finals.statusCode, finals.json().message],
+    [403, 'The gateway may not do this in this namespace: cannot GET in finals'],
+  )
+  const elsewhere = await app.inject({ method: 'GET', url: '/v1/definitions?namespace=other', headers: key })
+  t.strictSame(
+    [elsewhere.statusCode, elsewhere.json().message],
+    [403, "Platform ctfd's credentials are scoped to the namespaces challenges, finals, not other."],
+  )
+  const token = await mint({ sub: 'User:alice', admin: true })
+  const asToken = await app.inject({
+    method: 'GET',
+    url: '/v1/definitions',
+    headers: { authorization: `Bearer ${token}` },
+  })
+  t.strictSame([asToken.statusCode, asToken.json().message], [403, 'Only a platform key lists the definitions.'])
+  fake.failLists = true
+  const down = await app.inject({ method: 'GET', url: '/v1/definitions', headers: key })
+  t.equal(down.statusCode, 503, 'an API server that fails the list')
+})
+
 t.test('an API server that cannot be reached: 503 with Retry-After, and nothing lost', async (t) => {
   const fake = await startFakeApiServer(t)
   const app = await gatewayApp(t, fake)
@@ -302,6 +342,7 @@ t.test('rate limits per owner, body limit, CORS allow-list, the OpenAPI document
 
   const openapi = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json()
   t.strictSame(Object.keys(openapi.paths).sort(), [
+    '/v1/definitions',
     '/v1/flags/verify',
     '/v1/instances',
     '/v1/instances/{definition}',

@@ -1,0 +1,4 @@
+CTFd.plugin.run((_CTFd) => {
+    const $ = _CTFd.lib.$
+    const md = _CTFd.lib.markdown()
+})

@@ -1,0 +1,1 @@
+"""Test scaffolding beside the boto3 stand-in."""
