@@ -9,8 +9,8 @@
  *    delay from a status write (a merge patch of status.message through the API server) to the event on its stream;
  *    the baseline is a process holding one bare watch per Challenge on the API server (./watchers.ts).
  *
- * Settings (environment): BENCH_GW_RATE (500 requests/s), BENCH_GW_SECONDS (10 per round and side),
- * BENCH_GW_ROUNDS (2), BENCH_GW_OWNERS (2000), BENCH_GW_CREATE_RATE (200/s), BENCH_GW_STREAMS (2000),
+ * Settings (environment): BENCH_GW_RATES (500,100: requests/s, each measured in turn), BENCH_GW_SECONDS (8 per
+ * round and side), BENCH_GW_ROUNDS (1), BENCH_GW_OWNERS (2000), BENCH_GW_CREATE_RATE (200/s), BENCH_GW_STREAMS (2000),
  * BENCH_GW_REST_SECONDS (30), BENCH_GW_WRITES (150), BENCH_GW_WRITE_RATE (10/s). Writes
  * bench/out/gateway/<time>.json and adds the run to bench/RESULTS.md.
  */
@@ -30,17 +30,19 @@ import { freePort, sleep, stopChild, waitUntil } from '../../test/support/proces
 import { cpuSeconds, rssMiB } from '../rush/measure.js'
 import { gitCommit } from '../rush/processes.js'
 import { clock, inBatches, openLoop, openStream, percentile, sender, type StreamHandle, type Timed } from './load.js'
-import { render, type Figures } from './report.js'
+import { render, type Figures, type RateFigures } from './report.js'
 
 const number = (name: string, fallback: number): number => {
   const value = Number(process.env[name] ?? fallback)
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
   return value
 }
+const rates = (process.env.BENCH_GW_RATES ?? '500,100').split(',').map(Number)
+if (rates.some((rate) => !Number.isFinite(rate) || rate <= 0))
+  throw new Error('BENCH_GW_RATES must be positive numbers separated by commas')
 const settings = {
-  rate: number('BENCH_GW_RATE', 500),
-  seconds: number('BENCH_GW_SECONDS', 10),
-  rounds: number('BENCH_GW_ROUNDS', 2),
+  seconds: number('BENCH_GW_SECONDS', 8),
+  rounds: number('BENCH_GW_ROUNDS', 1),
   owners: number('BENCH_GW_OWNERS', 2000),
   createRate: number('BENCH_GW_CREATE_RATE', 200),
   streams: number('BENCH_GW_STREAMS', 2000),
@@ -103,31 +105,42 @@ async function main(): Promise<void> {
   const platformsFile = join(dir, 'platforms.json')
   writeFileSync(platformsFile, JSON.stringify({ platforms: [{ name: 'bench', namespaces: [NS], keys: [KEY] }] }))
   const port = await freePort()
-  const gateway = spawn(process.execPath, [join(repoRoot, 'dist/gateway-server.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      KUBECONFIG: plane.kubeconfig,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      GATEWAY_AUDIENCE: 'https://gateway.bench',
-      GATEWAY_PLATFORMS_FILE: platformsFile,
-      // The per-owner limit is not what is measured: an owner here calls a few times a minute, well under it.
-      GATEWAY_RATE_LIMIT: '1000',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  cleanups.push(() => stopChild(gateway, 5000))
-  const gatewayPid = gateway.pid as number
+  // The gateway as production runs it; started again before the streams, so their memory is not the load's.
+  const startGateway = () => {
+    const child = spawn(process.execPath, [join(repoRoot, 'dist/gateway-server.js')], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        KUBECONFIG: plane.kubeconfig,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        GATEWAY_AUDIENCE: 'https://gateway.bench',
+        GATEWAY_PLATFORMS_FILE: platformsFile,
+        // The per-owner limit is not what is measured: an owner here calls a few times a minute, well under it.
+        GATEWAY_RATE_LIMIT: '1000',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    cleanups.push(() => stopChild(child, 5000))
+    return child
+  }
+  let gateway = startGateway()
+  let gatewayPid = gateway.pid as number
   const ca = readFileSync(plane.ca, 'utf8')
   const gw = { base: `http://127.0.0.1:${port}`, headers: { authorization: `Bearer ${KEY}` } }
-  const api = { base: plane.server, ca, headers: { authorization: `Bearer ${plane.token}`, accept: 'application/json' } }
+  const api = {
+    base: plane.server,
+    ca,
+    headers: { authorization: `Bearer ${plane.token}`, accept: 'application/json' },
+  }
   const toGateway = sender(gw)
   const toApi = sender(api)
   cleanups.push(() => toGateway.close())
   cleanups.push(() => toApi.close())
-  await waitUntil('the gateway', async () => (await toGateway.send('GET', '/healthz')).status === 200, {
-    timeoutMs: 30_000,
-  })
+  const gatewayUp = () =>
+    waitUntil('the gateway', async () => (await toGateway.send('GET', '/healthz')).status === 200, {
+      timeoutMs: 30_000,
+    })
+  await gatewayUp()
   const rssAtStart = rssMiB(gatewayPid)
 
   const owner = (id: string) => ({ 'challenge-owner': `User:${id}` })
@@ -180,29 +193,38 @@ async function main(): Promise<void> {
   }
   log(`created ${settings.owners} instances through the gateway and ${settings.owners} straight`)
 
-  // 1b. Ensure and get of existing instances, mixed owners, rounds of the gateway and the baseline taking turns.
-  const mixed: Timed[] = []
-  let lateMs = 0
-  const count = Math.round(settings.rate * settings.seconds)
-  for (let round = 0; round < settings.rounds; round++) {
-    const sides = round % 2 === 0 ? ['gateway', 'baseline'] : ['baseline', 'gateway']
-    for (const side of sides) {
-      let seed = round * 7919 + (side === 'gateway' ? 1 : 2)
-      const pick = () => {
-        seed = (seed * 1103515245 + 12345) % 2147483648
-        return ownerId('u', seed % settings.owners)
+  // 1b. Ensure and get of existing instances, mixed owners, at each rate; the gateway and the baseline take turns.
+  const mixed: RateFigures[] = []
+  for (const rate of rates) {
+    const results: Timed[] = []
+    const lateMs = { gateway: 0, baseline: 0 }
+    const count = Math.round(rate * settings.seconds)
+    for (let round = 0; round < settings.rounds; round++) {
+      const sides = round % 2 === 0 ? (['gateway', 'baseline'] as const) : (['baseline', 'gateway'] as const)
+      for (const side of sides) {
+        let seed = round * 7919 + (side === 'gateway' ? 1 : 2)
+        const pick = () => {
+          seed = (seed * 1103515245 + 12345) % 2147483648
+          return ownerId('u', seed % settings.owners)
+        }
+        const run = await openLoop(count, rate, async (i) => {
+          const id = pick()
+          const kind = i % 2 === 0 ? 'ensure' : 'get'
+          if (side === 'baseline') return { status: await direct(id, false), kind: `baseline ${kind}` }
+          const answer = await toGateway.send(kind === 'ensure' ? 'PUT' : 'GET', instancePath, owner(id))
+          return { status: answer.status, kind }
+        })
+        lateMs[side] = Math.max(lateMs[side], run.lateMs)
+        results.push(...run.results)
+        log(`${rate}/s, round ${round + 1}, ${side}: ${count} requests in ${run.seconds.toFixed(1)} s`)
       }
-      const run = await openLoop(count, settings.rate, async (i) => {
-        const id = pick()
-        const kind = i % 2 === 0 ? 'ensure' : 'get'
-        if (side === 'baseline') return { status: await direct(id, false), kind: `baseline ${kind}` }
-        const answer = await toGateway.send(kind === 'ensure' ? 'PUT' : 'GET', instancePath, owner(id))
-        return { status: answer.status, kind }
-      })
-      lateMs = Math.max(lateMs, run.lateMs)
-      mixed.push(...run.results)
-      log(`round ${round + 1} ${side}: ${count} requests in ${run.seconds.toFixed(1)} s`)
     }
+    mixed.push({
+      rate,
+      senderLateMs: lateMs,
+      ensure: { gateway: latencies(results, 'ensure'), baseline: latencies(results, 'baseline ensure') },
+      get: { gateway: latencies(results, 'get'), baseline: latencies(results, 'baseline get') },
+    })
   }
   const rssAfterLoad = rssMiB(gatewayPid)
 
@@ -264,6 +286,12 @@ async function main(): Promise<void> {
     }
   }
 
+  await stopChild(gateway, 5000)
+  gateway = startGateway()
+  gatewayPid = gateway.pid as number
+  await gatewayUp()
+  await sleep(1000)
+  const rssBeforeStreams = rssMiB(gatewayPid)
   const gatewayArrivals = new Map<number, number>()
   const streams: StreamHandle[] = []
   const apiRssBefore = rssMiB(apiserverPid)
@@ -307,14 +335,11 @@ async function main(): Promise<void> {
   const watchArrivals = new Map<number, number>()
   let watchOpened: { open: number; refused: number } | undefined
   const watcherStart = Date.now()
+  // Its RSS before the watches (it says so once loaded), to tell the watches' cost from tsx's.
   let watcherRssAtStart = 0
-  // Its RSS before the watches, read as soon as it runs, to separate the watches' cost from tsx's.
-  void waitUntil('the watchers process', async () => (watcherRssAtStart = rssMiB(watchPid)) > 0, {
-    timeoutMs: 10_000,
-    everyMs: 20,
-  }).catch(() => undefined)
   readLines(watchers, (line) => {
     const [word, a, b] = line.split(' ')
+    if (word === 'start') watcherRssAtStart = Number(a)
     if (word === 'open') watchOpened = { open: Number(a), refused: Number(b) }
     if (word === 'event' && !watchArrivals.has(Number(a))) watchArrivals.set(Number(a), Number(b))
   })
@@ -334,17 +359,16 @@ async function main(): Promise<void> {
     loadAtStart,
     loadAtEnd: loadavg(),
     settings,
-    senderLateMs: lateMs,
     creates: { gateway: latencies(creates, 'gateway'), baseline: latencies(creates, 'baseline') },
-    ensure: { gateway: latencies(mixed, 'ensure'), baseline: latencies(mixed, 'baseline ensure') },
-    get: { gateway: latencies(mixed, 'get'), baseline: latencies(mixed, 'baseline get') },
+    mixed,
     streams: {
       count: streamCount,
       gateway: {
         opened: streamCount - refused,
         openSeconds,
         rssAtStartMiB: rssAtStart,
-        rssBeforeMiB: rssAfterLoad,
+        rssAfterLoadMiB: rssAfterLoad,
+        rssBeforeMiB: rssBeforeStreams,
         apiserverRssBeforeMiB: apiRssBefore,
         ...gatewayRest,
         ...gatewayWrites,
@@ -353,6 +377,7 @@ async function main(): Promise<void> {
         opened: watchOpened?.open ?? 0,
         openSeconds: watchOpenSeconds,
         rssAtStartMiB: watcherRssAtStart,
+        rssAfterLoadMiB: 0,
         rssBeforeMiB: watcherRssAtStart,
         apiserverRssBeforeMiB: apiRssBefore,
         ...watchRest,
