@@ -9,9 +9,9 @@
  *    delay from a status write (a merge patch of status.message through the API server) to the event on its stream;
  *    the baseline is a process holding one bare watch per Challenge on the API server (./watchers.ts).
  *
- * Settings (environment): BENCH_GW_RATES (500,100: requests/s, each measured in turn), BENCH_GW_SECONDS (8 per
+ * Settings (environment): BENCH_GW_RATES (500,50: requests/s, each measured in turn), BENCH_GW_SECONDS (8 per
  * round and side), BENCH_GW_ROUNDS (1), BENCH_GW_OWNERS (2000), BENCH_GW_CREATE_RATE (200/s), BENCH_GW_STREAMS (2000),
- * BENCH_GW_REST_SECONDS (30), BENCH_GW_WRITES (150), BENCH_GW_WRITE_RATE (10/s). Writes
+ * BENCH_GW_REST_SECONDS (20), BENCH_GW_WRITES (150), BENCH_GW_WRITE_RATE (10/s). Writes
  * bench/out/gateway/<time>.json and adds the run to bench/RESULTS.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -37,7 +37,7 @@ const number = (name: string, fallback: number): number => {
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
   return value
 }
-const rates = (process.env.BENCH_GW_RATES ?? '500,100').split(',').map(Number)
+const rates = (process.env.BENCH_GW_RATES ?? '500,50').split(',').map(Number)
 if (rates.some((rate) => !Number.isFinite(rate) || rate <= 0))
   throw new Error('BENCH_GW_RATES must be positive numbers separated by commas')
 const settings = {
@@ -46,7 +46,7 @@ const settings = {
   owners: number('BENCH_GW_OWNERS', 2000),
   createRate: number('BENCH_GW_CREATE_RATE', 200),
   streams: number('BENCH_GW_STREAMS', 2000),
-  restSeconds: number('BENCH_GW_REST_SECONDS', 30),
+  restSeconds: number('BENCH_GW_REST_SECONDS', 20),
   writes: number('BENCH_GW_WRITES', 150),
   writeRate: number('BENCH_GW_WRITE_RATE', 10),
 }
