@@ -7,8 +7,8 @@
  * Retry-After: the call changed nothing the caller cannot repeat. Every other refusal is a KubeError with the API
  * server's status code, reason and message.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http'
-import { request as httpsRequest, type RequestOptions } from 'node:https'
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https'
 import type { KubeConfig } from '@kubernetes/client-node'
 
 export type Json = Record<string, unknown>
@@ -70,6 +70,28 @@ function failure(status: number, text: string): Error {
   return new KubeError(status, message)
 }
 
+/**
+ * KubeConfig hands out a plain Agent without keep-alive (one per cluster and user, kept for the process's life), so
+ * every call would open a connection of its own: under load a TLS handshake per call, which cost the gateway more
+ * than the API server's answers did (bench/RESULTS.md, the gateway). The same TLS settings on a keep-alive Agent,
+ * made once for each of KubeConfig's; a proxy's Agent is left as it is.
+ */
+const keptAlive = new WeakMap<object, HttpAgent>()
+function keepAlive(options: RequestOptions): RequestOptions['agent'] {
+  const given = options.agent as HttpAgent
+  if (given.constructor !== HttpsAgent && given.constructor !== HttpAgent) return given
+  let agent = keptAlive.get(given)
+  if (agent === undefined) {
+    const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = options
+    agent =
+      given instanceof HttpsAgent
+        ? new HttpsAgent({ keepAlive: true, ca, cert, key, pfx, passphrase, rejectUnauthorized, servername })
+        : new HttpAgent({ keepAlive: true })
+    keptAlive.set(given, agent)
+  }
+  return agent
+}
+
 export function kubeClient(kubeconfig: KubeConfig, timeoutMs: number): Kube {
   const cluster = kubeconfig.getCurrentCluster()
   if (cluster === null) throw new Error('the kubeconfig has no current cluster')
@@ -94,6 +116,7 @@ export function kubeClient(kubeconfig: KubeConfig, timeoutMs: number): Kube {
       },
     }
     await kubeconfig.applyToHTTPSOptions(requestOptions)
+    requestOptions.agent = keepAlive(requestOptions)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
     return new Promise((resolve, reject) => {
       const request = send(url, { ...requestOptions, signal }, resolve)

@@ -17,6 +17,8 @@ export interface FakeApiServer {
   objects: Map<string, Json>
   /** Every request, `METHOD path?query`. */
   requests: string[]
+  /** How many connections clients opened. */
+  connections: number
   /**
    * `down`: every call answers 503; `dead`: every connection is cut; `html`: a proxy's 502 page; `cut`: an answer
    * cut in its body; `silent`: no answer at all.
@@ -155,6 +157,7 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: Error) => send(res, 500, status(500, 'InternalError', error.message)))
   })
+  server.on('connection', () => fake.connections++)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const kubeconfig = new KubeConfig()
@@ -170,6 +173,7 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
     kubeconfig,
     objects: new Map(),
     requests: [],
+    connections: 0,
     mode: 'up',
     failLists: false,
     watchLine(text) {

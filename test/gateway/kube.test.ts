@@ -38,6 +38,29 @@ t.test('no answer, a cut answer, a proxy page, a closed HTTPS port: Unavailable;
   })
 })
 
+t.test('calls one after the other share one connection; a proxy keeps the agent KubeConfig made', async (t) => {
+  const fake = await startFakeApiServer(t)
+  const kube = kubeClient(fake.kubeconfig, 1000)
+  for (let i = 0; i < 3; i++) t.equal(await kube.get(`${PATH}/x`), undefined)
+  t.strictSame([fake.requests.length, fake.connections], [3, 1])
+  await t.rejects(kube.call('GET', '/apis/x/y/namespaces/finals/challenges'), new KubeError(404, 'no such path'))
+  t.equal(fake.connections, 1, 'a refusal keeps the connection too')
+
+  // Through a proxy that is not there: the proxy's agent is used as KubeConfig made it (it connects to the proxy).
+  const proxied = new KubeConfig()
+  proxied.loadFromOptions({
+    clusters: [{ name: 'c', server: fake.url.replace('http:', 'https:'), proxyUrl: 'http://127.0.0.1:1' }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  })
+  await t.rejects(kubeClient(proxied, 1000).get('/api'), {
+    name: 'Unavailable',
+    message: /^the API server cannot be reached: connect ECONNREFUSED 127\.0\.0\.1:1$/,
+  })
+  t.equal(fake.connections, 1, 'nothing reached the API server past the proxy')
+})
+
 t.test('a watch: its events, a line that is no event skipped, a cut connection, an abort', async (t) => {
   const fake = await startFakeApiServer(t)
   const kube = kubeClient(fake.kubeconfig, 1000)
