@@ -63,7 +63,7 @@ function informer(kube: Kube, path: string, signal: AbortSignal, onStop: () => v
       if (old === undefined) apply('ADDED', item)
       else if (versionOf(old) !== versionOf(item)) apply('MODIFIED', item)
     }
-    version = versionOf(answer.metadata as Json) as string
+    version = (answer.metadata as Json).resourceVersion as string
     synced = true
   }
 

@@ -78,6 +78,8 @@ t.test('a watch the API server ends is watched on from the last version; bookmar
   const seen = record(cache, 'a')
   t.teardown(seen.unsubscribe)
   await eventually('a watch', () => watches(fake).length === 1 || undefined)
+  // From the list's version (the fake's: that of its last write).
+  t.match(watches(fake)[0], `resourceVersion=${versionOf(fake.objects.get('challenges/challenges/a') as Json)}&`)
   const pending = fake.setStatus('challenges', 'a', { phase: 'Pending' })
   await eventually('Pending', () => seen.told.length === 2 || undefined)
   fake.endWatches()
