@@ -19,6 +19,7 @@ import type { GatewayConfig } from '../config/config-gateway.js'
 import type { FlagCheck } from '../challenge/flag-check.js'
 import type { Caller, Platform } from './identity.js'
 import { OWNER_HEADER } from './identity.js'
+import { gatewayCache } from './cache.js'
 import { GatewayError, instances } from './instances.js'
 import type { Json, Kube } from './kube.js'
 import { ownerText } from './names.js'
@@ -119,8 +120,11 @@ export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts
     now,
     checkFlag: ports.checkFlag,
   })
+  const cache = gatewayCache(ports.kube)
+  app.addHook('onClose', async () => cache.stop())
   await app.register(gatewayRoutes, {
     operations,
+    cache,
     platforms: ports.platforms,
     audience: config.audience,
     rateLimit: config.rateLimit,

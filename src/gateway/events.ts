@@ -1,15 +1,17 @@
 /**
- * GET /v1/instances/{definition}/events: Server-Sent Events on a watch of the one Challenge. The protocol is a few
- * lines of text (`event:`, `id:`, `data:`, blank line; `:` comments as heartbeats), written here rather than through
- * a plugin: the stream needs the watch's lifecycle (re-watch when the API server ends it, re-read when its version
- * expired, wait out an unreachable API server) more than it needs a framework.
+ * GET /v1/instances/{definition}/events: Server-Sent Events on the namespace's shared watch of Challenges
+ * (./cache.ts). The protocol is a few lines of text (`event:`, `id:`, `data:`, blank line; `:` comments as
+ * heartbeats), written here rather than through a plugin: the stream is a subscriber of the shared watch, whose
+ * lifecycle (re-watch, re-list on 410, waiting out an unreachable API server) is the cache's.
  *
  * Each event is the instance's whole view, with the record's resourceVersion as its id, sent when the status
  * changed. A client that reconnects with Last-Event-ID gets the current view at once if anything changed since.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { GatewayCache } from './cache.js'
 import { GatewayError, type Instances, type Scope } from './instances.js'
+import { KubeError } from './kube.js'
 import { sameOwner } from './names.js'
 import type { ChallengeRecord } from './view.js'
 
@@ -18,16 +20,22 @@ export interface StreamOptions {
   retryAfterSeconds: number
 }
 
+/** Whether resourceVersion `a` is older than `b`; not comparable (not both integers) counts as not older. */
+function older(a: string, b: string): boolean {
+  return /^\d+$/.test(a) && /^\d+$/.test(b) && BigInt(a) < BigInt(b)
+}
+
 export async function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   operations: Instances,
+  cache: GatewayCache,
   scope: Scope,
   definition: string,
   options: StreamOptions,
 ): Promise<void> {
-  // Before the stream starts, a missing or foreign record is an ordinary error answer.
-  let record = await operations.record(scope, definition)
+  // Before the stream starts, a missing or foreign record, or an API server out of reach, is an ordinary answer.
+  const record = await operations.record(scope, definition)
   const lastEventId = request.headers['last-event-id']
   reply.hijack()
   reply.raw.writeHead(200, {
@@ -38,87 +46,77 @@ export async function streamEvents(
   })
   const controller = new AbortController()
   const { signal } = controller
-  request.raw.on('close', () => controller.abort())
   const write = (text: string) => {
     if (!signal.aborted) reply.raw.write(text)
   }
   const send = (event: string, id: string | undefined, data: unknown) =>
     write(`event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`)
   const heartbeat = setInterval(() => write(': heartbeat\n\n'), options.heartbeatSeconds * 1000)
-  let shown = JSON.stringify(record.status)
-  let version = record.metadata.resourceVersion
-  const show = async (next: ChallengeRecord) => {
-    send('instance', next.metadata.resourceVersion, await operations.view(scope, next))
-  }
-  const end = () => controller.abort()
+
+  // The shared watch of the namespace tells of each change; the loop below shows them in order. Each change is
+  // shown if its status differs from the last one sent.
+  const changes: { record: ChallengeRecord; deleted: boolean }[] = [{ record, deleted: false }]
+  let latest = record
+  let failure: Error | undefined
+  let wake = () => {}
+  const unsubscribe = cache.challenges(scope.namespace).subscribe(record.metadata.name, {
+    change(type, object) {
+      const next = object as unknown as ChallengeRecord
+      // A shared watch may lag the record read above: what it says of an older version was already seen.
+      if (type !== 'DELETED' && older(next.metadata.resourceVersion, latest.metadata.resourceVersion)) return
+      latest = next
+      changes.push({ record: next, deleted: type === 'DELETED' })
+      wake()
+    },
+    fail(error) {
+      failure = error
+      wake()
+    },
+  })
+  request.raw.on('close', () => {
+    controller.abort()
+    wake()
+  })
+  // The status last sent (JSON; undefined for a record without one), null before the first. Marked shown only once
+  // sent: a view that could not be made is sent when it can.
+  let shown = record.metadata.resourceVersion === lastEventId ? JSON.stringify(record.status) : null
 
   try {
-    if (version !== lastEventId) await show(record)
-    let expired = false
     while (!signal.aborted) {
-      let pending = Promise.resolve()
-      let failed: Error | undefined
-      const handle = async (type: string, next: ChallengeRecord) => {
-        if (type === 'ERROR') {
-          // 410 Gone: the version is too old to watch from; read the record again.
-          expired = true
-          return
-        }
-        version = next.metadata.resourceVersion
-        if (type === 'DELETED') {
-          send('deleted', version, { name: next.metadata.name })
-          return end()
-        }
-        if (!sameOwner(scope.owner, next.spec?.owner)) {
-          send('error', undefined, { message: 'The record no longer belongs to this owner.' })
-          return end()
-        }
-        const status = JSON.stringify(next.status)
-        if (status === shown) return
-        // Marked shown only once sent: a view that could not be made is sent after the next read.
-        await show(next)
-        shown = status
+      if (failure !== undefined) throw failure
+      const change = changes[0]
+      if (change === undefined) {
+        await new Promise<void>((resolve) => (wake = resolve))
+        continue
       }
+      const next = change.record
+      if (change.deleted) {
+        send('deleted', next.metadata.resourceVersion, { name: next.metadata.name })
+        break
+      }
+      if (!sameOwner(scope.owner, next.spec?.owner)) {
+        send('error', undefined, { message: 'The record no longer belongs to this owner.' })
+        break
+      }
+      const status = JSON.stringify(next.status)
       try {
-        if (expired) {
-          expired = false
-          record = await operations.record(scope, definition)
-          version = record.metadata.resourceVersion
-          const status = JSON.stringify(record.status)
-          if (status !== shown) {
-            await show(record)
-            shown = status
-          }
-        }
-        await operations.watch(
-          scope,
-          definition,
-          version,
-          (type, next) => {
-            pending = pending
-              .then(() => handle(type, next))
-              .catch((error: Error) => {
-                failed = error
-              })
-          },
-          signal,
-        )
-        await pending
-        if (failed !== undefined) throw failed
+        if (status !== shown) send('instance', next.metadata.resourceVersion, await operations.view(scope, next))
+        shown = status
+        changes.shift()
       } catch (error) {
         if (!(error instanceof GatewayError && error.statusCode === 503)) throw error
-        // The API server cannot be reached: wait, then read the record again and watch on.
+        // The view's reads cannot be made now: wait, then show the latest change (those between are past).
         await sleep(options.retryAfterSeconds * 1000, undefined, { signal }).catch(() => undefined)
-        expired = true
+        changes.splice(0, changes.length - 1)
       }
     }
   } catch (error) {
-    // The record is gone (404), is another owner's (409), or the API server refused the watch: said, then closed.
-    const message = error instanceof GatewayError ? error.message : 'The stream failed.'
-    if (error instanceof GatewayError && error.statusCode === 404) send('deleted', undefined, { message })
-    else send('error', undefined, { message })
-    if (!(error instanceof GatewayError)) request.log.error({ err: error }, 'events stream failed')
+    // The API server refused the watch for good, or a failure of the code: said, then closed.
+    const known = error instanceof GatewayError || error instanceof KubeError
+    send('error', undefined, { message: known ? error.message : 'The stream failed.' })
+    if (!known) request.log.error({ err: error }, 'events stream failed')
   } finally {
+    unsubscribe()
     clearInterval(heartbeat)
     controller.abort()
     reply.raw.end()

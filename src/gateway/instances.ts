@@ -249,27 +249,9 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
       )
     },
 
-    /** The record and its view, for the events stream; `watch` follows it. */
+    /** The record and its view, for the events stream (which follows the record on ./cache.ts's shared watch). */
     record: required,
     view,
-
-    async watch(
-      scope: Scope,
-      definition: string,
-      resourceVersion: string,
-      onEvent: (type: string, record: ChallengeRecord) => void,
-      signal: AbortSignal,
-    ): Promise<void> {
-      const name = challengeName(definition, scope.owner)
-      await api(() =>
-        kube.watch(
-          `${base(scope.namespace)}/challenges`,
-          { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: false },
-          (event) => onEvent(event.type, event.object as unknown as ChallengeRecord),
-          signal,
-        ),
-      )
-    },
 
     /**
      * A submitted flag, checked by the hook server against the owner's flag and those of every owner with a

@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { authenticate, namespaceOf, OWNER_HEADER, type Caller, type Platform } from './identity.js'
 import { GatewayError, type Instances, type Scope } from './instances.js'
+import type { GatewayCache } from './cache.js'
 import { streamEvents, type StreamOptions } from './events.js'
 import { ownerText, parseOwner, sameOwner } from './names.js'
 import {
@@ -23,6 +24,8 @@ import {
 
 export interface RouteOptions extends StreamOptions {
   operations: Instances
+  /** The shared watches the events streams follow. */
+  cache: GatewayCache
   platforms: readonly Platform[]
   audience: string
   rateLimit: number
@@ -62,7 +65,7 @@ function earliest(a: string | undefined, b: string | undefined): string | undefi
 }
 
 export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
-  const { operations, platforms, audience, now } = options
+  const { operations, cache, platforms, audience, now } = options
   const v1 = app.withTypeProvider<TypeBoxTypeProvider>()
   v1.decorateRequest('caller', undefined)
   v1.decorateRequest('audit', undefined)
@@ -220,7 +223,7 @@ export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions)
       },
     },
     async (request, reply) =>
-      streamEvents(request, reply, operations, scopeOf(request), request.params.definition, options),
+      streamEvents(request, reply, operations, cache, scopeOf(request), request.params.definition, options),
   )
   v1.post(
     '/v1/flags/verify',

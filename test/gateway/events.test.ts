@@ -175,8 +175,9 @@ t.test('refused before the stream starts; a record taken over or gone while stre
   })
 
   fake.put('challenges', 'challenges', stored)
+  // The second stream follows the namespace's shared watch, still open.
   const second = await open(url)
-  await watching(fake, 2)
+  await watching(fake, 1)
   fake.objects.delete(`challenges/challenges/${NAME}`)
   fake.expireNextWatch()
   fake.endWatches()
@@ -233,4 +234,86 @@ t.test('an unexpected failure of the watch ends the stream with an error event',
   const stream = await open(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/instances/web/events`)
   await stream.ended
   t.strictSame(stream.events.at(-1), { event: 'error', id: undefined, data: { message: 'The stream failed.' } })
+})
+
+t.test('streams of one namespace share one watch of the API server', async (t) => {
+  const { fake, url } = await setup(t)
+  const first = await open(url)
+  t.teardown(() => first.close())
+  const second = await open(url)
+  t.teardown(() => second.close())
+  await watching(fake, 1)
+  fake.setStatus('challenges', NAME, { phase: 'Running', reason: 'Ready' })
+  await eventually(
+    'Running',
+    async () => (phases(first).includes('Running') && phases(second).includes('Running')) || undefined,
+  )
+  t.strictSame(phases(first), ['None', 'Running'])
+  t.strictSame(phases(second), ['None', 'Running'])
+  t.equal(fake.requests.filter((r) => r.includes('watch=true')).length, 1)
+})
+
+t.test('what a lagging watch says of an older version is not shown; versions that do not compare are', async (t) => {
+  const { fake, url } = await setup(t)
+  const stored = fake.objects.get(`challenges/challenges/${NAME}`) as Json
+  const stream = await open(url)
+  t.teardown(() => stream.close())
+  await watching(fake, 1)
+  const older = {
+    ...stored,
+    status: { phase: 'Pending' },
+    metadata: { ...(stored.metadata as Json), resourceVersion: '1' },
+  }
+  fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: older }))
+  const opaque = { ...older, metadata: { ...(stored.metadata as Json), resourceVersion: 'opaque' } }
+  fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: opaque }))
+  await eventually('the opaque version', async () => instanceEvents(stream).length === 2 || undefined)
+  t.strictSame(
+    instanceEvents(stream).map((event) => event.id),
+    [(stored.metadata as Json).resourceVersion, 'opaque'],
+  )
+})
+
+t.test('a refusal of the shared watch, or of a view, ends the stream with its reason', async (t) => {
+  for (const [what, refused] of [
+    ['watch', 'the watch is refused'],
+    ['call', 'the lists are refused'],
+  ] as const) {
+    const fake = await startFakeApiServer(t)
+    const { kubeClient, KubeError } = await import('../../src/gateway/kube.js')
+    const real = kubeClient(fake.kubeconfig, 2000)
+    let refuse = false
+    const app = await gatewayApp(
+      t,
+      fake,
+      {},
+      {
+        kube: {
+          ...real,
+          watch: async (...args) => {
+            if (what === 'watch') throw new KubeError(403, refused)
+            return real.watch(...args)
+          },
+          call: async (method, path, options) => {
+            // The owner's list a view reads, not the shared watch's list.
+            if (refuse && what === 'call' && options?.query?.labelSelector !== undefined)
+              throw new KubeError(403, refused)
+            return real.call(method, path, options)
+          },
+        },
+      },
+    )
+    definition(fake, 'web')
+    await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/web',
+      headers: { authorization: `Bearer ${CTFD_KEY}`, 'challenge-owner': 'User:alice' },
+    })
+    refuse = true
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const stream = await open(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/instances/web/events`)
+    await stream.ended
+    const message = what === 'watch' ? refused : `The gateway may not do this in this namespace: ${refused}`
+    t.strictSame(stream.events.at(-1), { event: 'error', id: undefined, data: { message } })
+  }
 })
