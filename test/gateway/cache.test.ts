@@ -5,7 +5,7 @@
 import t, { type Test as Tap } from 'tap'
 import { gatewayCache, type ChangeType } from '../../src/gateway/cache.js'
 import { kubeClient } from '../../src/gateway/kube.js'
-import { eventually } from '../support/kube/eventually.js'
+import { eventually } from '../support/eventually.js'
 import { startFakeApiServer, type FakeApiServer, type Json } from './fake-apiserver.js'
 
 const PATH = '/apis/challenge-hooks.dev/v1alpha1/namespaces/challenges/challenges'
