@@ -39,7 +39,7 @@ const BUGS = [
   },
   {
     bug: "the isolate policy's selector ignores the older instance-label-only form",
-    file: 'src/challenge/hooks.ts',
+    file: 'src/challenge/world.ts',
     from: 'podLabels: podLabels(names, legacySelector(children, names.base)),',
     to: 'podLabels: podLabels(names, false),',
     tests: ['test/fuzz/selectors.test.ts'],
