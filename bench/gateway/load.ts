@@ -152,13 +152,6 @@ export function openStream(
   }
 }
 
-/** Nearest-rank percentile of an unsorted list; NaN when empty. */
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number
-}
-
 /** Runs `work` on every item with at most `limit` at once. */
 export async function inBatches<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let index = 0

@@ -22,14 +22,14 @@ import { createInterface } from 'node:readline'
 import { challengeName } from '../../src/gateway/names.js'
 import { example } from '../../test/helpers/examples.js'
 import { controlPlaneBinaries, repoRoot, startControlPlane } from '../../test/support/kube/controlplane.js'
-import { install, registerAuthors, type ClusterEnv } from '../../test/support/kube/install.js'
-import { kubectlFor, kubectlOk } from '../../test/support/kube/kubectl.js'
+import { install, registerAuthors } from '../../test/support/kube/install.js'
+import { kubectlOk } from '../../test/support/kube/kubectl.js'
 import { AUTHOR, CHALLENGES } from '../../test/support/kube/names.js'
-import { Rest } from '../../test/support/kube/rest.js'
+import { clusterEnv } from '../../test/support/kube/session.js'
 import { freePort, sleep, stopChild, waitUntil } from '../../test/support/processes.js'
-import { cpuSeconds, rssMiB } from '../rush/measure.js'
+import { cpuSeconds, percentile, rssMiB } from '../rush/measure.js'
 import { gitCommit } from '../rush/processes.js'
-import { clock, inBatches, openLoop, openStream, percentile, sender, type StreamHandle, type Timed } from './load.js'
+import { clock, inBatches, openLoop, openStream, sender, type StreamHandle, type Timed } from './load.js'
 import { render, type Figures, type RateFigures } from './report.js'
 
 const number = (name: string, fallback: number): number => {
@@ -84,12 +84,7 @@ async function main(): Promise<void> {
   const plane = await startControlPlane({ binDir })
   cleanups.push(() => plane.stop())
   const apiserverPid = plane.pids[1] as number
-  const env: ClusterEnv = {
-    kubeconfig: plane.kubeconfig,
-    kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig),
-    rest: Rest.fromFile(plane.kubeconfig),
-    owned: true,
-  }
+  const env = clusterEnv(plane.kubeconfig, binDir)
   await install(env)
   // A namespace of the bench's own, without the quota of manifests/challenges-namespace.yaml: thousands of records.
   await kubectlOk(env.kubectl, ['create', 'namespace', NS])

@@ -1,7 +1,7 @@
 /**
  * The streams' baseline of bench:gateway, in a process of its own so that its memory and CPU are measured apart: a
- * bare watch on the API server for each Challenge (the same fieldSelector watch the gateway opens for a stream), and
- * nothing else. Prints `start <RSS in MiB>` before it opens anything, `open <count> <refused>` once every watch has its answer's head, then `event <write> <ms>` for each
+ * bare watch on the API server for each Challenge (a fieldSelector watch, what each stream of the gateway opened before
+ * they shared one per namespace), and nothing else. Prints `start <RSS in MiB>` before it opens anything, `open <count> <refused>` once every watch has its answer's head, then `event <write> <ms>` for each
  * status write it sees (the writes carry `bench-w<n>x` in status.message).
  *
  * Environment: WATCH_SERVER (https://...), WATCH_CA (a file), WATCH_TOKEN, WATCH_NAMESPACE, WATCH_NAMES (a file of

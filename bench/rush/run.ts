@@ -26,12 +26,12 @@ import { loadConfig } from '../../src/config/config.js'
 import { controlPlaneBinaries, repoRoot, startControlPlane } from '../../test/support/kube/controlplane.js'
 import { Informer } from '../../test/support/kube/informer.js'
 import { Kubelet } from '../../test/support/kube/kubelet.js'
-import { kubectlFor, kubectlOk } from '../../test/support/kube/kubectl.js'
-import { Rest } from '../../test/support/kube/rest.js'
+import { kubectlOk } from '../../test/support/kube/kubectl.js'
+import { clusterEnv } from '../../test/support/kube/session.js'
 import { resourceByName, type KubeObject } from '../../test/support/simulator/index.js'
 import { example } from '../../test/helpers/examples.js'
 import { applyControllerWithUrl } from '../../test/support/kube/controllers.js'
-import { install, registerAuthors, type ClusterEnv } from '../../test/support/kube/install.js'
+import { install, registerAuthors } from '../../test/support/kube/install.js'
 import { API, CHALLENGES, COMPOSITE_CONTROLLER, PLATFORM, AUTHOR } from '../../test/support/kube/names.js'
 import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure.js'
 import { sleep, waitUntil } from '../../test/support/processes.js'
@@ -76,12 +76,7 @@ async function main(s: RushSettings): Promise<void> {
     apiserverArgs: ['--service-cluster-ip-range=10.0.0.0/16', ...s.apiserverArgs],
   })
   cleanups.push(() => plane.stop())
-  const env: ClusterEnv = {
-    kubeconfig: plane.kubeconfig,
-    kubectl: kubectlFor(join(binDir, 'kubectl'), plane.kubeconfig),
-    rest: Rest.fromFile(plane.kubeconfig),
-    owned: true,
-  }
+  const env = clusterEnv(plane.kubeconfig, binDir)
   await install(env)
   await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(s.challenges) })
   // No definition is created anywhere without the namespace's register of authors (the bench writes as an operator).

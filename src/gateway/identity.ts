@@ -26,7 +26,8 @@ import {
 } from 'jose'
 import { parse } from 'yaml'
 import { ConfigError } from '../config/config-parsers.js'
-import { DATE_TIME, DNS_LABEL } from '../contract/patterns.js'
+import { DNS_LABEL } from '../contract/patterns.js'
+import { readTime } from '../challenge/time.js'
 import { parseOwner, ownerText, sameOwner, type Owner } from './names.js'
 
 /** The longest a token may live: a stolen one is worth little, and the page renews it (docs/gateway-api.md). */
@@ -57,7 +58,6 @@ export type Refusal = { statusCode: 401 | 403; message: string }
 
 const digest = (value: string): Buffer => hash('sha256', value, 'buffer')
 const NAMESPACE = new RegExp(DNS_LABEL)
-const DEADLINE = new RegExp(DATE_TIME)
 
 type Raw = Record<string, unknown>
 const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -121,10 +121,8 @@ export async function loadPlatforms(text: string): Promise<Platform[]> {
     if (keys.length === 0 && tokens === undefined)
       throw new ConfigError('GATEWAY_PLATFORMS_FILE', `platform ${name} has neither keys nor tokens`)
     const deadline = raw.deadline
-    if (
-      deadline !== undefined &&
-      (typeof deadline !== 'string' || !DEADLINE.test(deadline) || isNaN(Date.parse(deadline)))
-    )
+    // Read as the API server reads spec.deadline, where it ends up.
+    if (deadline !== undefined && readTime(deadline) === undefined)
       throw new ConfigError(
         'GATEWAY_PLATFORMS_FILE',
         `platform ${name}: deadline must be an RFC 3339 time such as 2026-11-29T18:00:00Z, got ${JSON.stringify(deadline)}`,
@@ -134,7 +132,7 @@ export async function loadPlatforms(text: string): Promise<Platform[]> {
       namespaces: namespaces as string[],
       keys: (keys as string[]).map(digest),
       tokens,
-      ...(deadline === undefined ? {} : { deadline }),
+      ...(deadline === undefined ? {} : { deadline: deadline as string }),
     })
   }
   return platforms

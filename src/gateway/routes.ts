@@ -10,6 +10,7 @@ import { authenticate, namespaceOf, OWNER_HEADER, type Caller, type Platform } f
 import { GatewayError, type Instances, type Scope } from './instances.js'
 import type { GatewayCache } from './cache.js'
 import { streamEvents, type StreamOptions } from './events.js'
+import { readTime } from '../challenge/time.js'
 import { ownerText, parseOwner, sameOwner } from './names.js'
 import {
   DefinitionList,
@@ -50,18 +51,28 @@ const errors = {
   503: ErrorSchema,
 }
 
-function scopeOf(request: FastifyRequest<{ Querystring: NamespaceQuery }>, owner = request.caller?.owner): Scope {
+/** The namespace a call acts in: the platform's first, or the one `?namespace=` names when it is the platform's. */
+function namespaceFor(request: FastifyRequest<{ Querystring: NamespaceQuery }>): string {
   const namespace = namespaceOf(request.caller as Caller, request.query.namespace)
   if ('statusCode' in namespace) throw new GatewayError(namespace.statusCode, namespace.message)
-  if (owner === undefined)
-    throw new GatewayError(400, 'Name the owner: the header Challenge-Owner: <kind>:<id> (User or Team).')
-  return { namespace: namespace.namespace, owner }
+  return namespace.namespace
 }
 
-/** The earlier of two RFC 3339 times, either of which may be missing. */
-function earliest(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined || b === undefined) return a ?? b
-  return Date.parse(a) <= Date.parse(b) ? a : b
+function scopeOf(request: FastifyRequest<{ Querystring: NamespaceQuery }>, owner = request.caller?.owner): Scope {
+  const namespace = namespaceFor(request)
+  if (owner === undefined)
+    throw new GatewayError(400, 'Name the owner: the header Challenge-Owner: <kind>:<id> (User or Team).')
+  return { namespace, owner }
+}
+
+/**
+ * The earlier of the body's deadline `asked` and the platform's, as the API server reads them; either may be
+ * missing. One the API server would not read is kept, for it to refuse by name.
+ */
+function earliest(asked: string | undefined, platform: string | undefined): string | undefined {
+  if (asked === undefined || platform === undefined) return asked ?? platform
+  const [mine, theirs] = [readTime(asked), readTime(platform) as number]
+  return mine === undefined || mine <= theirs ? asked : platform
 }
 
 export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions): Promise<void> {
@@ -167,11 +178,9 @@ export async function gatewayRoutes(app: FastifyInstance, options: RouteOptions)
       },
     },
     async (request) => {
-      const caller = request.caller as Caller
-      if (caller.via !== 'key') throw new GatewayError(403, 'Only a platform key lists the definitions.')
-      const namespace = namespaceOf(caller, request.query.namespace)
-      if ('statusCode' in namespace) throw new GatewayError(namespace.statusCode, namespace.message)
-      return operations.definitions(namespace.namespace)
+      if ((request.caller as Caller).via !== 'key')
+        throw new GatewayError(403, 'Only a platform key lists the definitions.')
+      return operations.definitions(namespaceFor(request))
     },
   )
   v1.get(

@@ -463,6 +463,19 @@ t.test(
     })
     t.equal(later.statusCode, 201)
     t.strictSame(specOf('pwn').deadline, '2026-11-22T18:00:00Z', "a deadline after the platform's is the platform's")
+    const carol = { kind: 'User', id: 'carol' } as const
+    const unreadable = await app.inject({
+      method: 'PUT',
+      url: '/v1/instances/pwn',
+      headers: asKey('User:carol'),
+      payload: { deadline: '2026-02-30T00:00:00Z' },
+    })
+    t.equal(unreadable.statusCode, 201)
+    t.strictSame(
+      specOf('pwn', carol).deadline,
+      '2026-02-30T00:00:00Z',
+      "a date the API server would not read is sent on for it to refuse by name, not swapped for the platform's",
+    )
 
     const player = { authorization: `Bearer ${await mint({ sub: 'User:bob' })}` }
     const bob = { kind: 'User', id: 'bob' } as const

@@ -64,7 +64,7 @@ t.test(
     const defaults = loadGatewayConfig(required)
     let checked = 0
     for (const [name, variable] of Object.entries(GATEWAY_VARIABLES)) {
-      const shown: string = 'shown' in variable.parser ? (variable.parser.shown ?? 'unset') : 'unset'
+      const shown = variable.parser.shown ?? 'unset'
       t.match(page, `| \`${name}\` | ${shown} |`, `${name} has its row`)
       const value = /^`([^`]+)`$/.exec(shown)?.[1]
       if (value === undefined) continue
