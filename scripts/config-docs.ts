@@ -1,4 +1,4 @@
-// `npm run docs:config`: writes docs/configuration.md and the comments of manifests/config.env from the table of
+// `npm run write:config-docs`: writes docs/configuration.md and the comments of manifests/config.env from the table of
 // variables in src/config/config.ts (the values of config.env stay as they are). test/http/config-docs.test.ts fails
 // when either file differs from what this writes.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'

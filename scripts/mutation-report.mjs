@@ -1,4 +1,4 @@
-// `npm run test:mutation:report`: docs/mutation-report.md from StrykerJS's JSON report (reports/mutation/mutation.json,
+// `npm run report:mutation`: docs/mutation-report.md from StrykerJS's JSON report (reports/mutation/mutation.json,
 // written by the last `npm run test:mutation`): the score, the figures of each file, and every mutant left alive with
 // the argument why no input the hook can receive tells it from the code (test/mutation/equivalent.yaml, written by
 // people). The page holds no date and no timing: a fresh full run regenerates it byte for byte, so a reviewer can
@@ -127,7 +127,7 @@ const valid = totals.detected + totals.survived + totals.noCoverage
 
 const page = `# Mutation report
 
-<!-- Written by \`npm run test:mutation:report\` (scripts/mutation-report.mjs) from the JSON report of the last full
+<!-- Written by \`npm run report:mutation\` (scripts/mutation-report.mjs) from the JSON report of the last full
 \`npm run test:mutation\`, and the arguments of ${ARGUMENTS}. Edit those, not this page. -->
 
 StrykerJS ${strykerVersion} made mutants in ${missingFiles.length === 0 ? 'every file' : `${rows.length} of the ${allFiles.length} files`} of \`src/challenge/\` and \`src/contract/api.ts\`${missingFiles.length === 0 ? ` (${rows.length} files)` : ''} and ran, against each mutant, the
@@ -183,7 +183,7 @@ if (check) {
     // No committed page yet: it differs from any report, which the comparison below says.
   }
   if (committed !== page) {
-    console.log(`${PAGE} is not what this report gives: regenerate it with npm run test:mutation:report`)
+    console.log(`${PAGE} is not what this report gives: regenerate it with npm run report:mutation`)
     failed = true
   } else console.log(`${PAGE} is what this report gives`)
 } else {

@@ -10,7 +10,7 @@
  *
  * Each step is seen by this process: the namespace's pods and Challenges listed every POLL_MS (their own timestamps
  * have one-second resolution), and every instance's node port tried every PROBE_MS once its Service exists. Runs
- * as a tap file inside the node (test/support/node/cli.ts test <this file>): tap is only the runner. Writes
+ * as a tap file inside the node (test/support/node/cli.ts bench <this file>): tap is only the runner. Writes
  * bench/out/node-start/<label>-<N>.json and the node-start section of bench/RESULTS.md, rendered from every run.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 // The rush section of bench/RESULTS.md, rendered from every run in bench/out/rush/*.json. It sits below the
-// findings marker of bench/report.ts (kept when `npm run bench` rewrites the file), between its own two markers.
+// findings marker of bench/server/report.ts (kept when `npm run bench` rewrites the file), between its own two markers.
 //
 //   npx tsx bench/rush/report.ts     (re-render without running; run.ts calls it after each run)
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { spawn } from 'node:child_process'
-import { generate } from '../generate.js'
+import { generate } from '../server/generate.js'
 import { probe, repoRoot, send, sleep, startServer, TOKEN, type Teardown } from '../../test/support/load/harness.js'
 
 const { values } = parseArgs({
@@ -97,7 +97,7 @@ async function startLimit(bodyLength: number, answer: string): Promise<number> {
     JSON.stringify([{ requestBytes: bodyLength, headers: { 'content-type': 'application/json' }, body: answer }]),
   )
   const port = 20000 + Math.floor(Math.random() * 20000)
-  const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'bench/baseline-io.ts')], {
+  const child = spawn(process.execPath, [...process.execArgv, join(repoRoot, 'bench/server/baseline-io.ts')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), BENCH_RESPONSES: responses },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

@@ -1,6 +1,6 @@
 /**
  * The copies of src/config/config.ts's table: docs/configuration.md, and the comments of manifests/config.env (whose
- * values stay the install's choice). `npm run docs:config` (scripts/config-docs.ts) writes both;
+ * values stay the install's choice). `npm run write:config-docs` (scripts/config-docs.ts) writes both;
  * test/http/config-docs.test.ts fails when either differs from what these functions render.
  */
 import { GROUPS, RULES, VARIABLES, type Variable } from './config.js'
@@ -9,7 +9,7 @@ import { EX_CONFIG, type Parser } from './config-parsers.js'
 
 type Name = keyof typeof VARIABLES
 
-const GENERATED = 'Generated from the table in src/config/config.ts by `npm run docs:config`'
+const GENERATED = 'Generated from the table in src/config/config.ts by `npm run write:config-docs`'
 
 function variables(): [Name, Variable<unknown>][] {
   return Object.entries(VARIABLES) as [Name, Variable<unknown>][]

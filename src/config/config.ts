@@ -5,7 +5,7 @@
  * VARIABLES is the one description of every variable: its group, its parser (./config-parsers.ts: what it
  * accepts, its default) and what it means. loadConfig reads them in the table's order, then checks the rules that
  * tie variables together (RULES), then shapes the Config (./config-types.ts). docs/configuration.md and the
- * comments of manifests/config.env are generated from this table (`npm run docs:config`); a test fails when they
+ * comments of manifests/config.env are generated from this table (`npm run write:config-docs`); a test fails when they
  * drift.
  */
 import {

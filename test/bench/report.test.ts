@@ -1,4 +1,4 @@
-// The benchmark's reporting half (bench/report.ts, bench/render.ts) on a synthetic run: RESULTS.md's tables and
+// The benchmark's reporting half (bench/server/report.ts, bench/server/render.ts) on a synthetic run: RESULTS.md's tables and
 // the console's targets are rendered from bench/out/results.json alone, the hand-written findings are kept, and the
 // renderer's command line. No benchmark runs here.
 import t from 'tap'
@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { consoleReport, FINDINGS_MARKER, resultsMarkdown, withFindings } from '../../bench/report.js'
-import { readResults, type BenchResults, type RoundRun } from '../../bench/results.js'
-import type { Summary } from '../../bench/figures.js'
+import { consoleReport, FINDINGS_MARKER, resultsMarkdown, withFindings } from '../../bench/server/report.js'
+import { readResults, type BenchResults, type RoundRun } from '../../bench/server/results.js'
+import type { Summary } from '../../bench/server/figures.js'
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 
@@ -146,7 +146,7 @@ t.test("RESULTS.md comes from the results alone: the run's date, machine and fig
   t.strictSame(markdown.split('\n').slice(0, 3), [
     '# Benchmark: the hook server against the limit',
     '',
-    'Measured by `npm run bench` (bench/measure.ts) on 2026-01-02T03:04:05.000Z and rendered from its bench/out/results.json (bench/render.ts); every figure below is from that run. Re-run to refresh.',
+    'Measured by `npm run bench` (bench/server/measure.ts) on 2026-01-02T03:04:05.000Z and rendered from its bench/out/results.json (bench/server/render.ts); every figure below is from that run. Re-run to refresh.',
   ])
   const machine = Object.fromEntries(
     tableAfter(markdown, '## Machine and settings').map(([name, value]) => [name, value]),
@@ -262,7 +262,7 @@ t.test(
     writeFileSync(to, `stale figures\n${FINDINGS_MARKER}\nkept findings\n`)
     t.strictSame(readResults(from), syntheticRun())
     const render = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/render.ts'), ...args], {
+      spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/server/render.ts'), ...args], {
         cwd: repoRoot,
         encoding: 'utf8',
         env: { PATH: process.env.PATH ?? '' },

@@ -1,5 +1,5 @@
 // The copies of src/config/config.ts's table of variables: docs/configuration.md and the comments of
-// manifests/config.env are what `npm run docs:config` writes, and every default they show is the one loadConfig
+// manifests/config.env are what `npm run write:config-docs` writes, and every default they show is the one loadConfig
 // applies.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +10,7 @@ import { loadConfig, VARIABLES } from '../../src/config/config.js'
 
 const root = join(import.meta.dirname, '../..')
 const read = (file: string) => readFileSync(join(root, file), 'utf8')
-const RUN = 'run `npm run docs:config` and commit what it writes'
+const RUN = 'run `npm run write:config-docs` and commit what it writes'
 
 t.test('docs/configuration.md is the table', async (t) => {
   t.equal(read('docs/configuration.md'), configurationPage(), RUN)

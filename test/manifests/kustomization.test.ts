@@ -273,7 +273,7 @@ const KUBECTL = kubectlBinary()
 function kustomize(dir: string): { objects?: ManifestObject[]; skip?: string } {
   const result = spawnSync(KUBECTL, ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 })
   if (result.error !== undefined)
-    return { skip: toolMissing(`kubectl is not available (${result.error.message}); run npm run cluster:build`) }
+    return { skip: toolMissing(`kubectl is not available (${result.error.message}); run npm run build:cluster`) }
   if (result.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${result.stderr}`)
   return { objects: parseYamlDocuments(result.stdout, `kubectl kustomize ${dir}`) as ManifestObject[] }
 }

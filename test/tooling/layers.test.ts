@@ -177,8 +177,8 @@ t.test('test/support/ and test/helpers/ import no suite; the benchmarks import n
     ),
     [restricted('../../test/load/harness.js', BENCH)],
   )
-  t.strictSame(await findings('bench/processes.ts', "import { banner } from '../test/node/timing.js'"), [
-    restricted('../test/node/timing.js', BENCH),
+  t.strictSame(await findings('bench/server/processes.ts', "import { banner } from '../../test/node/timing.js'"), [
+    restricted('../../test/node/timing.js', BENCH),
   ])
 })
 

@@ -1,4 +1,4 @@
-// npm run cluster:build | cluster:up | cluster:down | test:cluster
+// npm run build:cluster | start:cluster | stop:cluster | test:cluster
 //
 //   build  builds (or finds) etcd, kube-apiserver, kube-controller-manager and kubectl (controlplane/build.sh)
 //   up     starts a control plane that stays up until `down`, installs the project in it as an operator does, and
@@ -73,7 +73,7 @@ interface State {
 
 async function up(): Promise<number> {
   if (existsSync(STATE)) {
-    console.error(`a control plane is already up (${STATE}); npm run cluster:down first`)
+    console.error(`a control plane is already up (${STATE}); npm run stop:cluster first`)
     return 1
   }
   const binDir = controlPlaneBinaries()
@@ -123,10 +123,10 @@ async function up(): Promise<number> {
     console.log(`export KUBECONFIG=${plane.kubeconfig} PATH=${binDir}:$PATH`)
     console.log('kubectl apply -k manifests/examples/ && kubectl -n challenges get chal -w')
     console.log('')
-    console.log('stop it all with: npm run cluster:down')
+    console.log('stop it all with: npm run stop:cluster')
     return 0
   } catch (error) {
-    console.error(`cluster:up failed: ${(error as Error).message}`)
+    console.error(`start:cluster failed: ${(error as Error).message}`)
     await down()
     return 1
   }

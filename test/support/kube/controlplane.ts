@@ -32,7 +32,7 @@ export interface ControlPlane {
 
 export interface StartOptions {
   binDir: string
-  /** whose death stops the control plane (default: this process); 0: nobody's (`npm run cluster:up`) */
+  /** whose death stops the control plane (default: this process); 0: nobody's (`npm run start:cluster`) */
   owner?: number
   /** let the components outlive this process (for the CLI); default false */
   detached?: boolean
@@ -83,7 +83,7 @@ export function controlPlaneBinaries(options: { build: boolean } = { build: true
     throw new Error(
       options.build
         ? `${script} failed (exit ${result.status})`
-        : 'the control-plane binaries are not built yet: run `npm run cluster:build` (10 to 25 minutes the first time)',
+        : 'the control-plane binaries are not built yet: run `npm run build:cluster` (10 to 25 minutes the first time)',
     )
   }
   return result.stdout.trim()

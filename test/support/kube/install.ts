@@ -1,6 +1,6 @@
 // What an operator does to install the project on a cluster (docs/install.md): Metacontroller's CRDs, namespace and
 // service account, then the manifests (with components, through an overlay), then the Secret. Used by the cluster
-// suite (test/support/kube/harness.ts), `npm run cluster:up` (cli.ts) and bench:rush.
+// suite (test/support/kube/harness.ts), `npm run start:cluster` (cli.ts) and bench:rush.
 import { randomBytes } from 'node:crypto'
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,10 +1,10 @@
 /**
- * The running half of `npm run cluster:up`: on the control plane the CLI started (and the project it installed),
+ * The running half of `npm run start:cluster`: on the control plane the CLI started (and the project it installed),
  * the hook server as an operator runs it (`node dist/server.js`, NODE_ENV=production, the installed Secret's
  * FLAG_SECRET and HOOK_TOKEN, the settings of manifests/config.env) on loopback, the kubelet stand-in, and a
  * controller reaching the hooks through `webhook.url`: the Metacontroller stand-in, or Metacontroller itself when
  * METACONTROLLER_BIN names its binary. It runs in a detached process of its own until SIGTERM
- * (`npm run cluster:down`), and writes <dir>/session.json once everything is up.
+ * (`npm run stop:cluster`), and writes <dir>/session.json once everything is up.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'

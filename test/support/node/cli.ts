@@ -1,9 +1,11 @@
-// npm run node:build | test:node | node:run
+// npm run build:node | test:node | run:node | bench:node-start
 //
 //   build  builds (or finds) the control plane and the node: controlplane/build.sh, controlplane/node/build.sh
 //   test   the real-node suite: a node in namespaces of its own, tap over test/node/ inside them, then everything
 //          stopped and removed, and checked: nothing left behind, the host's network, mounts and settings unchanged
-//   run    the same node, with COMMAND run inside instead of tap (a shell for a person: `npm run node:run -- bash`)
+//   run    the same node, with COMMAND run inside instead of tap (a shell for a person: `npm run run:node -- bash`)
+//   bench  the same node, with tap over one benchmark file of bench/ instead of test/node/ (its figures go to
+//          bench/RESULTS.md; tap is only its runner)
 //
 // Why the test runner runs inside the namespaces (nsenter) rather than joining them by a veth pair: the API
 // server, the kubelet, NodePorts and pod addresses are then all reachable as on a node, and the host gets no
@@ -36,8 +38,14 @@ async function main(command: string | undefined, args: string[]): Promise<number
     case 'test':
     case 'run':
       return onNode(command, args)
+    case 'bench':
+      if (args.length !== 1 || !/^bench\/.+\.ts$/.test(args[0] as string)) {
+        console.error('usage: cli.ts bench bench/<benchmark>/run.ts (one benchmark file, run by tap on the node)')
+        return 64
+      }
+      return onNode('test', args)
     default:
-      console.error('usage: cli.ts build | test [tap args] | run COMMAND [ARGS]')
+      console.error('usage: cli.ts build | test [tap args] | run COMMAND [ARGS] | bench FILE')
       return 64
   }
 }

@@ -1,6 +1,6 @@
 /**
- * bench/out/results.json: everything one `npm run bench` measured, as data. bench/measure.ts writes it;
- * bench/render.ts renders bench/RESULTS.md and the console tables from it alone (through bench/analysis.ts), so a
+ * bench/out/results.json: everything one `npm run bench` measured, as data. bench/server/measure.ts writes it;
+ * bench/server/render.ts renders bench/RESULTS.md and the console tables from it alone (through bench/server/analysis.ts), so a
  * report can be re-rendered, or its wording changed, without measuring again.
  */
 import { readFileSync } from 'node:fs'

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
 import { join } from 'node:path'
-import { freePort, killOnExit, running, sleep, stopChild } from '../test/support/processes.js'
+import { freePort, killOnExit, running, sleep, stopChild } from '../../test/support/processes.js'
 
 /**
  * Ends the bench on Ctrl-C or SIGTERM, or once it runs past `hardStopMs`; every server it started dies with it

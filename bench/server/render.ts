@@ -1,9 +1,9 @@
 /**
- * `npm run bench`, its reporting half, and `npm run bench:render` alone: renders bench/RESULTS.md's figures and the
+ * `npm run bench`, its reporting half, and `npm run report:bench` alone: renders bench/RESULTS.md's figures and the
  * console's tables from a run's results (bench/out/results.json, or `--from <file>`), measuring nothing. The
  * hand-written findings below the marker in RESULTS.md are kept.
  *
- *   node bench/out/build/bench/render.js [--from bench/out/results.json] [--to bench/RESULTS.md]
+ *   node bench/out/build/bench/server/render.js [--from bench/out/results.json] [--to bench/RESULTS.md]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
@@ -13,8 +13,8 @@ import { consoleReport, resultsMarkdown, withFindings } from './report.js'
 import { readResults } from './results.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
-// bench/out/build/bench/ when compiled (npm run bench), bench/ when run from source (tsx).
-const ROOT = resolve(here, basename(dirname(here)) === 'build' ? '../../../..' : '..')
+// bench/out/build/bench/server/ when compiled (npm run bench), bench/server/ when run from source (tsx).
+const ROOT = resolve(here, basename(dirname(dirname(here))) === 'build' ? '../../../../..' : '../..')
 const USAGE = 'usage: render.js [--from <results.json>] [--to <RESULTS.md>]'
 
 function main(argv: string[]): number {

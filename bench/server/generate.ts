@@ -32,7 +32,7 @@ import {
   type Injectable,
   type KubeObject,
   type SyncResult,
-} from '../test/support/simulator/index.js'
+} from '../../test/support/simulator/index.js'
 
 export const NAMESPACE = 'challenges'
 export const OWNER = 'alice'
@@ -347,7 +347,7 @@ async function runningTarget(
   throw new Error('generating: the target never became Running')
 }
 
-/** The lives of catalogue entries 2..XLARGE_CATALOGUE, computed by worker threads (bench/lives-worker.ts). */
+/** The lives of catalogue entries 2..XLARGE_CATALOGUE, computed by worker threads (bench/server/lives-worker.ts). */
 async function allLives(root: string, nowMs: number): Promise<Life[]> {
   const indexes = Array.from({ length: XLARGE_CATALOGUE - 1 }, (_, i) => i + 2)
   const workers = Math.max(1, Math.min(availableParallelism(), 4))

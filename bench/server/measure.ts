@@ -1,9 +1,9 @@
 /**
  * `npm run bench`, its measuring half: the hook server against the limit. It writes every figure to
- * bench/out/results.json (bench/results.ts); bench/render.ts then renders bench/RESULTS.md and the console's tables
- * from that file alone (`npm run bench:render` renders again without measuring).
+ * bench/out/results.json (bench/server/results.ts); bench/server/render.ts then renders bench/RESULTS.md and the console's tables
+ * from that file alone (`npm run report:bench` renders again without measuring).
  *
- * 1. Generates realistic /sync requests through the Metacontroller simulator (bench/generate.ts) and records
+ * 1. Generates realistic /sync requests through the Metacontroller simulator (bench/server/generate.ts) and records
  *    them to bench/out/requests/.
  * 2. Runs three servers on 127.0.0.1, each its own process: the real server (node dist/server.js), an I/O baseline on bare node:http (read, JSON.parse, answer the real server's recorded bytes) and a
  *    sync baseline (read, JSON.parse, the same pure `sync` from dist/, JSON.stringify).
@@ -53,8 +53,8 @@ try {
 }
 const began = performance.now()
 const here = dirname(fileURLToPath(import.meta.url))
-// Compiled to bench/out/build/bench/measure.js.
-const ROOT = resolve(here, '../../../..')
+// Compiled to bench/out/build/bench/server/measure.js.
+const ROOT = resolve(here, '../../../../..')
 const OUT = join(ROOT, 'bench/out')
 const setting = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback)

@@ -1,4 +1,4 @@
-/** Worker thread of bench/generate.ts: the lives of some of the owner's finished Challenges. */
+/** Worker thread of bench/server/generate.ts: the lives of some of the owner's finished Challenges. */
 import { parentPort, workerData } from 'node:worker_threads'
 import { createContext, live, type Life } from './generate.js'
 

@@ -1,6 +1,6 @@
 /**
  * What a run's figures say: ratios, time per request against size, and each target met or missed with its cause,
- * computed from bench/out/results.json alone. bench/measure.ts asks it which sizes to profile; bench/report.ts
+ * computed from bench/out/results.json alone. bench/server/measure.ts asks it which sizes to profile; bench/server/report.ts
  * renders it.
  */
 import { fmt, kib, median, pairedRatio, pct, type Summary } from './figures.js'
