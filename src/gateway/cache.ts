@@ -55,29 +55,25 @@ const BACKOFF_LAST_MS = 5000
 export const RETRY_FAILED_MS = 30_000
 
 const INTEGER = /^\d+$/
-const versionOf = (object: Json) => (object.metadata as Json | undefined)?.resourceVersion as string | undefined
+// Every object the API server answers has one; a BOOKMARK's object has nothing else.
+const versionOf = (object: Json) => (object.metadata as Json).resourceVersion as string
 const nameOf = (object: Json) => (object.metadata as Json).name as string
 
 /** How resourceVersion `a` orders against `b` (-1, 0, 1), when both are integers (etcd's revisions); else undefined. */
-export function compareVersions(a: string | undefined, b: string | undefined): number | undefined {
-  if (!INTEGER.test(a ?? '') || !INTEGER.test(b ?? '')) return undefined
-  const [x, y] = [BigInt(a as string), BigInt(b as string)]
+export function compareVersions(a: string, b: string): number | undefined {
+  if (!INTEGER.test(a) || !INTEGER.test(b)) return undefined
+  const [x, y] = [BigInt(a), BigInt(b)]
   return x < y ? -1 : x > y ? 1 : 0
 }
 
 /** Whether `version` may replace what is held at `held`: not when it is older; the newer arrival when not comparable. */
-const notOlder = (version: string | undefined, held: string | undefined) =>
+const notOlder = (version: string, held: string | undefined) =>
   held === undefined || (compareVersions(version, held) ?? 0) >= 0
 
-function informer(
-  kube: Kube,
-  path: string,
-  signal: AbortSignal,
-  onFailure: (error: Error) => void,
-): Informer {
+function informer(kube: Kube, path: string, signal: AbortSignal, onFailure: (error: Error) => void): Informer {
   const items = new Map<string, Json>()
   /** Names the gateway deleted, with the version of the delete, until the watch or a later list tells of it. */
-  const gone = new Map<string, string | undefined>()
+  const gone = new Map<string, string>()
   /** Names whose object's version is not an integer: reads of it ask the API server. */
   const unordered = new Set<string>()
   const subscribers = new Map<string, Set<Subscriber>>()
@@ -100,7 +96,7 @@ function informer(
     if (!notOlder(versionOf(object), heldVersion(name))) return false
     gone.delete(name)
     items.set(name, object)
-    if (INTEGER.test(versionOf(object) ?? '')) unordered.delete(name)
+    if (INTEGER.test(versionOf(object))) unordered.delete(name)
     else unordered.add(name)
     return true
   }
@@ -116,7 +112,7 @@ function informer(
 
   /** A change the watch (or a list) tells of: kept if not older than what the gateway wrote, told to subscribers. */
   const apply = (type: string, object: Json) => {
-    version = versionOf(object) as string
+    version = versionOf(object)
     if (type === 'BOOKMARK') return
     if (type === 'DELETED') drop(object, false)
     else keep(object)
