@@ -113,15 +113,19 @@ export async function buildGatewayApp(config: GatewayConfig, ports: GatewayPorts
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   // Outside /v1's authentication: the page holds no data; its script calls /v1 with the player's token.
   await app.register(playerPageRoute, { origins: config.corsOrigins })
+  const cache = gatewayCache(ports.kube, {
+    onFailure: (path, error) =>
+      app.log.warn({ err: error, path }, 'the shared watch failed: reads go to the API server until it starts again'),
+  })
+  app.addHook('onClose', async () => cache.stop())
   const operations = instances({
     kube: ports.kube,
+    cache,
     ownerBudget: config.ownerBudget,
     retryAfterSeconds: config.retryAfterSeconds,
     now,
     checkFlag: ports.checkFlag,
   })
-  const cache = gatewayCache(ports.kube)
-  app.addHook('onClose', async () => cache.stop())
   await app.register(gatewayRoutes, {
     operations,
     cache,

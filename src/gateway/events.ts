@@ -9,7 +9,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { GatewayCache } from './cache.js'
+import { compareVersions, type GatewayCache } from './cache.js'
 import { GatewayError, type Instances, type Scope } from './instances.js'
 import { KubeError } from './kube.js'
 import { sameOwner } from './names.js'
@@ -21,9 +21,7 @@ export interface StreamOptions {
 }
 
 /** Whether resourceVersion `a` is older than `b`; not comparable (not both integers) counts as not older. */
-function older(a: string, b: string): boolean {
-  return /^\d+$/.test(a) && /^\d+$/.test(b) && BigInt(a) < BigInt(b)
-}
+const older = (a: string, b: string) => compareVersions(a, b) === -1
 
 export async function streamEvents(
   request: FastifyRequest,

@@ -3,9 +3,17 @@
  * the name the gateway derives (./names.ts), and check on every read that the record is the caller's own
  * (`spec.owner`) and of the definition asked for. Nothing here knows HTTP: a refusal is a GatewayError with the
  * status code and the words the answer carries.
+ *
+ * Reads answer from the namespace's informers (./cache.ts) once they are synced, and ask the API server as before
+ * while they are not (starting, the API server out of reach, the watch refused): the same checks and the same answer
+ * either way, 503 when neither can be had. Every write hands the API server's answer to the informer, so that the
+ * caller's next read shows it before the watch does. An action (renew, restart, stop, delete) is decided on the
+ * record as the API server holds it, not as cached: the watch may lag the hook's last status write by a few
+ * milliseconds, and a refusal must be true.
  */
 import { API_VERSION, Label } from '../contract/api.js'
 import type { FlagCheck } from '../challenge/flag-check.js'
+import type { GatewayCache } from './cache.js'
 import { CHALLENGES_API, KubeError, Unavailable, type Json, type Kube } from './kube.js'
 import { challengeName, ownerText, sameOwner, type Owner } from './names.js'
 import type { EnsureBody } from './schemas.js'
@@ -30,6 +38,8 @@ export interface Scope {
 
 export interface InstancesOptions {
   kube: Kube
+  /** The namespaces' informers, read when synced. */
+  cache: GatewayCache
   ownerBudget: number
   retryAfterSeconds: number
   now: () => Date
@@ -48,7 +58,7 @@ export interface DefinitionSummary {
 /** How many times a patch is tried again when the record changed between the read and the write. */
 const PATCH_ATTEMPTS = 3
 
-export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag }: InstancesOptions) {
+export function instances({ kube, cache, ownerBudget, retryAfterSeconds, now, checkFlag }: InstancesOptions) {
   const base = (namespace: string) => `${CHALLENGES_API}/namespaces/${namespace}`
 
   /** A call to the API server, its failures in the API's words. */
@@ -74,18 +84,23 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
     }
   }
 
-  async function definitionOf(namespace: string, name: string): Promise<Json | undefined> {
+  /** The definition `name`; `fresh`: not cached. */
+  async function definitionOf(namespace: string, name: string, fresh = false): Promise<Json | undefined> {
+    const cached = fresh ? undefined : cache.definitions(namespace).read(name)
+    if (cached !== undefined) return cached.object
     return api(() => kube.get(`${base(namespace)}/challengedefinitions/${name}`))
   }
 
   const facts = (definition: Json | undefined): DefinitionFacts | undefined =>
     definition?.spec as DefinitionFacts | undefined
 
-  /** The record under the derived name, checked to be the owner's instance of the definition. */
-  async function recordOf(scope: Scope, definition: string): Promise<ChallengeRecord | undefined> {
+  /** The record under the derived name, checked to be the owner's instance of the definition; `fresh`: not cached. */
+  async function recordOf(scope: Scope, definition: string, fresh = false): Promise<ChallengeRecord | undefined> {
     const name = challengeName(definition, scope.owner)
-    const record = (await api(() => kube.get(`${base(scope.namespace)}/challenges/${name}`))) as
-      ChallengeRecord | undefined
+    const cached = fresh ? undefined : cache.challenges(scope.namespace).read(name)
+    const record = (
+      cached === undefined ? await api(() => kube.get(`${base(scope.namespace)}/challenges/${name}`)) : cached.object
+    ) as ChallengeRecord | undefined
     if (record === undefined) return undefined
     if (!sameOwner(scope.owner, record.spec?.owner) || record.spec.definitionRef?.name !== definition) {
       throw new GatewayError(
@@ -96,8 +111,8 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
     return record
   }
 
-  async function required(scope: Scope, definition: string): Promise<ChallengeRecord> {
-    const record = await recordOf(scope, definition)
+  async function required(scope: Scope, definition: string, fresh = false): Promise<ChallengeRecord> {
+    const record = await recordOf(scope, definition, fresh)
     if (record === undefined) {
       throw new GatewayError(
         404,
@@ -109,13 +124,22 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
 
   /** The owner's Challenges in the namespace: the label selects, spec.owner decides (a Team and a User may share an id). */
   async function siblings(scope: Scope): Promise<ChallengeRecord[]> {
-    const list = await api(() =>
-      kube.call('GET', `${base(scope.namespace)}/challenges`, {
-        query: { labelSelector: `${Label.owner}=${scope.owner.id}` },
-      }),
-    )
-    return (list.items as ChallengeRecord[]).filter((item) => sameOwner(scope.owner, item.spec?.owner))
+    const items =
+      cache
+        .challenges(scope.namespace)
+        .select((item) => ((item.metadata as Json).labels as Json | undefined)?.[Label.owner] === scope.owner.id) ??
+      (
+        await api(() =>
+          kube.call('GET', `${base(scope.namespace)}/challenges`, {
+            query: { labelSelector: `${Label.owner}=${scope.owner.id}` },
+          }),
+        )
+      ).items
+    return (items as ChallengeRecord[]).filter((item) => sameOwner(scope.owner, item.spec?.owner))
   }
+
+  /** The API server's answer to the gateway's write, for the next read to show (./cache.ts). */
+  const wrote = (namespace: string, answer: Json) => cache.challenges(namespace).wrote(answer)
 
   async function view(scope: Scope, record: ChallengeRecord, definition?: Json): Promise<InstanceView> {
     const spec = definition ?? (await definitionOf(scope.namespace, record.spec.definitionRef.name))
@@ -136,7 +160,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
     spec: (record: ChallengeRecord) => Json,
   ): Promise<InstanceView> {
     for (let attempt = 1; ; attempt++) {
-      const record = await required(scope, definition)
+      const record = await required(scope, definition, true)
       const definitionObject = await definitionOf(scope.namespace, definition)
       const before = await view(scope, record, definitionObject)
       const allowed = before.actions[action]
@@ -148,6 +172,7 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
             contentType: 'application/merge-patch+json',
           }),
         )) as unknown as ChallengeRecord
+        wrote(scope.namespace, after as unknown as Json)
         return await view(scope, after, definitionObject)
       } catch (error) {
         if (!(error instanceof GatewayError && error.statusCode === 409) || attempt >= PATCH_ATTEMPTS) throw error
@@ -188,18 +213,22 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
             query: { fieldManager: 'challenge-gateway' },
           }),
         )) as unknown as ChallengeRecord
+        wrote(scope.namespace, created as unknown as Json)
         return { created: true, view: await view(scope, created, definitionObject) }
       } catch (error) {
-        // Two ensures at once: the other one created it; this one answers what is there.
+        // Two ensures at once: the other one (maybe another replica) created it, which the cache may not hold yet;
+        // this one answers what is there.
         if (!(error instanceof GatewayError && error.statusCode === 409)) throw error
-        return { created: false, view: await view(scope, await required(scope, definition), definitionObject) }
+        return { created: false, view: await view(scope, await required(scope, definition, true), definitionObject) }
       }
     },
 
     /** The definitions of the namespace, for a platform's admin form: each name and its flag mode. */
     async definitions(namespace: string): Promise<DefinitionSummary[]> {
-      const list = await api(() => kube.call('GET', `${base(namespace)}/challengedefinitions`))
-      return (list.items as Json[])
+      const items =
+        cache.definitions(namespace).select(() => true) ??
+        (await api(() => kube.call('GET', `${base(namespace)}/challengedefinitions`))).items
+      return (items as Json[])
         .map((item) => {
           // The CRD's schema makes flag.mode one of three strings, PerOwner when absent.
           const flag = (item.spec as { flag?: { mode?: string } } | undefined)?.flag
@@ -241,12 +270,15 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
     stop: (scope: Scope, definition: string) => patched(scope, definition, 'stop', () => ({ desiredState: 'Stopped' })),
 
     async remove(scope: Scope, definition: string): Promise<void> {
-      const record = await required(scope, definition)
-      await api(() =>
+      const record = await required(scope, definition, true)
+      const answer = await api(() =>
         kube.call('DELETE', `${base(scope.namespace)}/challenges/${record.metadata.name}`, {
           body: { preconditions: { uid: record.metadata.uid } },
         }),
       )
+      // The object as the delete left it (its deletionTimestamp set while finalizers hold it); a Status when it went
+      // at once and the API server does not return deleted objects: then the record as read.
+      cache.challenges(scope.namespace).deleted(answer.kind === 'Status' ? (record as unknown as Json) : answer)
     },
 
     /** The record and its view, for the events stream (which follows the record on ./cache.ts's shared watch). */
@@ -260,7 +292,9 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
     async verify(scope: Scope, definition: string, submitted: string, stopOnCorrect: boolean): Promise<FlagCheck> {
       if (checkFlag === undefined)
         throw new GatewayError(404, 'Flag checks are not configured on this gateway (FLAG_VERIFY_URL).')
-      const definitionObject = await definitionOf(scope.namespace, definition)
+      // Straight from the API server, as the Challenges below: a flag check is rare, and whose flag it is and how it
+      // is made must not depend on a watch's lag.
+      const definitionObject = await definitionOf(scope.namespace, definition, true)
       if (definitionObject === undefined)
         throw new GatewayError(404, `There is no challenge ${definition} in ${scope.namespace}.`)
       const flag = ((definitionObject.spec as Json | undefined)?.flag ?? {}) as Json
@@ -296,11 +330,14 @@ export function instances({ kube, ownerBudget, retryAfterSeconds, now, checkFlag
         }),
       )
       if (answer.result === 'correct' && stopOnCorrect && own !== undefined && own.spec.desiredState !== 'Stopped') {
-        await api(() =>
-          kube.call('PATCH', `${base(scope.namespace)}/challenges/${own.metadata.name}`, {
-            body: { spec: { desiredState: 'Stopped', stopReason: 'Solved' } },
-            contentType: 'application/merge-patch+json',
-          }),
+        wrote(
+          scope.namespace,
+          await api(() =>
+            kube.call('PATCH', `${base(scope.namespace)}/challenges/${own.metadata.name}`, {
+              body: { spec: { desiredState: 'Stopped', stopReason: 'Solved' } },
+              contentType: 'application/merge-patch+json',
+            }),
+          ),
         )
       }
       return answer

@@ -3,10 +3,12 @@
 // test/cluster/gateway.test.ts.
 import t from 'tap'
 import { challengeName } from '../../src/gateway/names.js'
-import { startFakeApiServer, type Json } from './fake-apiserver.js'
+import { eventually } from '../support/eventually.js'
+import { startFakeApiServer, type FakeApiServer, type Json } from './fake-apiserver.js'
 import { loadPlatforms } from '../../src/gateway/identity.js'
-import { CTFD_KEY, definition, gatewayApp, mint, OTHER_KEY, PLATFORMS_YAML } from './support.js'
+import { CTFD_KEY, definition, gatewayApp, mint, OTHER_KEY, PLATFORMS_YAML, seen } from './support.js'
 
+const API = '/apis/challenge-hooks.dev/v1alpha1/namespaces'
 const alice = { kind: 'User', id: 'alice' } as const
 const ALICE = challengeName('web', alice)
 const asKey = (owner = 'User:alice') => ({ authorization: `Bearer ${CTFD_KEY}`, 'challenge-owner': owner })
@@ -74,7 +76,7 @@ t.test('get, list, renew, restart, stop and delete, each on the record the hook 
   await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey() })
   await app.inject({ method: 'PUT', url: '/v1/instances/pwn', headers: asKey() })
   await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey('User:bob') })
-  fake.setStatus('challenges', ALICE, running)
+  await seen(app, fake.setStatus('challenges', ALICE, running))
 
   const got = (await app.inject({ method: 'GET', url: '/v1/instances/web', headers: asKey() })).json()
   t.strictSame(
@@ -263,9 +265,11 @@ t.test("the namespace's definitions, for a platform key only, in the platform's 
     headers: { authorization: `Bearer ${token}` },
   })
   t.strictSame([asToken.statusCode, asToken.json().message], [403, 'Only a platform key lists the definitions.'])
+  // A gateway whose informer of the definitions cannot list yet reads the API server, which fails the list too.
   fake.failLists = true
-  const down = await app.inject({ method: 'GET', url: '/v1/definitions', headers: key })
-  t.equal(down.statusCode, 503, 'an API server that fails the list')
+  const fresh = await gatewayApp(t, fake)
+  const down = await fresh.inject({ method: 'GET', url: '/v1/definitions', headers: key })
+  t.strictSame([down.statusCode, down.headers['retry-after']], [503, '1'], 'an API server that fails the list')
 })
 
 t.test('an API server that cannot be reached: 503 with Retry-After, and nothing lost', async (t) => {
@@ -546,4 +550,113 @@ t.test("ensure's settings: each bad one is a 400 naming it, and nothing is creat
     t.ok(answer.json().message.startsWith(start), `${JSON.stringify(payload)}: ${answer.json().message}`)
   }
   t.equal(fake.requests.filter((request) => request.startsWith('POST')).length, 0, 'nothing created')
+})
+
+/** Waits until the gateway's informers of `namespace` (Challenges and definitions) are watching, hence synced. */
+const informing = (fake: FakeApiServer, namespace = 'challenges') =>
+  eventually('the informers', () => {
+    const watching = (plural: string) =>
+      fake.requests.some((r) => r.startsWith(`GET ${API}/${namespace}/${plural}?`) && r.includes('watch=true'))
+    return (watching('challenges') && watching('challengedefinitions')) || undefined
+  })
+
+t.test('once synced, reads ask the API server nothing; an action reads it first', async (t) => {
+  const fake = await startFakeApiServer(t)
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web', { flag: { mode: 'Static' } })
+  const created = (await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey() })).json()
+  await informing(fake)
+  const before = fake.requests.length
+  const got = await app.inject({ method: 'GET', url: '/v1/instances/web', headers: asKey() })
+  const ensured = await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey() })
+  const list = await app.inject({ method: 'GET', url: '/v1/instances', headers: asKey() })
+  const definitions = await app.inject({
+    method: 'GET',
+    url: '/v1/definitions',
+    headers: { authorization: `Bearer ${CTFD_KEY}` },
+  })
+  t.strictSame(
+    [got.json(), ensured.statusCode, ensured.json(), list.json(), definitions.json()],
+    [created, 200, created, [created], [{ name: 'web', flagMode: 'Static' }]],
+  )
+  t.strictSame(fake.requests.slice(before), [], 'no call')
+  await app.inject({ method: 'POST', url: '/v1/instances/web/stop', headers: asKey() })
+  t.strictSame(
+    fake.requests.slice(before).map((r) => r.split('?')[0]),
+    [`GET ${API}/challenges/challenges/${ALICE}`, `PATCH ${API}/challenges/challenges/${ALICE}`],
+    'the record read, then patched',
+  )
+})
+
+t.test('until its informers are synced, a gateway reads the API server, with the same answers', async (t) => {
+  const fake = await startFakeApiServer(t)
+  // The informers' lists (no query) fail; the reads' own calls pass.
+  fake.failing = /^GET \/apis\/[^?]+\/(challenges|challengedefinitions)$/
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web')
+  const created = await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey() })
+  t.equal(created.statusCode, 201)
+  const updated = fake.setStatus('challenges', ALICE, running)
+  const direct = (await app.inject({ method: 'GET', url: '/v1/instances/web', headers: asKey() })).json()
+  t.strictSame([direct.phase, direct.version], ['Running', (updated.metadata as Json).resourceVersion], 'at once')
+  t.strictSame((await app.inject({ method: 'GET', url: '/v1/instances', headers: asKey() })).json(), [direct])
+  const key = { authorization: `Bearer ${CTFD_KEY}` }
+  const definitions = await app.inject({ method: 'GET', url: '/v1/definitions', headers: key })
+  t.strictSame(
+    [definitions.statusCode, definitions.headers['retry-after']],
+    [503, '1'],
+    'the list both ways fails: 503',
+  )
+  fake.failing = undefined
+  await informing(fake)
+  const cached = (await app.inject({ method: 'GET', url: '/v1/instances/web', headers: asKey() })).json()
+  t.strictSame(cached, direct, 'the same answer from the cache')
+  t.strictSame((await app.inject({ method: 'GET', url: '/v1/definitions', headers: key })).json(), [
+    { name: 'web', flagMode: 'PerOwner' },
+  ])
+})
+
+t.test("the gateway's own writes are read at once, before the watch tells of them, and stay", async (t) => {
+  const fake = await startFakeApiServer(t)
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web')
+  definition(fake, 'pwn')
+  await app.inject({ method: 'PUT', url: '/v1/instances/web', headers: asKey() })
+  await informing(fake)
+  fake.holdWatches = true
+  const get = async (definitionName: string) =>
+    app.inject({ method: 'GET', url: `/v1/instances/${definitionName}`, headers: asKey() })
+  // The hook's status write, untold: the cache answers the record before it.
+  fake.setStatus('challenges', ALICE, running)
+  t.equal((await get('web')).json().phase, 'None', 'read from the cache')
+
+  const stopped = await app.inject({ method: 'POST', url: '/v1/instances/web/stop', headers: asKey() })
+  t.strictSame([stopped.statusCode, (await get('web')).json()], [202, stopped.json()], "the stop's answer, read again")
+  t.strictSame(stopped.json().actions.stop, { allowed: false, why: 'The instance is already stopped.' })
+  const created = await app.inject({ method: 'PUT', url: '/v1/instances/pwn', headers: asKey() })
+  t.strictSame([created.statusCode, (await get('pwn')).json()], [201, created.json()])
+  const list = (await app.inject({ method: 'GET', url: '/v1/instances', headers: asKey() })).json<Json[]>()
+  t.strictSame(
+    list.map((each) => each.definition),
+    ['pwn', 'web'],
+  )
+
+  // A delete that removes the record at once (answered with a Status), and one that finalizers hold.
+  fake.deleteAnswer = 'status'
+  t.equal((await app.inject({ method: 'DELETE', url: '/v1/instances/web', headers: asKey() })).statusCode, 202)
+  t.equal((await get('web')).statusCode, 404, 'deleted')
+  const pwn = challengeName('pwn', alice)
+  const stored = fake.objects.get(`challenges/challenges/${pwn}`) as Json
+  fake.put('challenges', 'challenges', { ...stored, metadata: { ...(stored.metadata as Json), finalizers: ['f'] } })
+  t.equal((await app.inject({ method: 'DELETE', url: '/v1/instances/pwn', headers: asKey() })).statusCode, 202)
+  t.strictSame((await get('pwn')).json().actions.stop, { allowed: false, why: 'The instance is being removed.' })
+
+  // The watch tells of everything, older than the writes: nothing is undone. Seen once a later write is seen.
+  fake.releaseWatches()
+  await seen(app, fake.setStatus('challenges', pwn, { phase: 'Deleted' }))
+  t.equal((await get('web')).statusCode, 404, 'still deleted')
+  t.strictSame((await get('pwn')).json().actions.stop, {
+    allowed: false,
+    why: 'The instance is being removed.',
+  })
 })

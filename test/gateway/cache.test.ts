@@ -3,7 +3,7 @@
 // ERROR event (410: listed again, what changed meanwhile told), an API server away for a while, and a refusal that
 // does not pass.
 import t, { type Test as Tap } from 'tap'
-import { gatewayCache, type ChangeType } from '../../src/gateway/cache.js'
+import { gatewayCache, type CacheOptions, type ChangeType } from '../../src/gateway/cache.js'
 import { kubeClient } from '../../src/gateway/kube.js'
 import { eventually } from '../support/eventually.js'
 import { startFakeApiServer, type FakeApiServer, type Json } from './fake-apiserver.js'
@@ -23,9 +23,9 @@ const watches = (fake: FakeApiServer, namespace = 'challenges') =>
 const lists = (fake: FakeApiServer, namespace = 'challenges') =>
   fake.requests.filter((r) => r === `GET ${PATH.replace('challenges/challenges', `${namespace}/challenges`)}`)
 
-async function setup(t: Tap) {
+async function setup(t: Tap, options: CacheOptions = {}) {
   const fake = await startFakeApiServer(t)
-  const cache = gatewayCache(kubeClient(fake.kubeconfig, 2000))
+  const cache = gatewayCache(kubeClient(fake.kubeconfig, 2000), options)
   t.teardown(() => cache.stop())
   return { fake, cache }
 }
@@ -50,8 +50,8 @@ t.test('one watch for every subscriber; each told of its own object only', async
   const other = record(cache, 'b')
   await eventually('synced', () => cache.challenges('challenges').synced || undefined)
   await eventually('a watch', () => watches(fake).length === 1 || undefined)
-  t.strictSame(cache.challenges('challenges').get('a'), a)
-  t.equal(cache.challenges('challenges').get('none'), undefined)
+  t.strictSame(cache.challenges('challenges').read('a')?.object, a)
+  t.strictSame(cache.challenges('challenges').read('none'), { object: undefined })
   const running = fake.setStatus('challenges', 'a', { phase: 'Running' })
   challenge(fake, 'c')
   await eventually('Running', () => first.told.length === 2 || undefined)
@@ -65,7 +65,7 @@ t.test('one watch for every subscriber; each told of its own object only', async
   const later = fake.setStatus('challenges', 'a', { phase: 'Stopped' })
   await eventually(
     'the change seen',
-    () => versionOf(cache.challenges('challenges').get('a') as Json) === versionOf(later) || undefined,
+    () => versionOf(cache.challenges('challenges').read('a')?.object as Json) === versionOf(later) || undefined,
   )
   t.equal(first.told.length, 2, 'nothing told after unsubscribing')
   t.equal(watches(fake).length, 1)
@@ -129,7 +129,7 @@ t.test('an ERROR event (410): the rest of that watch is not believed; a list tel
   t.strictSame(seenA.told, [`ADDED undefined@${versionOf(a)}`, 'MODIFIED Running@500'])
   t.strictSame(seenGone.told, [`ADDED undefined@${versionOf(gone)}`, `DELETED undefined@${versionOf(gone)}`])
   t.strictSame(seenNew.told, ['ADDED undefined@501'])
-  t.equal(cache.challenges('challenges').get('gone'), undefined)
+  t.equal(cache.challenges('challenges').read('gone')?.object, undefined)
 })
 
 t.test('an API server away: not synced, tried again; back: listed again and synced', async (t) => {
@@ -161,12 +161,192 @@ t.test('an API server away: not synced, tried again; back: listed again and sync
   t.equal(fake.requests.length, calls)
 })
 
-t.test('a refusal that does not pass is told to the subscribers; the next use starts afresh', async (t) => {
+t.test(
+  'a refusal that does not pass is told to the subscribers; the next use after a pause starts afresh',
+  async (t) => {
+    const { fake, cache } = await setup(t, { retryFailedMs: 0 })
+    const seen = record(cache, 'a', 'finals')
+    await eventually('told', () => seen.told.length === 1 || undefined)
+    t.strictSame(seen.told, ['fail: cannot GET in finals'])
+    const again = record(cache, 'a', 'finals')
+    await eventually('told', () => again.told.length === 1 || undefined)
+    t.equal(lists(fake, 'finals').length, 2)
+  },
+)
+
+t.test(
+  'a refusal that does not pass: said once, reads ask the API server, new subscribers are told at once',
+  async (t) => {
+    const failures: string[] = []
+    const { fake, cache } = await setup(t, { onFailure: (path, error) => failures.push(`${path}: ${error.message}`) })
+    const seen = record(cache, 'a', 'finals')
+    await eventually('told', () => seen.told.length === 1 || undefined)
+    const informer = cache.challenges('finals')
+    t.strictSame([informer.synced, informer.read('a'), informer.select(() => true)], [false, undefined, undefined])
+    const again = record(cache, 'a', 'finals')
+    t.strictSame(again.told, ['fail: cannot GET in finals'], 'told at once')
+    t.equal(cache.challenges('finals'), informer, 'not started again')
+    t.strictSame(failures, [`${PATH.replace('challenges/challenges', 'finals/challenges')}: cannot GET in finals`])
+    t.equal(lists(fake, 'finals').length, 1)
+  },
+)
+
+t.test('reads: none before a list succeeded, what is held once it did', async (t) => {
   const { fake, cache } = await setup(t)
-  const seen = record(cache, 'a', 'finals')
-  await eventually('told', () => seen.told.length === 1 || undefined)
-  t.strictSame(seen.told, ['fail: cannot GET in finals'])
-  const again = record(cache, 'a', 'finals')
-  await eventually('told', () => again.told.length === 1 || undefined)
-  t.equal(lists(fake, 'finals').length, 2)
+  const a = challenge(fake, 'a', { phase: 'Pending' })
+  const b = challenge(fake, 'b')
+  fake.failLists = true
+  const informer = cache.challenges('challenges')
+  t.strictSame([informer.read('a'), informer.select(() => true)], [undefined, undefined], 'not synced')
+  await eventually('a refused list', () => lists(fake).length >= 1 || undefined)
+  t.strictSame([informer.synced, informer.read('a')], [false, undefined])
+  fake.failLists = false
+  await eventually('synced', () => informer.synced || undefined)
+  t.strictSame(informer.read('a'), { object: a })
+  t.strictSame(informer.read('none'), { object: undefined })
+  t.strictSame(
+    informer.select((object) => (object.metadata as Json).name === 'b'),
+    [b],
+  )
+})
+
+/** A copy of `object` at resourceVersion `version`, with the status `phase`. */
+const at = (object: Json, version: string, phase: string) => ({
+  ...object,
+  status: { phase },
+  metadata: { ...(object.metadata as Json), resourceVersion: version },
+})
+
+t.test(
+  "the gateway's own write is read at once; an older event does not undo it, a newer one replaces it",
+  async (t) => {
+    const { fake, cache } = await setup(t)
+    const a = challenge(fake, 'a', { phase: 'Pending' })
+    const seen = record(cache, 'a')
+    t.teardown(seen.unsubscribe)
+    const informer = cache.challenges('challenges')
+    await eventually('a watch', () => watches(fake).length === 1 || undefined)
+    const written = at(a, '900', 'Stopped')
+    informer.wrote(written)
+    t.strictSame([informer.read('a'), informer.select(() => true)], [{ object: written }, [written]])
+    // What the watch had on the wire before the write.
+    fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: at(a, '899', 'Running') }))
+    await eventually('told', () => seen.told.length === 2 || undefined)
+    t.strictSame(seen.told[1], 'MODIFIED Running@899', 'the subscribers are told as the watch says')
+    t.strictSame(informer.read('a'), { object: written }, 'the older event does not undo the write')
+    const later = at(a, '1000', 'Running')
+    fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: later }))
+    await eventually('told', () => seen.told.length === 3 || undefined)
+    t.strictSame(informer.read('a'), { object: later }, 'a newer event replaces it (numerically: 1000 > 900)')
+    informer.wrote(written)
+    t.strictSame(informer.read('a'), { object: later }, 'an older write does not undo a newer event')
+    // An older DELETED event (of an object deleted and made again) does not remove the newer one.
+    fake.watchLine(JSON.stringify({ type: 'DELETED', object: at(a, '950', 'Running') }))
+    await eventually('told', () => seen.told.length === 4 || undefined)
+    t.strictSame(informer.read('a'), { object: later })
+  },
+)
+
+t.test("the gateway's delete is read at once; an older event does not bring the object back", async (t) => {
+  const { fake, cache } = await setup(t)
+  const a = challenge(fake, 'a', { phase: 'Running' })
+  const b = challenge(fake, 'b', { phase: 'Running' })
+  const seen = record(cache, 'a')
+  t.teardown(seen.unsubscribe)
+  const informer = cache.challenges('challenges')
+  await eventually('a watch', () => watches(fake).length === 1 || undefined)
+  informer.deleted(at(a, '900', 'Running'))
+  t.strictSame([informer.read('a'), informer.select(() => true)], [{ object: undefined }, [b]])
+  fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: at(a, '899', 'Stopped') }))
+  await eventually('told', () => seen.told.length === 2 || undefined)
+  t.strictSame(informer.read('a'), { object: undefined }, 'not brought back')
+  // The watch's DELETED event ends what the delete held: the next event is the truth again.
+  fake.watchLine(JSON.stringify({ type: 'DELETED', object: at(a, '900', 'Stopped') }))
+  const again = at(a, '901', 'Pending')
+  fake.watchLine(JSON.stringify({ type: 'ADDED', object: again }))
+  await eventually('told', () => seen.told.length === 4 || undefined)
+  t.strictSame(informer.read('a'), { object: again }, 'made again')
+  // Held by finalizers: still there, as the delete answered it.
+  const removing = {
+    ...at(b, '1000', 'Running'),
+    metadata: { ...(b.metadata as Json), resourceVersion: '1000', finalizers: ['f'], deletionTimestamp: 'x' },
+  }
+  informer.deleted(removing)
+  t.strictSame(informer.read('b'), { object: removing })
+})
+
+t.test("a list made before the gateway's writes does not undo them; one made after ends a delete", async (t) => {
+  const { fake, cache } = await setup(t)
+  const a = challenge(fake, 'a')
+  const seen = record(cache, 'a')
+  t.teardown(seen.unsubscribe)
+  const informer = cache.challenges('challenges')
+  await eventually('a watch', () => watches(fake).length === 1 || undefined)
+  // Versions past the fake's own (its lists are at about 101): written after the list below was made.
+  const mine = { metadata: { name: 'mine', resourceVersion: '900' }, spec: {} }
+  informer.wrote(mine)
+  informer.deleted({ metadata: { name: 'gone', resourceVersion: '900' } })
+  informer.deleted({ metadata: { name: 'early', resourceVersion: '50' } })
+  fake.expireNextWatch()
+  fake.endWatches()
+  await eventually('listed again', () => lists(fake).length === 2 || undefined)
+  await eventually('a watch', () => watches(fake).length === 3 || undefined)
+  t.strictSame(informer.read('mine'), { object: mine }, 'not in the list, but written after it')
+  const stale = (name: string, version: string) => ({ metadata: { name, resourceVersion: version }, spec: {} })
+  fake.watchLine(JSON.stringify({ type: 'ADDED', object: stale('gone', '899') }))
+  fake.watchLine(JSON.stringify({ type: 'ADDED', object: stale('early', '49') }))
+  fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: at(a, '1100', 'Running') }))
+  await eventually('told', () => seen.told.at(-1) === 'MODIFIED Running@1100' || undefined)
+  t.strictSame(informer.read('gone'), { object: undefined }, 'deleted after the list: still deleted')
+  t.strictSame(informer.read('early'), { object: stale('early', '49') }, 'deleted before the list: the list ended it')
+})
+
+t.test('a version that is not an integer: the newer arrival is kept, and reads of it ask the API server', async (t) => {
+  const { fake, cache } = await setup(t)
+  const a = challenge(fake, 'a')
+  const b = challenge(fake, 'b')
+  const seen = record(cache, 'a')
+  t.teardown(seen.unsubscribe)
+  const informer = cache.challenges('challenges')
+  await eventually('a watch', () => watches(fake).length === 1 || undefined)
+  informer.wrote(at(a, 'opaque', 'Stopped'))
+  t.strictSame(informer.read('a'), undefined)
+  t.strictSame(
+    informer.select(() => true),
+    undefined,
+    'a selection that holds it',
+  )
+  t.strictSame(
+    informer.select((object) => (object.metadata as Json).name === 'b'),
+    [b],
+    'one that does not',
+  )
+  const next = at(a, '700', 'Running')
+  fake.watchLine(JSON.stringify({ type: 'MODIFIED', object: next }))
+  await eventually('told', () => seen.told.length === 2 || undefined)
+  t.strictSame(informer.read('a'), { object: next }, 'an integer version again: read from the cache')
+})
+
+t.test("the definitions: one list + watch of the namespace's ChallengeDefinitions", async (t) => {
+  const { fake, cache } = await setup(t)
+  const web = fake.put('challenges', 'challengedefinitions', { metadata: { name: 'web' }, spec: { maxRenewals: 1 } })
+  const informer = cache.definitions('challenges')
+  const path = PATH.replace(/challenges$/, 'challengedefinitions')
+  await eventually('synced', () => informer.synced || undefined)
+  t.strictSame(informer.read('web'), { object: web })
+  const changed = fake.put('challenges', 'challengedefinitions', {
+    metadata: { name: 'web' },
+    spec: { maxRenewals: 2 },
+  })
+  await eventually(
+    'the change',
+    () => versionOf(informer.read('web')?.object as Json) === versionOf(changed) || undefined,
+  )
+  t.strictSame(informer.read('web'), { object: changed })
+  t.strictSame(
+    fake.requests.filter((r) => r.startsWith(`GET ${path}`)).map((r) => r.replace(/\?.*/, '?…')),
+    [`GET ${path}`, `GET ${path}?…`],
+    'one list, one watch',
+  )
+  t.equal(cache.definitions('challenges'), informer)
 })

@@ -70,11 +70,10 @@ async function setup(t: Tap) {
 
 const instanceEvents = (stream: Stream) => stream.events.filter((event) => event.event === 'instance')
 const phases = (stream: Stream) => instanceEvents(stream).map((event) => (event.data as Json).phase)
+/** The watches of Challenges (the gateway watches the definitions too). */
+const challengeWatches = (fake: FakeApiServer) => fake.requests.filter((r) => /\/challenges\?.*watch=true/.test(r))
 const watching = (fake: FakeApiServer, count: number) =>
-  eventually(
-    `${count} watches`,
-    async () => fake.requests.filter((r) => r.includes('watch=true')).length >= count || undefined,
-  )
+  eventually(`${count} watches`, async () => challengeWatches(fake).length >= count || undefined)
 
 t.test(
   'the current view, then one event per status change, with heartbeats; the end of the record ends it',
@@ -145,10 +144,7 @@ t.test('a watch the API server ends, one whose version expired, and an API serve
   // Away: the watch is refused; the stream waits Retry-After and carries on.
   fake.mode = 'down'
   fake.endWatches()
-  await eventually(
-    'a refused watch',
-    async () => fake.requests.filter((r) => r.includes('watch=true')).length >= 5 || undefined,
-  )
+  await eventually('a refused watch', async () => challengeWatches(fake).length >= 5 || undefined)
   fake.mode = 'up'
   fake.setStatus('challenges', NAME, { phase: 'Running', reason: 'Ready' })
   await eventually('Running', async () => phases(stream).includes('Running') || undefined)
@@ -185,25 +181,30 @@ t.test('refused before the stream starts; a record taken over or gone while stre
   t.strictSame(second.events.at(-1)?.event, 'deleted')
 })
 
-t.test('a change whose view cannot be made now is sent once the API server answers again', async (t) => {
-  const { fake, url } = await setup(t)
-  const stream = await open(url)
+/** Alice's Challenge of web, stored straight in the fake (no call of the gateway reads the definition first). */
+const alicesRecord = (fake: FakeApiServer, status?: Json) =>
+  fake.put('challenges', 'challenges', {
+    metadata: { name: NAME, labels: { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/definition': 'web' } },
+    spec: { definitionRef: { name: 'web' }, owner: { kind: 'User', id: 'alice' } },
+    ...(status === undefined ? {} : { status }),
+  })
+
+t.test('a view that cannot be made now is sent once the API server answers again', async (t) => {
+  const fake = await startFakeApiServer(t)
+  const app = await gatewayApp(t, fake)
+  definition(fake, 'web')
+  alicesRecord(fake, { phase: 'Pending', reason: 'Starting' })
+  // Every call on the definitions fails: their informer cannot list, and the view's own read of the definition fails.
+  fake.failing = /challengedefinitions/
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const stream = await open(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/instances/web/events`)
   t.teardown(() => stream.close())
-  await watching(fake, 1)
-  fake.failLists = true
-  fake.setStatus('challenges', NAME, { phase: 'Pending', reason: 'Starting' })
-  const mark = fake.requests.length
-  fake.endWatches()
-  // The gateway reads again after the watch ends, and its lists are refused twice: the change cannot be shown yet.
-  const lists = () =>
-    fake.requests
-      .slice(mark)
-      .filter((r) => /^GET \/apis\/[^?]+\/namespaces\/[^/]+\/[a-z]+(\?|$)/.test(r) && !r.includes('watch=true'))
-  await eventually('two refused lists', async () => lists().length >= 2 || undefined)
-  t.strictSame(phases(stream), ['None'], 'nothing shown while the view cannot be made')
-  fake.failLists = false
-  await eventually('Pending', async () => phases(stream).includes('Pending') || undefined)
-  t.strictSame(phases(stream), ['None', 'Pending'])
+  const refused = () => fake.requests.filter((r) => r.endsWith('/challengedefinitions/web'))
+  await eventually('two refused reads of the definition', async () => refused().length >= 2 || undefined)
+  t.strictSame(phases(stream), [], 'nothing shown while the view cannot be made')
+  fake.failing = undefined
+  await eventually('Pending', async () => phases(stream).length > 0 || undefined)
+  t.strictSame(phases(stream), ['Pending'])
 })
 
 t.test('an unexpected failure of the watch ends the stream with an error event', async (t) => {
@@ -250,7 +251,7 @@ t.test('streams of one namespace share one watch of the API server', async (t) =
   )
   t.strictSame(phases(first), ['None', 'Running'])
   t.strictSame(phases(second), ['None', 'Running'])
-  t.equal(fake.requests.filter((r) => r.includes('watch=true')).length, 1)
+  t.equal(challengeWatches(fake).length, 1)
 })
 
 t.test('what a lagging watch says of an older version is not shown; versions that do not compare are', async (t) => {
@@ -277,12 +278,11 @@ t.test('what a lagging watch says of an older version is not shown; versions tha
 t.test('a refusal of the shared watch, or of a view, ends the stream with its reason', async (t) => {
   for (const [what, refused] of [
     ['watch', 'the watch is refused'],
-    ['call', 'the lists are refused'],
+    ['call', 'the definitions are refused'],
   ] as const) {
     const fake = await startFakeApiServer(t)
     const { kubeClient, KubeError } = await import('../../src/gateway/kube.js')
     const real = kubeClient(fake.kubeconfig, 2000)
-    let refuse = false
     const app = await gatewayApp(
       t,
       fake,
@@ -294,22 +294,20 @@ t.test('a refusal of the shared watch, or of a view, ends the stream with its re
             if (what === 'watch') throw new KubeError(403, refused)
             return real.watch(...args)
           },
+          // The definitions: their informer fails for good, and the view's own read of the definition is refused.
           call: async (method, path, options) => {
-            // The owner's list a view reads, not the shared watch's list.
-            if (refuse && what === 'call' && options?.query?.labelSelector !== undefined)
-              throw new KubeError(403, refused)
+            if (what === 'call' && path.includes('/challengedefinitions')) throw new KubeError(403, refused)
             return real.call(method, path, options)
+          },
+          get: async (path) => {
+            if (what === 'call' && path.includes('/challengedefinitions')) throw new KubeError(403, refused)
+            return real.get(path)
           },
         },
       },
     )
     definition(fake, 'web')
-    await app.inject({
-      method: 'PUT',
-      url: '/v1/instances/web',
-      headers: { authorization: `Bearer ${CTFD_KEY}`, 'challenge-owner': 'User:alice' },
-    })
-    refuse = true
+    alicesRecord(fake)
     await app.listen({ port: 0, host: '127.0.0.1' })
     const stream = await open(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/instances/web/events`)
     await stream.ended

@@ -1,6 +1,7 @@
 // A stand-in for the API server on loopback, for the gateway's fast tests: the few calls the gateway makes on
 // Challenges and ChallengeDefinitions (get, list by label, create, merge patch with a resourceVersion
-// precondition, delete, watch by name), an in-memory store, and switches for an API server that is down or slow.
+// precondition, delete, watch of a namespace or by name), an in-memory store, and switches for an API server that is
+// down, slow, failing some calls, or whose watches lag.
 // The truth is the real API server: test/cluster/gateway.test.ts runs the same calls there.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -26,6 +27,17 @@ export interface FakeApiServer {
   mode: 'up' | 'down' | 'dead' | 'html' | 'cut' | 'silent'
   /** Lists answer 503 (gets and watches still work). */
   failLists: boolean
+  /** Every call whose `METHOD path?query` matches answers 503. */
+  failing: RegExp | undefined
+  /**
+   * What a DELETE that removes the object at once answers: the object (`object`, the default) or a Status, as API
+   * servers that do not return deleted objects do. An object with finalizers is kept with its deletionTimestamp set,
+   * and answered.
+   */
+  deleteAnswer: 'object' | 'status'
+  /** While true, what the watches would be told waits, in order, for releaseWatches(): a watch that lags. */
+  holdWatches: boolean
+  releaseWatches(): void
   /** Writes a line to every open watch. */
   watchLine(text: string): void
   /** Cuts every open watch's connection. */
@@ -61,14 +73,19 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 
 export async function startFakeApiServer(t: { teardown(fn: () => unknown): void }): Promise<FakeApiServer> {
   let version = 100
-  const watches = new Set<{ namespace: string; name: string | undefined; res: ServerResponse }>()
+  const watches = new Set<{ namespace: string; plural: string; name: string | undefined; res: ServerResponse }>()
   let expire = false
+  const held: (() => void)[] = []
   const key = (namespace: string, plural: string, name: string) => `${namespace}/${plural}/${name}`
-  const notify = (type: string, namespace: string, object: Json) => {
+  const notify = (type: string, namespace: string, plural: string, object: Json) => {
     for (const watch of watches) {
       const name = (object.metadata as Json).name
-      if (watch.namespace === namespace && (watch.name === undefined || watch.name === name))
-        watch.res.write(`${JSON.stringify({ type, object })}\n`)
+      if (watch.namespace !== namespace || watch.plural !== plural || (watch.name !== undefined && watch.name !== name))
+        continue
+      const line = `${JSON.stringify({ type, object })}\n`
+      const deliver = () => void (watch.res.writableEnded || watch.res.write(line))
+      if (fake.holdWatches) held.push(deliver)
+      else deliver()
     }
   }
   const send = (res: ServerResponse, code: number, body: unknown) => {
@@ -82,6 +99,8 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
     let text = ''
     for await (const chunk of req) text += String(chunk)
     if (fake.mode === 'dead') return void req.socket.destroy()
+    if (fake.failing?.test(`${req.method} ${url.pathname}${url.search}`))
+      return send(res, 503, status(503, 'ServiceUnavailable', 'this call fails'))
     if (fake.mode === 'down') return send(res, 503, status(503, 'ServiceUnavailable', 'etcd is down'))
     if (fake.mode === 'silent') return
     if (fake.mode === 'html') {
@@ -109,7 +128,7 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
         return
       }
       const selected = /^metadata\.name=(.+)$/.exec(url.searchParams.get('fieldSelector') ?? '')?.[1]
-      const watch = { namespace, name: selected, res }
+      const watch = { namespace, plural, name: selected, res }
       watches.add(watch)
       res.on('close', () => watches.delete(watch))
       return
@@ -149,9 +168,18 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
       return send(res, 200, fake.put(namespace, plural, patched))
     }
     // DELETE
+    const metadata = stored.metadata as Json
+    if ((metadata.finalizers as unknown[] | undefined)?.length) {
+      const marked = { ...stored, metadata: { ...metadata, deletionTimestamp: '2026-11-22T12:00:00Z' } }
+      return send(res, 200, fake.put(namespace, plural, marked))
+    }
+    version += 1
+    const deleted = { ...stored, metadata: { ...metadata, resourceVersion: String(version) } }
     fake.objects.delete(key(namespace, plural, name as string))
-    notify('DELETED', namespace, stored)
-    return send(res, 200, stored)
+    notify('DELETED', namespace, plural, deleted)
+    if (fake.deleteAnswer === 'status')
+      return send(res, 200, { kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name, kind: plural } })
+    return send(res, 200, deleted)
   }
 
   const server = createServer((req, res) => {
@@ -176,6 +204,13 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
     connections: 0,
     mode: 'up',
     failLists: false,
+    failing: undefined,
+    deleteAnswer: 'object',
+    holdWatches: false,
+    releaseWatches() {
+      fake.holdWatches = false
+      for (const deliver of held.splice(0)) deliver()
+    },
     watchLine(text) {
       for (const watch of watches) watch.res.write(`${text}\n`)
     },
@@ -204,7 +239,7 @@ export async function startFakeApiServer(t: { teardown(fn: () => unknown): void 
         },
       }
       fake.objects.set(key(namespace, plural, name), stored)
-      notify(previous === undefined ? 'ADDED' : 'MODIFIED', namespace, stored)
+      notify(previous === undefined ? 'ADDED' : 'MODIFIED', namespace, plural, stored)
       return stored
     },
     setStatus(namespace, name, newStatus) {

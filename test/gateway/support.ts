@@ -8,6 +8,7 @@ import { loadPlatforms, type Platform } from '../../src/gateway/identity.js'
 import { kubeClient } from '../../src/gateway/kube.js'
 import type { FakeApiServer } from './fake-apiserver.js'
 import { T0 } from '../helpers/instant.js'
+import { eventually } from '../support/eventually.js'
 
 export const NOW = new Date(T0)
 export const AUDIENCE = 'https://gateway.ctf.example.org'
@@ -101,5 +102,24 @@ export function definition(
     kind: 'ChallengeDefinition',
     metadata: { name },
     spec: { pod: { containers: [{ name: 'c', image: 'i' }] }, expose: { type: 'TLS', port: 1337 }, ...spec },
+  })
+}
+
+/**
+ * Waits until the gateway answers `object` (a Challenge as the fake API server stored it) at its version: the
+ * gateway reads from a watch, which tells of a write a moment after the fake made it.
+ */
+export async function seen(app: FastifyInstance, object: Record<string, unknown>): Promise<void> {
+  const { metadata, spec } = object as {
+    metadata: { namespace: string; resourceVersion: string }
+    spec: { definitionRef: { name: string }; owner: { kind: string; id: string } }
+  }
+  await eventually(`version ${metadata.resourceVersion} of ${spec.definitionRef.name}`, async () => {
+    const answer = await app.inject({
+      method: 'GET',
+      url: `/v1/instances/${spec.definitionRef.name}?namespace=${metadata.namespace}`,
+      headers: { authorization: `Bearer ${CTFD_KEY}`, 'challenge-owner': `${spec.owner.kind}:${spec.owner.id}` },
+    })
+    return answer.json<{ version?: string }>().version === metadata.resourceVersion || undefined
   })
 }
