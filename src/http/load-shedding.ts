@@ -144,22 +144,9 @@ export interface CheckOptions extends LoadSheddingOptions {
 export function sheddingChecks({ config, metrics, state, hookPaths, reading, log }: CheckOptions): SheddingChecks {
   const paths = new Set(hookPaths)
   const turn = turnClock()
-  let lastLogged = Number.NEGATIVE_INFINITY
-  let refusedSinceLog = 0
+  const refuse = refusalRecorder(metrics, log)
   const inFlight = new Set<FastifyRequest>()
 
-  /** Counts and logs a refusal (one line per SHED_LOG_INTERVAL_MS for a burst) and returns the body to answer. */
-  const refuse = ({ cause, message }: Refusal): ErrorBody => {
-    metrics.rejected.inc({ cause })
-    refusedSinceLog += 1
-    const now = performance.now()
-    if (now - lastLogged >= SHED_LOG_INTERVAL_MS) {
-      log.warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
-      lastLogged = now
-      refusedSinceLog = 0
-    }
-    return errorBody(429, `${message}; retry after ${RETRY_AFTER_SECONDS} s.`)
-  }
   const delayed = () => delayRefusal(config.maxEventLoopDelayMs, turn(), reading())
   /** The refusal due for a call now, before or after its body: delay first, then the in-flight cap. */
   const due = (): Refusal | undefined =>
@@ -177,14 +164,7 @@ export function sheddingChecks({ config, metrics, state, hookPaths, reading, log
       if (request.method !== 'POST' || !paths.has(request.url as string)) return false
       const refusal = delayed()
       if (refusal === undefined) return false
-      const body = JSON.stringify(refuse(refusal))
-      response.writeHead(429, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-        'retry-after': String(RETRY_AFTER_SECONDS),
-        ...(state.closing ? { connection: 'close' } : {}),
-      })
-      response.end(body)
+      answerAtGate(response, refuse(refusal), state.closing)
       holdUntilNextTurn(request.socket)
       return true
     },
@@ -205,17 +185,56 @@ export function sheddingChecks({ config, metrics, state, hookPaths, reading, log
       if (!isHook(request)) return void done()
       const refusal = due()
       if (refusal !== undefined) return void answer(reply, refusal)
-      inFlight.add(request)
-      metrics.inFlight.set(inFlight.size)
-      // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
-      // onResponse never comes, and onRequestAbort neither once the body is in).
-      reply.raw.once('close', () => {
-        inFlight.delete(request)
-        metrics.inFlight.set(inFlight.size)
-      })
+      countInFlight(inFlight, metrics, request, reply)
       done()
     },
   }
+}
+
+/** Counts and logs each refusal (one line per SHED_LOG_INTERVAL_MS for a burst) and returns the body to answer. */
+function refusalRecorder(metrics: HookMetrics, log: FastifyBaseLogger): (refusal: Refusal) => ErrorBody {
+  let lastLogged = Number.NEGATIVE_INFINITY
+  let refusedSinceLog = 0
+  return ({ cause, message }) => {
+    metrics.rejected.inc({ cause })
+    refusedSinceLog += 1
+    const now = performance.now()
+    if (now - lastLogged >= SHED_LOG_INTERVAL_MS) {
+      log.warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
+      lastLogged = now
+      refusedSinceLog = 0
+    }
+    return errorBody(429, `${message}; retry after ${RETRY_AFTER_SECONDS} s.`)
+  }
+}
+
+/** The gate's 429, written on the node:http response before Fastify sees the request. */
+function answerAtGate(response: ServerResponse, refusal: ErrorBody, closing: boolean): void {
+  const body = JSON.stringify(refusal)
+  response.writeHead(429, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'retry-after': String(RETRY_AFTER_SECONDS),
+    ...(closing ? { connection: 'close' } : {}),
+  })
+  response.end(body)
+}
+
+/** Counts a call in flight from now until its answer is done. */
+function countInFlight(
+  inFlight: Set<FastifyRequest>,
+  metrics: HookMetrics,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  inFlight.add(request)
+  metrics.inFlight.set(inFlight.size)
+  // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
+  // onResponse never comes, and onRequestAbort neither once the body is in).
+  reply.raw.once('close', () => {
+    inFlight.delete(request)
+    metrics.inFlight.set(inFlight.size)
+  })
 }
 
 /**

@@ -70,72 +70,82 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-export function registerHookRoutes(app: FastifyInstance, { config, metrics, now }: HookRouteOptions): void {
+export function registerHookRoutes(app: FastifyInstance, options: HookRouteOptions): void {
   const typed = app.withTypeProvider<TypeBoxTypeProvider>()
   typed.decorateRequest('hookOutcome', undefined)
 
   typed.register(async (hooks) => {
-    if (config.hookToken !== undefined) {
-      const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
-      const checkBearer = requireBearer([config.hookToken, ...previous])
-      hooks.addHook('onRequest', async (request, reply) => {
-        await checkBearer(request, reply)
-        if (reply.sent) metrics.rejected.inc({ cause: 'unauthorized' })
-      })
-    }
-    hooks.addHook('onRequest', async (request) => {
-      request.hookOutcome = { parent: '' }
-    })
-    hooks.addHook('onResponse', async (request, reply) => {
-      const outcome = request.hookOutcome
-      // Refused calls (401, 429) count in challenge_hooks_rejected_total, not as answers.
-      if (outcome === undefined || reply.statusCode === 429) return
-      const hook = (request.routeOptions.url as string).slice(1)
-      const seconds = reply.elapsedTime / 1000
-      metrics.hookDuration.observe({ hook, code: String(reply.statusCode) }, seconds)
-      const size = Number(request.headers['content-length'])
-      if (Number.isFinite(size)) metrics.requestSize.observe({ hook }, size)
-      if (outcome.decided) {
-        metrics.answers.inc({ hook, phase: outcome.decided.phase, reason: reasonLabel(outcome.decided.reason) })
-      }
-      request.log.info(
-        {
-          hook,
-          parent: outcome.parent || undefined,
-          ...outcome.decided,
-          statusCode: reply.statusCode,
-          durationMs: Math.round(reply.elapsedTime * 100) / 100,
-        },
-        'hook answered',
-      )
-    })
-
-    const answerSync = (run: typeof sync) =>
-      async function handle(request: FastifyRequest<{ Body: SyncRequest }>, reply: FastifyReply) {
-        const at = now()
-        const answer = run(request.body, config, at)
-        metrics.instances.observe(request.body, answer, at)
-        const outcome = request.hookOutcome as HookOutcome
-        outcome.parent = parentName(request.body.parent)
-        outcome.decided = {
-          phase: String(answer.status.phase),
-          reason: String(answer.status.reason),
-          children: answer.children.length,
-        }
-        return sendAnswer(request, reply, answer)
-      }
-
+    requireHookToken(hooks, options)
+    measureAnswers(hooks, options.metrics)
     // Answers are sent as pre-serialised bytes (see sendAnswer); protocol.ts documents their schemas.
     const syncSchema = { body: SyncRequestSchema }
-    hooks.post('/sync', { schema: syncSchema }, answerSync(sync))
-    hooks.post('/finalize', { schema: syncSchema }, answerSync(finalize))
-    hooks.post(
-      '/customize',
-      { schema: { body: CustomizeRequestSchema } },
-      async (request: FastifyRequest<{ Body: CustomizeRequest }>, reply) => {
-        ;(request.hookOutcome as HookOutcome).parent = parentName(request.body.parent)
-        return sendAnswer(request, reply, customize(request.body, config))
+    hooks.post('/sync', { schema: syncSchema }, answerSync(sync, options))
+    hooks.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
+    hooks.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
+  })
+}
+
+/** With HOOK_TOKEN set, a call without the bearer token (or the previous one) is answered 401 before its body. */
+function requireHookToken(hooks: FastifyInstance, { config, metrics }: HookRouteOptions): void {
+  if (config.hookToken === undefined) return
+  const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
+  const checkBearer = requireBearer([config.hookToken, ...previous])
+  hooks.addHook('onRequest', async (request, reply) => {
+    await checkBearer(request, reply)
+    if (reply.sent) metrics.rejected.inc({ cause: 'unauthorized' })
+  })
+}
+
+/** One log line and the metrics of each answered call, from what its handler decided. */
+function measureAnswers(hooks: FastifyInstance, metrics: HookMetrics): void {
+  hooks.addHook('onRequest', async (request) => {
+    request.hookOutcome = { parent: '' }
+  })
+  hooks.addHook('onResponse', async (request, reply) => {
+    const outcome = request.hookOutcome
+    // Refused calls (401, 429) count in challenge_hooks_rejected_total, not as answers.
+    if (outcome === undefined || reply.statusCode === 429) return
+    const hook = (request.routeOptions.url as string).slice(1)
+    const seconds = reply.elapsedTime / 1000
+    metrics.hookDuration.observe({ hook, code: String(reply.statusCode) }, seconds)
+    const size = Number(request.headers['content-length'])
+    if (Number.isFinite(size)) metrics.requestSize.observe({ hook }, size)
+    if (outcome.decided) {
+      metrics.answers.inc({ hook, phase: outcome.decided.phase, reason: reasonLabel(outcome.decided.reason) })
+    }
+    request.log.info(
+      {
+        hook,
+        parent: outcome.parent || undefined,
+        ...outcome.decided,
+        statusCode: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
       },
+      'hook answered',
     )
   })
+}
+
+/** The handler of /sync or /finalize: the pure hook's answer, recorded for the metrics and the log line. */
+function answerSync(run: typeof sync, { config, metrics, now }: HookRouteOptions) {
+  return async function handle(request: FastifyRequest<{ Body: SyncRequest }>, reply: FastifyReply) {
+    const at = now()
+    const answer = run(request.body, config, at)
+    metrics.instances.observe(request.body, answer, at)
+    const outcome = request.hookOutcome as HookOutcome
+    outcome.parent = parentName(request.body.parent)
+    outcome.decided = {
+      phase: String(answer.status.phase),
+      reason: String(answer.status.reason),
+      children: answer.children.length,
+    }
+    return sendAnswer(request, reply, answer)
+  }
+}
+
+function answerCustomize(config: Config) {
+  return async function handle(request: FastifyRequest<{ Body: CustomizeRequest }>, reply: FastifyReply) {
+    ;(request.hookOutcome as HookOutcome).parent = parentName(request.body.parent)
+    return sendAnswer(request, reply, customize(request.body, config))
+  }
 }
