@@ -7,15 +7,15 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config/config.js'
-import { clientErrorHandler, registerErrorHandlers } from './errors.js'
+import { clientErrorHandler, errorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
-import { registerJsonBody } from './json-body.js'
+import { jsonBody } from './json-body.js'
 import { serverFactory } from './http-server.js'
-import { loadShedding } from './load-shedding.js'
+import { loadShedding, sheddingChecks } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
-import { registerFlagRoutes } from './routes/flags.js'
-import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
+import { flagRoutes } from './routes/flags.js'
+import { HOOK_PATHS, hookRoutes } from './routes/hooks.js'
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
@@ -51,6 +51,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const now = options.now ?? (() => new Date())
   const metrics = createMetrics(now)
   const state = { closing: false }
+  // Made before the app, whose hook port's server takes the gate. They read the sampler (the loadShedding plugin
+  // below registers it) and log through the app's logger only once calls arrive.
+  const shedding = sheddingChecks({
+    config,
+    metrics,
+    state,
+    hookPaths: HOOK_PATHS,
+    reading: options.eventLoopDelay ?? (() => app.memoryUsage().eventLoopDelay),
+    log: () => app.log,
+  })
   const servers = {
     requestTimeoutMs: config.requestTimeoutMs,
     keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
@@ -64,7 +74,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     // One line per hook call is logged by the hook routes, with the parent and the phase decided.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: serverFactory(hookServers),
+    serverFactory: serverFactory(hookServers, shedding.gate),
     clientErrorHandler: clientErrorHandler(() => metrics.rejected.inc({ cause: 'timeout' })),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -82,18 +92,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     if (state.closing) reply.header('connection', 'close')
     done(null, payload)
   })
-  registerErrorHandlers(app)
-  registerJsonBody(app)
-  // Before the hook routes: its route hooks then run before theirs (the bearer token).
-  await app.register(loadShedding, {
-    config,
-    metrics,
-    state,
-    hookPaths: HOOK_PATHS,
-    ...(options.eventLoopDelay === undefined ? {} : { reading: options.eventLoopDelay }),
-  })
-  registerHookRoutes(app, { config, metrics, now })
-  registerFlagRoutes(app, config)
+  // Every concern of the hook app is a plugin, registered in this order: the route hooks of one run before those of
+  // the plugins after it (load shedding's before the hook routes' bearer token).
+  await app.register(errorHandlers)
+  await app.register(jsonBody, { beforeParse: shedding.beforeParse })
+  await app.register(loadShedding, { checks: shedding })
+  await app.register(hookRoutes, { config, metrics, now })
+  await app.register(flagRoutes, { config })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true

@@ -70,19 +70,17 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
   return `${parent.metadata.namespace}/${parent.metadata.name}`
 }
 
-export function registerHookRoutes(app: FastifyInstance, options: HookRouteOptions): void {
-  const typed = app.withTypeProvider<TypeBoxTypeProvider>()
-  typed.decorateRequest('hookOutcome', undefined)
-
-  typed.register(async (hooks) => {
-    requireHookToken(hooks, options)
-    measureAnswers(hooks, options.metrics)
-    // Answers are sent as pre-serialised bytes (see sendAnswer); protocol.ts documents their schemas.
-    const syncSchema = { body: SyncRequestSchema }
-    hooks.post('/sync', { schema: syncSchema }, answerSync(sync, options))
-    hooks.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
-    hooks.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
-  })
+/** The plugin (encapsulated: the bearer token and the answer's log line and metrics are its routes' own). */
+export async function hookRoutes(app: FastifyInstance, options: HookRouteOptions): Promise<void> {
+  const hooks = app.withTypeProvider<TypeBoxTypeProvider>()
+  hooks.decorateRequest('hookOutcome', undefined)
+  requireHookToken(hooks, options)
+  measureAnswers(hooks, options.metrics)
+  // Answers are sent as pre-serialised bytes (see sendAnswer); protocol.ts documents their schemas.
+  const syncSchema = { body: SyncRequestSchema }
+  hooks.post('/sync', { schema: syncSchema }, answerSync(sync, options))
+  hooks.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
+  hooks.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
 }
 
 /** With HOOK_TOKEN set, a call without the bearer token (or the previous one) is answered 401 before its body. */
