@@ -15,7 +15,7 @@ import { loadShedding, sheddingChecks } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
 import { flagRoutes } from './routes/flags.js'
-import { HOOK_PATHS, hookRoutes } from './routes/hooks.js'
+import { METACONTROLLER_HOOK_PATHS, metacontrollerHookRoutes } from './routes/metacontroller-hooks.js'
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
@@ -57,7 +57,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     config,
     metrics,
     state,
-    hookPaths: HOOK_PATHS,
+    hookPaths: METACONTROLLER_HOOK_PATHS,
     reading: options.eventLoopDelay ?? (() => app.memoryUsage().eventLoopDelay),
     log: () => app.log,
   })
@@ -97,7 +97,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(errorHandlers)
   await app.register(jsonBody, { beforeParse: shedding.beforeParse })
   await app.register(loadShedding, { checks: shedding })
-  await app.register(hookRoutes, { config, metrics, now })
+  await app.register(metacontrollerHookRoutes, { config, metrics, now })
   await app.register(flagRoutes, { config })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {

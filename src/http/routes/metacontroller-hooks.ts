@@ -1,6 +1,7 @@
 /**
- * POST /sync, /finalize, /customize. Each handler hands the validated request to a pure hook and sends its
- * answer; the surrounding hooks authenticate (before the body is read), time and log. Load shedding's hooks
+ * POST /sync, /finalize, /customize: the routes of Metacontroller's hooks. Each handler hands the validated request
+ * to its pure function (../../challenge/hooks.ts) and sends the answer; the routes' Fastify hooks authenticate
+ * (onRequest, before the body is read), time and log (onResponse). Load shedding's Fastify hooks
  * (../load-shedding.ts) run before them.
  */
 import { hash } from 'node:crypto'
@@ -19,16 +20,16 @@ import { tooDeepError } from '../json-body.js'
 import type { HookMetrics } from '../metrics.js'
 import { reasonLabel } from '../reason-label.js'
 
-export interface HookRouteOptions {
+export interface MetacontrollerHookOptions {
   config: Config
   metrics: HookMetrics
   now: () => Date
 }
 
-export const HOOK_PATHS = ['/sync', '/finalize', '/customize'] as const
+export const METACONTROLLER_HOOK_PATHS = ['/sync', '/finalize', '/customize'] as const
 
 /** What a handler decided, for the one log line and the metrics of the call. */
-interface HookOutcome {
+interface CallOutcome {
   parent: string
   /** What sync and finalize decided. */
   decided?: { phase: string; reason: string; children: number }
@@ -36,7 +37,7 @@ interface HookOutcome {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    hookOutcome: HookOutcome | undefined
+    callOutcome: CallOutcome | undefined
   }
 }
 
@@ -71,36 +72,39 @@ function parentName(parent: { metadata: { namespace: string; name: string } }): 
 }
 
 /** The plugin (encapsulated: the bearer token and the answer's log line and metrics are its routes' own). */
-export async function hookRoutes(app: FastifyInstance, options: HookRouteOptions): Promise<void> {
-  const hooks = app.withTypeProvider<TypeBoxTypeProvider>()
-  hooks.decorateRequest('hookOutcome', undefined)
-  requireHookToken(hooks, options)
-  measureAnswers(hooks, options.metrics)
+export async function metacontrollerHookRoutes(
+  app: FastifyInstance,
+  options: MetacontrollerHookOptions,
+): Promise<void> {
+  const routes = app.withTypeProvider<TypeBoxTypeProvider>()
+  routes.decorateRequest('callOutcome', undefined)
+  requireHookToken(routes, options)
+  measureAnswers(routes, options.metrics)
   // Answers are sent as pre-serialised bytes (see sendAnswer); protocol.ts documents their schemas.
   const syncSchema = { body: SyncRequestSchema }
-  hooks.post('/sync', { schema: syncSchema }, answerSync(sync, options))
-  hooks.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
-  hooks.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
+  routes.post('/sync', { schema: syncSchema }, answerSync(sync, options))
+  routes.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
+  routes.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
 }
 
 /** With HOOK_TOKEN set, a call without the bearer token (or the previous one) is answered 401 before its body. */
-function requireHookToken(hooks: FastifyInstance, { config, metrics }: HookRouteOptions): void {
+function requireHookToken(routes: FastifyInstance, { config, metrics }: MetacontrollerHookOptions): void {
   if (config.hookToken === undefined) return
   const previous = config.hookTokenPrevious === undefined ? [] : [config.hookTokenPrevious]
   const checkBearer = requireBearer([config.hookToken, ...previous])
-  hooks.addHook('onRequest', async (request, reply) => {
+  routes.addHook('onRequest', async (request, reply) => {
     await checkBearer(request, reply)
     if (reply.sent) metrics.rejected.inc({ cause: 'unauthorized' })
   })
 }
 
 /** One log line and the metrics of each answered call, from what its handler decided. */
-function measureAnswers(hooks: FastifyInstance, metrics: HookMetrics): void {
-  hooks.addHook('onRequest', async (request) => {
-    request.hookOutcome = { parent: '' }
+function measureAnswers(routes: FastifyInstance, metrics: HookMetrics): void {
+  routes.addHook('onRequest', async (request) => {
+    request.callOutcome = { parent: '' }
   })
-  hooks.addHook('onResponse', async (request, reply) => {
-    const outcome = request.hookOutcome
+  routes.addHook('onResponse', async (request, reply) => {
+    const outcome = request.callOutcome
     // Refused calls (401, 429) count in challenge_hooks_rejected_total, not as answers.
     if (outcome === undefined || reply.statusCode === 429) return
     const hook = (request.routeOptions.url as string).slice(1)
@@ -125,12 +129,12 @@ function measureAnswers(hooks: FastifyInstance, metrics: HookMetrics): void {
 }
 
 /** The handler of /sync or /finalize: the pure hook's answer, recorded for the metrics and the log line. */
-function answerSync(run: typeof sync, { config, metrics, now }: HookRouteOptions) {
+function answerSync(run: typeof sync, { config, metrics, now }: MetacontrollerHookOptions) {
   return async function handle(request: FastifyRequest<{ Body: SyncRequest }>, reply: FastifyReply) {
     const at = now()
     const answer = run(request.body, config, at)
     metrics.instances.observe(request.body, answer, at)
-    const outcome = request.hookOutcome as HookOutcome
+    const outcome = request.callOutcome as CallOutcome
     outcome.parent = parentName(request.body.parent)
     outcome.decided = {
       phase: String(answer.status.phase),
@@ -143,7 +147,7 @@ function answerSync(run: typeof sync, { config, metrics, now }: HookRouteOptions
 
 function answerCustomize(config: Config) {
   return async function handle(request: FastifyRequest<{ Body: CustomizeRequest }>, reply: FastifyReply) {
-    ;(request.hookOutcome as HookOutcome).parent = parentName(request.body.parent)
+    ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
     return sendAnswer(request, reply, customize(request.body, config))
   }
 }
