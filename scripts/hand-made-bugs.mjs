@@ -28,7 +28,7 @@ const BUGS = [
     file: 'src/challenge/renewal.ts',
     from: 'if (decision.phase !== Phase.Running || started === undefined)',
     to: 'if (started === undefined)',
-    tests: ['test/challenge/combinations.test.ts', 'test/fuzz/timers.test.ts'],
+    tests: ['test/challenge/controls.test.ts', 'test/fuzz/timers.test.ts'],
   },
   {
     bug: "a renewal uses the definition's lifetime, ignoring spec.lifetimeSeconds",
