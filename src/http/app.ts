@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import fastifyPlugin from 'fastify-plugin'
 import type { Config } from '../config/config.js'
 import { clientErrorHandler, errorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
@@ -39,9 +40,11 @@ export const REDACTED_PATHS = [
   '*.data.flag',
 ]
 
-const KEEP_ALIVE_TIMEOUT_MS = 5000
-/** A silent connection is closed well inside Metacontroller's 10 s webhook timeout. */
-const IDLE_TIMEOUT_MS = 9000
+const CONNECTION_TIMEOUTS = {
+  keepAliveTimeoutMs: 5000,
+  /** A silent connection is closed well inside Metacontroller's 10 s webhook timeout. */
+  idleTimeoutMs: 9000,
+}
 
 export function loggerOptions(config: Config): { level: string; redact: { paths: string[]; censor: string } } {
   return { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }
@@ -61,11 +64,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     reading: options.eventLoopDelay ?? (() => app.memoryUsage().eventLoopDelay),
     log: () => app.log,
   })
-  const servers = {
-    requestTimeoutMs: config.requestTimeoutMs,
-    keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
-    idleTimeoutMs: IDLE_TIMEOUT_MS,
-  }
+  const servers = { requestTimeoutMs: config.requestTimeoutMs, ...CONNECTION_TIMEOUTS }
   // Only the hook port speaks TLS: the kubelet's probes and Prometheus stay on plain HTTP on the ops port.
   const hookServers = options.tls === undefined ? servers : { ...servers, tls: options.tls }
   const app = Fastify({
@@ -86,14 +85,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     state.closing = true
     await ops.close()
   })
-  // While draining, every answer closes its connection: Metacontroller's next call opens a new one, which the
-  // Service sends to a replica that is not shutting down.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (state.closing) reply.header('connection', 'close')
-    done(null, payload)
-  })
   // Every concern of the hook app is a plugin, registered in this order: the route hooks of one run before those of
   // the plugins after it (load shedding's before the hook routes' bearer token).
+  await app.register(draining, { state })
   await app.register(errorHandlers)
   await app.register(jsonBody, { beforeParse: shedding.beforeParse })
   await app.register(loadShedding, { checks: shedding })
@@ -105,6 +99,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   })
   return app
 }
+
+/**
+ * While draining, every answer closes its connection: Metacontroller's next call opens a new one, which the Service
+ * sends to a replica that is not shutting down (not encapsulated: every route of the app).
+ */
+const draining = fastifyPlugin(
+  async function draining(app: FastifyInstance, { state }: { state: { closing: boolean } }) {
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      if (state.closing) reply.header('connection', 'close')
+      done(null, payload)
+    })
+  },
+  { name: 'draining', fastify: '5.x' },
+)
 
 declare module 'fastify' {
   interface FastifyInstance {
