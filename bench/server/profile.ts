@@ -128,11 +128,11 @@ function stageOf(frames: CallFrame[]): string {
     if (url.startsWith('node:internal/crypto/')) {
       const owner = outer.find((f) => inOurs(f.url))
       if (owner && isDist(owner, 'http/auth.js')) return 'bearer token check (SHA-256)'
-      if (owner && isDist(owner, 'http/routes/hooks.js')) return 'answer: SHA-256 ETag'
+      if (owner && isDist(owner, 'http/routes/metacontroller-hooks.js')) return 'answer: SHA-256 ETag'
     }
     if (isDist(frame, 'http/auth.js')) return 'bearer token check (SHA-256)'
     if (
-      isDist(frame, 'http/routes/hooks.js') &&
+      isDist(frame, 'http/routes/metacontroller-hooks.js') &&
       (functionName === 'sendAnswer' || functionName === 'etagOf') &&
       i === 0
     ) {
@@ -210,7 +210,7 @@ export function summariseStart(file: string): StartSummary {
     ],
     [
       'first /sync call (cold JIT)',
-      (f) => f.some((x) => isDist(x, 'http/routes/hooks.js') && x.functionName === 'handle'),
+      (f) => f.some((x) => isDist(x, 'http/routes/metacontroller-hooks.js') && x.functionName === 'handle'),
     ],
     [
       'buildApp, the rest (fastify instance, metrics registry, routes)',

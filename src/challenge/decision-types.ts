@@ -1,6 +1,7 @@
 /**
  * The shapes of a lifecycle decision (lifecycle.ts decides, renewal.ts acts on a renewal, hooks.ts renders and
- * writes the status from it): the observed world, the run's sticky state, and the decision itself.
+ * writes the status from it): the observed world, the run's sticky state, what the rules know in stages, and the
+ * decision itself.
  */
 import type { Config } from '../config/config.js'
 import type { ChallengeObject, KubeObject } from '../contract/protocol.js'
@@ -87,26 +88,63 @@ export interface Decision extends Outcome {
   nextDeadline: number | undefined
 }
 
-/** What the rules learn, each field set by one rule and read by the later ones. */
-export interface Context {
+/*
+ * What the rules know, in stages: each stage is what one rule (lifecycle.ts, running.ts) learned added to the stage
+ * before it, so a rule's parameter holds exactly what the rules before it set. A rule that learns nothing takes the
+ * stage it is tried in; `state` and `deadlines` are shared by every stage of one decision.
+ */
+
+/** From the start: the request, the configuration, `now`, the run's sticky state and the deadlines gathered so far. */
+export interface RunContext {
   world: World
   config: Config
   now: number
   state: RunState
-  /** the author of the observed definition, once the instance may run with it */
-  definitionAuthor: string | undefined
-  definition: ResolvedDefinition
-  flagData: string
-  /** the earliest of spec.deadline and availableUntil */
-  hardEnd: number | undefined
-  lifetimeMs: number
-  pod: KubeObject | undefined
-  /** guard children not yet observed as the instance's own */
-  missing: string[]
-  /** admittedAt + startupTimeoutSeconds, while the run has not started */
-  startupDeadline: number | undefined
-  problem: PodProblem | undefined
-  observed: EndpointObservation
   /** instants at which the decision changes by itself, gathered on the way */
   deadlines: (number | undefined)[]
 }
+
+/** definitionAuthorKept: the author of the observed definition, once the instance may run with it. */
+export interface AuthoredContext extends RunContext {
+  /** undefined while no definition of that name is observed (definitionFound then holds) */
+  definitionAuthor: string | undefined
+}
+
+/** definitionFound: the definition, resolved against the operator's policy, and the lifetime it gives. */
+export interface DefinedContext extends AuthoredContext {
+  definition: ResolvedDefinition
+  lifetimeMs: number
+}
+
+/** challengeFields: the hard end, the earliest of spec.deadline and availableUntil. */
+export interface DatedContext extends DefinedContext {
+  hardEnd: number | undefined
+}
+
+/** flagSource: the flag, base64; the gates of the world that follow (deadline, release, namespace) learn nothing. */
+export interface FlaggedContext extends DatedContext {
+  flagData: string
+}
+
+/** admission: the run holds a slot of its owner's budget since this instant. */
+export interface AdmittedContext extends FlaggedContext {
+  admittedAt: number
+}
+
+/** podFailure: the run's pod, once its guard children are its own, and what it says. */
+export interface PodContext extends AdmittedContext {
+  pod: KubeObject | undefined
+  /** guard children not yet observed as the instance's own */
+  missing: string[]
+  problem: PodProblem | undefined
+}
+
+/** startupTimeout: the traffic path, and the startup deadline while the run has not started. */
+export interface ObservedContext extends PodContext {
+  observed: EndpointObservation
+  /** admittedAt + startupTimeoutSeconds, while the run has not started */
+  startupDeadline: number | undefined
+}
+
+/** Any stage: what a decision of any rule (rule.ts, base) reads, the fields of later stages when they are known. */
+export type AnyContext = RunContext & Partial<Pick<DefinedContext, 'definitionAuthor' | 'definition'>>

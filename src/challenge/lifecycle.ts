@@ -14,6 +14,10 @@
  * Challenge's own children, and the instance is Running only ENDPOINT_SETTLE_MS after its pod became ready and
  * its Service and route came into place: kube-proxy and the proxies program a new path only after that.
  *
+ * A rule sees what the rules before it learned and nothing more: each rule that learns something (the definition's
+ * author, the definition, the hard end, the flag, admission, the pod, the traffic path) hands the next ones a
+ * context of the next stage (decision-types.ts).
+ *
  * This file holds the run and the gates up to admission; the rules of an admitted run and its timers (from
  * lifetimeOver on) are in running.ts, and what a rule returns (finish, hold) in rule.ts.
  */
@@ -21,7 +25,18 @@ import type { Config } from '../config/config.js'
 import type { ChallengeObject } from '../contract/protocol.js'
 import { Annotation, ConditionType, Label, Phase, Reason } from '../contract/api.js'
 import { budgetCheck } from './budget.js'
-import type { Context, Decision, RunState, World } from './decision-types.js'
+import type {
+  AdmittedContext,
+  AuthoredContext,
+  DatedContext,
+  Decision,
+  DefinedContext,
+  FlaggedContext,
+  ObservedContext,
+  RunContext,
+  RunState,
+  World,
+} from './decision-types.js'
 import { DEFINITION_KIND, definitionAuthor, lookupDefinition } from './definition.js'
 import { flagData, parametersProblem } from './flag.js'
 import { namespaceRefusal } from './namespace-policy.js'
@@ -29,7 +44,7 @@ import { findObject } from './observed.js'
 import { field, quote } from './untrusted.js'
 import { applyRenewal } from './renewal.js'
 import { routingProblem } from './traffic-routes.js'
-import { finish, hold, nextDeadline, type Rule } from './rule.js'
+import { advance, finish, hold, isDecision, nextDeadline, type Rule, type Step } from './rule.js'
 import { lifetimeOver, podFailure, runningOrStarting, startupTimeout } from './running.js'
 import { earliest, formatTime, readTime } from './time.js'
 import { currentPod } from './workload.js'
@@ -47,13 +62,30 @@ const RUN_ENDING_ERRORS = new Set<string>([
 ])
 
 export function decide(world: World, config: Config, now: number): Decision {
-  // Every field a rule reads was set by a rule before it (definitionFound sets the definition, and so on).
-  const c = { world, config, now, state: runState(world), deadlines: [] } as unknown as Context
-  for (const rule of RULES) {
-    const decision = rule(c)
-    if (decision !== undefined) return applyRenewal(c, decision)
-  }
-  return applyRenewal(c, runningOrStarting(c))
+  const run: RunContext = { world, config, now, state: runState(world), deadlines: [] }
+  const result = throughTheRules(run)
+  if (isDecision(result)) return applyRenewal(run, result)
+  return applyRenewal(run, runningOrStarting(result), result)
+}
+
+/**
+ * Every rule but the last, in order: each stage's checks, then the rule that learns the next stage (decision-types.ts).
+ * The first decision, or all the last rule, runningOrStarting, needs to know.
+ */
+function throughTheRules(run: RunContext): Decision | ObservedContext {
+  const authored = advance(run, [finishedRun, stopped, ownerLabels], definitionAuthorKept)
+  if (isDecision(authored)) return authored
+  const defined = definitionFound(authored)
+  if (isDecision(defined)) return defined
+  const dated = challengeFields(defined)
+  if (isDecision(dated)) return dated
+  const flagged = advance(dated, [routing, budgetScope], flagSource)
+  if (isDecision(flagged)) return flagged
+  const admitted = advance(flagged, [hardDeadline, releaseGate, namespaceAdmits], admission)
+  if (isDecision(admitted)) return admitted
+  const withPod = advance(admitted, [lifetimeOver], podFailure)
+  if (isDecision(withPod)) return withPod
+  return startupTimeout(withPod)
 }
 
 // ---- the run ---------------------------------------------------------------------------------------------------
@@ -92,11 +124,15 @@ function runState(world: World): RunState {
 // ---- the rules, in order (from lifetimeOver on in running.ts) --------------------------------------------------
 
 /** A finished run stays finished: its workload is gone, and only a restart (a new run) brings it back. */
-const finishedRun: Rule = (c) => {
-  const { previous } = c.world
-  if (c.state.newRun) return undefined
+const finishedRun: Rule<RunContext> = (context) => {
+  const { previous } = context.world
+  if (context.state.newRun) return undefined
   if (previous.phase === Phase.Deleted)
-    return finish(c, { phase: Phase.Deleted, reason: previous.reason ?? Reason.Expired, message: previous.message })
+    return finish(context, {
+      phase: Phase.Deleted,
+      reason: previous.reason ?? Reason.Expired,
+      message: previous.message,
+    })
   // finishedAt tells a run-ending Error from a ConfigError of the world (a missing static flag Secret), which
   // recovers once fixed.
   if (
@@ -104,25 +140,25 @@ const finishedRun: Rule = (c) => {
     previous.finishedAt !== undefined &&
     RUN_ENDING_ERRORS.has(String(previous.reason))
   ) {
-    return finish(c, { phase: Phase.Error, reason: previous.reason as string, message: previous.message })
+    return finish(context, { phase: Phase.Error, reason: previous.reason as string, message: previous.message })
   }
   return undefined
 }
 
-const stopped: Rule = (c) => {
-  const { spec } = c.world.challenge
+const stopped: Rule<RunContext> = (context) => {
+  const { spec } = context.world.challenge
   if (spec.desiredState !== 'Stopped') return undefined
   const reason = spec.stopReason ?? Reason.Stopped
   const message =
     spec.stopReason === undefined ? 'The instance was stopped.' : `The instance was stopped: ${quote(spec.stopReason)}.`
-  return finish(c, { phase: Phase.Deleted, reason, message })
+  return finish(context, { phase: Phase.Deleted, reason, message })
 }
 
-const ownerLabels: Rule = (c) => {
-  const problem = ownerLabelProblem(c.world.challenge)
+const ownerLabels: Rule<RunContext> = (context) => {
+  const problem = ownerLabelProblem(context.world.challenge)
   return problem === undefined
     ? undefined
-    : hold(c, { phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: problem })
+    : hold(context, { phase: Phase.Error, reason: Reason.OwnerLabelMismatch, message: problem })
 }
 
 /**
@@ -132,70 +168,69 @@ const ownerLabels: Rule = (c) => {
  * operator accepts the new author with an annotation only operators may set (admission-policy.yaml). An instance
  * that recorded no author yet adopts the current one. A missing definition is definitionFound's to report.
  */
-const definitionAuthorKept: Rule = (c) => {
-  const { world } = c
+const definitionAuthorKept: Step<RunContext, AuthoredContext> = (context) => {
+  const { world } = context
   const name = world.challenge.spec.definitionRef.name
   const object = findObject(world.related, DEFINITION_KIND, name)
-  if (object === undefined) return undefined
+  if (object === undefined) return { ...context, definitionAuthor: undefined }
   const current = definitionAuthor(object)
   const recorded = world.previous.definitionAuthor
   const accepted = field(world.challenge.metadata.annotations, Annotation.acceptDefinitionAuthor)
   if (recorded === undefined || recorded === current || accepted === current) {
-    c.definitionAuthor = current
-    return undefined
+    return { ...context, definitionAuthor: current }
   }
   const now = current === '' ? 'no author' : `the author ${quote(current, AUTHOR_LENGTH)}`
   const before = recorded === '' ? 'none' : quote(recorded, AUTHOR_LENGTH)
-  return hold(c, {
+  return hold(context, {
     phase: Phase.Error,
     reason: Reason.DefinitionAuthorChanged,
     message: `ChallengeDefinition "${name}" now names ${now}, not ${before} as when this instance was made: it stays stopped until an operator accepts the new author (the annotation ${Annotation.acceptDefinitionAuthor}=${quote(current, AUTHOR_LENGTH)} on this Challenge) or deletes the instance.`,
   })
 }
 
-const definitionFound: Rule = (c) => {
+const definitionFound: Step<AuthoredContext, DefinedContext> = (context) => {
   const policy = {
-    extendedResources: c.config.allowedExtendedResources,
-    runtimeClasses: c.config.allowedRuntimeClasses,
-    costUnit: c.config.costUnit,
+    extendedResources: context.config.allowedExtendedResources,
+    runtimeClasses: context.config.allowedRuntimeClasses,
+    costUnit: context.config.costUnit,
   }
-  const lookup = lookupDefinition(c.world.related, c.world.challenge.spec.definitionRef.name, policy)
-  if (!lookup.found) return hold(c, { phase: Phase.Error, reason: lookup.reason, message: lookup.message })
-  c.definition = lookup.definition
-  c.lifetimeMs = (c.world.challenge.spec.lifetimeSeconds ?? lookup.definition.lifetimeSeconds) * 1000
-  return undefined
+  const lookup = lookupDefinition(context.world.related, context.world.challenge.spec.definitionRef.name, policy)
+  if (!lookup.found) return hold(context, { phase: Phase.Error, reason: lookup.reason, message: lookup.message })
+  const lifetimeMs = (context.world.challenge.spec.lifetimeSeconds ?? lookup.definition.lifetimeSeconds) * 1000
+  return { ...context, definition: lookup.definition, lifetimeMs }
 }
 
 /** The Challenge's own fields the schema cannot check: parameters against the flag variable, the deadline's date. */
-const challengeFields: Rule = (c) => {
-  const { spec } = c.world.challenge
-  const parameterProblem = parametersProblem(spec.parameters ?? {}, c.definition.flag.env)
-  if (parameterProblem) return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
+const challengeFields: Step<DefinedContext, DatedContext> = (context) => {
+  const { spec } = context.world.challenge
+  const parameterProblem = parametersProblem(spec.parameters ?? {}, context.definition.flag.env)
+  if (parameterProblem)
+    return hold(context, { phase: Phase.Error, reason: Reason.ConfigError, message: parameterProblem })
   // The schema lets through what the API server stores; a date it could not have stored has no meaning.
   const deadline = readTime(spec.deadline)
   if (spec.deadline !== undefined && deadline === undefined) {
-    return hold(c, {
+    return hold(context, {
       phase: Phase.Error,
       reason: Reason.ConfigError,
       message: `spec.deadline: ${quote(spec.deadline)} is not a date-time.`,
     })
   }
-  c.hardEnd = earliest(deadline, c.definition.availableUntil)
-  return undefined
+  return { ...context, hardEnd: earliest(deadline, context.definition.availableUntil) }
 }
 
-const routing: Rule = (c) => {
-  const { type } = c.definition.expose
-  const problem = type === 'HTTP' || type === 'TLS' ? routingProblem(type, c.config, c.world.childGroups) : undefined
+const routing: Rule<DatedContext> = (context) => {
+  const { type } = context.definition.expose
+  const problem =
+    type === 'HTTP' || type === 'TLS' ? routingProblem(type, context.config, context.world.childGroups) : undefined
   return problem === undefined
     ? undefined
-    : hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: problem })
+    : hold(context, { phase: Phase.Error, reason: Reason.ConfigError, message: problem })
 }
 
 /** A budget across namespaces needs the owner's Challenges of every namespace: only hook version v2 relates them. */
-const budgetScope: Rule = (c) => {
-  if (c.config.ownerBudgetScope !== 'Cluster' || c.world.customizeVersion === 'v2') return undefined
-  return hold(c, {
+const budgetScope: Rule<DatedContext> = (context) => {
+  if (context.config.ownerBudgetScope !== 'Cluster' || context.world.customizeVersion === 'v2') return undefined
+  return hold(context, {
     phase: Phase.Error,
     reason: Reason.ConfigError,
     message:
@@ -203,38 +238,37 @@ const budgetScope: Rule = (c) => {
   })
 }
 
-const flagSource: Rule = (c) => {
-  const { world } = c
+const flagSource: Step<DatedContext, FlaggedContext> = (context) => {
+  const { world } = context
   const flag = flagData(
     { ownerKey: world.ownerKey, uid: world.challenge.metadata.uid, related: world.related },
-    c.definition,
-    c.config.flagSecret,
+    context.definition,
+    context.config.flagSecret,
   )
-  if (!flag.ok) return hold(c, { phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
-  c.flagData = flag.data
-  return undefined
+  if (!flag.ok) return hold(context, { phase: Phase.Error, reason: Reason.ConfigError, message: flag.message })
+  return { ...context, flagData: flag.data }
 }
 
 /** The Challenge's own deadline and the definition's availableUntil cap everything. */
-const hardDeadline: Rule = (c) => {
-  if (c.hardEnd !== undefined && c.now >= c.hardEnd) {
-    return finish(c, {
+const hardDeadline: Rule<FlaggedContext> = (context) => {
+  if (context.hardEnd !== undefined && context.now >= context.hardEnd) {
+    return finish(context, {
       phase: Phase.Deleted,
       reason: Reason.PastDeadline,
       message: 'The challenge is past its deadline.',
     })
   }
-  c.deadlines.push(c.hardEnd)
+  context.deadlines.push(context.hardEnd)
   return undefined
 }
 
-const releaseGate: Rule = (c) => {
-  const from = c.definition.availableFrom
-  if (from === undefined || c.now >= from) return undefined
+const releaseGate: Rule<FlaggedContext> = (context) => {
+  const from = context.definition.availableFrom
+  if (from === undefined || context.now >= from) return undefined
   return hold(
-    c,
+    context,
     { phase: Phase.Pending, reason: Reason.NotYetAvailable, message: `The challenge opens at ${formatTime(from)}.` },
-    nextDeadline(c, from),
+    nextDeadline(context, from),
   )
 }
 
@@ -242,14 +276,14 @@ const releaseGate: Rule = (c) => {
  * A pod the namespace would refuse (Pod Security, a LimitRange) is never asked for: the run ends at once with the
  * reason, before it holds a budget slot. Only until the pod of the run exists: admission judged it when it was made.
  */
-const namespaceAdmits: Rule = (c) => {
-  const { world, state } = c
+const namespaceAdmits: Rule<FlaggedContext> = (context) => {
+  const { world, state } = context
   if (state.startedAt !== undefined || currentPod(world.children, world.names, state.run) !== undefined)
     return undefined
-  const refusal = namespaceRefusal(c.definition, world.related, world.namespace)
+  const refusal = namespaceRefusal(context.definition, world.related, world.namespace)
   return refusal === undefined
     ? undefined
-    : finish(c, { phase: Phase.Error, reason: Reason.PodRefused, message: refusal })
+    : finish(context, { phase: Phase.Error, reason: Reason.PodRefused, message: refusal })
 }
 
 /**
@@ -257,11 +291,12 @@ const namespaceAdmits: Rule = (c) => {
  * of one owner may each be admitted before seeing the other; once both are visible, every instance computes the
  * same order and the later one goes back to the queue before anyone played on it.
  */
-const admission: Rule = (c) => {
-  const { state, definition, config, world } = c
-  if (state.admittedAt !== undefined && state.startedAt !== undefined) return undefined
+const admission: Step<FlaggedContext, AdmittedContext> = (context) => {
+  const { state, definition, config, world } = context
+  if (state.admittedAt !== undefined && state.startedAt !== undefined)
+    return { ...context, admittedAt: state.admittedAt }
   if (definition.cost > config.ownerBudget) {
-    return hold(c, {
+    return hold(context, {
       phase: Phase.Error,
       reason: Reason.OwnerBudgetExceeded,
       message: `This challenge costs ${definition.cost} units, more than the ${config.ownerBudget} units one owner may hold.`,
@@ -270,12 +305,12 @@ const admission: Rule = (c) => {
   const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: world.siblings }
   const budget = budgetCheck(owner, definition.cost, config.ownerBudget, state.admittedAt)
   if (budget.admitted) {
-    state.admittedAt ??= c.now
-    return undefined
+    state.admittedAt ??= context.now
+    return { ...context, admittedAt: state.admittedAt }
   }
-  const giveUpAt = queueStart(c) + c.lifetimeMs
-  if (c.now >= giveUpAt) {
-    return finish(c, {
+  const giveUpAt = queueStart(context) + context.lifetimeMs
+  if (context.now >= giveUpAt) {
+    return finish(context, {
       phase: Phase.Deleted,
       reason: Reason.Expired,
       message: 'The instance waited for a free slot longer than its lifetime.',
@@ -287,34 +322,14 @@ const admission: Rule = (c) => {
     // A recheck soon costs a call or two.
     const message = 'Waiting for your other instances to report their cost.'
     return hold(
-      c,
+      context,
       { phase: Phase.Pending, reason: Reason.Queued, message },
-      nextDeadline(c, giveUpAt, c.now + UNKNOWN_COST_RECHECK_MS),
+      nextDeadline(context, giveUpAt, context.now + UNKNOWN_COST_RECHECK_MS),
     )
   }
   const message = `Waiting for another of your instances to end: ${budget.held} of your ${units(config.ownerBudget)} ${budget.held === 1 ? 'is' : 'are'} in use, and this challenge needs ${definition.cost}.`
-  return hold(c, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(c, giveUpAt))
+  return hold(context, { phase: Phase.Pending, reason: Reason.Queued, message }, nextDeadline(context, giveUpAt))
 }
-
-/** Every rule but the last, runningOrStarting, which always decides. */
-const RULES: Rule[] = [
-  finishedRun,
-  stopped,
-  ownerLabels,
-  definitionAuthorKept,
-  definitionFound,
-  challengeFields,
-  routing,
-  budgetScope,
-  flagSource,
-  hardDeadline,
-  releaseGate,
-  namespaceAdmits,
-  admission,
-  lifetimeOver,
-  podFailure,
-  startupTimeout,
-]
 
 // ---- helpers of the rules --------------------------------------------------------------------------------------
 
@@ -347,9 +362,10 @@ function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
  * When the current run started waiting: its creation for the first run; for a relaunch, the moment the run began
  * (the Admitted condition is new with each run, so its transition time is the start of the wait).
  */
-function queueStart(c: Context): number {
-  if (c.state.newRun) return c.now
-  const admitted = c.world.previous.conditions.find((condition) => condition.type === ConditionType.Admitted)
-  const since = c.state.run > 0 ? admitted?.lastTransitionTime : c.world.challenge.metadata.creationTimestamp
-  return readTime(since) ?? c.now
+function queueStart(context: RunContext): number {
+  if (context.state.newRun) return context.now
+  const admitted = context.world.previous.conditions.find((condition) => condition.type === ConditionType.Admitted)
+  const since =
+    context.state.run > 0 ? admitted?.lastTransitionTime : context.world.challenge.metadata.creationTimestamp
+  return readTime(since) ?? context.now
 }

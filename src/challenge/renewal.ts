@@ -5,11 +5,12 @@
  * else the definition's) from now.
  */
 import { Phase } from '../contract/api.js'
-import type { Context, Decision } from './decision-types.js'
+import type { Decision, ObservedContext, RunContext } from './decision-types.js'
 import { earliest, formatTime } from './time.js'
 
-export function applyRenewal(c: Context, decision: Decision): Decision {
-  const requested = c.world.challenge.spec.renewals ?? 0
+/** `started`: what the last rule knew, when it decided (only it decides Running); undefined after an earlier rule. */
+export function applyRenewal(run: RunContext, decision: Decision, started?: ObservedContext): Decision {
+  const requested = run.world.challenge.spec.renewals ?? 0
   const state = decision.state
   if (requested <= state.renewalsSeen) return decision
   state.renewalsSeen = requested
@@ -17,16 +18,15 @@ export function applyRenewal(c: Context, decision: Decision): Decision {
     ...decision,
     renewal: { accepted: false, reason, message },
   })
-  const definition = decision.definition
-  if (decision.phase !== Phase.Running || definition === undefined)
+  if (decision.phase !== Phase.Running || started === undefined)
     return reject('NotRunning', 'Only a running instance can be renewed.')
+  const { definition, hardEnd, lifetimeMs, now } = started
   if (state.renewalsApplied >= definition.maxRenewals)
     return reject('MaxRenewalsReached', `The instance was already renewed ${definition.maxRenewals} times.`)
-  const { hardEnd, now } = c
   if (hardEnd !== undefined && (decision.expiresAt as number) >= hardEnd) {
     return reject('PastDeadline', 'The instance already runs until the challenge deadline.')
   }
-  const expiresAt = earliest(now + c.lifetimeMs, hardEnd) as number
+  const expiresAt = earliest(now + lifetimeMs, hardEnd) as number
   state.lastRenewedAt = now
   state.renewalsApplied += 1
   return {

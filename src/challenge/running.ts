@@ -5,19 +5,19 @@
  * then it is Pending, saying why.
  */
 import { Phase, Reason } from '../contract/api.js'
-import type { Context, Decision, Outcome } from './decision-types.js'
+import type { AdmittedContext, Decision, ObservedContext, Outcome, PodContext } from './decision-types.js'
 import { observeEndpoint } from './endpoint.js'
-import { base, finish, nextDeadline, type Rule } from './rule.js'
+import { base, finish, nextDeadline, type Rule, type Step } from './rule.js'
 import { earliest, formatTime } from './time.js'
 import { currentPod, missingGuards, podEnded, podInstants, podProblem, readySince } from './workload.js'
 
 /** The end of the lifetime, once the instance has started (a passed hard deadline ended the run above). */
-export const lifetimeOver: Rule = (c) => {
-  const { startedAt, lastRenewedAt } = c.state
+export const lifetimeOver: Rule<AdmittedContext> = (context) => {
+  const { startedAt, lastRenewedAt } = context.state
   if (startedAt === undefined) return undefined
-  const softEnd = Math.max(startedAt, lastRenewedAt ?? startedAt) + c.lifetimeMs
-  if (c.now < softEnd) return undefined
-  return finish(c, {
+  const softEnd = Math.max(startedAt, lastRenewedAt ?? startedAt) + context.lifetimeMs
+  if (context.now < softEnd) return undefined
+  return finish(context, {
     phase: Phase.Deleted,
     reason: Reason.Expired,
     message: 'The instance reached the end of its lifetime.',
@@ -25,43 +25,43 @@ export const lifetimeOver: Rule = (c) => {
 }
 
 /** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
-export const podFailure: Rule = (c) => {
-  const { world, state } = c
-  c.missing = missingGuards(world.children, world.names, c.definition.egress)
-  c.pod = c.missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
-  c.problem = podProblem(c.pod)
-  return c.problem?.fatal
-    ? finish(c, { phase: Phase.Error, reason: c.problem.reason, message: c.problem.message })
-    : undefined
+export const podFailure: Step<AdmittedContext, PodContext> = (context) => {
+  const { world, state } = context
+  const missing = missingGuards(world.children, world.names, context.definition.egress)
+  const pod = missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
+  const problem = podProblem(pod)
+  return problem?.fatal
+    ? finish(context, { phase: Phase.Error, reason: problem.reason, message: problem.message })
+    : { ...context, pod, missing, problem }
 }
 
 /** Pending longer than startupTimeoutSeconds since admission, never Running: an Error that says what was last seen. */
-export const startupTimeout: Rule = (c) => {
-  const { state, definition, now } = c
-  c.observed = observeEndpoint(
-    c.world.children,
-    c.world.names,
+export const startupTimeout: Step<PodContext, ObservedContext> = (context) => {
+  const { state, definition, now } = context
+  const observed = observeEndpoint(
+    context.world.children,
+    context.world.names,
     definition,
-    c.world.namespace,
-    c.world.instanceId,
-    c.config,
+    context.world.namespace,
+    context.world.instanceId,
+    context.config,
   )
-  if (state.startedAt !== undefined) return undefined
-  const startupDeadline = (state.admittedAt as number) + definition.startupTimeoutSeconds * 1000
-  c.startupDeadline = startupDeadline
-  if (now < startupDeadline || reachableAt(c) <= now) return undefined
-  const routeWait = routeWaitWords(c)
+  if (state.startedAt !== undefined) return { ...context, observed, startupDeadline: undefined }
+  const startupDeadline = context.admittedAt + definition.startupTimeoutSeconds * 1000
+  const next = { ...context, observed, startupDeadline }
+  if (now < startupDeadline || reachableAt(next) <= now) return next
+  const routeWait = routeWaitWords(next)
   const cause =
-    c.problem !== undefined
-      ? ` ${c.problem.message}`
-      : c.missing.length > 0
-        ? ` ${neverCreated(c.missing)}`
-        : c.pod === undefined
+    context.problem !== undefined
+      ? ` ${context.problem.message}`
+      : context.missing.length > 0
+        ? ` ${neverCreated(context.missing)}`
+        : context.pod === undefined
           ? " Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced."
-          : readySince(c.pod) !== undefined && routeWait !== undefined
+          : readySince(context.pod) !== undefined && routeWait !== undefined
             ? ` The instance was ready, but ${routeWait}.`
             : ''
-  return finish(c, {
+  return finish(context, {
     phase: Phase.Error,
     reason: Reason.StartupTimeout,
     message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}`,
@@ -69,29 +69,32 @@ export const startupTimeout: Rule = (c) => {
 }
 
 /** The last rule, which always decides: Running once traffic can reach the instance, else Pending saying why. */
-export function runningOrStarting(c: Context): Decision {
-  const { state, now } = c
-  const ready = readySince(c.pod)
-  const reachable = reachableAt(c)
+export function runningOrStarting(context: ObservedContext): Decision {
+  const { state, now } = context
+  const ready = readySince(context.pod)
+  const reachable = reachableAt(context)
   const running = reachable <= now
   if (running && state.startedAt === undefined) state.startedAt = now
   const expiresAt =
     state.startedAt === undefined
-      ? c.hardEnd
-      : earliest(Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + c.lifetimeMs, c.hardEnd)
-  const instants = podInstants(c.pod)
+      ? context.hardEnd
+      : earliest(
+          Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + context.lifetimeMs,
+          context.hardEnd,
+        )
+  const instants = podInstants(context.pod)
   const decision: Decision = {
-    ...base(c, running ? runningOutcome(expiresAt as number) : pendingOutcome(c, ready)),
+    ...base(context, running ? runningOutcome(expiresAt as number) : pendingOutcome(context, ready)),
     workload: true,
-    pod: c.missing.length === 0 && !podEnded(c.pod),
+    pod: context.missing.length === 0 && !podEnded(context.pod),
     admitted: true,
-    flagData: c.flagData,
-    endpoint: running ? c.observed.endpoint : undefined,
-    routeProblem: c.observed.routeProblem,
+    flagData: context.flagData,
+    endpoint: running ? context.observed.endpoint : undefined,
+    routeProblem: context.observed.routeProblem,
     expiresAt,
     progress: { scheduledAt: instants.scheduled, containersStartedAt: instants.started, readyAt: ready },
   }
-  decision.nextDeadline = nextDeadline(c, expiresAt, ...(running ? [] : [reachable, c.startupDeadline]))
+  decision.nextDeadline = nextDeadline(context, expiresAt, ...(running ? [] : [reachable, context.startupDeadline]))
   return decision
 }
 
@@ -109,11 +112,11 @@ const MAX_CLOCK_SKEW_MS = 60_000
  * and the proxies need to program the new path. The kubelet and the API server record whole seconds, so the
  * default 2.5 s means at least 1.5 s after the event. Infinity while either is missing.
  */
-function reachableAt(c: Context): number {
-  const ready = readySince(c.pod)
-  if (ready === undefined || c.observed.endpoint === undefined) return Infinity
-  const since = Math.max(ready, c.observed.since)
-  return since > c.now + MAX_CLOCK_SKEW_MS ? c.now : since + c.config.endpointSettleMs
+function reachableAt(context: ObservedContext): number {
+  const ready = readySince(context.pod)
+  if (ready === undefined || context.observed.endpoint === undefined) return Infinity
+  const since = Math.max(ready, context.observed.since)
+  return since > context.now + MAX_CLOCK_SKEW_MS ? context.now : since + context.config.endpointSettleMs
 }
 
 function runningOutcome(expiresAt: number): Outcome {
@@ -128,10 +131,11 @@ function runningOutcome(expiresAt: number): Outcome {
  * Why the instance is not Running yet. While it starts and while its new path settles the words do not change,
  * so the status is written once on the way to Running, not at every step of the pod.
  */
-function pendingOutcome(c: Context, ready: number | undefined): Outcome {
-  if (c.problem !== undefined) return { phase: Phase.Pending, reason: c.problem.reason, message: c.problem.message }
-  if (ready !== undefined && c.observed.endpoint === undefined) {
-    const routeWait = routeWaitWords(c)
+function pendingOutcome(context: ObservedContext, ready: number | undefined): Outcome {
+  if (context.problem !== undefined)
+    return { phase: Phase.Pending, reason: context.problem.reason, message: context.problem.message }
+  if (ready !== undefined && context.observed.endpoint === undefined) {
+    const routeWait = routeWaitWords(context)
     const message =
       routeWait !== undefined
         ? `The instance is ready; ${routeWait}.`
@@ -142,8 +146,8 @@ function pendingOutcome(c: Context, ready: number | undefined): Outcome {
 }
 
 /** Shown while the workload is ready but its Gateway has not taken the route (a player may read it). */
-function routeWaitWords(c: Context): string | undefined {
-  const problem = c.observed.routeProblem
+function routeWaitWords(context: ObservedContext): string | undefined {
+  const problem = context.observed.routeProblem
   return problem === undefined ? undefined : `the gateway has not accepted its route yet (${problem.reason})`
 }
 

@@ -6,16 +6,17 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import fastifyPlugin from 'fastify-plugin'
 import type { Config } from '../config/config.js'
-import { clientErrorHandler, registerErrorHandlers } from './errors.js'
+import { clientErrorHandler, errorHandlers } from './errors.js'
 import { sharedValidatorCompiler } from './validation.js'
-import { registerJsonBody } from './json-body.js'
+import { jsonBody } from './json-body.js'
 import { serverFactory } from './http-server.js'
-import { loadShedding } from './load-shedding.js'
+import { loadShedding, sheddingChecks } from './load-shedding.js'
 import { createMetrics } from './metrics.js'
 import { buildOpsApp } from './ops.js'
-import { registerFlagRoutes } from './routes/flags.js'
-import { HOOK_PATHS, registerHookRoutes } from './routes/hooks.js'
+import { flagRoutes } from './routes/flags.js'
+import { METACONTROLLER_HOOK_PATHS, metacontrollerHookRoutes } from './routes/metacontroller-hooks.js'
 
 export interface AppOptions {
   /** pino options, or false for no logs (tests). */
@@ -39,9 +40,11 @@ export const REDACTED_PATHS = [
   '*.data.flag',
 ]
 
-const KEEP_ALIVE_TIMEOUT_MS = 5000
-/** A silent connection is closed well inside Metacontroller's 10 s webhook timeout. */
-const IDLE_TIMEOUT_MS = 9000
+const CONNECTION_TIMEOUTS = {
+  keepAliveTimeoutMs: 5000,
+  /** A silent connection is closed well inside Metacontroller's 10 s webhook timeout. */
+  idleTimeoutMs: 9000,
+}
 
 export function loggerOptions(config: Config): { level: string; redact: { paths: string[]; censor: string } } {
   return { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }
@@ -51,11 +54,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const now = options.now ?? (() => new Date())
   const metrics = createMetrics(now)
   const state = { closing: false }
-  const servers = {
-    requestTimeoutMs: config.requestTimeoutMs,
-    keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
-    idleTimeoutMs: IDLE_TIMEOUT_MS,
-  }
+  // Made before the app, whose hook port's server takes the gate. They read the sampler (the loadShedding plugin
+  // below registers it) and log through the app's logger only once calls arrive.
+  const shedding = sheddingChecks({
+    config,
+    metrics,
+    state,
+    hookPaths: METACONTROLLER_HOOK_PATHS,
+    reading: options.eventLoopDelay ?? (() => app.memoryUsage().eventLoopDelay),
+    log: () => app.log,
+  })
+  const servers = { requestTimeoutMs: config.requestTimeoutMs, ...CONNECTION_TIMEOUTS }
   // Only the hook port speaks TLS: the kubelet's probes and Prometheus stay on plain HTTP on the ops port.
   const hookServers = options.tls === undefined ? servers : { ...servers, tls: options.tls }
   const app = Fastify({
@@ -64,7 +73,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     // One line per hook call is logged by the hook routes, with the parent and the phase decided.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: serverFactory(hookServers),
+    serverFactory: serverFactory(hookServers, shedding.gate),
     clientErrorHandler: clientErrorHandler(() => metrics.rejected.inc({ cause: 'timeout' })),
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -76,30 +85,34 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     state.closing = true
     await ops.close()
   })
-  // While draining, every answer closes its connection: Metacontroller's next call opens a new one, which the
-  // Service sends to a replica that is not shutting down.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (state.closing) reply.header('connection', 'close')
-    done(null, payload)
-  })
-  registerErrorHandlers(app)
-  registerJsonBody(app)
-  // Before the hook routes: its route hooks then run before theirs (the bearer token).
-  await app.register(loadShedding, {
-    config,
-    metrics,
-    state,
-    hookPaths: HOOK_PATHS,
-    ...(options.eventLoopDelay === undefined ? {} : { reading: options.eventLoopDelay }),
-  })
-  registerHookRoutes(app, { config, metrics, now })
-  registerFlagRoutes(app, config)
+  // Every concern of the hook app is a plugin, registered in this order: the route hooks of one run before those of
+  // the plugins after it (load shedding's before the hook routes' bearer token).
+  await app.register(draining, { state })
+  await app.register(errorHandlers)
+  await app.register(jsonBody, { beforeParse: shedding.beforeParse })
+  await app.register(loadShedding, { checks: shedding })
+  await app.register(metacontrollerHookRoutes, { config, metrics, now })
+  await app.register(flagRoutes, { config })
   app.decorate('ops', ops)
   app.decorate('markClosing', () => {
     state.closing = true
   })
   return app
 }
+
+/**
+ * While draining, every answer closes its connection: Metacontroller's next call opens a new one, which the Service
+ * sends to a replica that is not shutting down (not encapsulated: every route of the app).
+ */
+const draining = fastifyPlugin(
+  async function draining(app: FastifyInstance, { state }: { state: { closing: boolean } }) {
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      if (state.closing) reply.header('connection', 'close')
+      done(null, payload)
+    })
+  },
+  { name: 'draining', fastify: '5.x' },
+)
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -5,6 +5,7 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import fastifyPlugin from 'fastify-plugin'
 import { fieldPath } from '../challenge/schema-errors.js'
 import type { ErrorBody } from '../contract/protocol.js'
 
@@ -51,7 +52,15 @@ export class RetryLaterError extends Error {
   }
 }
 
-export function registerErrorHandlers(app: FastifyInstance): void {
+/** The plugin: the error and not-found handlers of the whole app it is registered on (not encapsulated). */
+export const errorHandlers = fastifyPlugin(
+  async function errorHandlers(app: FastifyInstance) {
+    setHandlers(app)
+  },
+  { name: 'error-handlers', fastify: '5.x' },
+)
+
+function setHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof RetryLaterError) {
       return reply.code(429).header('retry-after', String(error.retryAfterSeconds)).send(error.body)

@@ -34,17 +34,11 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void
 /** Sees a request before the app does and may answer it itself: returns true when it did. */
 export type RequestGate = (request: IncomingMessage, response: ServerResponse) => boolean
 
-const gates = new WeakMap<Server, RequestGate>()
-
 /**
- * Installs `gate` on a server made by serverFactory: it sees each request after the pipelining bound and before
- * the app (load shedding installs one on the hook port's server).
+ * `gate` sees each request after the pipelining bound and before the app (app.ts passes load shedding's for the
+ * hook port).
  */
-export function setRequestGate(server: Server, gate: RequestGate): void {
-  gates.set(server, gate)
-}
-
-export function serverFactory(settings: ServerSettings): (handler: Handler) => Server {
+export function serverFactory(settings: ServerSettings, gate?: RequestGate): (handler: Handler) => Server {
   return (handler) => {
     const waiting = new WeakMap<Socket, number>()
     const options = {
@@ -62,7 +56,7 @@ export function serverFactory(settings: ServerSettings): (handler: Handler) => S
       }
       waiting.set(socket, count)
       response.once('finish', () => waiting.set(socket, (waiting.get(socket) as number) - 1))
-      if (gates.get(server)?.(request, response)) return
+      if (gate?.(request, response)) return
       handler(request, response)
     }
     // An https.Server is a tls.Server with the same request handling, timeouts and close methods as an http.Server.

@@ -10,7 +10,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { ConditionType, Phase } from '../contract/api.js'
 import { field, list } from '../challenge/untrusted.js'
-import { START_PHASES, startReport } from '../challenge/start-report.js'
+import { START_PHASES, startReport, type StartReport } from '../challenge/start-report.js'
 import { readTime } from '../challenge/time.js'
 import type { SyncRequest, SyncResponse } from '../contract/protocol.js'
 import { reasonLabel } from './reason-label.js'
@@ -45,43 +45,97 @@ function pendingSince(status: unknown): number | undefined {
 
 export function createInstanceMetrics(registry: Registry, clock: () => Date): InstanceMetrics {
   const instances = new Map<string, Instance>()
-
-  const startPhase = new Histogram({
-    name: 'challenge_hooks_start_phase_seconds',
-    help: 'Time of each step of a start, per definition: queue (created to admitted, first runs), scheduling (admitted to pod scheduled), starting (scheduled to a container running), readiness (running to ready), endpoint (ready to Running).',
-    labelNames: ['namespace', 'definition', 'phase'],
-    buckets: START_BUCKETS,
-    registers: [registry],
-  })
-  const start = new Histogram({
-    name: 'challenge_hooks_start_seconds',
-    help: "Time from a Challenge's creation (a restart: its admission) to Running, per definition.",
-    labelNames: ['namespace', 'definition'],
-    buckets: START_BUCKETS,
-    registers: [registry],
-  })
-  const transitions = new Counter({
-    name: 'challenge_hooks_transitions_total',
-    help: 'Answers that move an instance to another phase or reason, by the phase and reason entered.',
-    labelNames: ['phase', 'reason'],
-    registers: [registry],
-  })
-
-  /** Forgets instances not answered within the TTL. Map order is answer order: the oldest come first. */
-  const prune = (now: number) => {
-    for (const [uid, instance] of instances) {
-      if (now - instance.answeredAt < INSTANCE_TTL_MS && instances.size <= MAX_INSTANCES) break
+  const series = answerSeries(registry)
+  registerInstanceGauges(registry, instances, clock)
+  return {
+    observe(request, answer, now) {
+      const { parent } = request
+      const uid = parent.metadata.uid
+      if (answer.finalized === true) {
+        instances.delete(uid)
+        return
+      }
+      const previous = parent.status
+      const phase = String(answer.status.phase)
+      const reason = String(answer.status.reason)
+      if (phase !== field(previous, 'phase') || reason !== field(previous, 'reason'))
+        series.transitions.inc({ phase, reason: reasonLabel(reason) })
+      recordStart(series, startReport(parent, previous, answer.status))
       instances.delete(uid)
-    }
+      instances.set(uid, {
+        namespace: parent.metadata.namespace,
+        challenge: parent.metadata.name,
+        definition: parent.spec.definitionRef.name,
+        phase,
+        reason,
+        answeredAt: now.getTime(),
+        pendingSince: phase === Phase.Pending ? pendingSince(answer.status) : undefined,
+      })
+      prune(instances, now.getTime())
+    },
   }
+}
 
+/** The series an answer adds to: where a start's time went, and the phases entered. */
+interface AnswerSeries {
+  startPhase: Histogram<'namespace' | 'definition' | 'phase'>
+  start: Histogram<'namespace' | 'definition'>
+  transitions: Counter<'phase' | 'reason'>
+}
+
+function answerSeries(registry: Registry): AnswerSeries {
+  return {
+    startPhase: new Histogram({
+      name: 'challenge_hooks_start_phase_seconds',
+      help: 'Time of each step of a start, per definition: queue (created to admitted, first runs), scheduling (admitted to pod scheduled), starting (scheduled to a container running), readiness (running to ready), endpoint (ready to Running).',
+      labelNames: ['namespace', 'definition', 'phase'],
+      buckets: START_BUCKETS,
+      registers: [registry],
+    }),
+    start: new Histogram({
+      name: 'challenge_hooks_start_seconds',
+      help: "Time from a Challenge's creation (a restart: its admission) to Running, per definition.",
+      labelNames: ['namespace', 'definition'],
+      buckets: START_BUCKETS,
+      registers: [registry],
+    }),
+    transitions: new Counter({
+      name: 'challenge_hooks_transitions_total',
+      help: 'Answers that move an instance to another phase or reason, by the phase and reason entered.',
+      labelNames: ['phase', 'reason'],
+      registers: [registry],
+    }),
+  }
+}
+
+/** The steps and the whole of a start, when the answer made the instance Running (startReport). */
+function recordStart(series: AnswerSeries, report: StartReport | undefined): void {
+  if (report === undefined) return
+  const labels = { namespace: report.namespace, definition: report.definition }
+  for (const step of START_PHASES) {
+    const seconds = report.seconds[step]
+    if (seconds !== undefined) series.startPhase.observe({ ...labels, phase: step }, seconds)
+  }
+  series.start.observe(labels, report.total)
+}
+
+/** Forgets instances not answered within the TTL, and the oldest past MAX_INSTANCES. Map order is answer order. */
+function prune(instances: Map<string, Instance>, now: number): void {
+  for (const [uid, instance] of instances) {
+    if (now - instance.answeredAt < INSTANCE_TTL_MS && instances.size <= MAX_INSTANCES) break
+    instances.delete(uid)
+  }
+}
+
+/** The gauges read from the remembered instances when Prometheus scrapes. */
+function registerInstanceGauges(registry: Registry, instances: Map<string, Instance>, clock: () => Date): void {
   new Gauge({
     name: 'challenge_hooks_instance_answered_timestamp_seconds',
     help: 'When this replica last answered each instance, labelled with the phase and reason it answered.',
     labelNames: ['namespace', 'challenge', 'definition', 'phase', 'reason'],
     registers: [registry],
     collect() {
-      prune(clock().getTime())
+      prune(instances, clock().getTime())
       this.reset()
       for (const each of instances.values()) {
         const { namespace, challenge, definition, phase, reason } = each
@@ -103,40 +157,4 @@ export function createInstanceMetrics(registry: Registry, clock: () => Date): In
       }
     },
   })
-
-  return {
-    observe(request, answer, now) {
-      const { parent } = request
-      const uid = parent.metadata.uid
-      if (answer.finalized === true) {
-        instances.delete(uid)
-        return
-      }
-      const previous = parent.status
-      const phase = String(answer.status.phase)
-      const reason = String(answer.status.reason)
-      if (phase !== field(previous, 'phase') || reason !== field(previous, 'reason'))
-        transitions.inc({ phase, reason: reasonLabel(reason) })
-      const report = startReport(parent, previous, answer.status)
-      if (report !== undefined) {
-        const labels = { namespace: report.namespace, definition: report.definition }
-        for (const step of START_PHASES) {
-          const seconds = report.seconds[step]
-          if (seconds !== undefined) startPhase.observe({ ...labels, phase: step }, seconds)
-        }
-        start.observe(labels, report.total)
-      }
-      instances.delete(uid)
-      instances.set(uid, {
-        namespace: parent.metadata.namespace,
-        challenge: parent.metadata.name,
-        definition: parent.spec.definitionRef.name,
-        phase,
-        reason,
-        answeredAt: now.getTime(),
-        pendingSince: phase === Phase.Pending ? pendingSince(answer.status) : undefined,
-      })
-      prune(now.getTime())
-    },
-  }
 }

@@ -10,6 +10,7 @@
  * nests too deep (tooDeepError).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fastifyPlugin from 'fastify-plugin'
 
 export const MAX_JSON_DEPTH = 512
 /** Bodies of this many characters and more are scanned for their depth before they are parsed. */
@@ -102,21 +103,27 @@ function depthRefusal(body: string): BodyError | undefined {
 /** Sees a body once it is in, before it is parsed, and may refuse it: returns the error to answer. */
 export type BodyCheck = (request: FastifyRequest) => Error | undefined
 
-const bodyChecks = new WeakMap<FastifyInstance, BodyCheck>()
-
-/** Installs `check` on the JSON parser of `app` (load shedding installs one on the hook app). */
-export function setBodyCheck(app: FastifyInstance, check: BodyCheck): void {
-  bodyChecks.set(app, check)
+export interface JsonBodyOptions {
+  /** Sees each body before the depth scan and the parse (app.ts passes load shedding's). */
+  beforeParse?: BodyCheck
 }
 
-export function registerJsonBody(app: FastifyInstance): void {
+/** The plugin: the parser of the whole app it is registered on (not encapsulated). */
+export const jsonBody = fastifyPlugin(
+  async function jsonBody(app: FastifyInstance, options: JsonBodyOptions) {
+    registerParser(app, options.beforeParse)
+  },
+  { name: 'json-body', fastify: '5.x' },
+)
+
+function registerParser(app: FastifyInstance, beforeParse: BodyCheck | undefined): void {
   // 'ignore': keys such as "__proto__" stay plain own data properties, as JSON.parse makes them. Refusing them
   // would let one author's definition or one player's parameter refuse every request that carries it (every sync
   // and finalize of a namespace); the domain refuses such keys where they are written, and never merges them.
   const parseJson = app.getDefaultJsonParser('ignore', 'ignore')
   app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const refusal = bodyChecks.get(app)?.(request) ?? depthRefusal(body as string)
+    const refusal = beforeParse?.(request) ?? depthRefusal(body as string)
     // The default parser answers through `done`; what it returns is nothing to wait for.
     if (refusal === undefined) void parseJson(request, body as string, done)
     else done(refusal, undefined)

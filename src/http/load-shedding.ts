@@ -1,8 +1,9 @@
 /**
- * Load shedding of the hook calls: one Fastify plugin (`loadShedding`), registered on the hook app, that owns its
- * sampler of the event loop's delay and installs every check point itself. Metacontroller re-queues a parent
- * answered 429 with an integer Retry-After (no error event), so a call refused early costs a retry one second
- * later and nothing else.
+ * Load shedding of the hook calls: one set of checks (`sheddingChecks`), which app.ts makes before the hook app and
+ * hands to each check point of the table: the gate to the hook port's server factory, the body check to the JSON
+ * body plugin, the route hooks to the `loadShedding` plugin, which also registers the sampler of the event loop's
+ * delay they read. Metacontroller re-queues a parent answered 429 with an integer Retry-After (no error event), so a
+ * call refused early costs a retry one second later and nothing else.
  *
  * | point | where | checks | why there |
  * |---|---|---|---|
@@ -20,7 +21,7 @@
  * In-flight cap, MAX_IN_FLIGHT: calls whose body has arrived and whose answer is not finished.
  */
 import underPressure from '@fastify/under-pressure'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type {
   FastifyBaseLogger,
@@ -34,8 +35,7 @@ import fastifyPlugin from 'fastify-plugin'
 import type { Config } from '../config/config.js'
 import type { ErrorBody } from '../contract/protocol.js'
 import { errorBody, RetryLaterError } from './errors.js'
-import { setRequestGate } from './http-server.js'
-import { setBodyCheck } from './json-body.js'
+import type { RequestGate } from './http-server.js'
 import type { HookMetrics } from './metrics.js'
 
 /** Seconds Metacontroller waits before retrying a parent we shed (it honours an integer Retry-After). */
@@ -50,10 +50,10 @@ export interface Refusal {
   message: string
 }
 
-/** The checks of the table above, for the plugin to install. */
+/** The checks of the table above, for app.ts to hand to each check point. */
 export interface SheddingChecks {
   /** For the node:http handler of the hook port: answers 429 and returns true when the call must be refused. */
-  gate: (request: IncomingMessage, response: ServerResponse) => boolean
+  gate: RequestGate
   /** For the JSON body parser, once a hook call's body is in: the error to answer instead of parsing it. */
   beforeParse: (request: FastifyRequest) => RetryLaterError | undefined
   onRequest: onRequestHookHandler
@@ -124,42 +124,25 @@ export function holdUntilNextTurn(socket: Socket): void {
   })
 }
 
-export interface LoadSheddingOptions {
+export interface CheckOptions {
   config: Config
   metrics: HookMetrics
   /** While shutting down, the gate's answers close their connection too. */
   state: { closing: boolean }
   /** The routes shed (POST only). */
   hookPaths: readonly string[]
-  /** The loop's delay, ms, instead of the sampler's reading (tests). */
-  reading?: () => number
-}
-
-export interface CheckOptions extends LoadSheddingOptions {
-  /** The sampler's last reading of the loop's delay, ms. */
+  /** The last reading of the loop's delay, ms: the sampler's, which the plugin registers (tests inject one). */
   reading: () => number
-  log: FastifyBaseLogger
+  /** Where the one line per burst of refusals goes: the app's logger. */
+  log: () => FastifyBaseLogger
 }
 
 export function sheddingChecks({ config, metrics, state, hookPaths, reading, log }: CheckOptions): SheddingChecks {
   const paths = new Set(hookPaths)
   const turn = turnClock()
-  let lastLogged = Number.NEGATIVE_INFINITY
-  let refusedSinceLog = 0
+  const refuse = refusalRecorder(metrics, log)
   const inFlight = new Set<FastifyRequest>()
 
-  /** Counts and logs a refusal (one line per SHED_LOG_INTERVAL_MS for a burst) and returns the body to answer. */
-  const refuse = ({ cause, message }: Refusal): ErrorBody => {
-    metrics.rejected.inc({ cause })
-    refusedSinceLog += 1
-    const now = performance.now()
-    if (now - lastLogged >= SHED_LOG_INTERVAL_MS) {
-      log.warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
-      lastLogged = now
-      refusedSinceLog = 0
-    }
-    return errorBody(429, `${message}; retry after ${RETRY_AFTER_SECONDS} s.`)
-  }
   const delayed = () => delayRefusal(config.maxEventLoopDelayMs, turn(), reading())
   /** The refusal due for a call now, before or after its body: delay first, then the in-flight cap. */
   const due = (): Refusal | undefined =>
@@ -177,14 +160,7 @@ export function sheddingChecks({ config, metrics, state, hookPaths, reading, log
       if (request.method !== 'POST' || !paths.has(request.url as string)) return false
       const refusal = delayed()
       if (refusal === undefined) return false
-      const body = JSON.stringify(refuse(refusal))
-      response.writeHead(429, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-        'retry-after': String(RETRY_AFTER_SECONDS),
-        ...(state.closing ? { connection: 'close' } : {}),
-      })
-      response.end(body)
+      answerAtGate(response, refuse(refusal), state.closing)
       holdUntilNextTurn(request.socket)
       return true
     },
@@ -205,32 +181,67 @@ export function sheddingChecks({ config, metrics, state, hookPaths, reading, log
       if (!isHook(request)) return void done()
       const refusal = due()
       if (refusal !== undefined) return void answer(reply, refusal)
-      inFlight.add(request)
-      metrics.inFlight.set(inFlight.size)
-      // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
-      // onResponse never comes, and onRequestAbort neither once the body is in).
-      reply.raw.once('close', () => {
-        inFlight.delete(request)
-        metrics.inFlight.set(inFlight.size)
-      })
+      countInFlight(inFlight, metrics, request, reply)
       done()
     },
   }
 }
 
+/** Counts and logs each refusal (one line per SHED_LOG_INTERVAL_MS for a burst) and returns the body to answer. */
+function refusalRecorder(metrics: HookMetrics, log: () => FastifyBaseLogger): (refusal: Refusal) => ErrorBody {
+  let lastLogged = Number.NEGATIVE_INFINITY
+  let refusedSinceLog = 0
+  return ({ cause, message }) => {
+    metrics.rejected.inc({ cause })
+    refusedSinceLog += 1
+    const now = performance.now()
+    if (now - lastLogged >= SHED_LOG_INTERVAL_MS) {
+      log().warn({ cause, refused: refusedSinceLog }, `overloaded: ${message}`)
+      lastLogged = now
+      refusedSinceLog = 0
+    }
+    return errorBody(429, `${message}; retry after ${RETRY_AFTER_SECONDS} s.`)
+  }
+}
+
+/** The gate's 429, written on the node:http response before Fastify sees the request. */
+function answerAtGate(response: ServerResponse, refusal: ErrorBody, closing: boolean): void {
+  const body = JSON.stringify(refusal)
+  response.writeHead(429, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'retry-after': String(RETRY_AFTER_SECONDS),
+    ...(closing ? { connection: 'close' } : {}),
+  })
+  response.end(body)
+}
+
+/** Counts a call in flight from now until its answer is done. */
+function countInFlight(
+  inFlight: Set<FastifyRequest>,
+  metrics: HookMetrics,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  inFlight.add(request)
+  metrics.inFlight.set(inFlight.size)
+  // 'close' comes once the answer is sent, and also when the client goes away before it (when Fastify's
+  // onResponse never comes, and onRequestAbort neither once the body is in).
+  reply.raw.once('close', () => {
+    inFlight.delete(request)
+    metrics.inFlight.set(inFlight.size)
+  })
+}
+
 /**
- * The plugin: registers the sampler, then installs each check point of the table on the app it is registered on
- * (not encapsulated: the gate and the JSON parser belong to the whole app; the route hooks pass every route but
- * the hook routes).
+ * The plugin: registers the sampler the checks read, then the route hooks of the table (not encapsulated: they pass
+ * every route but the hook routes). app.ts hands the gate to the hook port's server factory and beforeParse to the
+ * JSON body plugin.
  */
 export const loadShedding = fastifyPlugin(
-  async function loadShedding(app: FastifyInstance, options: LoadSheddingOptions) {
+  async function loadShedding(app: FastifyInstance, { checks }: { checks: SheddingChecks }) {
     // Only measuring: no threshold is given to under-pressure, so it refuses nothing itself; the checks read it.
     await app.register(underPressure, { sampleInterval: PRESSURE_SAMPLE_INTERVAL_MS })
-    const reading = options.reading ?? (() => app.memoryUsage().eventLoopDelay)
-    const checks = sheddingChecks({ ...options, reading, log: app.log })
-    setRequestGate(app.server, checks.gate)
-    setBodyCheck(app, checks.beforeParse)
     app.addHook('onRequest', checks.onRequest)
     app.addHook('preValidation', checks.preValidation)
   },

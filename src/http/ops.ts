@@ -5,7 +5,7 @@
  * still shared; load shedding on the hook routes (./load-shedding.ts) keeps it answering.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import { clientErrorHandler, registerErrorHandlers } from './errors.js'
+import { clientErrorHandler, errorHandlers } from './errors.js'
 import type { HookMetrics } from './metrics.js'
 import { serverFactory, type ServerSettings } from './http-server.js'
 import { registerHealthRoutes } from './routes/health.js'
@@ -29,7 +29,7 @@ export async function buildOpsApp(options: OpsOptions): Promise<FastifyInstance>
     // Probes carry no body; anything larger than a few headers is not a probe.
     bodyLimit: 1024,
   })
-  registerErrorHandlers(ops)
+  await ops.register(errorHandlers)
   registerHealthRoutes(ops, options)
   return ops
 }

@@ -3,8 +3,8 @@ import { connect, type Socket } from 'node:net'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import { delayRefusal, holdUntilNextTurn, sheddingChecks, turnClock } from '../../src/http/load-shedding.js'
-import { errorBody, registerErrorHandlers, RetryLaterError } from '../../src/http/errors.js'
-import { registerJsonBody, setBodyCheck } from '../../src/http/json-body.js'
+import { errorBody, errorHandlers, RetryLaterError } from '../../src/http/errors.js'
+import { jsonBody } from '../../src/http/json-body.js'
 import { createMetrics } from '../../src/http/metrics.js'
 import { buildApp, loggerOptions } from '../../src/http/app.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
@@ -366,7 +366,7 @@ t.test('a body that arrives in a turn already past the limit is refused before i
     state: { closing: false },
     hookPaths: ['/sync'],
     reading: () => 0,
-    log: Fastify().log,
+    log: () => Fastify().log,
   })
   const request = (url: string) => ({ url }) as FastifyRequest
   t.equal(shedding.beforeParse(request('/sync')), undefined, 'the first body of the turn is parsed')
@@ -393,11 +393,10 @@ t.test(
   async (t) => {
     const app = Fastify()
     t.teardown(() => app.close())
-    registerErrorHandlers(app)
+    await app.register(errorHandlers)
     let refuse = true
     const refusal = () => (refuse ? new RetryLaterError(errorBody(429, 'Busy; retry after 2 s.'), 2) : undefined)
-    registerJsonBody(app)
-    setBodyCheck(app, refusal)
+    await app.register(jsonBody, { beforeParse: refusal })
     app.post('/sync', async (request) => ({ got: request.body }))
     // Not JSON: parsing it would be a 400, so a 429 proves the body was never parsed.
     const refused = await app.inject({

@@ -94,7 +94,7 @@ t.test('src/config/ imports only the contract; src/contract/ nothing of the proj
 t.test('src/http/, src/gateway/ and the preview: neither each other nor a process entry', async (t) => {
   t.strictSame(
     await findings(
-      'src/http/routes/hooks.ts',
+      'src/http/routes/metacontroller-hooks.ts',
       "import { start } from '../../main.js'\nimport { kubeClient } from '../../gateway/kube.js'\nimport { sync } from '../../challenge/hooks.js'",
     ),
     [restricted('../../main.js', SHELL), restricted('../../gateway/kube.js', SHELL)],

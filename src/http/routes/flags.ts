@@ -11,28 +11,28 @@ import { requireBearer } from '../auth.js'
 
 export const FLAG_VERIFY_PATH = '/flags/verify'
 
-export function registerFlagRoutes(app: FastifyInstance, config: Config): void {
+/** The plugin (encapsulated: its bearer token guards its own route only). */
+export async function flagRoutes(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
   const token = config.flagVerifyToken
   if (token === undefined) return
-  app.withTypeProvider<TypeBoxTypeProvider>().register(async (flags) => {
-    flags.addHook('onRequest', requireBearer([token], 'FLAG_VERIFY_TOKEN', 'route'))
-    flags.post(
-      FLAG_VERIFY_PATH,
-      { schema: { body: FlagCheckRequestSchema } },
-      async (request: FastifyRequest<{ Body: FlagCheckRequest }>) => {
-        const answer = checkFlag(request.body, config.flagSecret)
-        // Who asked about which definition and what came out; never the flag.
-        request.log.info(
-          {
-            route: FLAG_VERIFY_PATH,
-            namespace: request.body.namespace,
-            definition: request.body.definition,
-            result: answer.result,
-          },
-          'flag checked',
-        )
-        return answer
-      },
-    )
-  })
+  const flags = app.withTypeProvider<TypeBoxTypeProvider>()
+  flags.addHook('onRequest', requireBearer([token], 'FLAG_VERIFY_TOKEN', 'route'))
+  flags.post(
+    FLAG_VERIFY_PATH,
+    { schema: { body: FlagCheckRequestSchema } },
+    async (request: FastifyRequest<{ Body: FlagCheckRequest }>) => {
+      const answer = checkFlag(request.body, config.flagSecret)
+      // Who asked about which definition and what came out; never the flag.
+      request.log.info(
+        {
+          route: FLAG_VERIFY_PATH,
+          namespace: request.body.namespace,
+          definition: request.body.definition,
+          result: answer.result,
+        },
+        'flag checked',
+      )
+      return answer
+    },
+  )
 }
