@@ -204,11 +204,13 @@ t.test('without a register nobody creates a definition in the namespace, until a
     { status: 422, message: missing },
     'cluster-admin too',
   )
-  await registerAuthors(suite, s.ns, [])
+  // Alice is in the register with her images and no name: only the names policy has a reason to refuse her below
+  // (where two policies refuse one write, the API server names either).
+  await registerAuthors(suite, s.ns, [{ user: ALICE.user, definitionNames: [], imagePrefixes: IMAGES }])
   t.equal(
     await onceSeen(create(s, OLIVIA, definitionBy(s, 'web-login', ALICE.user)), undefined),
     undefined,
-    'with an empty register: the operator creates one, naming alice',
+    'with a register that reserves no name: the operator creates one, naming alice',
   )
   t.strictSame(
     await attempt(create(s, ALICE, definitionBy(s, 'pwn-echo', ALICE.user))),
