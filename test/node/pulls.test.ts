@@ -4,8 +4,11 @@
 // private image is pulled only with the pull Secret her register lists, refused without one and with a wrong
 // password, and once on the node it is not run for a pod without her credentials (the kubelet asks the registry
 // again: KubeletEnsureSecretPulledImages, docs/install.md).
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
 import type { Test } from 'tap'
+import { eventually } from '../support/eventually.js'
 import { registerAuthors } from '../support/kube/install.js'
 import {
   app,
@@ -63,24 +66,29 @@ async function kubeletSaid(s: Scenario, instance: string, reason: string): Promi
 }
 
 /**
- * Waits until the instance says its image cannot be pulled (fails at once if it runs: the image would have been
- * used without a pull the registry allowed); returns its status and what the kubelet said of the refused pull.
+ * Waits until the instance is refused its image, runs, or fails; returns its phase, reason and message, and the
+ * kubelet's first `Failed to pull image` event (what containerd said the registry answered).
  */
-async function pullRefused(s: Scenario, instance: string): Promise<{ status: Json; failed: string[] }> {
+async function pullOutcome(s: Scenario, instance: string): Promise<{ status: Json; pullError: string }> {
   const status = await s.until(
     instance,
-    (status) => {
-      if (status.phase === 'Running' || status.phase === 'Error')
-        throw new Error(`${instance} is ${String(status.phase)}, not refused its image`)
-      return status.reason === 'ImagePullBackOff'
-    },
-    'its image cannot be pulled',
+    (status) => status.phase === 'Running' || status.phase === 'Error' || status.reason === 'ImagePullBackOff',
+    'its image pulled or refused',
     120_000,
   )
-  return {
-    status: { phase: status.phase, reason: status.reason, message: status.message },
-    failed: await kubeletSaid(s, instance, 'Failed'),
-  }
+  const pullError =
+    status.reason === 'ImagePullBackOff'
+      ? await eventually(`the kubelet's event of ${instance}'s refused pull`, async () =>
+          (await kubeletSaid(s, instance, 'Failed')).find((message) => message.startsWith('Failed to pull image')),
+        )
+      : ''
+  return { status: { phase: status.phase, reason: status.reason, message: status.message }, pullError }
+}
+
+/** The registry's refusals so far, from its log: the credentials each refused request had (`missing`, `wrong`). */
+function registryRefusals(): string[] {
+  const log = readFileSync(join(process.env.NODE_RUN_DIR ?? '', 'logs', 'registry.log'), 'utf8')
+  return [...log.matchAll(/ refused \(credentials (\w+)\)/g)].map((match) => match[1] as string)
 }
 
 t.test('an image only in the registry: pulled by the node, then Running', async (t) => {
@@ -110,10 +118,10 @@ t.test('an image the registry does not have: Pending / ImagePullBackOff with the
   const reference = `${REGISTRY_NAME}/public/nowhere:1`
   await s.create(definition('web', pulled(reference)))
   await s.create(s.challenge('web', 'alice'))
-  const { status, failed } = await pullRefused(s, 'web-u-alice')
-  t.comment(`the kubelet: ${failed.join(' | ')}`)
+  const { status, pullError } = await pullOutcome(s, 'web-u-alice')
+  t.comment(`the kubelet: ${pullError}`)
   t.strictSame(status, { phase: 'Pending', reason: 'ImagePullBackOff', message: PULL_MESSAGE }, 'what the player sees')
-  t.match(failed[0], /not found/, 'the registry answered: no such image')
+  t.match(pullError, /: not found$/, 'the registry answered: no such image')
 })
 
 t.test("alice's private image: pulled only with the pull Secret her register lists", async (t) => {
@@ -156,8 +164,9 @@ t.test("alice's private image: pulled only with the pull Secret her register lis
   await asAlice('alices-stale', ['alice-pull-stale'])
   await asAlice('alices-web', ['alice-pull'])
 
-  await refused(t, s, 'alices-open', 'bob', 'without a pull Secret')
-  await refused(t, s, 'alices-stale', 'bob', 'with a wrong password')
+  await refused(t, s, 'alices-open', 'bob', 'without a pull Secret', ['missing'])
+  // containerd asks without credentials first, then with the Secret's after the registry's Basic challenge.
+  await refused(t, s, 'alices-stale', 'bob', 'with a wrong password', ['missing', 'wrong'])
   t.equal((await imagesOnNode()).includes(image.reference), false, 'the private image is not on the node yet')
 
   await s.create(s.challenge('alices-web', 'alice'))
@@ -172,18 +181,46 @@ t.test("alice's private image: pulled only with the pull Secret her register lis
   )
 
   // The image is on the node now: a pod without alice's credentials still does not get to run it.
-  await refused(t, s, 'alices-open', 'carol', 'cached on the node, without a pull Secret')
+  await refused(t, s, 'alices-open', 'carol', 'cached on the node, without a pull Secret', ['missing'])
 })
 
-async function refused(t: Test, s: Scenario, definitionName: string, owner: string, how: string): Promise<void> {
+/**
+ * Creates an instance of `definitionName` for `owner` and asserts that the pull is refused: the player's status,
+ * the kubelet's event, and what the registry saw of the requests it refused (the credentials they had).
+ */
+async function refused(
+  t: Test,
+  s: Scenario,
+  definitionName: string,
+  owner: string,
+  how: string,
+  credentials: string[],
+): Promise<void> {
   const instance = `${definitionName}-u-${owner}`
+  const before = registryRefusals().length
   await s.create(s.challenge(definitionName, owner))
-  const { status, failed } = await pullRefused(s, instance)
-  t.comment(`${how}: the kubelet: ${failed.join(' | ')}`)
+  const { status, pullError } = await pullOutcome(s, instance)
+  t.comment(`${how}: the kubelet: ${pullError}`)
   t.strictSame(
     status,
     { phase: 'Pending', reason: 'ImagePullBackOff', message: PULL_MESSAGE },
     `${how}: what the player sees`,
   )
-  t.match(failed[0], /401 Unauthorized/, `${how}: the registry refused the pull`)
+  t.match(pullError, /401 Unauthorized|authoriz/, `${how}: containerd was refused`)
+  t.strictSame(
+    [...new Set(registryRefusals().slice(before))].sort(),
+    credentials,
+    `${how}: the registry refused requests with credentials ${credentials.join(' and ')}`,
+  )
+  // Gone before the next step, whose refusals would otherwise mix with this pod's retries.
+  await s.suite.rest.call('DELETE', `/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges/${instance}`)
+  await eventually(
+    `${instance}'s pod gone`,
+    async () =>
+      (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).every(
+        (pod) => pod.metadata.labels?.['challenge-hooks.dev/instance'] !== instance,
+      ),
+    () => '',
+    { timeoutMs: 60_000 },
+  )
 }
