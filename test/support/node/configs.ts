@@ -70,11 +70,7 @@ state = "${paths.containerdState}"
  * own, so containerd gives it to the host it contacts.
  */
 export function registryHostsToml(): string {
-  return `server = "http://${REGISTRY_ADDRESS}"
-
-[host."http://${REGISTRY_ADDRESS}"]
-  capabilities = ["pull", "resolve"]
-`
+  return `server = "http://${REGISTRY_ADDRESS}"\n`
 }
 
 /**
