@@ -4,6 +4,7 @@
  *   cold     an instance of a copy of http-app pushed to the suite's registry just before (`registry push -unique`:
  *            a layer of its own, so nothing of it is on the node: the kubelet pulls, containerd downloads and unpacks);
  *   present  a second instance of the same reference, right after: the image is on the node ("already present").
+ * Both go before the next round.
  * Measures, per instance, create → container running and create → Running (the Challenge's phase), seen by this
  * process polling every POLL_MS, and the kubelet's own figure for the pull (its `Pulled` event).
  *
@@ -16,6 +17,7 @@ import { mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { eventually } from '../../test/support/eventually.js'
 import { repoRoot } from '../../test/support/kube/controlplane.js'
 import { app, definition, startNodeSuite, type Json, type Scenario } from '../../test/support/node/harness.js'
 import { pushImage } from '../../test/support/node/registry.js'
@@ -49,13 +51,27 @@ void t.test(`${ROUNDS} rounds of a cold pull and the same image present`, async 
         network: { egress: 'None' },
       }),
     )
+    // An owner per instance (an owner holds one instance at a time), both removed before the next round.
     for (const [kind, owner] of [
-      ['cold', 'p1'],
-      ['present', 'p2'],
+      ['cold', `c${round}`],
+      ['present', `w${round}`],
     ] as const) {
       const instance = `pull-${round}-u-${owner}`
       starts.push({ kind, instance, ...(await start(s, `pull-${round}`, owner, instance)) })
     }
+    for (const owner of [`c${round}`, `w${round}`])
+      await suite.rest.call(
+        'DELETE',
+        `/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges/pull-${round}-u-${owner}`,
+      )
+    await eventually(
+      `round ${round}'s pods gone`,
+      async () => (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).length === 0,
+      () => '',
+      {
+        timeoutMs: 60_000,
+      },
+    )
   }
   const loadAfter = loadavg()
   const median = (values: number[]) => {
