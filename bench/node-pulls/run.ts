@@ -1,19 +1,22 @@
 /**
  * A pull's cost in the start of an instance, on the real node (run as bench:node-start is): ROUNDS rounds, one
  * instance at a time, each round a cold pull and its baseline in the same minute:
- *   cold     an instance of a copy of http-app pushed to the suite's registry just before (`registry push -unique`:
- *            a layer of its own, so nothing of it is on the node: the kubelet pulls, containerd downloads and unpacks);
+ *   cold     an instance of a copy of BENCH_IMAGE (http-app) pushed to the suite's registry just before
+ *            (`registry push -unique`: a layer of its own, so nothing of it is on the node: the kubelet pulls,
+ *            containerd downloads and unpacks);
  *   present  a second instance of the same reference, right after: the image is on the node ("already present").
  * Both go before the next round.
  * Measures, per instance, create → container running and create → Running (the Challenge's phase), seen by this
  * process polling every POLL_MS, and the kubelet's own figure for the pull (its `Pulled` event).
  *
- *   npm run bench:node-pulls                 # 5 rounds (BENCH_ROUNDS=N for more)
+ *   npm run bench:node-pulls                                         # 5 rounds of http-app (2.7 MB), BENCH_ROUNDS=N
+ *   BENCH_IMAGE=coredns BENCH_PORT=53 npm run bench:node-pulls       # a larger image (CoreDNS, 79 MB: its default
+ *                                                                    # server answers on port 53)
  *
- * Writes bench/out/node-pulls/pulls.json and prints the figures (bench/RESULTS.md has them, hand-written).
+ * Writes bench/out/node-pulls/<image>.json and prints the figures (bench/RESULTS.md has them, hand-written).
  */
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -23,6 +26,9 @@ import { app, definition, startNodeSuite, type Json, type Scenario } from '../..
 import { pushImage } from '../../test/support/node/registry.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+/** The test image copied (a short name of controlplane/images/images.txt) and the port it listens on. */
+const IMAGE = process.env.BENCH_IMAGE ?? 'http-app'
+const PORT = Number(process.env.BENCH_PORT ?? 8080)
 const POLL_MS = 50
 
 interface Start {
@@ -42,12 +48,12 @@ void t.test(`${ROUNDS} rounds of a cold pull and the same image present`, async 
   const loadBefore = loadavg()
   const starts: Start[] = []
   for (let round = 1; round <= ROUNDS; round++) {
-    const [image] = await pushImage('http-app', [`public/bench-${round}:1`], { unique: true })
+    const [image] = await pushImage(IMAGE, [`public/bench-${round}:1`], { unique: true })
     if (image === undefined) throw new Error('nothing pushed')
     await s.create(
       definition(`pull-${round}`, {
-        pod: app('http-app', 8080, { image: image.reference }),
-        expose: { type: 'NodePort', port: 8080 },
+        pod: app(IMAGE, PORT, { image: image.reference }),
+        expose: { type: 'NodePort', port: PORT },
         network: { egress: 'None' },
       }),
     )
@@ -89,8 +95,8 @@ void t.test(`${ROUNDS} rounds of a cold pull and the same image present`, async 
     loadBefore: loadBefore[0],
     loadAfter: loadAfter[0],
     rounds: ROUNDS,
+    image: IMAGE,
     pollMs: POLL_MS,
-    imagesTarMB: statSync(process.env.NODE_IMAGES_TAR as string).size / 1e6,
     cold: { containerRunning: figures('cold', 'containerRunning'), running: figures('cold', 'running') },
     present: { containerRunning: figures('present', 'containerRunning'), running: figures('present', 'running') },
     // Paired per round: the same image, cold then present, a minute apart at most.
@@ -121,7 +127,7 @@ void t.test(`${ROUNDS} rounds of a cold pull and the same image present`, async 
   t.equal(starts.length, 2 * ROUNDS, 'every instance Running')
   const out = join(repoRoot, 'bench/out/node-pulls')
   mkdirSync(out, { recursive: true })
-  writeFileSync(join(out, 'pulls.json'), `${JSON.stringify(summary, null, 2)}\n`)
+  writeFileSync(join(out, `${IMAGE}.json`), `${JSON.stringify(summary, null, 2)}\n`)
 })
 
 /** Creates the instance and waits until it is Running; when its container ran and when it was Running. */
