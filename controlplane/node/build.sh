@@ -10,14 +10,18 @@
 #                 ../kubernetes (the control plane), so Go's build cache of that build is reused
 #   traefik/      Traefik, the proxy for HTTP by host name and TLS by SNI (Ingress, IngressRoute, IngressRouteTCP,
 #                 Gateway API), run as a pod of the node
-# and the test images of ../images (small static programs packed as image tarballs: no registry).
+# and the test images of ../images (small static programs packed as image tarballs, imported into containerd), and
+#   registry/     the suite's image registry and its pusher (go-containerregistry's pkg/registry behind basic auth for
+#                 a private prefix: registry/main.go), served on the node's loopback, for the scenarios that pull
 #
 # Everything lands in a per-machine cache keyed by those versions and reused by later runs:
 #   ${NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/node}/<versions>/{bin,cni}/
 #   .../<versions>/images-<hash of ../images>/images.tar   (rebuilt alone, in seconds, when a test image changes)
+#   ${REGISTRY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/registry}/ggcr-<version>-<hash of registry/>/registry
+#   (a key of its own, so that changing the registry never changes <versions>, whose rebuild takes the longest)
 # The FIRST build takes about 10 to 30 minutes on 2 cores (times per part in <versions>/build-times.txt). Prints
-# two lines on stdout, the binaries' directory and the images' directory; progress on stderr.
-# `build.sh --check` only prints them if both are complete, else fails. runc, iptables, ipset, nftables and
+# three lines on stdout, the binaries' directory, the images' directory and the registry's; progress on stderr.
+# `build.sh --check` only prints them if all are complete, else fails. runc, iptables, ipset, nftables and
 # conntrack are not built: they come from the distribution (apt-get install -y runc iptables ipset nftables conntrack).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,25 +38,52 @@ cache_root=${NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/node}
 dir="$cache_root/k8s-$k8s-containerd-$containerd-cni-$cni-kube-router-$router-coredns-$coredns-traefik-$traefik"
 images_hash=$(cd "$images_src" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
 images="$dir/images-$images_hash"
+ggcr=$(version_of github.com/google/go-containerregistry "$here/registry/go.mod")
+registry_hash=$(cd "$here/registry" && cat go.mod go.sum main.go | sha256sum | cut -c1-12)
+registry_cache=${REGISTRY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/challenge-hooks/registry}
+registry="$registry_cache/ggcr-$ggcr-$registry_hash"
 binaries=(bin/containerd bin/ctr bin/containerd-shim-runc-v2 bin/kube-router bin/coredns bin/traefik bin/kubelet bin/kube-proxy bin/kube-scheduler
   cni/bridge cni/host-local cni/loopback cni/portmap cni/tuning)
 
 binaries_complete() { for b in "${binaries[@]}"; do [ -x "$dir/$b" ] || return 1; done; [ -s "$dir/traefik-crds.yaml" ]; }
 images_complete() { [ -s "$images/images.tar" ] && [ -x "$images/bin/pack" ]; }
-if binaries_complete && images_complete; then printf '%s\n%s\n' "$dir" "$images"; exit 0; fi
+registry_complete() { [ -x "$registry/registry" ]; }
+if binaries_complete && images_complete && registry_complete; then printf '%s\n%s\n%s\n' "$dir" "$images" "$registry"; exit 0; fi
 if [ "${1:-}" = "--check" ]; then
-  echo "node: $dir or $images is not built yet (controlplane/node/build.sh builds them: 10 to 30 minutes the first time)" >&2
+  echo "node: $dir, $images or $registry is not built yet (controlplane/node/build.sh builds them: 10 to 30 minutes the first time)" >&2
   exit 1
 fi
 if ! command -v go >/dev/null; then
   echo "node: Go >= 1.26 is needed to build the node's binaries" >&2
   exit 2
 fi
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+
+# The registry first: a minute or two cold, seconds warm, under a lock of its own (it never waits for the node's).
+if ! registry_complete; then
+  mkdir -p "$registry_cache"
+  (
+    flock 8
+    if ! registry_complete; then
+      started=$(date +%s)
+      staging=$(mktemp -d "$registry_cache/.build.XXXXXX")
+      trap 'rm -rf "$staging"' EXIT
+      echo "node: building the registry (go-containerregistry $ggcr)" >&2
+      (cd "$here/registry" && go build -trimpath -ldflags "-s -w" -o "$staging/registry" .) >&2
+      echo "registry $(( $(date +%s) - started ))" >"$staging/build-times.txt"
+      # Older builds (another version or main.go) go: a checkout that still wants one rebuilds it in seconds.
+      rm -rf "$registry" "$registry_cache"/ggcr-*
+      chmod 755 "$staging"
+      mv "$staging" "$registry"
+      trap - EXIT
+      echo "node: registry built in $(( $(date +%s) - started )) s" >&2
+    fi
+  ) 8>"$registry_cache/.lock"
+fi
 mkdir -p "$cache_root"
 # One build per machine at a time: a second caller waits, then finds the cache filled.
 exec 9>"$cache_root/.lock"
 flock 9
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
 
 # part NAME DIR GO-BUILD-ARGS...: one `go build` in a module of its own, timed into build-times.txt.
 part() {
@@ -147,4 +178,4 @@ if ! images_complete; then
   mv "$staging" "$images"
   trap - EXIT
 fi
-printf '%s\n%s\n' "$dir" "$images"
+printf '%s\n%s\n%s\n' "$dir" "$images" "$registry"

@@ -50,14 +50,14 @@ async function main(command: string | undefined, args: string[]): Promise<number
   }
 }
 
-/** The node's binaries and images (controlplane/node/build.sh): [binaries' dir, images' dir]. */
-export function nodeBinaries(): [string, string] {
+/** The node's binaries, images and registry (controlplane/node/build.sh): [binaries' dir, images' dir, registry's dir]. */
+export function nodeBinaries(): [string, string, string] {
   const script = join(repoRoot, 'controlplane/node/build.sh')
   const result = spawnSync(script, [], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
-  const [bin, images] = result.stdout.trim().split('\n')
-  if (result.status !== 0 || bin === undefined || images === undefined)
+  const [bin, images, registry] = result.stdout.trim().split('\n')
+  if (result.status !== 0 || bin === undefined || images === undefined || registry === undefined)
     throw new Error(`${script} failed (exit ${result.status})`)
-  return [bin, images]
+  return [bin, images, registry]
 }
 
 async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
@@ -71,7 +71,7 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
     return 1
   }
   const controlPlaneBin = controlPlaneBinaries()
-  const [nodeDir, imagesDir] = nodeBinaries()
+  const [nodeDir, imagesDir, registryDir] = nodeBinaries()
   const before = snapshotHost()
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-node-'))
@@ -103,6 +103,7 @@ async function onNode(mode: 'test' | 'run', args: string[]): Promise<number> {
     CONTROLPLANE_BIN: controlPlaneBin,
     NODE_BIN_DIR: nodeDir,
     NODE_IMAGES_TAR: join(imagesDir, 'images.tar'),
+    NODE_REGISTRY_BIN: join(registryDir, 'registry'),
   }
   const inner = spawn(command, argv, { stdio: 'inherit', env })
   const forward = (signal: NodeJS.Signals) => inner.kill(signal)

@@ -1,6 +1,15 @@
 // The node's configuration files: containerd, the CNI network, the kubelet and kube-proxy. Each setting that is
 // not a default says why it is there; most are what this sandbox needs (see docs/real-node.md).
-import { image, NODE_IP, NODE_NAME, POD_CIDR, BRIDGE, DNS_SERVICE_IP, KUBELET_PORT } from './layout.js'
+import {
+  image,
+  NODE_IP,
+  NODE_NAME,
+  POD_CIDR,
+  BRIDGE,
+  DNS_SERVICE_IP,
+  KUBELET_PORT,
+  REGISTRY_ADDRESS,
+} from './layout.js'
 
 export interface NodePaths {
   /** containerd's socket */
@@ -15,6 +24,8 @@ export interface NodePaths {
   resolvConf: string
   /** the cgroup (in every hierarchy) under which the kubelet puts every pod: removed after the run */
   cgroupRoot: string
+  /** containerd's registry hosts directory (one hosts.toml per registry name) */
+  registryHosts: string
 }
 
 export function containerdToml(paths: NodePaths): string {
@@ -27,9 +38,12 @@ state = "${paths.containerdState}"
 
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
-  # No registry: the sandbox (pause) image is one of the imported test images, and is never pulled.
+  # The sandbox (pause) image is one of the imported test images, and is never pulled.
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "${image('pause')}"
+  # The suite's registry (test/support/node/registry.ts): how containerd reaches each registry name.
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "${paths.registryHosts}"
 
 [plugins."io.containerd.cri.v1.runtime"]
   # This sandbox lacks CAP_SYS_RESOURCE: runc could not lower oom_score_adj, and every pod sandbox failed.
@@ -47,6 +61,16 @@ state = "${paths.containerdState}"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 `
+}
+
+/**
+ * containerd's hosts.toml for REGISTRY_NAME: the suite's registry on the node's loopback, over plain HTTP (the
+ * traffic never leaves the node's network namespace, so TLS would prove nothing here). Pull credentials reach it: the
+ * kubelet hands containerd the pull Secret's entry for the image's registry name, with no server address of its
+ * own, so containerd gives it to the host it contacts.
+ */
+export function registryHostsToml(): string {
+  return `server = "http://${REGISTRY_ADDRESS}"\n`
 }
 
 /**
@@ -128,7 +152,7 @@ export function kubeletConfig(paths: NodePaths): string {
       // bind-mounted in its own mount namespace (namespace.ts), so the host's stay as they are.
       protectKernelDefaults: true,
       // A shared machine's disk and memory are not this node's to guard: no eviction, no image garbage collection
-      // (the test images cannot be pulled again).
+      // (the imported test images cannot be pulled again).
       evictionHard: {
         'memory.available': '1Mi',
         'nodefs.available': '1%',

@@ -3,7 +3,7 @@
 //
 //   inside.ts test [tap args]     inside.ts run COMMAND [ARGS]
 //
-// Its environment (set by cli.ts): NODE_RUN_DIR, NODE_CGROUP_ROOT, CONTROLPLANE_BIN, NODE_BIN_DIR, NODE_IMAGES_TAR.
+// Its environment (set by cli.ts): NODE_RUN_DIR, NODE_CGROUP_ROOT, CONTROLPLANE_BIN, NODE_BIN_DIR, NODE_IMAGES_TAR, NODE_REGISTRY_BIN.
 import { spawn } from 'node:child_process'
 import { cpSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -28,6 +28,7 @@ async function main(mode: string | undefined, args: string[]): Promise<number> {
     controlPlaneBin: need('CONTROLPLANE_BIN'),
     nodeDir: need('NODE_BIN_DIR'),
     imagesTar: need('NODE_IMAGES_TAR'),
+    registryBin: need('NODE_REGISTRY_BIN'),
     dir,
     cgroupRoot: need('NODE_CGROUP_ROOT'),
   })

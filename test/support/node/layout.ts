@@ -40,3 +40,14 @@ export function image(name: string): string {
   if (reference === undefined) throw new Error(`no test image ${name} in controlplane/images/images.txt`)
   return reference
 }
+
+/**
+ * The suite's image registry (controlplane/node/registry): on the node's loopback, so only the node's own processes
+ * (containerd, the tests) reach it, never a pod. Images name it as `registry.test/...`, the prefix of the suite's
+ * register of authors; containerd's hosts.toml for that name points at this address (plain HTTP: the traffic never
+ * leaves the network namespace).
+ */
+export const REGISTRY_ADDRESS = '127.0.0.1:5000'
+export const REGISTRY_NAME = 'registry.test'
+/** Repositories under this prefix answer only to these credentials (alice's private images). */
+export const REGISTRY_PRIVATE = { prefix: 'alice/', user: 'alice-puller', password: 'alice-registry-password' }

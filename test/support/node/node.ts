@@ -1,5 +1,6 @@
-// A real Kubernetes node, started inside the suite's namespaces (namespace.ts) after the control plane:
-// containerd (with the test images and the hook server's image imported), the kubelet, kube-proxy, kube-router's firewall, kube-scheduler and
+// A real Kubernetes node, started inside the suite's namespaces (namespace.ts) after the control plane: the suite's
+// image registry on the node's loopback (registry.ts), containerd (with the test images and the hook server's image
+// imported, and the registry as `registry.test`), the kubelet, kube-proxy, kube-router's firewall, kube-scheduler and
 // CoreDNS as a pod. stop() ends them, kubelet first; what they leave (pods' cgroups, containerd's shims, mounts)
 // goes with the namespaces (teardown.sh).
 import { execFile } from 'node:child_process'
@@ -10,10 +11,18 @@ import { startControlPlane, type ControlPlane } from '../kube/controlplane.js'
 import { kubectlFor, kubectlOk, type Kubectl } from '../kube/kubectl.js'
 import { Processes, waitForChild } from '../kube/processes.js'
 import { Rest } from '../kube/rest.js'
-import { cniConflist, containerdToml, kubeletConfig, kubeProxyConfig, type NodePaths } from './configs.js'
+import {
+  cniConflist,
+  containerdToml,
+  kubeletConfig,
+  kubeProxyConfig,
+  registryHostsToml,
+  type NodePaths,
+} from './configs.js'
 import { coreDnsManifests } from './dns.js'
 import { packHookImage } from './hook-image.js'
-import { NODE_IP, NODE_NAME, SERVICE_CIDR } from './layout.js'
+import { NODE_IP, NODE_NAME, REGISTRY_NAME, SERVICE_CIDR } from './layout.js'
+import { startRegistry } from './registry.js'
 
 const run = promisify(execFile)
 
@@ -24,6 +33,8 @@ export interface NodeOptions {
   nodeDir: string
   /** the test images' tarball (controlplane/node/build.sh, second line) */
   imagesTar: string
+  /** the registry's binary (controlplane/node/build.sh, third line) */
+  registryBin: string
   /** the run's temp dir (namespace.ts) */
   dir: string
   cgroupRoot: string
@@ -65,6 +76,8 @@ export async function startNode(options: NodeOptions): Promise<RealNode> {
       ...process.env,
       PATH: `${join(options.nodeDir, 'bin')}:/usr/local/sbin:/usr/sbin:/sbin:${process.env.PATH ?? ''}`,
     }
+    await startRegistry(processes, options.registryBin, logs)
+    step('registry')
     const containerd = processes.launch(
       'containerd',
       bin('containerd'),
@@ -156,9 +169,17 @@ function writeConfigs(options: NodeOptions): NodePaths {
     kubeletRoot: at('kubelet'),
     resolvConf: at('resolv.conf'),
     cgroupRoot: `/${options.cgroupRoot}`,
+    registryHosts: at('containerd', 'hosts'),
   }
-  for (const path of [paths.containerdRoot, paths.containerdState, paths.cniConf, paths.kubeletRoot])
+  for (const path of [
+    paths.containerdRoot,
+    paths.containerdState,
+    paths.cniConf,
+    paths.kubeletRoot,
+    join(paths.registryHosts, REGISTRY_NAME),
+  ])
     mkdirSync(path, { recursive: true })
+  writeFileSync(join(paths.registryHosts, REGISTRY_NAME, 'hosts.toml'), registryHostsToml())
   writeFileSync(at('containerd.toml'), containerdToml(paths))
   writeFileSync(join(paths.cniConf, '10-challenge-hooks.conflist'), cniConflist())
   writeFileSync(paths.resolvConf, '')
