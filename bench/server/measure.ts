@@ -361,14 +361,16 @@ const missed = ratioMissed(figures)
 const profileAll = PROFILE === '1'
 if (PROFILE !== '0') {
   const unknown = PROFILE_SIZES.filter((size) => !sizes.includes(size as SizeName))
-  if (unknown.length > 0) throw new Error(`BENCH_PROFILE_SIZES: no size ${unknown.join(', ')} (sizes: ${sizes.join(', ')})`)
-  const toProfile: SizeName[] = PROFILE_SIZES.length > 0
-    ? (PROFILE_SIZES as SizeName[])
-    : profileAll
-    ? ['medium', 'xlarge']
-    : missed.length > 0
-      ? [...new Set<SizeName>(['medium', missed.at(-1) as SizeName])]
-      : []
+  if (unknown.length > 0)
+    throw new Error(`BENCH_PROFILE_SIZES: no size ${unknown.join(', ')} (sizes: ${sizes.join(', ')})`)
+  const toProfile: SizeName[] =
+    PROFILE_SIZES.length > 0
+      ? (PROFILE_SIZES as SizeName[])
+      : profileAll
+        ? ['medium', 'xlarge']
+        : missed.length > 0
+          ? [...new Set<SizeName>(['medium', missed.at(-1) as SizeName])]
+          : []
   for (const size of toProfile) {
     process.stdout.write(`bench: CPU profile of the real server, ${size} … `)
     const profile = await profileServing(small, bodyOf(size), size)

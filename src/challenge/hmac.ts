@@ -2,7 +2,7 @@
  * Flags and instance ids: HMAC-SHA256 under FLAG_SECRET, so they are stable across relaunches, recomputable by
  * the platform that knows the secret, unguessable by players, and stored nowhere but the flag Secret.
  */
-import { createHmac } from 'node:crypto'
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto'
 
 export interface OwnerKey {
   namespace: string
@@ -11,8 +11,20 @@ export interface OwnerKey {
   ownerId: string
 }
 
+/**
+ * The secret as a KeyObject, made again only when the secret differs from the last one (the server has one,
+ * FLAG_SECRET). createHmac encodes and imports a string key on every call, a KeyObject's only once: a fifth of each
+ * HMAC, two of which run on every sync.
+ */
+let lastKey: { secret: string; key: KeyObject } | undefined
+
+function keyOf(secret: string): KeyObject {
+  if (lastKey?.secret !== secret) lastKey = { secret, key: createSecretKey(secret, 'utf8') }
+  return lastKey.key
+}
+
 function hmacHex(secret: string, message: string): string {
-  return createHmac('sha256', secret).update(message).digest('hex')
+  return createHmac('sha256', keyOf(secret)).update(message).digest('hex')
 }
 
 /** The contract's PerOwner input: `namespace/definition/owner.kind/owner.id`. */

@@ -11,7 +11,7 @@
  * - a kept name never ends in `--<12 hex>`: one that does is shortened too, so no kept name can equal a shortened
  *   one (a player choosing an owner id cannot reproduce another instance's shortened name).
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { Label, MANAGED_BY } from '../contract/api.js'
 
 /** Longest suffix we append ("-internet"), so `<base><suffix>` always fits in 63 characters. */
@@ -44,7 +44,8 @@ export interface ChildNames {
 export function instanceBaseName(challengeName: string, uid: string): string {
   if (challengeName.length <= MAX_BASE && DNS_1035_LABEL.test(challengeName) && !SHORTENED.test(challengeName))
     return challengeName
-  const hash = createHash('sha256').update(uid).digest('hex').slice(0, HASH_LENGTH)
+  // crypto.hash: the one-shot digest, cheaper than createHash for a short input.
+  const digest = hash('sha256', uid, 'hex').slice(0, HASH_LENGTH)
   const room = MAX_BASE - HASH_LENGTH - SEPARATOR.length
   let prefix = challengeName
     .toLowerCase()
@@ -52,7 +53,7 @@ export function instanceBaseName(challengeName: string, uid: string): string {
     .slice(0, room)
     .replace(/-+$/, '')
   if (!/^[a-z]/.test(prefix)) prefix = `c${prefix}`.slice(0, room).replace(/-+$/, '')
-  return `${prefix}${SEPARATOR}${hash}`
+  return `${prefix}${SEPARATOR}${digest}`
 }
 
 export function childNames(challengeName: string, uid: string): ChildNames {
