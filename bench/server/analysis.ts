@@ -7,8 +7,11 @@ import { fmt, kib, median, pairedRatio, pct, type Summary } from './figures.js'
 import type { SizeName } from './generate.js'
 import { BIG, SERVERS, type BenchResults, type RoundRun, type ServerName, type Variant } from './results.js'
 
-/** The real server's req/s over the I/O baseline's, per size (small 0.6, medium 0.9, large and above 0.85). */
-export const TARGET_RATIOS: Record<SizeName, number> = { small: 0.6, medium: 0.9, large: 0.85, xlarge: 0.85 }
+/**
+ * The real server's req/s over the I/O baseline's, per size: small 0.4, medium and large 0.8 (the targets of
+ * Node 24, whose JSON.parse, the limit's own work, is about twice as fast as Node 20's), xlarge 0.85.
+ */
+export const TARGET_RATIOS: Record<SizeName, number> = { small: 0.4, medium: 0.8, large: 0.8, xlarge: 0.85 }
 export const TARGET_COLD_START_MS = 300
 /** The real server's RSS under load at most this times the I/O baseline's, per size. */
 export const TARGET_RSS_RATIO = 1.3

@@ -14,8 +14,9 @@
  *
  * Settings (environment): BENCH_CONCURRENCY (20), BENCH_ROUNDS (5), BENCH_DURATION_MS (1000 per round),
  * BENCH_WARMUP_MS (2000 before a server's very first round; then 750 before a size's first round, 250 before the
- * others), BENCH_PROFILE (auto: only when a target is missed; 1: always; 0: never), BENCH_REAL_NODE_ARGS (node options
- * for the real server, to try V8 settings).
+ * others), BENCH_PROFILE (auto: only when a target is missed; 1: always; 0: never), BENCH_PROFILE_SIZES (the sizes
+ * to profile, comma-separated, e.g. small,large), BENCH_REAL_NODE_ARGS (node options for the real server, to try V8
+ * settings).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
@@ -68,6 +69,8 @@ const FIRST_WARMUP_MS = setting('BENCH_WARMUP_MS', 2000)
 const SIZE_WARMUP_MS = 750
 const WARMUP_MS = 250
 const PROFILE = process.env.BENCH_PROFILE ?? 'auto'
+/** The sizes to profile (comma-separated), instead of those BENCH_PROFILE picks; profiled even when all targets are met. */
+const PROFILE_SIZES = (process.env.BENCH_PROFILE_SIZES ?? '').split(',').filter((size) => size !== '')
 /** extra node options for the real server (e.g. --max-semi-space-size=2), to try V8 settings */
 const REAL_NODE_ARGS = (process.env.BENCH_REAL_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '')
 const COLD_STARTS = 5
@@ -357,11 +360,17 @@ const figures = figuresOf(results)
 const missed = ratioMissed(figures)
 const profileAll = PROFILE === '1'
 if (PROFILE !== '0') {
-  const toProfile: SizeName[] = profileAll
-    ? ['medium', 'xlarge']
-    : missed.length > 0
-      ? [...new Set<SizeName>(['medium', missed.at(-1) as SizeName])]
-      : []
+  const unknown = PROFILE_SIZES.filter((size) => !sizes.includes(size as SizeName))
+  if (unknown.length > 0)
+    throw new Error(`BENCH_PROFILE_SIZES: no size ${unknown.join(', ')} (sizes: ${sizes.join(', ')})`)
+  const toProfile: SizeName[] =
+    PROFILE_SIZES.length > 0
+      ? (PROFILE_SIZES as SizeName[])
+      : profileAll
+        ? ['medium', 'xlarge']
+        : missed.length > 0
+          ? [...new Set<SizeName>(['medium', missed.at(-1) as SizeName])]
+          : []
   for (const size of toProfile) {
     process.stdout.write(`bench: CPU profile of the real server, ${size} … `)
     const profile = await profileServing(small, bodyOf(size), size)
