@@ -97,6 +97,11 @@ const refused: [string, unknown, RegExp][] = [
     withContainer({ ports: [{ containerPort: 80, hostPort: 80 }] }),
     /ports\[0\]\.hostPort: is not allowed/,
   ],
+  [
+    'a variable with a field a variable does not have',
+    withContainer({ env: [{ name: 'MODE', value: 'easy', fieldPath: 'metadata.name' }] }),
+    /containers\[0\]\.env\[0\]\.fieldPath: is not allowed/,
+  ],
   // A Secret a variable reads: never an instance's flag Secret, never another source than a Secret, one source.
   [
     "env from an instance's flag Secret",
@@ -559,6 +564,12 @@ t.test("cost holds what an instance may use: its containers' limits, at most one
       spec(1, [{ name: 'c0', image: 'x', resources: { requests: { memory: '1Ki' }, limits: { memory: '1025Ki' } } }]),
       'ChallengeDefinition "web" is invalid: spec.cost: the memory limits of all containers add up to 1025Ki, above the 1Mi that cost 1 may hold (1Mi per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 2 or lower the limits.',
       { extendedResources: [], runtimeClasses: [], costUnit: { cpu: '1', memory: '1Mi', 'ephemeral-storage': '1Gi' } },
+    ],
+    [
+      'exactly what the largest cost holds: raise the cost to 100',
+      spec(99, containers(1, { cpu: '100m' })),
+      'ChallengeDefinition "web" is invalid: spec.cost: the cpu limits of all containers add up to 100m, above the 99m that cost 99 may hold (1m per unit, COST_UNIT; one unit when the cost is 0); raise spec.cost to 100 or lower the limits.',
+      { extendedResources: [], runtimeClasses: [], costUnit: { cpu: '1m', memory: '1Gi', 'ephemeral-storage': '1Gi' } },
     ],
     [
       'more than the largest cost could hold: only lower limits help',

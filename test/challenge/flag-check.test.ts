@@ -2,7 +2,8 @@
 // (docs/api.md#flags), one row per situation.
 import { createHmac } from 'node:crypto'
 import t from 'tap'
-import { checkFlag, type FlagCheckRequest } from '../../src/challenge/flag-check.js'
+import { checkFlag, FlagCheckRequestSchema, type FlagCheckRequest } from '../../src/challenge/flag-check.js'
+import { compileSchema } from '../../src/contract/validator.js'
 
 const SECRET = 'a flag secret for the tests'
 const hmac32 = (message: string) => createHmac('sha256', SECRET).update(message).digest('hex').slice(0, 32)
@@ -92,4 +93,70 @@ t.test('PerInstance: made from the uid, so only while the record (its uid) is kn
     ],
   ]
   for (const [what, input, expected] of rows) t.strictSame(checkFlag(input, SECRET), expected, what)
+})
+
+t.test('PerInstance: what a record-less owner, the owner among the candidates and a shared uid give', async (t) => {
+  const flag = { mode: 'PerInstance', prefix: '', suffix: '' } as const
+  const carol = { kind: 'User', id: 'carol' } as const
+  const rows: [string, FlagCheckRequest, ReturnType<typeof checkFlag>][] = [
+    [
+      'an empty submission for an owner whose record is gone is not its flag',
+      request('', { flag, candidates: [] }),
+      {
+        result: 'unverifiable',
+        message:
+          "A PerInstance flag is made from the Challenge's uid, and this owner's Challenge record is gone: it cannot be checked any more.",
+      },
+    ],
+    [
+      "the flag of the owner's earlier instance is no other owner's",
+      request(perInstance('uid-old').slice(4, -1), {
+        flag,
+        owner: { ...alice, uid: 'uid-new' },
+        candidates: [{ ...alice, uid: 'uid-old' }],
+      }),
+      { result: 'incorrect' },
+    ],
+    [
+      'two candidates with one uid: the first named is told',
+      request(perInstance('uid-x').slice(4, -1), {
+        flag,
+        owner: { ...alice, uid: 'uid-a' },
+        candidates: [
+          { ...bob, uid: 'uid-x' },
+          { ...carol, uid: 'uid-x' },
+        ],
+      }),
+      { result: 'anotherOwner', owner: bob },
+    ],
+  ]
+  for (const [what, input, expected] of rows) t.strictSame(checkFlag(input, SECRET), expected, what)
+})
+
+t.test('the check request is refused when any part of it is out of the contract', async (t) => {
+  const validate = compileSchema(FlagCheckRequestSchema)
+  const valid = request('flag{x}', { owner: { ...alice, uid: 'uid-a' } })
+  t.strictSame(validate(valid), true, 'a whole request')
+  const bad: [string, unknown][] = [
+    ['an owner kind that is neither User nor Team', { ...valid, owner: { kind: 'Robot', id: 'alice' } }],
+    ['an empty owner kind', { ...valid, owner: { kind: '', id: 'alice' } }],
+    ['an owner id that is not a DNS label', { ...valid, owner: { kind: 'User', id: 'Alice!' } }],
+    ['an owner id of 64 characters', { ...valid, owner: { kind: 'User', id: 'a'.repeat(64) } }],
+    ['an empty uid', { ...valid, owner: { ...alice, uid: '' } }],
+    ['a uid of 129 characters', { ...valid, owner: { ...alice, uid: 'u'.repeat(129) } }],
+    ['an owner with another field', { ...valid, owner: { ...alice, role: 'admin' } }],
+    ['a candidate of another kind', { ...valid, candidates: [{ kind: 'Team ', id: 'x' }] }],
+    ['a namespace that is not a DNS label', { ...valid, namespace: 'Challenges' }],
+    ['a namespace of 64 characters', { ...valid, namespace: 'n'.repeat(64) }],
+    ['a definition name with a slash', { ...valid, definition: 'web/login' }],
+    ['a definition name of 64 characters', { ...valid, definition: 'd'.repeat(64) }],
+    ['a Static flag (never checked here)', { ...valid, flag: { ...valid.flag, mode: 'Static' } }],
+    ['an empty flag mode', { ...valid, flag: { ...valid.flag, mode: '' } }],
+    ['a prefix of 65 characters', { ...valid, flag: { ...valid.flag, prefix: 'p'.repeat(65) } }],
+    ['a suffix of 65 characters', { ...valid, flag: { ...valid.flag, suffix: 's'.repeat(65) } }],
+    ['flag settings with another field', { ...valid, flag: { ...valid.flag, env: 'FLAG' } }],
+    ['a submission of 1025 characters', { ...valid, submitted: 'x'.repeat(1025) }],
+    ['a request with another field', { ...valid, secret: 'x' }],
+  ]
+  for (const [what, input] of bad) t.strictSame(validate(input), false, what)
 })

@@ -221,6 +221,25 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
   const firstInternal = prepared(parent, { related: internal })
   const svc = firstInternal.response.children.find((child) => child.kind === 'Service') as Json
   t.hasStrict(svc.spec, { type: 'ClusterIP' })
+  const expose = firstInternal.response.children.find(
+    (child) => child.kind === 'NetworkPolicy' && (child.metadata as Json).name === 'pwn-echo-u-alice-expose',
+  ) as Json
+  t.strictSame(
+    (expose.spec as Json).ingress,
+    [
+      {
+        from: [
+          {
+            podSelector: {
+              matchLabels: { 'challenge-hooks.dev/owner': 'alice', 'challenge-hooks.dev/owner-kind': 'User' },
+            },
+          },
+        ],
+        ports: [{ protocol: 'TCP', port: 1337 }],
+      },
+    ],
+    "only the owner's own pods (docs/api.md, children) reach an Internal instance",
+  )
   const runningInternal = step(firstInternal.parent, {
     related: internal,
     children: readyWorld(firstInternal.response.children),
