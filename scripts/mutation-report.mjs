@@ -9,6 +9,9 @@
 //                                               survivor has no argument, or when an argument names no survivor
 //   node scripts/mutation-report.mjs --rekey    also moves each argument found by what its mutant does (the code
 //                                               above it changed) to its survivor's present position
+//   node scripts/mutation-report.mjs FULL.json AGAIN.json ...
+//                                               the report of FULL.json, each mutant of a later report (run again
+//                                               alone) taking the status it got there
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { parse, parseDocument } from 'yaml'
 
@@ -18,7 +21,19 @@ const PAGE = 'docs/mutation-report.md'
 
 const check = process.argv.includes('--check')
 const rekey = process.argv.includes('--rekey')
-const { files } = JSON.parse(readFileSync(process.argv.find((arg) => arg.endsWith('.json')) ?? REPORT, 'utf8'))
+const [base = REPORT, ...again] = process.argv.filter((arg) => arg.endsWith('.json'))
+const { files } = JSON.parse(readFileSync(base, 'utf8'))
+// Each later report is of mutants run again alone (`--mutate file.ts:line-line`): its status replaces the first
+// report's for the same mutant (file, position, mutator, replacement).
+const mutantKey = (file, { location: { start, end }, mutatorName, replacement }) =>
+  `${file}:${start.line}:${start.column}:${end.line}:${end.column}:${mutatorName}:${replacement}`
+for (const path of again) {
+  const rerun = new Map()
+  for (const [file, { mutants }] of Object.entries(JSON.parse(readFileSync(path, 'utf8')).files))
+    for (const mutant of mutants) rerun.set(mutantKey(file, mutant), mutant.status)
+  for (const [file, { mutants }] of Object.entries(files))
+    for (const mutant of mutants) mutant.status = rerun.get(mutantKey(file, mutant)) ?? mutant.status
+}
 const strykerVersion = JSON.parse(readFileSync('node_modules/@stryker-mutator/core/package.json', 'utf8')).version
 /** @type {{at: string, mutator: string, original?: string, replacement: string, why: string}[]} */
 const argued = parse(readFileSync(ARGUMENTS, 'utf8')) ?? []
