@@ -24,15 +24,12 @@ t.test('the instance id is the contract formula (16 hex), and never a prefix of 
   t.notOk(flagSecretPart('s3cret', ownerMessage(key)).startsWith(id))
 })
 
-t.test(
-  'each secret gives its own HMAC, whichever secret came before (the key object follows the secret)',
-  async (t) => {
-    const contract = (secret: string, message: string) =>
-      createHmac('sha256', secret).update(message).digest('hex').slice(0, 32)
-    const message = ownerMessage(key)
-    // Alternating, repeating, empty and non-ASCII secrets: the key is the secret's UTF-8 bytes, as createHmac takes a string.
-    for (const secret of ['s3cret', 'other', 'other', 's3cret', '', 'sécret-ü-🎉', 's3cret']) {
-      t.equal(flagSecretPart(secret, message), contract(secret, message), JSON.stringify(secret))
-    }
-  },
-)
+t.test('each secret gives the contract HMAC, whichever secret came before', async (t) => {
+  const contract = (secret: string, message: string) =>
+    createHmac('sha256', secret).update(message).digest('hex').slice(0, 32)
+  const message = ownerMessage(key)
+  // Alternating, repeating, empty and non-ASCII secrets: the key is the secret's UTF-8 bytes, as createHmac takes a string.
+  for (const secret of ['s3cret', 'other', 'other', 's3cret', '', 'sécret-ü-🎉', 's3cret']) {
+    t.equal(flagSecretPart(secret, message), contract(secret, message), JSON.stringify(secret))
+  }
+})

@@ -13,6 +13,7 @@ import { registerAuthors } from '../support/kube/install.js'
 import {
   app,
   definition,
+  kubeletSaid,
   running,
   startNodeSuite,
   REGISTRY_NAME,
@@ -48,21 +49,6 @@ async function appStatus(s: Scenario, instance: string): Promise<Json | undefine
   return pods
     .flatMap((pod) => ((pod.status as Json | undefined)?.containerStatuses ?? []) as Json[])
     .find((status) => status.name === 'app')
-}
-
-/** The kubelet's events of the instance's pod with this reason, oldest first (their messages). */
-async function kubeletSaid(s: Scenario, instance: string, reason: string): Promise<string[]> {
-  const { items } = await s.suite.rest.get<{
-    items: { involvedObject: { name: string; fieldPath?: string }; reason: string; message: string }[]
-  }>(`/api/v1/namespaces/${s.ns}/events`)
-  return items
-    .filter(
-      (event) =>
-        event.involvedObject.name.startsWith(instance) &&
-        event.reason === reason &&
-        event.involvedObject.fieldPath === 'spec.containers{app}',
-    )
-    .map((event) => event.message)
 }
 
 /**

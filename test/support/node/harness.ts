@@ -109,6 +109,24 @@ export async function podFailure(s: Scenario, name: string, reasons = POD_FAILUR
   return failure === undefined ? undefined : `${failure.reason}: ${failure.message}`
 }
 
+/**
+ * What the kubelet said of the instance's container `app` with this reason (`Pulled`, `Failed`), oldest first: its
+ * events' messages, which outlive the pod.
+ */
+export async function kubeletSaid(s: Scenario, instance: string, reason: string): Promise<string[]> {
+  const { items } = await s.suite.rest.get<{
+    items: { involvedObject: { name: string; fieldPath?: string }; reason: string; message: string }[]
+  }>(`/api/v1/namespaces/${s.ns}/events`)
+  return items
+    .filter(
+      (event) =>
+        event.involvedObject.name.startsWith(instance) &&
+        event.reason === reason &&
+        event.involvedObject.fieldPath === 'spec.containers{app}',
+    )
+    .map((event) => event.message)
+}
+
 /** A ChallengeDefinition (namespace set by the scenario's create). */
 export function definition(name: string, spec: Json): KubeObject {
   return {
