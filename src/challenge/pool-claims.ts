@@ -92,9 +92,12 @@ export function planPool(spec: PoolSpec, observed: readonly PoolPod[], challenge
     .filter((challenge) => challenge.waiting && challenge.recordedPod === undefined && !served.has(challenge.uid))
     .sort(servedFirst)
   const claimable = free.filter((pod) => pod.ready)
-  const claims: [string, string][] = waiters
-    .slice(0, claimable.length)
-    .map((challenge, index) => [claimable[index].name, challenge.uid])
+  const claims: [string, string][] = []
+  for (const [index, pod] of claimable.entries()) {
+    const waiter = waiters[index]
+    if (waiter === undefined) break
+    claims.push([pod.name, waiter.uid])
+  }
   const claimOf = new Map(claims)
 
   // What stays free: the ready ones first, up to the size and within the ceiling. A pool made smaller gives up the

@@ -35,6 +35,8 @@ interface StoredChallenge {
 }
 
 /** The API server: every write makes a new version of the world, which views show later. */
+type View = World['history'][number]
+
 class World {
   pods = new Map<string, StoredPod>()
   challenges = new Map<string, StoredChallenge>()
@@ -47,6 +49,16 @@ class World {
 
   constructor() {
     this.snapshot()
+  }
+
+  /** The world as it is now, which a current view shows. */
+  latest(): View {
+    return this.history[this.history.length - 1] as View
+  }
+
+  /** The world as it was after write `index`. */
+  at(index: number): View {
+    return this.history[index] as View
   }
 
   snapshot() {
@@ -77,7 +89,7 @@ type Event =
 const SPEC: PoolSpec = { size: 3, maxPods: 8, rendering: 'r1', open: true, prefix: 'pool-' }
 
 /** The pool's hook on a view: observed pods with their claims, the Challenges with their status. */
-function poolSync(world: World, view: World['history'][number], spec: PoolSpec) {
+function poolSync(world: World, view: View, spec: PoolSpec) {
   const observed: PoolPod[] = [...view.pods].map(([name, pod]) => ({
     name,
     rendering: 'r1',
@@ -121,12 +133,13 @@ function poolSync(world: World, view: World['history'][number], spec: PoolSpec) 
 }
 
 /** A Challenge's hook: it records the first pod (by name) its view shows claimed for it, while it waits. */
-function challengeSync(world: World, view: World['history'][number], uid: string) {
+function challengeSync(world: World, view: View, uid: string) {
   const challenge = world.challenges.get(uid)
   if (challenge === undefined || !challenge.waiting || challenge.recorded !== undefined) return
   const mine = [...view.pods].filter(([, pod]) => pod.claimedBy === uid).sort(([a], [b]) => (a < b ? -1 : 1))
-  if (mine.length === 0) return
-  const [name, pod] = mine[0]
+  const first = mine[0]
+  if (first === undefined) return
+  const [name, pod] = first
   world.challenges.set(uid, { ...challenge, waiting: false, recorded: { name, uid: pod.uid } })
   const recorders = world.recordersOf.get(pod.uid) ?? new Set()
   recorders.add(uid)
@@ -152,13 +165,13 @@ function play(events: Event[], spec: PoolSpec = SPEC): { world: World; settled: 
       world.snapshot()
     } else if (event.kind === 'pool') {
       poolSeen = viewAt(poolSeen, event.lag)
-      poolSync(world, world.history[poolSeen], spec)
+      poolSync(world, world.at(poolSeen), spec)
     } else if (event.kind === 'challenge') {
       const uid = pick(uids(), event.which)
       if (uid === undefined) continue
       const seen = viewAt(challengeSeen.get(uid) ?? 0, event.lag)
       challengeSeen.set(uid, seen)
-      challengeSync(world, world.history[seen], uid)
+      challengeSync(world, world.at(seen), uid)
     } else if (event.kind === 'ready') {
       const name = pick([...world.pods.keys()].sort(), event.which)
       if (name === undefined) continue
@@ -183,9 +196,9 @@ function play(events: Event[], spec: PoolSpec = SPEC): { world: World; settled: 
     const before = world.history.length
     for (const [name, pod] of world.pods)
       if (!pod.ready) world.writePod(name, { ...pod, ready: true, version: pod.version + 1 })
-    poolSync(world, world.history[world.history.length - 1], spec)
-    for (const uid of uids()) challengeSync(world, world.history[world.history.length - 1], uid)
-    poolSync(world, world.history[world.history.length - 1], spec)
+    poolSync(world, world.latest(), spec)
+    for (const uid of uids()) challengeSync(world, world.latest(), uid)
+    poolSync(world, world.latest(), spec)
     if (world.history.length === before) break
   }
   return { world, settled: settledFailures(world, spec) }
