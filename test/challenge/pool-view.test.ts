@@ -1,0 +1,101 @@
+/**
+ * The pool's view of its sync request: its own pods with their claims and readiness, the definition's Challenges
+ * with what their status asks, every malformed value read as absent.
+ */
+import t from 'tap'
+import type { KubeObject } from '../../src/contract/protocol.js'
+import { indexObjects } from '../../src/challenge/observed.js'
+import { poolChallenges, poolPods } from '../../src/challenge/pool-view.js'
+
+const DEFINITION_UID = '6f1c1c2e-0000-4000-8000-000000000001'
+const owned = [
+  {
+    apiVersion: 'challenge-hooks.dev/v1alpha1',
+    kind: 'ChallengeDefinition',
+    name: 'web',
+    uid: DEFINITION_UID,
+    controller: true,
+  },
+]
+const pod = (
+  name: string,
+  extra: Record<string, unknown> = {},
+  metadata: Record<string, unknown> = {},
+): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'challenges', ownerReferences: owned, ...metadata } as KubeObject['metadata'],
+  ...extra,
+})
+const ready = {
+  status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-22T12:00:00Z' }] },
+}
+
+t.test('the pool reads its own pods, their rendering, claim, readiness and deletion', async (t) => {
+  const children = indexObjects(
+    {
+      'Pod.v1': {
+        a: pod('a', ready, {
+          labels: { 'challenge-hooks.dev/pool-rendering': 'r1', 'challenge-hooks.dev/claimed-by': 'c-1' },
+        }),
+        b: pod(
+          'b',
+          { status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+          { labels: { 'challenge-hooks.dev/pool-rendering': 'r1' } },
+        ),
+        c: pod('c', ready, {
+          deletionTimestamp: '2026-11-22T12:00:00Z',
+          labels: { 'challenge-hooks.dev/claimed-by': 7 },
+        }),
+        d: pod('d', ready, { ownerReferences: [{ ...owned[0], uid: 'someone-else' }] }),
+        e: pod('e', ready, { ownerReferences: [{ ...owned[0], controller: false }] }),
+      },
+    },
+    'challenges',
+  )
+  t.strictSame(poolPods(children, DEFINITION_UID), [
+    { name: 'a', rendering: 'r1', ready: true, deleting: false, claimedBy: 'c-1' },
+    { name: 'b', rendering: 'r1', ready: false, deleting: false, claimedBy: undefined },
+    { name: 'c', rendering: '', ready: true, deleting: true, claimedBy: undefined },
+  ])
+})
+
+const challenge = (name: string, metadata: Record<string, unknown>, status?: unknown): KubeObject => ({
+  apiVersion: 'challenge-hooks.dev/v1alpha1',
+  kind: 'Challenge',
+  metadata: { name, namespace: 'challenges', creationTimestamp: '2026-11-22T11:00:00Z', ...metadata },
+  ...(status === undefined ? {} : { status }),
+})
+
+t.test('the Challenges tell whether they wait, which pod they record, and when they waited from', async (t) => {
+  const related = [
+    challenge('waits', { uid: 'u1' }, { admittedAt: '2026-11-22T11:30:00Z', pool: { state: 'Waiting' } }),
+    challenge('holds', { uid: 'u2' }, { admittedAt: '2026-11-22T11:31:00Z', pool: { state: 'Claimed', pod: 'p3' } }),
+    challenge('fresh', { uid: 'u3', creationTimestamp: 'yesterday' }, { pool: 'Waiting' }),
+    challenge('bare', { uid: 'u4' }),
+    challenge('leaving', { uid: 'u5', deletionTimestamp: '2026-11-22T12:00:00Z' }, { pool: { state: 'Waiting' } }),
+    challenge('no-uid', {}, { pool: { state: 'Waiting' } }),
+  ]
+  const last = Number.MAX_SAFE_INTEGER
+  const created = Date.parse('2026-11-22T11:00:00Z')
+  t.strictSame(poolChallenges(related), [
+    {
+      uid: 'u1',
+      name: 'waits',
+      waiting: true,
+      recordedPod: undefined,
+      admittedAt: Date.parse('2026-11-22T11:30:00Z'),
+      createdAt: created,
+    },
+    {
+      uid: 'u2',
+      name: 'holds',
+      waiting: false,
+      recordedPod: 'p3',
+      admittedAt: Date.parse('2026-11-22T11:31:00Z'),
+      createdAt: created,
+    },
+    { uid: 'u3', name: 'fresh', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: last },
+    { uid: 'u4', name: 'bare', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
+  ])
+})
