@@ -5,6 +5,7 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import { COST_UNIT_RESOURCES, DEFAULT_COST_UNIT, type CostUnit } from '../config/config-parsers.js'
+import type { Config } from '../config/config.js'
 import { compileSchema, DESCRIBED_OPTIONS } from '../contract/validator.js'
 import type { KubeObject } from '../contract/protocol.js'
 import {
@@ -52,6 +53,8 @@ export interface ResolvedDefinition {
     env: string
     staticSecretRef: { name: string; key: string } | undefined
   }
+  /** The warm pool (docs/api.md#warm-pools); undefined without one (size 0). */
+  pool: { size: number; maxPods: number } | undefined
 }
 
 export type DefinitionLookup =
@@ -78,6 +81,21 @@ export interface DefinitionPolicy {
   runtimeClasses: readonly string[]
   /** What one unit of cost may hold (COST_UNIT); DEFAULT_COST_UNIT when left out. */
   costUnit?: CostUnit
+  /** The most pods a warm pool may hold (POOL_MAX_PODS): pool.maxPods's default and ceiling; DEFAULT_POOL_MAX_PODS when left out. */
+  poolMaxPods?: number
+}
+
+/** POOL_MAX_PODS's default. */
+export const DEFAULT_POOL_MAX_PODS = 100
+
+/** The operator's policy, from the configuration. */
+export function definitionPolicy(config: Config): DefinitionPolicy {
+  return {
+    extendedResources: config.allowedExtendedResources,
+    runtimeClasses: config.allowedRuntimeClasses,
+    costUnit: config.costUnit,
+    poolMaxPods: config.poolMaxPods,
+  }
 }
 
 /** Nothing beyond the profile: no extended resource, no RuntimeClass. */
@@ -132,7 +150,8 @@ export function resolveDefinition(
     securityProblem(spec, policy) ??
     consistencyProblem(spec) ??
     podSpecProblem(spec, policy) ??
-    costProblem(spec, policy)
+    costProblem(spec, policy) ??
+    poolProblem(spec, policy)
   if (problem) return invalid(name, problem)
   // consistencyProblem has read both times.
   const [availableFrom, availableUntil] = [readTime(spec.availableFrom), readTime(spec.availableUntil)]
@@ -165,8 +184,33 @@ export function resolveDefinition(
         env: spec.flag?.env ?? Defaults.flagEnv,
         staticSecretRef: spec.flag?.staticSecretRef,
       },
+      pool: resolvePool(spec, policy),
     },
   }
+}
+
+function resolvePool(spec: DefinitionSpec, policy: DefinitionPolicy): ResolvedDefinition['pool'] {
+  const size = spec.pool?.size ?? Defaults.poolSize
+  if (size === 0) return undefined
+  return { size, maxPods: spec.pool?.maxPods ?? policy.poolMaxPods ?? DEFAULT_POOL_MAX_PODS }
+}
+
+/**
+ * A pool needs a flag that can be fixed before its player is known (PerOwner is made from the owner, and a running
+ * container's environment cannot change), and a ceiling that holds its size within the operator's.
+ */
+function poolProblem(spec: DefinitionSpec, policy: DefinitionPolicy): string | undefined {
+  const size = spec.pool?.size ?? Defaults.poolSize
+  const ceiling = policy.poolMaxPods ?? DEFAULT_POOL_MAX_PODS
+  const maxPods = spec.pool?.maxPods
+  if (size > 0 && (spec.flag?.mode ?? Defaults.flagMode) === 'PerOwner') {
+    return 'spec.pool: a pool needs flag.mode PerInstance or Static (a PerOwner flag is made from the player, whom a pooled pod does not know when it starts)'
+  }
+  if (maxPods !== undefined && maxPods < size) return `spec.pool.maxPods: ${maxPods} is below pool.size (${size})`
+  if ((maxPods ?? ceiling) > ceiling || size > ceiling) {
+    return `spec.pool: at most ${ceiling} pods (the operator's POOL_MAX_PODS), asked for ${Math.max(size, maxPods ?? 0)}`
+  }
+  return undefined
 }
 
 /**

@@ -37,7 +37,7 @@ import type {
   RunState,
   World,
 } from './decision-types.js'
-import { DEFINITION_KIND, definitionAuthor, lookupDefinition } from './definition.js'
+import { DEFINITION_KIND, definitionAuthor, definitionPolicy, lookupDefinition } from './definition.js'
 import { flagData, parametersProblem } from './flag.js'
 import { namespaceRefusal } from './namespace-policy.js'
 import { findObject } from './observed.js'
@@ -189,12 +189,11 @@ const definitionAuthorKept: Step<RunContext, AuthoredContext> = (context) => {
 }
 
 const definitionFound: Step<AuthoredContext, DefinedContext> = (context) => {
-  const policy = {
-    extendedResources: context.config.allowedExtendedResources,
-    runtimeClasses: context.config.allowedRuntimeClasses,
-    costUnit: context.config.costUnit,
-  }
-  const lookup = lookupDefinition(context.world.related, context.world.challenge.spec.definitionRef.name, policy)
+  const lookup = lookupDefinition(
+    context.world.related,
+    context.world.challenge.spec.definitionRef.name,
+    definitionPolicy(context.config),
+  )
   if (!lookup.found) return hold(context, { phase: Phase.Error, reason: lookup.reason, message: lookup.message })
   const lifetimeMs = (context.world.challenge.spec.lifetimeSeconds ?? lookup.definition.lifetimeSeconds) * 1000
   return { ...context, definition: lookup.definition, lifetimeMs }

@@ -5,20 +5,12 @@
  * every value is read with its type checked and a malformed one reads as absent, never as a claim.
  */
 import type { KubeObject } from '../contract/protocol.js'
+import { Label, ServedBy } from '../contract/api.js'
 import type { PoolChallenge, PoolPod } from './pool-claims.js'
 import { isBeingDeleted, isOwnedBy, objectsOfKind, type ObservedIndex } from './observed.js'
 import { readTime } from './time.js'
 import { field, text } from './untrusted.js'
 import { readySince } from './workload.js'
-
-/** The labels of a pool's pods: which rendering of the definition made it, and for whom it was claimed. */
-export const PoolLabel = {
-  rendering: 'challenge-hooks.dev/pool-rendering',
-  claimedBy: 'challenge-hooks.dev/claimed-by',
-} as const
-
-/** What a Challenge's `status.pool.state` says while it asks its definition's pool for a pod. */
-export const POOL_WAITING = 'Waiting'
 
 function label(object: KubeObject, key: string): string | undefined {
   return text(field(object.metadata.labels, key))
@@ -33,10 +25,10 @@ export function poolPods(children: ObservedIndex, definitionUid: string): PoolPo
     .filter((pod) => isOwnedBy(pod, definitionUid))
     .map((pod) => ({
       name: pod.metadata.name,
-      rendering: label(pod, PoolLabel.rendering) ?? '',
+      rendering: label(pod, Label.poolRendering) ?? '',
       ready: readySince(pod) !== undefined,
       deleting: isBeingDeleted(pod),
-      claimedBy: label(pod, PoolLabel.claimedBy),
+      claimedBy: label(pod, Label.claimedBy),
     }))
 }
 
@@ -54,8 +46,9 @@ export function poolChallenges(related: readonly KubeObject[]): PoolChallenge[] 
     challenges.push({
       uid,
       name: challenge.metadata.name,
-      waiting: field(pool, 'state') === POOL_WAITING,
-      recordedPod: text(field(pool, 'pod')),
+      waiting: field(pool, 'state') === ServedBy.Waiting,
+      // A released run's record names the pod it had: it holds it no longer.
+      recordedPod: field(pool, 'state') === ServedBy.Claimed ? text(field(pool, 'pod')) : undefined,
       admittedAt: readTime(field(field(challenge, 'status'), 'admittedAt')) ?? Number.MAX_SAFE_INTEGER,
       createdAt: readTime(challenge.metadata.creationTimestamp) ?? Number.MAX_SAFE_INTEGER,
     })

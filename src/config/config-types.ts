@@ -60,6 +60,10 @@ export interface Config {
   allowedRuntimeClasses: string[]
   /** Longest time the hook asks Metacontroller to wait before the next sync of a parent with a deadline. */
   maxResyncSeconds: number
+  /** The most pods one definition's warm pool holds at once (POOL_MAX_PODS): the default and ceiling of pool.maxPods. */
+  poolMaxPods: number
+  /** How long an admitted Challenge waits for a pooled pod before it starts cold (POOL_CLAIM_TIMEOUT_SECONDS). */
+  poolClaimTimeoutSeconds: number
   /**
    * How long after its pod became ready, and its Service and route were in place, an instance becomes Running:
    * kube-proxy and the proxies program a new path only after that (ENDPOINT_SETTLE_MS).

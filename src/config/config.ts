@@ -345,6 +345,18 @@ export const VARIABLES = {
     meaning:
       'the longest `resyncAfterSeconds` the hook asks Metacontroller for: the longest wait before an instance with a deadline is synced again',
   },
+  POOL_MAX_PODS: {
+    group: 'lifecycle',
+    parser: orElse(integer(1, 1000), 100),
+    meaning:
+      "the most pods one definition's warm pool may hold at once, free and claimed (its `pool.maxPods` when it sets none; a definition asking for more is refused, `DefinitionInvalid`); the namespace's ResourceQuota counts them too",
+  },
+  POOL_CLAIM_TIMEOUT_SECONDS: {
+    group: 'lifecycle',
+    parser: orElse(integer(1, 300), 5),
+    meaning:
+      "how long an admitted Challenge waits for its definition's warm pool to hand it a pod before it starts cold (it waits only while the pool's status is `Ready`)",
+  },
   ENDPOINT_SETTLE_MS: {
     group: 'lifecycle',
     parser: orElse(integer(0, 60000), 2500),
@@ -516,6 +528,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     dns: { namespace: v.DNS_NAMESPACE, podSelector: v.DNS_POD_SELECTOR, addresses: v.DNS_ADDRESSES, port: v.DNS_PORT },
     maxResyncSeconds: v.MAX_RESYNC_SECONDS,
+    poolMaxPods: v.POOL_MAX_PODS,
+    poolClaimTimeoutSeconds: v.POOL_CLAIM_TIMEOUT_SECONDS,
     endpointSettleMs: v.ENDPOINT_SETTLE_MS,
     maxInFlight: v.MAX_IN_FLIGHT,
     maxEventLoopDelayMs: v.MAX_EVENT_LOOP_DELAY_MS,

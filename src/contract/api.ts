@@ -35,6 +35,12 @@ export const Label = {
    */
   ownerKind: 'challenge-hooks.dev/owner-kind',
   definition: 'challenge-hooks.dev/definition',
+  /** On a warm pool's pod: its number in the pool (`<definition>.pool-<n>`), a label value where the name may not be. */
+  poolSlot: 'challenge-hooks.dev/pool-slot',
+  /** On a warm pool's pod: 10 hex of the pod's rendering; a free pod of another rendering is drained, never claimed. */
+  poolRendering: 'challenge-hooks.dev/pool-rendering',
+  /** On a warm pool's pod, once claimed, forever: the uid of the Challenge it serves. */
+  claimedBy: 'challenge-hooks.dev/claimed-by',
 } as const
 export const MANAGED_BY = 'challenge-hooks'
 
@@ -63,7 +69,35 @@ export const Annotation = {
    * may now run with (status.definitionAuthor).
    */
   acceptDefinitionAuthor: 'challenge-hooks.dev/accept-definition-author',
+  /** On a warm pool's pod: the uid of its flag Secret, what its PerInstance flag is made from (status.pool.flagUid). */
+  flagUid: 'challenge-hooks.dev/flag-uid',
 } as const
+
+/** How a Challenge's run is served by its definition's warm pool (status.pool.state). */
+export const ServedBy = {
+  /** Admitted, asking the pool for a pod since status.pool.since. */
+  Waiting: 'Waiting',
+  /** Served by the pooled pod status.pool.pod for the rest of the run. */
+  Claimed: 'Claimed',
+  /** A pod of its own, as without a pool. */
+  Cold: 'Cold',
+  /** A run served by a pooled pod that has ended: the pool deletes the pod. */
+  Released: 'Released',
+} as const
+export type ServedBy = (typeof ServedBy)[keyof typeof ServedBy]
+
+/** A definition's warm pool as its status says it (status.pool.state), written only when it changes. */
+export const PoolState = {
+  /** Free or starting pods: a new Challenge may wait for one. */
+  Ready: 'Ready',
+  /** No free or starting pod: maxPods reached. New Challenges start cold at once. */
+  Exhausted: 'Exhausted',
+  /** Past availableUntil: no free pod is kept. */
+  Closed: 'Closed',
+  /** No pool, or the definition is invalid (the message says why). */
+  Off: 'Off',
+} as const
+export type PoolState = (typeof PoolState)[keyof typeof PoolState]
 
 export const Phase = {
   Pending: 'Pending',
@@ -137,6 +171,7 @@ export const Defaults = {
   startupTimeoutSeconds: 300,
   maxRenewals: 2,
   cost: 1,
+  poolSize: 0,
   egress: 'DNS',
   profile: 'Restricted',
   flagMode: 'PerOwner',
@@ -407,6 +442,12 @@ export const DefinitionSpecSchema = Type.Object(
           env: Type.Optional(Type.String({ pattern: ENV_NAME })),
           staticSecretRef: Type.Optional(SecretKeyRef()),
         },
+        { additionalProperties: false },
+      ),
+    ),
+    pool: Type.Optional(
+      Type.Object(
+        { size: Type.Optional(Int(0, 100)), maxPods: Type.Optional(Int(1, 1000)) },
         { additionalProperties: false },
       ),
     ),

@@ -25,6 +25,7 @@ t.test('defaults of the contract fill what the author left out', async (t) => {
       profile: 'Restricted',
       runtimeClassName: undefined,
       flag: { mode: 'PerOwner', prefix: 'flag{', suffix: '}', env: 'FLAG', staticSecretRef: undefined },
+      pool: undefined,
     },
   })
 })

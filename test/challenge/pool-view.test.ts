@@ -75,6 +75,7 @@ t.test('the Challenges tell whether they wait, which pod they record, and when t
     challenge('bare', { uid: 'u4' }),
     challenge('leaving', { uid: 'u5', deletionTimestamp: '2026-11-22T12:00:00Z' }, { pool: { state: 'Waiting' } }),
     challenge('no-uid', {}, { pool: { state: 'Waiting' } }),
+    challenge('done', { uid: 'u6' }, { pool: { state: 'Released', pod: 'p4' } }),
   ]
   const last = Number.MAX_SAFE_INTEGER
   const created = Date.parse('2026-11-22T11:00:00Z')
@@ -97,5 +98,7 @@ t.test('the Challenges tell whether they wait, which pod they record, and when t
     },
     { uid: 'u3', name: 'fresh', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: last },
     { uid: 'u4', name: 'bare', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
+    // A released run names the pod it had, and holds it no longer.
+    { uid: 'u6', name: 'done', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
   ])
 })
