@@ -79,6 +79,11 @@ export interface RenderInput {
   config: Config
   /** Answer the Pod too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
   withPod: boolean
+  /**
+   * Served by a warm pool's pod (waiting for it, or claimed): only the traffic path is the instance's, selecting that
+   * pod by `podLabels`; the pod, its flag Secret and its isolation are the pool's (docs/api.md#warm-pools).
+   */
+  pooled?: boolean
 }
 
 const labels = childLabels
@@ -396,9 +401,11 @@ export function service(input: RenderInput): IService & DesiredChild {
  * whatever Secret holds its flag Secret's name, and run before its isolation exists.
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {
-  const children: DesiredChild[] = [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
-  if (input.definition.egress === 'Internet') children.push(internetPolicy(input))
-  if (input.withPod) children.push(pod(input))
+  const children: DesiredChild[] = input.pooled
+    ? [exposePolicy(input)]
+    : [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
+  if (input.definition.egress === 'Internet' && !input.pooled) children.push(internetPolicy(input))
+  if (input.withPod && !input.pooled) children.push(pod(input))
   children.push(service(input))
   const { expose } = input.definition
   if (expose.type === 'HTTP' || expose.type === 'TLS') {

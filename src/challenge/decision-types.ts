@@ -13,6 +13,7 @@ import type { ObservedIndex } from './observed.js'
 import type { OwnerKey } from './hmac.js'
 import type { PreviousStatus } from './status.js'
 import type { PodProblem } from './workload.js'
+import type { Serving } from './pool-serving.js'
 
 export interface RenewalOutcome {
   accepted: boolean
@@ -84,6 +85,8 @@ export interface Decision extends Outcome {
   expiresAt: number | undefined
   progress: Progress
   renewal: RenewalOutcome | undefined
+  /** How the run is served by its definition's warm pool; undefined without one (pool-serving.ts). */
+  pool: Serving | undefined
   /** Earliest future instant at which the decision changes by itself (ms since epoch). */
   nextDeadline: number | undefined
 }
@@ -137,6 +140,8 @@ export interface PodContext extends AdmittedContext {
   /** guard children not yet observed as the instance's own */
   missing: string[]
   problem: PodProblem | undefined
+  /** How the run is served by its definition's warm pool: while Waiting or Claimed, `pod` is the pooled one or none. */
+  served: Serving | undefined
 }
 
 /** startupTimeout: the traffic path, and the startup deadline while the run has not started. */

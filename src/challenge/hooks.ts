@@ -7,10 +7,11 @@
  */
 import type { Config } from '../config/config.js'
 import type { CustomizeRequest, CustomizeResponse, SyncRequest, SyncResponse } from '../contract/protocol.js'
-import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason } from '../contract/api.js'
+import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason, ServedBy } from '../contract/api.js'
 import { renderChildren } from './children.js'
 import { decide } from './lifecycle.js'
 import { observe } from './world.js'
+import { pooledPodSelector } from './pool-serving.js'
 import { countObjects } from './observed.js'
 import { condition, definedTimes, type ChallengeStatus } from './status.js'
 import { buildStatus } from './status-report.js'
@@ -47,12 +48,18 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
   const at = toSeconds(now.getTime())
   const world = observe(request, config)
   const decision = decide(world, config, at)
+  // Served from the pool (waiting for a pod, or claimed): the traffic path selects the pooled pod.
+  const pool = decision.pool
+  const pooled = pool !== undefined && (pool.state === ServedBy.Waiting || pool.state === ServedBy.Claimed)
   const children =
     decision.workload && decision.definition && decision.flagData !== undefined
       ? renderChildren({
           namespace: world.namespace,
           names: world.names,
-          podLabels: world.podLabels,
+          podLabels: pooled
+            ? pooledPodSelector(decision.definition.name, world.challenge.metadata.uid, pool.slot)
+            : world.podLabels,
+          pooled,
           definition: decision.definition,
           parameters: world.challenge.spec.parameters ?? {},
           flagData: decision.flagData,
@@ -108,7 +115,8 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
  * - the owner's Challenges, by the owner label (the budget queue; each carries its cost in status.cost), in the
  *   instance's namespace, or in every namespace when OWNER_BUDGET_SCOPE is Cluster (hook version v2);
  * - static flag Secrets labelled with the definition's name (never our own flag Secrets);
- * - the Namespace and its LimitRanges (what it would refuse a pod for).
+ * - the Namespace and its LimitRanges (what it would refuse a pod for);
+ * - the flag Secrets of the warm-pool pods claimed for it (docs/api.md#warm-pools).
  * Never the instance's pod: it is a child, whose events reach only its parent. A related rule makes Metacontroller
  * weigh every event of that kind in the cluster against every Challenge (docs/design.md).
  */
@@ -144,6 +152,14 @@ export function customize(request: CustomizeRequest, config: Config): CustomizeR
       // cost Metacontroller's scan of every parent rarely.
       { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },
       { apiVersion: 'v1', resource: 'limitranges', namespace, labelSelector: {} },
+      // The flag Secrets of the warm-pool pods claimed for this Challenge (pool-serving.ts): Secrets are weighed
+      // against every Challenge's rules already, pods would add every pod status write of the cluster.
+      {
+        apiVersion: 'v1',
+        resource: 'secrets',
+        namespace,
+        labelSelector: { matchLabels: { [Label.claimedBy]: challenge.metadata.uid } },
+      },
     ],
   }
 }

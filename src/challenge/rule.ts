@@ -7,6 +7,7 @@
 import { Phase } from '../contract/api.js'
 import type { AnyContext, Decision, Outcome, Progress, RunContext } from './decision-types.js'
 import { earliest } from './time.js'
+import { carriedRecord, recordOnly } from './pool-serving.js'
 
 /** A rule that only checks: a decision, or undefined to let the next rule decide. */
 export type Rule<Context> = (context: Context) => Decision | undefined
@@ -51,6 +52,7 @@ export function base(context: AnyContext, outcome: Outcome): Decision {
     expiresAt: undefined,
     progress: NO_PROGRESS,
     renewal: undefined,
+    pool: recordOnly(carriedRecord(context.world.previous.pool, context.state.run, false)),
     nextDeadline: undefined,
   }
 }
@@ -58,7 +60,9 @@ export function base(context: AnyContext, outcome: Outcome): Decision {
 /** Ends the run: the finish time is recorded once and the workload is torn down. */
 export function finish(context: AnyContext, outcome: Outcome): Decision {
   context.state.finishedAt ??= context.now
-  return base(context, outcome)
+  const decision = base(context, outcome)
+  decision.pool = recordOnly(carriedRecord(context.world.previous.pool, context.state.run, true))
+  return decision
 }
 
 /**

@@ -4,12 +4,16 @@
  * and its Service and route came into place (kube-proxy and the proxies program a new path only after that). Until
  * then it is Pending, saying why.
  */
-import { Phase, Reason } from '../contract/api.js'
+import { Phase, Reason, ServedBy } from '../contract/api.js'
 import type { AdmittedContext, Decision, ObservedContext, Outcome, PodContext } from './decision-types.js'
 import { observeEndpoint } from './endpoint.js'
 import { base, finish, nextDeadline, type Rule, type Step } from './rule.js'
 import { earliest, formatTime } from './time.js'
 import { currentPod, missingGuards, podEnded, podInstants, podProblem, readySince } from './workload.js'
+import { DEFINITION_KIND } from './definition.js'
+import { findObject } from './observed.js'
+import { servedBy, type Serving } from './pool-serving.js'
+import { field, text } from './untrusted.js'
 
 /** The end of the lifetime, once the instance has started (a passed hard deadline ended the run above). */
 export const lifetimeOver: Rule<AdmittedContext> = (context) => {
@@ -24,15 +28,42 @@ export const lifetimeOver: Rule<AdmittedContext> = (context) => {
   })
 }
 
+/**
+ * How the run is served (pool-serving.ts): by the pod its definition's pool handed it, by none yet while it waits
+ * for one, or by its own pod, which runs only on guard children that are its own. A pooled pod's guards are the
+ * pool's (its flag Secret and policies, made before the pod), and it is the pool's to watch: the instance sees its
+ * claim, not the pod.
+ */
+function serving(context: AdmittedContext): Serving | undefined {
+  const { world, state, definition } = context
+  const object = findObject(world.related, DEFINITION_KIND, definition.name)
+  return servedBy({
+    challengeUid: world.challenge.metadata.uid,
+    definitionName: definition.name,
+    definitionUid: text(object?.metadata.uid),
+    poolState: field(field(field(object, 'status'), 'pool'), 'state'),
+    pooled: definition.pool !== undefined,
+    parameters: Object.keys(world.challenge.spec.parameters ?? {}).length > 0,
+    run: state.run,
+    previous: world.previous.pool,
+    coldPod: currentPod(world.children, world.names, state.run) !== undefined,
+    related: world.related,
+    now: context.now,
+    timeoutMs: context.config.poolClaimTimeoutSeconds * 1000,
+  })
+}
+
 /** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
 export const podFailure: Step<AdmittedContext, PodContext> = (context) => {
   const { world, state } = context
-  const missing = missingGuards(world.children, world.names, context.definition.egress)
-  const pod = missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
+  const served = serving(context)
+  const pooled = served !== undefined && served.state !== ServedBy.Cold
+  const missing = pooled ? [] : missingGuards(world.children, world.names, context.definition.egress)
+  const pod = !pooled && missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
   const problem = podProblem(pod)
-  return problem?.fatal
-    ? finish(context, { phase: Phase.Error, reason: problem.reason, message: problem.message })
-    : { ...context, pod, missing, problem }
+  if (problem?.fatal) return finish(context, { phase: Phase.Error, reason: problem.reason, message: problem.message })
+  if (served?.waitUntil !== undefined) context.deadlines.push(served.waitUntil)
+  return { ...context, pod, missing, problem, served }
 }
 
 /** Pending longer than startupTimeoutSeconds since admission, never Running: an Error that says what was last seen. */
@@ -71,7 +102,7 @@ export const startupTimeout: Step<PodContext, ObservedContext> = (context) => {
 /** The last rule, which always decides: Running once traffic can reach the instance, else Pending saying why. */
 export function runningOrStarting(context: ObservedContext): Decision {
   const { state, now } = context
-  const ready = readySince(context.pod)
+  const ready = readyAt(context)
   const reachable = reachableAt(context)
   const running = reachable <= now
   if (running && state.startedAt === undefined) state.startedAt = now
@@ -82,20 +113,40 @@ export function runningOrStarting(context: ObservedContext): Decision {
           Math.max(state.startedAt, state.lastRenewedAt ?? state.startedAt) + context.lifetimeMs,
           context.hardEnd,
         )
-  const instants = podInstants(context.pod)
+  const claimedAt = claimTime(context)
+  const instants = claimedAt === undefined ? podInstants(context.pod) : { scheduled: claimedAt, started: claimedAt }
   const decision: Decision = {
     ...base(context, running ? runningOutcome(expiresAt as number) : pendingOutcome(context, ready)),
     workload: true,
-    pod: context.missing.length === 0 && !podEnded(context.pod),
+    // A pooled pod is the pool's child: the instance answers a Pod only when it runs its own.
+    pod: ownPod(context.served) && context.missing.length === 0 && !podEnded(context.pod),
     admitted: true,
     flagData: context.flagData,
     endpoint: running ? context.observed.endpoint : undefined,
     routeProblem: context.observed.routeProblem,
     expiresAt,
     progress: { scheduledAt: instants.scheduled, containersStartedAt: instants.started, readyAt: ready },
+    pool: context.served,
   }
   decision.nextDeadline = nextDeadline(context, expiresAt, ...(running ? [] : [reachable, context.startupDeadline]))
   return decision
+}
+
+/**
+ * When the run's claim of a pooled pod was first seen. The pool claims only a ready pod, so the instance counts it
+ * scheduled, started and ready from then on; and its path to the player exists only from then on.
+ */
+function claimTime(context: PodContext): number | undefined {
+  return context.served?.state === ServedBy.Claimed ? context.served.since : undefined
+}
+
+function readyAt(context: PodContext): number | undefined {
+  return claimTime(context) ?? readySince(context.pod)
+}
+
+/** The run is served by a pod of its own: no pool, or it went cold. */
+function ownPod(served: Serving | undefined): boolean {
+  return served === undefined || served.state === ServedBy.Cold
 }
 
 // ---- helpers of the rules --------------------------------------------------------------------------------------
@@ -113,7 +164,7 @@ const MAX_CLOCK_SKEW_MS = 60_000
  * default 2.5 s means at least 1.5 s after the event. Infinity while either is missing.
  */
 function reachableAt(context: ObservedContext): number {
-  const ready = readySince(context.pod)
+  const ready = readyAt(context)
   if (ready === undefined || context.observed.endpoint === undefined) return Infinity
   const since = Math.max(ready, context.observed.since)
   return since > context.now + MAX_CLOCK_SKEW_MS ? context.now : since + context.config.endpointSettleMs

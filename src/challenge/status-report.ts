@@ -11,10 +11,12 @@
  * error) rather than at every step of a pod, each write being one more event Metacontroller weighs against every
  * Challenge (docs/design.md); the instants they carry are the pod's own, so nothing is lost by waiting.
  */
-import { ConditionType, Phase, Reason } from '../contract/api.js'
+import { ConditionType, Phase, Reason, ServedBy } from '../contract/api.js'
 import type { Decision, World } from './decision-types.js'
 import { record } from './untrusted.js'
-import { condition, definedTimes, type ChallengeStatus, type Condition } from './status.js'
+import { condition, definedTimes, type ChallengeStatus, type Condition, type PoolStatus } from './status.js'
+import { FLAG_SECRET_SUFFIX } from './names.js'
+import type { PoolRecord } from './pool-serving.js'
 import { formatTime } from './time.js'
 
 const PROGRESS = new Set<string>([
@@ -127,8 +129,26 @@ export function buildStatus(world: World, decision: Decision, now: number): Chal
   )
   // Running implies the instance's own Secret is observed (its pod runs only then): never one that merely carries its
   // name. The answer then renders it too (a Running decision always renders the workload, the flag Secret first).
-  if (decision.phase === Phase.Running) status.flagSecretRef = { name: world.names.flagSecret }
+  const pool = decision.pool
+  if (pool !== undefined) status.pool = poolStatus(pool)
+  if (decision.phase === Phase.Running) {
+    // A claimed pod mounts the Secret its pool made for it (the pool makes a pod only once that Secret holds its flag).
+    status.flagSecretRef = {
+      name: pool?.state === ServedBy.Claimed ? `${pool.pod}${FLAG_SECRET_SUFFIX}` : world.names.flagSecret,
+    }
+  }
   return keepProgress(world, decision, status)
+}
+
+/** status.pool: what is known of the run's serving, in the contract's field order. */
+function poolStatus(pool: PoolRecord): PoolStatus {
+  return {
+    state: pool.state,
+    run: pool.run,
+    ...(pool.since === undefined ? {} : { since: formatTime(pool.since) }),
+    ...(pool.pod === undefined ? {} : { pod: pool.pod }),
+    ...(pool.flagUid === undefined ? {} : { flagUid: pool.flagUid }),
+  }
 }
 
 /** The status without its progress conditions, and without what Metacontroller adds. */

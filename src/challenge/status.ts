@@ -6,6 +6,7 @@
 import type { ConditionType, Phase } from '../contract/api.js'
 import { count, record, text } from './untrusted.js'
 import { readTime } from './time.js'
+import { readPoolRecord, type PoolRecord } from './pool-serving.js'
 
 export interface Condition {
   type: ConditionType
@@ -39,8 +40,13 @@ export interface PreviousStatus {
   cost: number | undefined
   /** The author of the definition the instance was first synced with ('' for none); undefined when never recorded. */
   definitionAuthor: string | undefined
+  /** How the run is served by its definition's warm pool (pool-serving.ts); undefined without a record. */
+  pool: PoolRecord | undefined
   conditions: Condition[]
 }
+
+/** status.pool as written (docs/api.md#warm-pools). */
+export type PoolStatus = { state: string; run: number; since?: string; pod?: string; flagUid?: string }
 
 /** A type, not an interface: it is then assignable to the answer's open `Record<string, unknown>` as it is. */
 export type ChallengeStatus = {
@@ -62,6 +68,7 @@ export type ChallengeStatus = {
   cost?: number
   /** The definition's author the instance runs with ('' when it names none): another one stops it (lifecycle.ts). */
   definitionAuthor?: string
+  pool?: PoolStatus
   conditions: Condition[]
 }
 
@@ -110,6 +117,7 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
         : undefined,
     // The empty string is a value here (a definition that names no author), not an absence.
     definitionAuthor: typeof raw.definitionAuthor === 'string' ? raw.definitionAuthor : undefined,
+    pool: readPoolRecord(raw.pool),
     conditions: Array.isArray(raw.conditions)
       ? raw.conditions.map(readCondition).filter((condition) => condition !== undefined)
       : [],

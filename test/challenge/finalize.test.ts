@@ -244,7 +244,7 @@ t.test(
 )
 
 t.test(
-  "customize asks for its own definition (never the catalogue), the owner's Challenges, labelled static flag Secrets, its Namespace and LimitRanges, each in its namespace; never pods",
+  "customize asks for its own definition (never the catalogue), the owner's Challenges, labelled static flag Secrets, its Namespace and LimitRanges, the flag Secrets of pool pods claimed for it, each in its namespace; never pods",
   async (t) => {
     const request = { controller: {}, parent: challenge() } as unknown as SyncRequest
     const rules = (scope: 'Namespace' | 'Cluster') =>
@@ -274,6 +274,12 @@ t.test(
       },
       { apiVersion: 'v1', resource: 'namespaces', names: ['challenges'] },
       { apiVersion: 'v1', resource: 'limitranges', namespace: 'challenges', labelSelector: {} },
+      {
+        apiVersion: 'v1',
+        resource: 'secrets',
+        namespace: 'challenges',
+        labelSelector: { matchLabels: { 'challenge-hooks.dev/claimed-by': '5b1f0c2e-8f7d-4c53-9a59-0d7b3a1e2f10' } },
+      },
     ])
     // Across namespaces: only the owner's Challenges lose their namespace (hook version v2 then selects everywhere).
     const cluster = rules('Cluster')

@@ -16,6 +16,7 @@ const EMPTY: PreviousStatus = {
   run: 0,
   cost: undefined,
   definitionAuthor: undefined,
+  pool: undefined,
   conditions: [],
 }
 

@@ -1,0 +1,139 @@
+// A Challenge of a definition with a warm pool, through the Challenge's own hook (docs/api.md#warm-pools): it waits
+// for the pool, is served by the pod claimed for it, becomes Running once the path settles, and gives the pod up.
+import t from 'tap'
+import { at, kinds, step } from '../helpers/drive.js'
+import { validateChildren } from '../helpers/validate.js'
+import { challenge, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
+
+const NAME = 'web-login-u-alice'
+const DEFINITION_UID = 'definition-uid-1'
+const SELECTOR = {
+  'app.kubernetes.io/managed-by': 'challenge-hooks',
+  'challenge-hooks.dev/definition': 'web-login',
+  'challenge-hooks.dev/claimed-by': UID,
+}
+
+function pooledDefinition(poolState = 'Ready'): KubeObject {
+  const definition = webDefinition({ flag: { mode: 'PerInstance' }, pool: { size: 2 } })
+  definition.metadata.uid = DEFINITION_UID
+  definition.status = { pool: { state: poolState } }
+  return definition
+}
+
+function claimedSecret(slot: string): KubeObject {
+  return <KubeObject>{
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: `web-login.pool-${slot}-flag`,
+      namespace: 'challenges',
+      uid: `pool-secret-uid-${slot}`,
+      labels: {
+        'app.kubernetes.io/managed-by': 'challenge-hooks',
+        'challenge-hooks.dev/definition': 'web-login',
+        'challenge-hooks.dev/pool-slot': slot,
+        'challenge-hooks.dev/claimed-by': UID,
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'challenge-hooks.dev/v1alpha1',
+          kind: 'ChallengeDefinition',
+          name: 'web-login',
+          uid: DEFINITION_UID,
+          controller: true,
+        },
+      ],
+    },
+    data: { flag: 'ZmxhZ3tzb21ldGhpbmd9' },
+  }
+}
+
+const selectors = (response: { children: Json[] }) =>
+  response.children.map((child) => {
+    const spec = child.spec as Json
+    return [child.kind, spec.podSelector ? (spec.podSelector as Json).matchLabels : spec.selector]
+  })
+
+t.test(
+  'admitted while the pool is Ready: it waits, its traffic path already selecting what will be claimed for it',
+  async (t) => {
+    const first = step(challenge(), { related: [pooledDefinition()] })
+    t.strictSame(kinds(first.response), [`NetworkPolicy/${NAME}-expose`, `Service/${NAME}`, `Ingress/${NAME}`])
+    validateChildren(first.response.children)
+    t.strictSame(selectors(first.response).slice(0, 2), [
+      ['NetworkPolicy', SELECTOR],
+      ['Service', SELECTOR],
+    ])
+    t.strictSame(first.status.pool, { state: 'Waiting', run: 0, since: '2026-11-22T12:00:00Z' })
+    t.strictSame([first.status.phase, first.status.reason], ['Pending', 'Starting'])
+    t.equal(first.response.resyncAfterSeconds, 5, 'woken when the wait ends')
+
+    // No claim within POOL_CLAIM_TIMEOUT_SECONDS: cold, with every child of its own.
+    const cold = step(first.parent, {
+      related: [pooledDefinition()],
+      children: observedChildren(first.response.children),
+      now: at(5),
+    })
+    t.strictSame(cold.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:05Z' })
+    t.strictSame(kinds(cold.response), [
+      `Secret/${NAME}-flag`,
+      `NetworkPolicy/${NAME}-isolate`,
+      `NetworkPolicy/${NAME}-expose`,
+      `Service/${NAME}`,
+      `Ingress/${NAME}`,
+    ])
+  },
+)
+
+t.test('a pool that is not Ready sends it cold at once; a definition without a pool writes no record', async (t) => {
+  const exhausted = step(challenge(), { related: [pooledDefinition('Exhausted')] })
+  t.strictSame(exhausted.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:00Z' })
+  const plain = step(challenge(), { related: [webDefinition()] })
+  t.equal('pool' in plain.status, false)
+})
+
+t.test(
+  'claimed: it records the pod and the uid its flag is made from, and is Running once the path settles',
+  async (t) => {
+    const waiting = step(challenge(), { related: [pooledDefinition()] })
+    const path = observedChildren(waiting.response.children)
+    const related = [pooledDefinition(), claimedSecret('4'), claimedSecret('9')]
+    const claimed = step(waiting.parent, { related, children: path, now: at(1) })
+    t.strictSame(claimed.status.pool, {
+      state: 'Claimed',
+      run: 0,
+      since: '2026-11-22T12:00:01Z',
+      pod: 'web-login.pool-4',
+      flagUid: 'pool-secret-uid-4',
+    })
+    t.strictSame(kinds(claimed.response), [`NetworkPolicy/${NAME}-expose`, `Service/${NAME}`, `Ingress/${NAME}`])
+    const slot4 = { ...SELECTOR, 'challenge-hooks.dev/pool-slot': '4' }
+    t.strictSame(selectors(claimed.response).slice(0, 2), [
+      ['NetworkPolicy', slot4],
+      ['Service', slot4],
+    ])
+    t.equal(claimed.status.phase, 'Pending', 'the path to the claimed pod is new: it settles first')
+    t.equal(claimed.response.resyncAfterSeconds, 2.5)
+
+    const observed = readyWorld(claimed.response.children)
+    const running = step(claimed.parent, { related, children: observed, now: at(4) })
+    t.strictSame([running.status.phase, running.status.reason], ['Running', 'Ready'])
+    t.strictSame(running.status.flagSecretRef, { name: 'web-login.pool-4-flag' })
+    t.strictSame(running.status.startedAt, '2026-11-22T12:00:04Z')
+
+    // Stopped: the run ends, its record names the pod it gives up.
+    const stopped = { ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }
+    const released = step(stopped, { related, children: observed, now: at(60) })
+    t.strictSame(released.status.pool, { ...(claimed.status.pool as Json), state: 'Released' })
+    t.equal(released.status.phase, 'Deleted')
+  },
+)
+
+t.test('a claimed run whose pod goes away goes on cold', async (t) => {
+  const waiting = step(challenge(), { related: [pooledDefinition()] })
+  const claimed = step(waiting.parent, { related: [pooledDefinition(), claimedSecret('4')], now: at(1) })
+  const gone = step(claimed.parent, { related: [pooledDefinition()], now: at(20) })
+  t.strictSame(gone.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:20Z' })
+  t.strictSame(kinds(gone.response)[0], `Secret/${NAME}-flag`)
+})
