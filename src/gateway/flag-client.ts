@@ -4,6 +4,7 @@
  * (503 with Retry-After): the check changed nothing and can be repeated.
  */
 import type { FlagCheck } from '../challenge/flag-check.js'
+import { ServedBy } from '../contract/api.js'
 import { Unavailable, type Json } from './kube.js'
 
 export function flagChecker(url: string, token: string, timeoutMs: number): (body: Json) => Promise<FlagCheck> {
@@ -24,4 +25,14 @@ export function flagChecker(url: string, token: string, timeoutMs: number): (bod
     }
     return (await response.json()) as FlagCheck
   }
+}
+
+/**
+ * The uid a PerInstance flag of this Challenge is made from (docs/api.md#flags): the uid of its warm-pool pod's flag
+ * Secret when its run was served from a pool (status.pool, which only the hook writes), else its own uid.
+ */
+export function flagUid(record: { metadata: { uid?: string }; status?: Record<string, unknown> } | undefined) {
+  const pool = record?.status?.pool as Record<string, unknown> | undefined
+  const served = pool?.state === ServedBy.Claimed || pool?.state === ServedBy.Released
+  return served && typeof pool?.flagUid === 'string' && pool.flagUid !== '' ? pool.flagUid : record?.metadata.uid
 }

@@ -14,6 +14,7 @@
 import { API_VERSION, Label } from '../contract/api.js'
 import type { FlagCheck } from '../challenge/flag-check.js'
 import type { GatewayCache } from './cache.js'
+import { flagUid } from './flag-client.js'
 import { CHALLENGES_API, KubeError, Unavailable, type Json, type Kube } from './kube.js'
 import { challengeName, ownerText, sameOwner, type Owner } from './names.js'
 import type { EnsureBody } from './schemas.js'
@@ -314,11 +315,10 @@ export function instances({ kube, cache, ownerBudget, retryAfterSeconds, now, ch
         (record) => record.spec?.definitionRef?.name === definition,
       )
       const own = records.find((record) => record.metadata.name === challengeName(definition, scope.owner))
-      const owner = (record: ChallengeRecord | undefined, who: Owner) => ({
-        kind: who.kind,
-        id: who.id,
-        ...(record?.metadata.uid === undefined ? {} : { uid: record.metadata.uid }),
-      })
+      const owner = (record: ChallengeRecord | undefined, who: Owner) => {
+        const uid = flagUid(record)
+        return { kind: who.kind, id: who.id, ...(uid === undefined ? {} : { uid }) }
+      }
       const answer = await api(() =>
         checkFlag({
           namespace: scope.namespace,

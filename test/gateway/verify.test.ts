@@ -112,6 +112,41 @@ t.test('PerInstance while the record exists; Static refused; no definition; the 
   t.strictSame([away.statusCode, away.headers['retry-after']], [503, '1'])
 })
 
+t.test('PerInstance served from a warm pool: made from the pooled flag Secret’s uid the status records', async (t) => {
+  const { fake, verify } = await setup(t, { mode: 'PerInstance' })
+  const perInstance = (uid: string) => `flag{${createHmac('sha256', SECRET).update(uid).digest('hex').slice(0, 32)}}`
+  const key = (id: string) => `challenges/challenges/${challengeName('web', { kind: 'User', id })}`
+  const served = (id: string, pool: Json) => {
+    const record = fake.objects.get(key(id)) as Json
+    fake.objects.set(key(id), { ...record, status: { ...(record.status as Json | undefined), pool } })
+  }
+  served('alice', { state: 'Claimed', run: 0, pod: 'web.pool-3', flagUid: 'pool-secret-uid-3' })
+  served('bob', { state: 'Released', run: 0, pod: 'web.pool-4', flagUid: 'pool-secret-uid-4' })
+  t.strictSame((await verify({ definition: 'web', flag: perInstance('pool-secret-uid-3') })).json(), {
+    result: 'correct',
+  })
+  t.strictSame(
+    (
+      await verify({
+        definition: 'web',
+        flag: perInstance(`uid-${challengeName('web', { kind: 'User', id: 'alice' })}`),
+      })
+    ).json(),
+    { result: 'incorrect' },
+    'not the flag its own uid would make: its pod never held that one',
+  )
+  t.strictSame((await verify({ definition: 'web', flag: perInstance('pool-secret-uid-4') })).json(), {
+    result: 'anotherOwner',
+    owner: { kind: 'User', id: 'bob' },
+  })
+  // A run that waited, or went cold, is made from the Challenge's own uid; a record without a usable uid too.
+  served('alice', { state: 'Cold', run: 0, flagUid: 'pool-secret-uid-3' })
+  const own = perInstance(`uid-${challengeName('web', { kind: 'User', id: 'alice' })}`)
+  t.strictSame((await verify({ definition: 'web', flag: own })).json(), { result: 'correct' })
+  served('alice', { state: 'Claimed', run: 0, flagUid: '' })
+  t.strictSame((await verify({ definition: 'web', flag: own })).json(), { result: 'correct' })
+})
+
 t.test('a gateway without FLAG_VERIFY_URL; a check that answers an error', async (t) => {
   const fake = await startFakeApiServer(t)
   definition(fake, 'web')
