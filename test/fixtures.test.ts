@@ -84,7 +84,7 @@ const FIXTURES: Record<string, Expected> = {
   customize: {
     hook: 'customize',
     stage: 'the customize request of a new Challenge (web-login, alice)',
-    related: ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges'],
+    related: ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges', 'secrets'],
   },
   'sync-new': {
     hook: 'sync',
