@@ -11,7 +11,7 @@ import { spawnLogged, stopChild } from '../processes.js'
 import { httpTransport, resourceByName, Simulator, type CompositeController } from '../simulator/index.js'
 import type { Json } from '../../helpers/world.js'
 import type { ClusterEnv } from './install.js'
-import { API, COMPOSITE_CONTROLLER } from './names.js'
+import { API, CONTROLLERS } from './names.js'
 
 /** A Rest client that authenticates as Metacontroller's service account (a token from the TokenRequest API). */
 export async function metacontrollerRest(env: ClusterEnv): Promise<{ rest: Rest; token: string }> {
@@ -41,25 +41,53 @@ export interface RunningController {
   /** Metacontroller's process (none for the stand-in, which runs in this process) */
   pid?: number
   sim: Simulator | undefined
+  /** the stand-in of the warm pools' controller */
+  pools?: Simulator | undefined
   warnings: Rest['warnings']
   stop(): Promise<void>
 }
 
+/**
+ * The stand-in for every installed CompositeController (the Challenges', then the warm pools'), each a Simulator on
+ * its own watches, as Metacontroller runs one controller per CompositeController.
+ */
 export async function startStandIn(
   rest: Rest,
   hookUrl: string,
   token: string,
   clock: OffsetClock,
 ): Promise<RunningController> {
+  const running: RunningController[] = []
+  for (const path of CONTROLLERS) running.push(await startOneStandIn(rest, path, hookUrl, token, clock))
+  return {
+    name: 'stand-in',
+    sim: running[0]?.sim,
+    pools: running[1]?.sim,
+    warnings: rest.warnings,
+    async stop() {
+      for (const each of running) await each.stop()
+    },
+  }
+}
+
+async function startOneStandIn(
+  rest: Rest,
+  path: string,
+  hookUrl: string,
+  token: string,
+  clock: OffsetClock,
+): Promise<RunningController> {
   // The hooks get the CompositeController as the API server stores it (metadata, the url hooks, the child rules of
   // the installed components), as from Metacontroller.
-  const stored = await rest.get<CompositeController>(COMPOSITE_CONTROLLER)
+  const stored = await rest.get<CompositeController>(path)
   const { spec } = stored
   // What Metacontroller's informers watch: the parent, every child type, and the related types of the customize rules.
   const names = [
     spec.parentResource,
     ...(spec.childResources ?? []),
     { apiVersion: API, resource: 'challengedefinitions' },
+    { apiVersion: API, resource: 'challenges' },
+    { apiVersion: 'v1', resource: 'secrets' },
     { apiVersion: 'v1', resource: 'namespaces' },
     { apiVersion: 'v1', resource: 'limitranges' },
   ]
@@ -157,9 +185,14 @@ export async function startMetacontroller(
   }
 }
 
-/** The installed CompositeController, its hooks pointed at this process's hook server. */
+/** The installed CompositeControllers, their hooks pointed at this process's hook server. */
 export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string, version?: 'v1' | 'v2'): Promise<void> {
-  const stored = await env.rest.get<CompositeController>(COMPOSITE_CONTROLLER)
+  for (const path of CONTROLLERS)
+    await applyOneWithUrl(env, path, hookUrl, path === CONTROLLERS[0] ? version : undefined)
+}
+
+async function applyOneWithUrl(env: ClusterEnv, path: string, hookUrl: string, version?: 'v1' | 'v2') {
+  const stored = await env.rest.get<CompositeController>(path)
   // What an operator applies: the installed spec (with its components' child rules), no server-side metadata.
   const controller: CompositeController = {
     apiVersion: stored.apiVersion,
@@ -170,8 +203,8 @@ export async function applyControllerWithUrl(env: ClusterEnv, hookUrl: string, v
   for (const [name, hook] of Object.entries(controller.spec.hooks ?? {})) {
     const webhook = hook.webhook as Json
     delete webhook.service
+    webhook.url = `${hookUrl}${typeof webhook.path === 'string' ? webhook.path : `/${name}`}`
     delete webhook.path
-    webhook.url = `${hookUrl}/${name}`
     // The budget-across-namespaces component's change, when asked for.
     if (version !== undefined) hook.version = version
   }

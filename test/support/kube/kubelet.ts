@@ -28,8 +28,9 @@ export const BEHAVIOURS = [
 ] as const
 export type Behaviour = (typeof BEHAVIOURS)[number] | 'run'
 
-/** Pods this kubelet looks after: those of a challenge instance. */
+/** Pods this kubelet looks after: those of a challenge instance, and those of a definition's warm pool. */
 const INSTANCE_LABEL = 'challenge-hooks.dev/instance'
+const POOL_SLOT_LABEL = 'challenge-hooks.dev/pool-slot'
 const CRASH_INTERVAL_MS = 400
 const MAX_RESTARTS = 6
 /** tries of a status write while a pod starts up (startup option) */
@@ -99,7 +100,8 @@ export class Kubelet {
   }
 
   #onPod({ type, object: pod }: WatchEvent): void {
-    if (type === 'DELETED' || pod.metadata.labels?.[INSTANCE_LABEL] === undefined) return
+    const labels = pod.metadata.labels ?? {}
+    if (type === 'DELETED' || (labels[INSTANCE_LABEL] === undefined && labels[POOL_SLOT_LABEL] === undefined)) return
     const uid = String(pod.metadata.uid)
     if (pod.metadata.deletionTimestamp !== undefined) {
       if (this.#leaving.has(uid)) return

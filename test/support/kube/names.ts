@@ -8,3 +8,7 @@ export const NAMESPACE_PREFIX = 'chtest-'
 export const PLATFORM = 'ctf-platform'
 export const AUTHOR = 'kubectl'
 export const COMPOSITE_CONTROLLER = '/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks'
+/** The warm pools' CompositeController (parent ChallengeDefinition), installed beside the Challenges' one. */
+export const POOLS_CONTROLLER = '/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/challenge-hooks-pools'
+/** Both, in the order the stand-in starts them. */
+export const CONTROLLERS = [COMPOSITE_CONTROLLER, POOLS_CONTROLLER] as const
