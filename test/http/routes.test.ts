@@ -66,7 +66,7 @@ t.test('POST /customize answers 200 with exactly relatedResources', async (t) =>
   t.strictSame(Object.keys(response.json()), ['relatedResources'])
   t.strictSame(
     response.json().relatedResources.map((rule: { resource: string }) => rule.resource),
-    ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges'],
+    ['challengedefinitions', 'challenges', 'secrets', 'namespaces', 'limitranges', 'secrets'],
   )
 })
 

@@ -130,6 +130,7 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
     'maxRenewals',
     'network',
     'pod',
+    'pool',
     'security',
     'startupTimeoutSeconds',
   ])
@@ -246,7 +247,11 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
     (at(definitionSchema, path)['x-kubernetes-validations'] as { rule: string }[]).map((v) => v.rule)
   t.strictSame(rulesAt('spec'), [
     '!has(self.expose.container) || self.pod.containers.exists(c, c.name == self.expose.container)',
+    "!has(self.pool) || !has(self.pool.size) || self.pool.size == 0 || !has(self.flag) || !has(self.flag.mode) || self.flag.mode != 'PerOwner'",
   ])
+  t.strictSame(rulesAt('spec.pool'), ['!has(self.maxPods) || !has(self.size) || self.maxPods >= self.size'])
+  t.match(at(definitionSchema, 'spec.pool.size'), { type: 'integer', minimum: 0, maximum: 100 })
+  t.match(at(definitionSchema, 'spec.pool.maxPods'), { type: 'integer', minimum: 1, maximum: 1000 })
   t.strictSame(rulesAt('spec.flag'), ["!has(self.mode) || self.mode != 'Static' || has(self.staticSecretRef)"])
   // The pod's totals (Bounds in src/contract/api.ts): the hook checks the same numbers.
   t.strictSame(rulesAt('spec.pod'), [
@@ -268,7 +273,7 @@ t.test('CEL rules: immutability, only-grow counters, parameter names', async (t)
       .filter(([, node]) => !isRefusal(node))
       .flatMap(([, node]) => (node['x-kubernetes-validations'] as { message?: string }[] | undefined) ?? []),
   )
-  t.equal(everyRule.length, 16, 'no other CEL rule but the refusals')
+  t.equal(everyRule.length, 18, 'no other CEL rule but the refusals')
   t.ok(
     everyRule.every((rule) => typeof rule.message === 'string' && rule.message.length > 0),
     'every rule has a message',
@@ -292,12 +297,15 @@ t.test('Challenge status declares every field the hook writes, nothing unknown',
     'message',
     'observedGeneration',
     'phase',
+    'pool',
     'reason',
     'renewalsApplied',
     'renewalsSeen',
     'run',
     'startedAt',
   ])
+  t.strictSame(Object.keys(at(status, 'pool').properties as object).sort(), ['flagUid', 'pod', 'run', 'since', 'state'])
+  t.match(at(status, 'pool.state'), { enum: ['Waiting', 'Claimed', 'Cold', 'Released'] })
   t.match(at(status, 'phase'), { enum: ['Pending', 'Running', 'Error', 'Deleted', 'Terminating'] })
   t.strictSame(
     Object.keys(at(status, 'definitionAuthor')).sort(),
