@@ -3,98 +3,28 @@
  * applies it (the children made the definition's own, with a uid), and the next sync shown that world. What a step
  * must answer is written out here from the contract (docs/api.md, "Warm pools"), never read from the code.
  */
-import { createHmac } from 'node:crypto'
 import t from 'tap'
 import { podSpec } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { poolAnswer, poolCustomize, poolSync } from '../../src/challenge/pool-hooks.js'
-import type { DesiredChild, KubeObject, PoolSyncRequest, SyncResponse } from '../../src/contract/protocol.js'
-import { testConfig } from '../helpers/app.js'
-import { T0, TEST_INSTANT } from '../helpers/instant.js'
-
-const config = testConfig({ flagSecret: 'pool-test-secret' })
-const NS = 'challenges'
-const DEF_UID = 'd0d0d0d0-0000-4000-8000-000000000001'
-const NOW = new Date(T0)
-const OWNED = [
-  {
-    apiVersion: 'challenge-hooks.dev/v1alpha1',
-    kind: 'ChallengeDefinition',
-    name: 'web',
-    uid: DEF_UID,
-    controller: true,
-    blockOwnerDeletion: true,
-  },
-]
-
-type Json = Record<string, any>
-
-const BASE_SPEC: Json = {
-  pod: { containers: [{ name: 'app', image: 'registry.example.org/web:1' }] },
-  expose: { type: 'HTTP', port: 8080 },
-  flag: { mode: 'PerInstance' },
-  pool: { size: 2 },
-}
-
-function definition(spec: Json = {}, metadata: Json = {}, status?: unknown): PoolSyncRequest['parent'] {
-  return {
-    apiVersion: 'challenge-hooks.dev/v1alpha1',
-    kind: 'ChallengeDefinition',
-    metadata: { name: 'web', namespace: NS, uid: DEF_UID, ...metadata },
-    spec: { ...BASE_SPEC, ...spec },
-    ...(status === undefined ? {} : { status: status as Json }),
-  }
-}
-
-const GROUP: Record<string, string> = {
-  Pod: 'Pod.v1',
-  Secret: 'Secret.v1',
-  NetworkPolicy: 'NetworkPolicy.networking.k8s.io/v1',
-  Challenge: 'Challenge.challenge-hooks.dev/v1alpha1',
-}
-
-function groups(objects: readonly KubeObject[]): Record<string, Record<string, KubeObject>> {
-  const result: Record<string, Record<string, KubeObject>> = {}
-  for (const object of objects) {
-    const group = (result[GROUP[object.kind as string] as string] ??= {})
-    group[object.metadata.name] = object
-  }
-  return result
-}
-
-function request(
-  parent: PoolSyncRequest['parent'],
-  children: readonly KubeObject[],
-  related: readonly KubeObject[] = [],
-): PoolSyncRequest {
-  return { parent, children: groups(children), related: groups(related) }
-}
-
-/** What Metacontroller makes of an answered child: the definition's own, with a uid of the API server's. */
-function applied(child: DesiredChild | KubeObject, extra: Json = {}): KubeObject {
-  return {
-    ...child,
-    metadata: { ...child.metadata, namespace: NS, uid: `uid-${child.metadata.name}`, ownerReferences: OWNED },
-    ...extra,
-  } as unknown as KubeObject
-}
-
-/** The world after Metacontroller applied the answer: every child answered is there, and nothing else. */
-function apply(answer: SyncResponse, keep: (child: DesiredChild) => Json = () => ({})): KubeObject[] {
-  return answer.children.map((child) => applied(child, keep(child)))
-}
-
-const READY = { status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } }
-const readyPods = (child: DesiredChild) => (child.kind === 'Pod' ? READY : {})
-
-function flagOf(uid: string, prefix = 'flag{', suffix = '}'): string {
-  const part = createHmac('sha256', 'pool-test-secret').update(uid).digest('hex').slice(0, 32)
-  return Buffer.from(`${prefix}${part}${suffix}`).toString('base64')
-}
-
-const names = (answer: SyncResponse) => answer.children.map((child) => `${child.kind} ${child.metadata.name}`)
-const podOf = (answer: SyncResponse, name: string) =>
-  answer.children.find((child) => child.kind === 'Pod' && child.metadata.name === name) as Json
+import type { KubeObject, SyncResponse } from '../../src/contract/protocol.js'
+import { TEST_INSTANT } from '../helpers/instant.js'
+import {
+  apply,
+  challenge,
+  config,
+  definition,
+  flagOf,
+  names,
+  NOW,
+  NS,
+  OWNED,
+  podOf,
+  readyPods,
+  request,
+  warmPool,
+  type Json,
+} from '../helpers/pool-world.js'
 
 const ISOLATE = {
   apiVersion: 'networking.k8s.io/v1',
@@ -136,34 +66,6 @@ const secret = (name: string, data?: string) => ({
   type: 'Opaque',
   ...(data === undefined ? {} : { data: { flag: data } }),
 })
-
-const challenge = (name: string, uid: string, pool: Json | undefined, extra: Json = {}): KubeObject => ({
-  apiVersion: 'challenge-hooks.dev/v1alpha1',
-  kind: 'Challenge',
-  metadata: {
-    name,
-    namespace: NS,
-    uid,
-    creationTimestamp: '2026-11-22T11:00:00Z',
-    labels: { 'challenge-hooks.dev/definition': 'web' },
-  },
-  spec: { definitionRef: { name: 'web' }, owner: { kind: 'User', id: name } },
-  status: { admittedAt: '2026-11-22T11:59:00Z', ...(pool === undefined ? {} : { pool }) },
-  ...extra,
-})
-
-/** The pool of `size` after the three steps that make its pods: policies and empty Secrets, flags, pods. */
-function warmPool(spec: Json = {}): { world: KubeObject[]; parent: PoolSyncRequest['parent']; last: SyncResponse } {
-  let parent = definition(spec)
-  let world: KubeObject[] = []
-  let last = poolSync(request(parent, world), config, NOW)
-  for (let step = 0; step < 3; step++) {
-    parent = definition(spec, {}, last.status)
-    world = apply(last, readyPods)
-    last = poolSync(request(parent, world), config, NOW)
-  }
-  return { world: apply(last, readyPods), parent: definition(spec, {}, last.status), last }
-}
 
 t.test('a new pool: the policy and empty Secrets, then their flags, then the pods', async (t) => {
   const first = poolSync(request(definition(), []), config, NOW)
