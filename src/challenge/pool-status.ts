@@ -30,19 +30,26 @@ export function openState(counts: PoolCounts): PoolState {
   return counts.free + counts.starting > 0 ? PoolState.Ready : PoolState.Exhausted
 }
 
+/** The CRD's bound on status.pool.message: a longer status would be refused, and the pool's sync with it. */
+export const POOL_MESSAGE_LIMIT = 1024
+
 /**
  * The status to answer: the parent's status.pool as it is when its state and message are unchanged (the same bytes:
  * Metacontroller writes nothing), else the new state with the counts and the time of now.
  */
 export function poolStatus(previous: unknown, report: PoolReport, at: number): Record<string, unknown> {
+  const message =
+    report.message === undefined || report.message.length <= POOL_MESSAGE_LIMIT
+      ? report.message
+      : `${report.message.slice(0, POOL_MESSAGE_LIMIT - 1)}…`
   const current = record(field(previous, 'pool'))
-  if (current !== undefined && current.state === report.state && current.message === report.message) {
+  if (current !== undefined && current.state === report.state && current.message === message) {
     return { pool: current }
   }
   return {
     pool: {
       state: report.state,
-      ...(report.message === undefined ? {} : { message: report.message }),
+      ...(message === undefined ? {} : { message }),
       size: report.size,
       ...report.counts,
       since: formatTime(at),

@@ -8,6 +8,7 @@ import { podSpec } from '../../src/challenge/children.js'
 import { resolveDefinition } from '../../src/challenge/definition.js'
 import { poolAnswer, poolCustomize, poolSync } from '../../src/challenge/pool-hooks.js'
 import type { KubeObject, SyncResponse } from '../../src/contract/protocol.js'
+import { testConfig } from '../helpers/app.js'
 import { TEST_INSTANT } from '../helpers/instant.js'
 import {
   apply,
@@ -506,6 +507,23 @@ t.test('Off: no pool, an invalid definition or a missing Static flag; pods drain
     { pool: { state: 'Off', size: 0, free: 0, claimed: 0, starting: 0, since: TEST_INSTANT } },
     'another message is another status',
   )
+})
+
+t.test('a message longer than the CRD holds is cut to its 1024 characters', async (t) => {
+  const classes = Array.from({ length: 40 }, (_, index) => `sandbox-runtime-class-${index}`)
+  const long = testConfig({ allowedRuntimeClasses: classes })
+  const parent = definition({ security: { runtimeClassName: 'kata' } })
+  const pool = (status: unknown) =>
+    poolSync(request(definition({ security: { runtimeClassName: 'kata' } }, {}, status), []), long, NOW).status
+      .pool as Json
+  const first = pool(parent.status)
+  t.equal(first.message.length, 1024)
+  t.match(
+    first.message,
+    /^ChallengeDefinition "web" is invalid: spec\.security\.runtimeClassName: the RuntimeClass kata is not one the operator allows \(allowed: sandbox-runtime-class-0, /,
+  )
+  t.match(first.message, /…$/)
+  t.equal(pool({ pool: first }), first, 'the same cut message: the status is not written again')
 })
 
 t.test('Static: the flag copied from the definition’s Secret; missing, the pool is Off', async (t) => {
