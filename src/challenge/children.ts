@@ -86,6 +86,17 @@ export interface RenderInput {
   pooled?: boolean
 }
 
+/**
+ * What a pod is made from: the definition, the operator's settings, the parameters its containers get, and the
+ * Secret its flag is read from. A cold instance's pod and a warm pool's (pool-children.ts) are the same pod.
+ */
+export interface PodInput {
+  definition: ResolvedDefinition
+  config: Config
+  parameters: Record<string, string>
+  flagSecretName: string
+}
+
 const labels = childLabels
 
 function podSelector(input: RenderInput): { matchLabels: Record<string, string> } {
@@ -107,7 +118,7 @@ export function flagSecret(input: RenderInput): ISecret & DesiredChild {
  * `kube-system` by default; a pod with that label in any other namespace, a player's included, is not DNS), and
  * node-local addresses such as NodeLocal DNSCache's 169.254.20.10 when configured.
  */
-function dnsRule(config: Config): NonNullable<NonNullable<INetworkPolicy['spec']>['egress']>[number] {
+export function dnsRule(config: Config): NonNullable<NonNullable<INetworkPolicy['spec']>['egress']>[number] {
   const { namespace, podSelector: labels, addresses, port } = config.dns
   return {
     to: [
@@ -184,20 +195,21 @@ export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild 
 
 /** Egress Internet: any public address; never private ranges, cloud metadata, or the cluster's own ranges. */
 export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChild {
-  const extra = input.config.clusterCidrs
-  const v4Except = [...NON_PUBLIC_IPV4, ...extra.filter((cidr) => !cidr.includes(':'))]
-  const v6Except = [...NON_PUBLIC_IPV6, ...extra.filter((cidr) => cidr.includes(':'))]
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
     metadata: { name: input.names.internetPolicy, labels: labels(input.names) },
-    spec: {
-      podSelector: podSelector(input),
-      policyTypes: ['Egress'],
-      egress: [
-        { to: [{ ipBlock: { cidr: '0.0.0.0/0', except: v4Except } }, { ipBlock: { cidr: '::/0', except: v6Except } }] },
-      ],
-    },
+    spec: { podSelector: podSelector(input), policyTypes: ['Egress'], egress: [internetRule(input.config)] },
+  }
+}
+
+/** The `-internet` policy's one egress rule: every public address, the cluster's own ranges excepted. */
+export function internetRule(config: Config): NonNullable<NonNullable<INetworkPolicy['spec']>['egress']>[number] {
+  const extra = config.clusterCidrs
+  const v4Except = [...NON_PUBLIC_IPV4, ...extra.filter((cidr) => !cidr.includes(':'))]
+  const v6Except = [...NON_PUBLIC_IPV6, ...extra.filter((cidr) => cidr.includes(':'))]
+  return {
+    to: [{ ipBlock: { cidr: '0.0.0.0/0', except: v4Except } }, { ipBlock: { cidr: '::/0', except: v6Except } }],
   }
 }
 
@@ -205,7 +217,7 @@ export function internetPolicy(input: RenderInput): INetworkPolicy & DesiredChil
  * Definition env (a value, or a key of one of its author's Secrets), then the Challenge's parameters (a parameter
  * replaces a variable of the same name), then the flag.
  */
-function environment(container: DefinitionContainer, input: RenderInput): IEnvVar[] {
+function environment(container: DefinitionContainer, input: PodInput): IEnvVar[] {
   const parameters = input.parameters
   const env: IEnvVar[] = (container.env ?? [])
     .filter((variable) => !Object.hasOwn(parameters, variable.name))
@@ -218,12 +230,12 @@ function environment(container: DefinitionContainer, input: RenderInput): IEnvVa
   for (const name of Object.keys(parameters).sort()) env.push({ name, value: parameters[name] })
   env.push({
     name: input.definition.flag.env,
-    valueFrom: { secretKeyRef: { name: input.names.flagSecret, key: FLAG_KEY } },
+    valueFrom: { secretKeyRef: { name: input.flagSecretName, key: FLAG_KEY } },
   })
   return env
 }
 
-function container(definitionContainer: DefinitionContainer, input: RenderInput): IContainer {
+function container(definitionContainer: DefinitionContainer, input: PodInput): IContainer {
   const { definition } = input
   const restricted = definition.profile === 'Restricted'
   const exposed = definitionContainer.name === definition.expose.container
@@ -270,7 +282,7 @@ function container(definitionContainer: DefinitionContainer, input: RenderInput)
  * Where the pod runs: the operator's pool for player code (INSTANCE_NODE_SELECTOR, INSTANCE_TOLERATIONS), away
  * from Metacontroller and the hook server, and the definition's RuntimeClass or else the operator's default.
  */
-function placement(input: RenderInput): Pick<IPodSpec, 'runtimeClassName' | 'nodeSelector' | 'tolerations'> {
+function placement(input: PodInput): Pick<IPodSpec, 'runtimeClassName' | 'nodeSelector' | 'tolerations'> {
   const pool = input.config.instancePods
   const runtimeClassName = input.definition.runtimeClassName ?? pool.runtimeClassName
   return {
@@ -339,8 +351,7 @@ export function gateContainer(config: Config, containers: readonly DefinitionCon
  * Its first container is the isolation gate: the author's containers, and so its readiness, start after it.
  */
 export function pod(input: RenderInput): IPod & DesiredChild {
-  const { definition, names } = input
-  const restricted = definition.profile === 'Restricted'
+  const { names } = input
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -350,26 +361,38 @@ export function pod(input: RenderInput): IPod & DesiredChild {
       labels: labels(names),
       annotations: { [RUN_ANNOTATION]: String(input.run) },
     },
-    spec: {
-      automountServiceAccountToken: false,
-      enableServiceLinks: false,
-      ...placement(input),
-      securityContext: {
-        ...(restricted ? { runAsNonRoot: true } : {}),
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
-      // The definition's pull Secrets, and only those: a pod that names none would get the namespace's default
-      // ServiceAccount's (its admission copies them in), which the install leaves without any.
-      ...(definition.imagePullSecrets.length === 0
-        ? {}
-        : { imagePullSecrets: definition.imagePullSecrets.map((name) => ({ name })) }),
-      initContainers: [gateContainer(input.config, definition.containers)],
-      containers: definition.containers.map((each) => container(each, input)),
-      volumes: [
-        { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },
-        { name: 'flag', secret: { secretName: names.flagSecret, defaultMode: 0o444 } },
-      ],
+    spec: podSpec({
+      definition: input.definition,
+      config: input.config,
+      parameters: input.parameters,
+      flagSecretName: names.flagSecret,
+    }),
+  }
+}
+
+/** The hardened pod's spec: its isolation gate, the definition's containers, its flag mounted and in the env. */
+export function podSpec(input: PodInput): IPodSpec {
+  const { definition } = input
+  const restricted = definition.profile === 'Restricted'
+  return {
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    ...placement(input),
+    securityContext: {
+      ...(restricted ? { runAsNonRoot: true } : {}),
+      seccompProfile: { type: 'RuntimeDefault' },
     },
+    // The definition's pull Secrets, and only those: a pod that names none would get the namespace's default
+    // ServiceAccount's (its admission copies them in), which the install leaves without any.
+    ...(definition.imagePullSecrets.length === 0
+      ? {}
+      : { imagePullSecrets: definition.imagePullSecrets.map((name) => ({ name })) }),
+    initContainers: [gateContainer(input.config, definition.containers)],
+    containers: definition.containers.map((each) => container(each, input)),
+    volumes: [
+      { name: 'tmp', emptyDir: { sizeLimit: TMP_SIZE_LIMIT } },
+      { name: 'flag', secret: { secretName: input.flagSecretName, defaultMode: 0o444 } },
+    ],
   }
 }
 

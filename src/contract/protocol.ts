@@ -88,6 +88,43 @@ export const CustomizeRequestSchema = Type.Object(
 )
 export type CustomizeRequest = Static<typeof CustomizeRequestSchema>
 
+/**
+ * The warm pool's controller (challenge-hooks-pools): its parent is a ChallengeDefinition, whose spec the hook checks
+ * itself (definition.ts) and answers with status.pool whatever it holds, so the request checks only its shape.
+ */
+export const DefinitionObjectSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    metadata: Type.Object(
+      { ...ObjectMetaSchema.properties, namespace: Type.String({ minLength: 1 }), uid: Type.String({ minLength: 1 }) },
+      Open,
+    ),
+    spec: Type.Object({}, Open),
+    status: Type.Optional(Type.Union([Type.Object({}, Open), Type.Null()])),
+  },
+  Open,
+)
+export type DefinitionObject = Static<typeof DefinitionObjectSchema>
+
+export const PoolSyncRequestSchema = Type.Object(
+  {
+    controller: Type.Optional(Type.Object({}, Open)),
+    parent: DefinitionObjectSchema,
+    children: Type.Optional(ObjectGroupsSchema),
+    related: Type.Optional(ObjectGroupsSchema),
+    finalizing: Type.Optional(Type.Boolean()),
+  },
+  Open,
+)
+export type PoolSyncRequest = Static<typeof PoolSyncRequestSchema>
+
+export const PoolCustomizeRequestSchema = Type.Object(
+  { controller: Type.Optional(Type.Object({}, Open)), parent: DefinitionObjectSchema },
+  Open,
+)
+export type PoolCustomizeRequest = Static<typeof PoolCustomizeRequestSchema>
+
 /** A desired child: never status, ownerReferences, resourceVersion or uid (Metacontroller owns those). */
 export interface DesiredChild {
   apiVersion: string

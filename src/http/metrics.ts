@@ -17,6 +17,10 @@ export interface HookMetrics {
   inFlight: Gauge
   /** What the answers say about the instances (instance-metrics.ts). */
   instances: InstanceMetrics
+  /** The warm pools' pods, by state, as each definition's last pool sync counted them. */
+  poolPods: Gauge<'namespace' | 'definition' | 'state'>
+  /** Claims the pool syncs answered (a claim lands once Metacontroller's write of it does). */
+  poolClaims: Counter<'namespace' | 'definition'>
 }
 
 export function createMetrics(clock: () => Date = () => new Date()): HookMetrics {
@@ -56,7 +60,39 @@ export function createMetrics(clock: () => Date = () => new Date()): HookMetrics
       registers: [registry],
     }),
     instances: createInstanceMetrics(registry, clock),
+    poolPods: new Gauge({
+      name: 'challenge_hooks_pool_pods',
+      help: "A warm pool's pods by state (free, claimed, starting), as its definition's last pool sync counted them.",
+      labelNames: ['namespace', 'definition', 'state'],
+      registers: [registry],
+    }),
+    poolClaims: new Counter({
+      name: 'challenge_hooks_pool_claims_total',
+      help: 'Claims of pooled pods the pool syncs answered.',
+      labelNames: ['namespace', 'definition'],
+      registers: [registry],
+    }),
   }
+}
+
+export const POOL_POD_STATES = ['free', 'claimed', 'starting'] as const
+
+/**
+ * One pool sync's counts. A definition that holds no pool pod (none asked for, or all gone) has no series: the
+ * gauge's series stay those of the pools that exist.
+ */
+export function recordPool(
+  metrics: HookMetrics,
+  definition: { namespace: string; definition: string },
+  counts: Record<(typeof POOL_POD_STATES)[number], number>,
+  claims: number,
+): void {
+  const empty = POOL_POD_STATES.every((state) => counts[state] === 0)
+  for (const state of POOL_POD_STATES) {
+    if (empty) metrics.poolPods.remove({ ...definition, state })
+    else metrics.poolPods.set({ ...definition, state }, counts[state])
+  }
+  if (claims > 0) metrics.poolClaims.inc(definition, claims)
 }
 
 /**

@@ -8,7 +8,12 @@
  */
 import type { ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
-import { CustomizeRequestSchema, SyncRequestSchema } from '../contract/protocol.js'
+import {
+  CustomizeRequestSchema,
+  PoolCustomizeRequestSchema,
+  PoolSyncRequestSchema,
+  SyncRequestSchema,
+} from '../contract/protocol.js'
 import { compileSchema, VALIDATION_OPTIONS } from '../contract/validator.js'
 import { PRECOMPILED } from './precompiled.js'
 
@@ -18,6 +23,8 @@ export { VALIDATION_OPTIONS }
 export const PRECOMPILABLE: Readonly<Record<string, object>> = {
   sync: SyncRequestSchema,
   customize: CustomizeRequestSchema,
+  poolSync: PoolSyncRequestSchema,
+  poolCustomize: PoolCustomizeRequestSchema,
 }
 
 export function sharedValidatorCompiler(

@@ -5,6 +5,8 @@ import { DefinitionSpecSchema } from '../../src/contract/api.js'
 import {
   CustomizeRequestSchema,
   CustomizeResponseSchema,
+  PoolCustomizeRequestSchema,
+  PoolSyncRequestSchema,
   SyncRequestSchema,
   SyncResponseSchema,
 } from '../../src/contract/protocol.js'
@@ -33,7 +35,11 @@ t.test(
     t.not(customize, ahead)
     t.equal(customize(customizeRequest()), true, 'the other compiled by ajv')
     t.equal(compile({ schema: CustomizeRequestSchema, ...route, url: '/customize' }), customize, 'once')
-    t.strictSame(Object.keys(PRECOMPILABLE), ['sync', 'customize'], 'the names the build compiles')
+    t.strictSame(
+      Object.keys(PRECOMPILABLE),
+      ['sync', 'customize', 'poolSync', 'poolCustomize'],
+      'the names the build compiles',
+    )
   },
 )
 
@@ -44,6 +50,8 @@ t.test(
     for (const [name, schema] of [
       ['SyncRequestSchema', SyncRequestSchema],
       ['CustomizeRequestSchema', CustomizeRequestSchema],
+      ['PoolSyncRequestSchema', PoolSyncRequestSchema],
+      ['PoolCustomizeRequestSchema', PoolCustomizeRequestSchema],
       // Not a request's, but compiled by the same validator (src/contract/validator.ts) for every definition.
       ['DefinitionSpecSchema', DefinitionSpecSchema],
     ] as const) {

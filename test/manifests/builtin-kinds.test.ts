@@ -287,6 +287,9 @@ t.test(
         'apiextensions.k8s.io/customresourcedefinitions': read,
         'apps/deployments': read,
         'challenge-hooks.dev/challengedefinitions': read,
+        // The pools' parent: its status.pool, and blockOwnerDeletion on the pool's children; never the spec.
+        'challenge-hooks.dev/challengedefinitions/finalizers': 'update',
+        'challenge-hooks.dev/challengedefinitions/status': 'get,patch,update',
         // The parent's status and finalizer, also while its namespace (and the namespace's RoleBindings) is deleted.
         'challenge-hooks.dev/challenges': 'get,list,patch,update,watch',
         'challenge-hooks.dev/challenges/status': 'get,patch,update',

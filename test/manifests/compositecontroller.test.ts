@@ -130,3 +130,46 @@ t.test("the token Secret Metacontroller reads is the hook server's, with a stabl
   t.match(env.get(secretRef.key), /CHANGE-ME/, 'the committed example token is a placeholder the server refuses')
   t.match(env.get('FLAG_SECRET'), /CHANGE-ME/, 'so is the flag secret')
 })
+
+t.test(
+  "the warm pools' controller: definitions as parents, InPlace children, the pool hooks with the same token",
+  async (t) => {
+    const [pools] = readYamlDocuments(join(manifestsDir, 'pool-controller.yaml')) as [CompositeController]
+    t.strictSame(validateAgainstCrd('CompositeController', pools, { file: crdsFile }), [])
+    t.equal(pools.metadata.name, 'challenge-hooks-pools')
+    t.strictSame(pools.spec.parentResource, {
+      apiVersion: 'challenge-hooks.dev/v1alpha1',
+      resource: 'challengedefinitions',
+    })
+    t.equal(pools.spec.generateSelector, true)
+    t.equal(pools.spec.resyncPeriodSeconds, 1800)
+    t.strictSame(
+      pools.spec.childResources.map((c) => `${c.apiVersion} ${c.resource} ${c.updateStrategy.method}`),
+      [
+        // A claim is a label on the pod: Recreate would delete the pod for it. InPlace is a compare-and-swap.
+        'v1 pods InPlace',
+        'v1 secrets InPlace',
+        'networking.k8s.io/v1 networkpolicies InPlace',
+      ],
+    )
+    t.strictSame(
+      Object.keys(pools.spec.hooks).sort(),
+      ['customize', 'sync'],
+      'no finalize: no finalizer on a definition',
+    )
+    for (const name of ['sync', 'customize'] as const) {
+      t.strictSame(
+        pools.spec.hooks[name],
+        {
+          ...controller.spec.hooks[name],
+          webhook: { ...controller.spec.hooks[name].webhook, path: `/pools/${name}` },
+        },
+        `${name}: as the Challenges' controller's, at /pools/${name}`,
+      )
+    }
+    t.ok(
+      objects.some((o) => o.kind === 'CompositeController' && o.metadata.name === 'challenge-hooks-pools'),
+      'installed by the kustomization',
+    )
+  },
+)

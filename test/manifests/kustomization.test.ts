@@ -470,6 +470,14 @@ t.test(
         `hook-tls: ${hook} over https, verified with the CA of challenge-hooks-tls`,
       )
     }
+    const poolHooks = find(tls, 'CompositeController', 'challenge-hooks-pools').spec.hooks as Json
+    for (const hook of ['customize', 'sync']) {
+      t.strictSame(
+        poolHooks[hook].webhook,
+        { ...hooks[hook].webhook, path: `/pools/${hook}` },
+        `hook-tls: the pools' ${hook} as the Challenges' ${hook}`,
+      )
+    }
     t.strictSame(
       find(tls, 'Service').spec.ports[0],
       { name: 'https', port: 443, targetPort: 'http', protocol: 'TCP' },

@@ -112,6 +112,8 @@ t.test("Metacontroller: reads its types everywhere, writes the parent's status a
     { apiGroups: [GROUP], resources: ['challenges/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: [GROUP], resources: ['challenges/finalizers'], verbs: ['update'] },
     { apiGroups: [GROUP], resources: ['challengedefinitions'], verbs: READ },
+    { apiGroups: [GROUP], resources: ['challengedefinitions/status'], verbs: ['get', 'update', 'patch'] },
+    { apiGroups: [GROUP], resources: ['challengedefinitions/finalizers'], verbs: ['update'] },
     { apiGroups: [''], resources: ['secrets', 'services', 'pods'], verbs: READ },
     { apiGroups: ['apps'], resources: ['deployments'], verbs: READ },
     { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },

@@ -1,6 +1,7 @@
 /**
- * POST /sync, /finalize, /customize: the routes of Metacontroller's hooks. Each handler hands the validated request
- * to its pure function (../../challenge/hooks.ts) and sends the answer; the routes' Fastify hooks authenticate
+ * POST /sync, /finalize, /customize, and the warm pools' /pools/sync, /pools/customize: the routes of
+ * Metacontroller's hooks. Each handler hands the validated request to its pure function (../../challenge/hooks.ts,
+ * ../../challenge/pool-hooks.ts) and sends the answer; the routes' Fastify hooks authenticate
  * (onRequest, before the body is read), time and log (onResponse). Load shedding's Fastify hooks
  * (../load-shedding.ts) run before them.
  */
@@ -8,16 +9,21 @@ import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { customize, finalize, sync } from '../../challenge/hooks.js'
+import { poolAnswer, poolCustomize } from '../../challenge/pool-hooks.js'
 import type { Config } from '../../config/config.js'
 import {
   CustomizeRequestSchema,
+  PoolCustomizeRequestSchema,
+  PoolSyncRequestSchema,
   SyncRequestSchema,
   type CustomizeRequest,
+  type PoolCustomizeRequest,
+  type PoolSyncRequest,
   type SyncRequest,
 } from '../../contract/protocol.js'
 import { requireBearer } from '../auth.js'
 import { tooDeepError } from '../json-body.js'
-import type { HookMetrics } from '../metrics.js'
+import { recordPool, type HookMetrics } from '../metrics.js'
 import { reasonLabel } from '../reason-label.js'
 
 export interface MetacontrollerHookOptions {
@@ -26,13 +32,21 @@ export interface MetacontrollerHookOptions {
   now: () => Date
 }
 
-export const METACONTROLLER_HOOK_PATHS = ['/sync', '/finalize', '/customize'] as const
+export const METACONTROLLER_HOOK_PATHS = [
+  '/sync',
+  '/finalize',
+  '/customize',
+  '/pools/sync',
+  '/pools/customize',
+] as const
 
 /** What a handler decided, for the one log line and the metrics of the call. */
 interface CallOutcome {
   parent: string
   /** What sync and finalize decided. */
   decided?: { phase: string; reason: string; children: number }
+  /** What a pool sync decided. */
+  pool?: { state: string; free: number; claimed: number; starting: number; claims: number; children: number }
 }
 
 declare module 'fastify' {
@@ -85,6 +99,8 @@ export async function metacontrollerHookRoutes(
   routes.post('/sync', { schema: syncSchema }, answerSync(sync, options))
   routes.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
   routes.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
+  routes.post('/pools/sync', { schema: { body: PoolSyncRequestSchema } }, answerPoolSync(options))
+  routes.post('/pools/customize', { schema: { body: PoolCustomizeRequestSchema } }, answerPoolCustomize)
 }
 
 /** With HOOK_TOKEN set, a call without the bearer token (or the previous one) is answered 401 before its body. */
@@ -120,6 +136,7 @@ function measureAnswers(routes: FastifyInstance, metrics: HookMetrics): void {
         hook,
         parent: outcome.parent || undefined,
         ...outcome.decided,
+        ...(outcome.pool === undefined ? {} : { pool: outcome.pool }),
         statusCode: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
       },
@@ -150,4 +167,22 @@ function answerCustomize(config: Config) {
     ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
     return sendAnswer(request, reply, customize(request.body, config))
   }
+}
+
+/** The handler of /pools/sync: the pool's answer, its counts and claims recorded for the metrics and the log line. */
+function answerPoolSync({ config, metrics, now }: MetacontrollerHookOptions) {
+  return async function handle(request: FastifyRequest<{ Body: PoolSyncRequest }>, reply: FastifyReply) {
+    const { parent } = request.body
+    const { response, state, counts, claims } = poolAnswer(request.body, config, now())
+    recordPool(metrics, { namespace: parent.metadata.namespace, definition: parent.metadata.name }, counts, claims)
+    const outcome = request.callOutcome as CallOutcome
+    outcome.parent = parentName(parent)
+    outcome.pool = { state, ...counts, claims, children: response.children.length }
+    return sendAnswer(request, reply, response)
+  }
+}
+
+async function answerPoolCustomize(request: FastifyRequest<{ Body: PoolCustomizeRequest }>, reply: FastifyReply) {
+  ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
+  return sendAnswer(request, reply, poolCustomize(request.body))
 }

@@ -1,0 +1,306 @@
+/**
+ * The warm pool's hooks (CompositeController `challenge-hooks-pools`, parent ChallengeDefinition) as pure functions
+ * of (request, config, now):
+ *
+ *   request ─► resolve the definition ─► read the pool (pool-view.ts) ─► plan (pool-claims.ts)
+ *           ─► children (pool-children.ts) ─► status (pool-status.ts)
+ *
+ * Every pool pod runs only on children that are the definition's own, as a cold instance's does: the shared
+ * policies, and its flag Secret holding its flag. A PerInstance flag is made from that Secret's uid, which the API
+ * server picks at random and never gives twice, so the Secret is answered empty first and filled once its uid is
+ * observed; only then is the pod answered, which reads its flag at its start.
+ */
+import type { Config } from '../config/config.js'
+import type {
+  CustomizeResponse,
+  DesiredChild,
+  KubeObject,
+  PoolCustomizeRequest,
+  PoolSyncRequest,
+  RelatedResourceRule,
+  SyncResponse,
+} from '../contract/protocol.js'
+import { Annotation, API_VERSION, Label, MANAGED_BY, PoolState } from '../contract/api.js'
+import { NON_EMPTY_LABEL_VALUE } from '../contract/patterns.js'
+import { FLAG_KEY } from './children.js'
+import { definitionPolicy, resolveDefinition, type ResolvedDefinition } from './definition.js'
+import { flagData } from './flag.js'
+import { resyncAfter } from './hooks.js'
+import { FLAG_SECRET_SUFFIX } from './names.js'
+import {
+  findObject,
+  indexObjects,
+  isBeingDeleted,
+  isOwnedBy,
+  objectsOfKind,
+  ownChild,
+  type ObservedIndex,
+} from './observed.js'
+import { planPool, type PlannedPod, type PoolPod } from './pool-claims.js'
+import {
+  poolFlagSecret,
+  poolFlagSecretName,
+  poolInternetPolicy,
+  poolIsolatePolicy,
+  poolNames,
+  poolPod,
+  poolRendering,
+  withClaim,
+  type PoolNames,
+} from './pool-children.js'
+import { NO_PODS, openState, poolStatus, type PoolCounts } from './pool-status.js'
+import { poolChallenges, poolPods } from './pool-view.js'
+import { retain } from './teardown.js'
+import { toSeconds } from './time.js'
+import { field, text } from './untrusted.js'
+import { podEnded } from './workload.js'
+
+/**
+ * The Challenges of the definition (each carries its definition's label, which an admission policy holds), and for
+ * a Static flag the Secrets labelled with the definition that are not the hook's own (as a Challenge's customize
+ * relates them). A definition without a pool relates nothing: Metacontroller asks again when its spec changes
+ * (it keeps a customize answer per generation), and no Challenge's status write then syncs a pool-less definition.
+ */
+export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse {
+  const definition = request.parent
+  const { name, namespace } = definition.metadata
+  const spec = definition.spec
+  const size = field(field(spec, 'pool'), 'size')
+  if (typeof size !== 'number' || size <= 0) return { relatedResources: [] }
+  const rules: RelatedResourceRule[] = [
+    {
+      apiVersion: API_VERSION,
+      resource: 'challenges',
+      namespace,
+      labelSelector: { matchLabels: definitionLabel(name) },
+    },
+  ]
+  if (field(field(spec, 'flag'), 'mode') === 'Static') {
+    rules.push({
+      apiVersion: 'v1',
+      resource: 'secrets',
+      namespace,
+      labelSelector: {
+        matchLabels: definitionLabel(name),
+        matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
+      },
+    })
+  }
+  return { relatedResources: rules }
+}
+
+function definitionLabel(name: string): Record<string, string> {
+  return { [Label.definition]: name }
+}
+
+/** A pool sync's answer, with what the metrics say of it: the live counts and the claims it makes. */
+export interface PoolAnswer {
+  response: SyncResponse
+  state: PoolState
+  counts: PoolCounts
+  claims: number
+}
+
+export function poolSync(request: PoolSyncRequest, config: Config, now: Date): SyncResponse {
+  return poolAnswer(request, config, now).response
+}
+
+export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date): PoolAnswer {
+  const parent = request.parent
+  const { name, namespace, uid } = parent.metadata
+  const at = toSeconds(now.getTime())
+  const names = poolNames(name)
+  const children = indexObjects(request.children, namespace)
+  const lookup = resolveDefinition(name, parent.spec, definitionPolicy(config))
+  const off = (size: number, message?: string): PoolAnswer => ({
+    response: {
+      status: poolStatus(parent.status, { state: PoolState.Off, message, size, counts: NO_PODS }, at),
+      children: keptWhileObserved(children, uid, names),
+    },
+    state: PoolState.Off,
+    counts: NO_PODS,
+    claims: 0,
+  })
+  if (!lookup.found) return off(0, lookup.message)
+  const definition = lookup.definition
+  if (definition.pool === undefined) return off(0)
+  const related = indexObjects(request.related, namespace)
+  // A pool's definition is PerInstance or Static (resolveDefinition refuses PerOwner with a pool), neither of which
+  // reads the owner.
+  const flagOf = (secretUid: string) =>
+    flagData(
+      { ownerKey: { namespace, definition: name, ownerKind: '', ownerId: '' }, uid: secretUid, related },
+      definition,
+      config.flagSecret,
+    )
+  let staticFlag: string | undefined
+  if (definition.flag.mode === 'Static') {
+    const flag = flagOf('')
+    if (!flag.ok) return off(definition.pool.size, flag.message)
+    staticFlag = flag.data
+  }
+  const expected = (secretUid: string) => staticFlag ?? (flagOf(secretUid) as { data: string }).data
+
+  const deleting = request.finalizing === true || isBeingDeleted(parent)
+  const until = definition.availableUntil
+  const open = !deleting && (until === undefined || at < until)
+  const rendering = poolRendering(definition, config, staticFlag)
+  const guarded = policiesOwn(children, uid, names, definition)
+  const observed = observedPool(children, uid, { rendering, guarded, expected })
+  const waiters = poolChallenges(
+    objectsOfKind(related, 'Challenge').filter(
+      (challenge) =>
+        field(field(field(challenge, 'spec'), 'definitionRef'), 'name') === name &&
+        LABEL_VALUE.test(text(challenge.metadata.uid) ?? ''),
+    ),
+  )
+  const plan = planPool({ ...definition.pool, rendering, open, prefix: names.prefix }, observed, waiters)
+
+  const answer: DesiredChild[] = [poolIsolatePolicy(names, definition, config)]
+  if (definition.egress === 'Internet') answer.push(poolInternetPolicy(names, config))
+  for (const pod of plan.pods) {
+    answer.push(...podChildren(pod, { children, uid, names, definition, config, rendering, guarded, expected }))
+  }
+  answer.push(...secretsOfDropped(children, uid, new Set(plan.pods.map((pod) => pod.name))))
+
+  const state = open ? openState(plan.counts) : PoolState.Closed
+  const response: SyncResponse = {
+    status: poolStatus(parent.status, { state, size: definition.pool.size, counts: plan.counts }, at),
+    children: answer,
+  }
+  const resync = open ? resyncAfter(until, at, config) : undefined
+  if (resync !== undefined) response.resyncAfterSeconds = resync
+  return { response, state, counts: plan.counts, claims: plan.claims.length }
+}
+
+/** A claim names a Challenge's uid in a label: a uid no label may hold (never the API server's) claims nothing. */
+const LABEL_VALUE = new RegExp(NON_EMPTY_LABEL_VALUE)
+
+/** The policies every pool pod runs under, observed as the definition's own. */
+function policiesOwn(children: ObservedIndex, uid: string, names: PoolNames, definition: ResolvedDefinition): boolean {
+  return (
+    ownChild(children, 'NetworkPolicy', names.isolatePolicy, uid) !== undefined &&
+    (definition.egress !== 'Internet' || ownChild(children, 'NetworkPolicy', names.internetPolicy, uid) !== undefined)
+  )
+}
+
+interface Expectations {
+  rendering: string
+  /** Whether the policies are the definition's own. */
+  guarded: boolean
+  /** The flag a pod of today's rendering holds, from its Secret's uid. */
+  expected: (secretUid: string) => string
+}
+
+/** The flag an observed Secret holds, as its data has it. */
+function heldFlag(secret: KubeObject | undefined): unknown {
+  return field(field(secret, 'data'), FLAG_KEY)
+}
+
+/**
+ * The pool as the plan must see it. A pod the hook will not answer again reads as being deleted (its name stays
+ * taken, it is neither kept nor claimed, and a new one replaces it when free): a free pod that ended, and a pod that
+ * lost what it runs on (a policy, its own Secret, or the Secret its flag was made from, the one its `flag-uid`
+ * names). The flag Secret of a claimed pod, observed without its pod, keeps its name taken too: a new pod of that
+ * name would be handed the old Secret, its uid and so the flag its player saw. (A Secret whose pod was never
+ * claimed holds a flag nobody reached, and is the one a pod not made yet waits for.)
+ */
+function observedPool(children: ObservedIndex, uid: string, expect: Expectations): PoolPod[] {
+  const pods = poolPods(children, uid).map((pod) => ({
+    ...pod,
+    deleting: pod.deleting || !answerable(pod, children, uid, expect),
+  }))
+  const podNames = new Set(pods.map((pod) => pod.name))
+  for (const secret of objectsOfKind(children, 'Secret')) {
+    const pod = secret.metadata.name.slice(0, -FLAG_SECRET_SUFFIX.length)
+    const claimed = text(field(secret.metadata.labels, Label.claimedBy)) !== undefined
+    if (claimed && secret.metadata.name.endsWith(FLAG_SECRET_SUFFIX) && !podNames.has(pod)) {
+      pods.push({ name: pod, rendering: '', ready: false, deleting: true, claimedBy: undefined })
+    }
+  }
+  return pods
+}
+
+function answerable(pod: PoolPod, children: ObservedIndex, uid: string, expect: Expectations): boolean {
+  const object = findObject(children, 'Pod', pod.name) as KubeObject
+  if (pod.claimedBy === undefined && podEnded(object)) return false
+  const secret = ownChild(children, 'Secret', poolFlagSecretName(pod.name), uid)
+  const secretUid = text(secret?.metadata.uid)
+  if (!expect.guarded || secretUid === undefined) return false
+  if (text(field(object.metadata.annotations, Annotation.flagUid)) !== secretUid) return false
+  // A claimed pod of an earlier rendering keeps the flag it started with; its Secret is kept as it is.
+  return pod.rendering !== expect.rendering || heldFlag(secret) === expect.expected(secretUid)
+}
+
+interface PodContext extends Expectations {
+  children: ObservedIndex
+  uid: string
+  names: PoolNames
+  definition: ResolvedDefinition
+  config: Config
+}
+
+/**
+ * A planned pod's children: its Secret first, then the Pod once the Secret is observed as the definition's own and
+ * holding the flag, and the policies too. A claimed pod of an earlier rendering (the only kind kept) is answered as
+ * Metacontroller last applied it, its claim included, so nothing in it changes: a pod's spec cannot change in place.
+ */
+function podChildren(pod: PlannedPod, context: PodContext): DesiredChild[] {
+  const { children, uid, names } = context
+  const secret = ownChild(children, 'Secret', poolFlagSecretName(pod.name), uid)
+  if (pod.rendering !== context.rendering) {
+    const kept = retain(findObject(children, 'Pod', pod.name) as KubeObject)
+    return [withClaim(retain(secret as KubeObject), pod.claimedBy), withClaim(kept, pod.claimedBy)]
+  }
+  const secretUid = text(secret?.metadata.uid)
+  // A Static flag is known at once; a PerInstance one once the Secret's uid is.
+  const data =
+    secretUid === undefined && context.definition.flag.mode === 'PerInstance'
+      ? undefined
+      : context.expected(secretUid ?? '')
+  const answer: DesiredChild[] = [poolFlagSecret(names, pod.name, data, pod.claimedBy)]
+  if (context.guarded && secretUid !== undefined && heldFlag(secret) === data) {
+    answer.push(
+      poolPod({
+        names,
+        definition: context.definition,
+        config: context.config,
+        name: pod.name,
+        slot: pod.name.slice(names.prefix.length),
+        rendering: context.rendering,
+        claimedBy: pod.claimedBy,
+        flagUid: secretUid,
+      }),
+    )
+  }
+  return answer
+}
+
+/**
+ * The flag Secrets of pods still observed that the plan no longer answers, as they are: a pod never loses its flag
+ * file. A claimed pod's carries its claim.
+ */
+function secretsOfDropped(children: ObservedIndex, uid: string, planned: ReadonlySet<string>): DesiredChild[] {
+  const kept: DesiredChild[] = []
+  for (const pod of objectsOfKind(children, 'Pod')) {
+    if (!isOwnedBy(pod, uid) || planned.has(pod.metadata.name)) continue
+    const secret = ownChild(children, 'Secret', poolFlagSecretName(pod.metadata.name), uid)
+    if (secret !== undefined) kept.push(withClaim(retain(secret), text(field(pod.metadata.labels, Label.claimedBy))))
+  }
+  return kept
+}
+
+/**
+ * No pool to run (none asked for, the definition invalid, or its Static flag missing): no pod, and what the pods
+ * still observed run on kept as it is until they are gone (their flag Secrets, the policies), so a terminating pod is
+ * never unisolated and never loses its flag file.
+ */
+function keptWhileObserved(children: ObservedIndex, uid: string, names: PoolNames): DesiredChild[] {
+  const pods = objectsOfKind(children, 'Pod').filter((pod) => isOwnedBy(pod, uid))
+  if (pods.length === 0) return []
+  const policies = [names.isolatePolicy, names.internetPolicy]
+    .map((name) => ownChild(children, 'NetworkPolicy', name, uid))
+    .filter((policy) => policy !== undefined)
+    .map(retain)
+  return [...policies, ...secretsOfDropped(children, uid, new Set())]
+}
