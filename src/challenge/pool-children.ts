@@ -94,11 +94,13 @@ export function poolFlagSecret(
   data: string | undefined,
   claimedBy: string | undefined,
 ): ISecret & DesiredChild {
+  // Its pod's slot: a Challenge reads its claim, and the pod it serves, from this Secret (pool-serving.ts).
+  const labels = { ...poolLabels(names), [Label.poolSlot]: pod.slice(names.prefix.length) }
   return withClaim(
     {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: poolFlagSecretName(pod), labels: poolLabels(names) },
+      metadata: { name: poolFlagSecretName(pod), labels },
       type: 'Opaque',
       ...(data === undefined ? {} : { data: { [FLAG_KEY]: data } }),
     },

@@ -53,7 +53,7 @@ import { poolChallenges, poolPods } from './pool-view.js'
 import { retain } from './teardown.js'
 import { toSeconds } from './time.js'
 import { field, text } from './untrusted.js'
-import { podEnded } from './workload.js'
+import { podEnded, podProblem } from './workload.js'
 
 /**
  * The Challenges of the definition (each carries its definition's label, which an admission policy holds), and for
@@ -223,7 +223,11 @@ function observedPool(children: ObservedIndex, uid: string, expect: Expectations
 
 function answerable(pod: PoolPod, children: ObservedIndex, uid: string, expect: Expectations): boolean {
   const object = findObject(children, 'Pod', pod.name) as KubeObject
-  if (pod.claimedBy === undefined && podEnded(object)) return false
+  if (podEnded(object)) return false
+  // A claimed pod whose containers keep failing is given up: its Secret goes with it, and its player's run goes on
+  // cold (pool-serving.ts). A free one that fails is never claimed (it is not ready) and stays, lest a broken image
+  // make the pool create pods without end.
+  if (pod.claimedBy !== undefined && podProblem(object)?.fatal === true) return false
   const secret = ownChild(children, 'Secret', poolFlagSecretName(pod.name), uid)
   const secretUid = text(secret?.metadata.uid)
   if (!expect.guarded || secretUid === undefined) return false
@@ -258,7 +262,11 @@ function podChildren(pod: PlannedPod, context: PodContext): DesiredChild[] {
     secretUid === undefined && context.definition.flag.mode === 'PerInstance'
       ? undefined
       : context.expected(secretUid ?? '')
-  const answer: DesiredChild[] = [poolFlagSecret(names, pod.name, data, pod.claimedBy)]
+  // The Secret tells the claim to its Challenge (pool-serving.ts), so it carries a claim only once the pod's own is
+  // observed: the API server let that one through only if the pod was free, whereas a claim answered now may be
+  // refused (the pod changed since this view).
+  const observedClaim = text(field(findObject(children, 'Pod', pod.name)?.metadata.labels, Label.claimedBy))
+  const answer: DesiredChild[] = [poolFlagSecret(names, pod.name, data, observedClaim)]
   if (context.guarded && secretUid !== undefined && heldFlag(secret) === data) {
     answer.push(
       poolPod({

@@ -15,11 +15,10 @@
  */
 import { Label, MANAGED_BY, PoolState, ServedBy } from '../contract/api.js'
 import { isBeingDeleted, isOwnedBy, objectsOfKind, type ObservedIndex } from './observed.js'
+import { poolNames } from './pool-children.js'
 import { readTime } from './time.js'
 import { field, record, text } from './untrusted.js'
 
-/** A pool's pod is `<definition>.pool-<slot>`, its flag Secret `<definition>.pool-<slot>-flag` (docs/api.md). */
-export const POOL_POD_INFIX = '.pool-'
 
 /** What status.pool records of a run (times in ms). */
 export interface PoolRecord {
@@ -103,7 +102,7 @@ function claimedSecrets(input: ServingInput): ClaimedSecret[] {
       isBeingDeleted(secret)
     )
       continue
-    claimed.push({ pod: `${input.definitionName}${POOL_POD_INFIX}${slot}`, slot, flagUid })
+    claimed.push({ pod: `${poolNames(input.definitionName).prefix}${slot}`, slot, flagUid })
   }
   return claimed.sort((a, b) => Number(a.slot) - Number(b.slot))
 }

@@ -62,7 +62,12 @@ const secret = (name: string, data?: string) => ({
   kind: 'Secret',
   metadata: {
     name,
-    labels: { 'app.kubernetes.io/managed-by': 'challenge-hooks', 'challenge-hooks.dev/definition': 'web' },
+    labels: {
+      'app.kubernetes.io/managed-by': 'challenge-hooks',
+      'challenge-hooks.dev/definition': 'web',
+      // The slot of `web.pool-<slot>-flag`.
+      'challenge-hooks.dev/pool-slot': name.slice('web.pool-'.length, -'-flag'.length),
+    },
   },
   type: 'Opaque',
   ...(data === undefined ? {} : { data: { flag: data } }),
@@ -237,6 +242,20 @@ t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool
   t.equal(podOf(next.response, 'web.pool-1').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-late')
   t.equal(next.claims, 0, 'the new waiter has no ready free pod yet')
 
+  // The Secret tells a Challenge its claim: only once the pod's own claim is observed, never with the claim answered.
+  const secretClaim = (response: SyncResponse, name: string) =>
+    response.children.find((child) => child.metadata.name === name)?.metadata.labels?.['challenge-hooks.dev/claimed-by']
+  t.strictSame(
+    [secretClaim(answer.response, 'web.pool-0-flag'), secretClaim(answer.response, 'web.pool-1-flag')],
+    [undefined, undefined],
+    'not with the claim answered: the API server may refuse that write',
+  )
+  t.strictSame(
+    [secretClaim(next.response, 'web.pool-0-flag'), secretClaim(next.response, 'web.pool-1-flag')],
+    ['uid-early', 'uid-late'],
+    'once the claims are observed on the pods',
+  )
+
   // A Challenge that records another pod gives its claim up: the pod is deleted, its Secret kept while it is observed.
   const gaveUp = poolAnswer(
     request(parent, claimed, [challenge('early', 'uid-early', { state: 'Cold' }), later[1] as KubeObject]),
@@ -247,33 +266,53 @@ t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool
   t.ok(names(gaveUp.response).includes('Secret web.pool-0-flag'), 'its Secret stays while the pod is observed')
 })
 
-t.test('a free pod that ended is replaced; a claimed one stays for its Challenge to let go', async (t) => {
+t.test('a pod that ended is replaced, claimed or not; a claimed one that keeps crashing is given up', async (t) => {
   const { world, parent } = warmPool()
   const ended = world.map((object) => (object.kind === 'Pod' ? { ...object, status: { phase: 'Failed' } } : object))
-  const claimedEnded = ended.map((object) =>
-    object.metadata.name === 'web.pool-1'
-      ? {
-          ...object,
-          metadata: {
-            ...object.metadata,
-            labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
-          },
-        }
-      : object,
-  )
-  const answer = poolSync(
-    request(parent, claimedEnded, [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]),
-    config,
-    NOW,
-  )
+  const claim = (objects: KubeObject[], pod: string) =>
+    objects.map((object) =>
+      object.metadata.name === pod
+        ? {
+            ...object,
+            metadata: {
+              ...object.metadata,
+              labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
+            },
+          }
+        : object,
+    )
+  const holder = [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]
+  const answer = poolSync(request(parent, claim(ended, 'web.pool-1'), holder), config, NOW)
+  // No pod of the ended ones is answered; their Secrets stay while they are observed, the claimed one's with its
+  // claim (its player's run goes on cold once it is gone), and two new pods' Secrets refill the pool.
   t.strictSame(names(answer), [
     'NetworkPolicy web.pool-isolate',
-    'Secret web.pool-1-flag',
-    'Pod web.pool-1',
     'Secret web.pool-2-flag',
     'Secret web.pool-3-flag',
     'Secret web.pool-0-flag',
+    'Secret web.pool-1-flag',
   ])
+  const kept = answer.children.find((child) => child.metadata.name === 'web.pool-1-flag') as KubeObject
+  t.equal(kept.metadata.labels?.['challenge-hooks.dev/claimed-by'], 'uid-a')
+
+  const crashing = (objects: KubeObject[]) =>
+    objects.map((object) =>
+      object.kind === 'Pod'
+        ? {
+            ...object,
+            status: {
+              phase: 'Running',
+              containerStatuses: [{ name: 'web', restartCount: 5, state: { waiting: { reason: 'CrashLoopBackOff' } } }],
+            },
+          }
+        : object,
+    )
+  const crashed = poolSync(request(parent, claim(crashing(world), 'web.pool-1'), holder), config, NOW)
+  t.strictSame(
+    names(crashed).filter((name) => name.startsWith('Pod')),
+    ['Pod web.pool-0'],
+    'the free crashing pod stays (never ready, never claimed), the claimed one is given up',
+  )
 })
 
 t.test(
