@@ -51,7 +51,8 @@ t.test(`${PLAYERS} Challenges at once for ${POOLED} pooled pods: one player per 
   })
 
   await s.create(s.definition('web-login', { flag: { mode: 'PerInstance' }, pool: { size: POOLED, maxPods: POOLED } }))
-  const poolPods = () => s.list(`/api/v1/namespaces/${s.ns}/pods?labelSelector=${encodeURIComponent(SLOT)}`)
+  const poolPods = async () =>
+    (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter((pod) => labels(pod)[SLOT] !== undefined)
   await eventually(
     `${POOLED} pooled pods ready and the pool Ready`,
     async () => {
@@ -61,7 +62,13 @@ t.test(`${PLAYERS} Challenges at once for ${POOLED} pooled pods: one player per 
       )
       return ready === POOLED && ((definition.status as Json | undefined)?.pool as Json | undefined)?.state === 'Ready'
     },
-    async () => `${(await poolPods()).filter(isReady).length} ready`,
+    async () => {
+      const definition = await suite.rest.get<Json>(
+        `/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challengedefinitions/web-login`,
+      )
+      const secrets = await s.list(`/api/v1/namespaces/${s.ns}/secrets`)
+      return `${(await poolPods()).filter(isReady).length} ready of ${(await poolPods()).length} pods; secrets ${secrets.map((x) => x.metadata.name).join(' ')}; definition status ${JSON.stringify(definition.status)}; pool syncs ${suite.requests.filter((r) => r.hook.startsWith('pools/')).length}`
+    },
     { timeoutMs: 120_000 },
   )
   t.strictSame(

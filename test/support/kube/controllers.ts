@@ -99,7 +99,14 @@ async function startOneStandIn(
     [...new Map(resources.map((r) => [`${r.apiVersion}/${r.resource}`, r])).values()],
     clock,
   )
-  const sim = new Simulator(stored, live, httpTransport(hookUrl, { token }))
+  // Each hook at the path its webhook url names (the pools' hooks are /pools/sync and /pools/customize).
+  const paths = Object.fromEntries(
+    Object.entries(spec.hooks ?? {}).map(([hook, { webhook }]) => [
+      hook,
+      new URL(String((webhook as Json).url ?? `${hookUrl}/${hook}`)).pathname,
+    ]),
+  )
+  const sim = new Simulator(stored, live, httpTransport(hookUrl, { token, paths }))
   const abort = new AbortController()
   const serving = sim.serve(abort.signal)
   return {
