@@ -163,7 +163,13 @@ export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date):
   }
   answer.push(...secretsOfDropped(children, uid, new Set(plan.pods.map((pod) => pod.name))))
 
-  const state = open ? openState(plan.counts) : PoolState.Closed
+  // Exhausted sends every waiting Challenge cold at once (pool-serving.ts): not while a claim it made is not yet on
+  // its pod's Secret, which is how that claim reaches its Challenge.
+  const state = !open
+    ? PoolState.Closed
+    : claimsInFlight(plan.pods, children, uid)
+      ? PoolState.Ready
+      : openState(plan.counts)
   const response: SyncResponse = {
     status: poolStatus(parent.status, { state, size: definition.pool.size, counts: plan.counts }, at),
     children: answer,
@@ -171,6 +177,15 @@ export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date):
   const resync = open ? resyncAfter(until, at, config) : undefined
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return { response, state, counts: plan.counts, claims: plan.claims.length }
+}
+
+/** A planned claim whose pod's flag Secret is not yet observed carrying it. */
+function claimsInFlight(pods: readonly PlannedPod[], children: ObservedIndex, uid: string): boolean {
+  return pods.some((pod) => {
+    if (pod.claimedBy === undefined) return false
+    const secret = ownChild(children, 'Secret', poolFlagSecretName(pod.name), uid)
+    return text(field(secret?.metadata.labels, Label.claimedBy)) !== pod.claimedBy
+  })
 }
 
 /** A claim names a Challenge's uid in a label: a uid no label may hold (never the API server's) claims nothing. */

@@ -138,7 +138,9 @@ export function servedBy(input: ServingInput): Serving | undefined {
   if (previous?.state === ServedBy.Waiting) {
     const since = previous.since ?? input.now
     const until = since + input.timeoutMs
-    return input.now >= until
+    // The pool ran out meanwhile (its status is written only once every claim it made is on its pod's Secret): no
+    // pod is coming, so the run goes cold now rather than at the end of the wait.
+    return input.now >= until || input.poolState !== PoolState.Ready
       ? cold(input, input.now)
       : serving({ ...previous, since, pod: undefined, flagUid: undefined }, undefined, until)
   }

@@ -492,7 +492,13 @@ t.test('the status is written only when the state changes, with the counts of th
   const parent = definition({ pool: { size: 2, maxPods: 2 } }, {}, previous)
   t.strictSame(poolSync(request(parent, world), config, NOW).status, previous)
   const claimAll = [challenge('a', 'uid-a', { state: 'Waiting' }), challenge('b', 'uid-b', { state: 'Waiting' })]
-  const exhausted = poolSync(request(parent, world, claimAll), config, NOW)
+  // Exhausted sends the waiting Challenges cold: only once both claims are on their pods' Secrets, which is how the
+  // two claimants learn theirs (first the pods' claims are answered, then observed and put on the Secrets).
+  const claiming = poolSync(request(parent, world, claimAll), config, NOW)
+  t.strictSame(claiming.status, previous, 'claims answered: still Ready')
+  const podsClaimed = poolSync(request(parent, apply(claiming, readyPods), claimAll), config, NOW)
+  t.strictSame(podsClaimed.status, previous, 'the claims observed on the pods, not yet on the Secrets: still Ready')
+  const exhausted = poolSync(request(parent, apply(podsClaimed, readyPods), claimAll), config, NOW)
   t.strictSame(exhausted.status, {
     pool: { state: 'Exhausted', size: 2, free: 0, claimed: 2, starting: 0, since: TEST_INSTANT },
   })

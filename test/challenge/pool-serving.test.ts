@@ -130,6 +130,22 @@ t.test('a wait ends cold at its timeout, never before', async (t) => {
   })
 })
 
+t.test('a wait ends cold at once when the pool runs out, unless its claim is already seen', async (t) => {
+  t.strictSame(servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) })), {
+    state: 'Cold',
+    run: 0,
+    since: NOW,
+    pod: undefined,
+    flagUid: undefined,
+    slot: undefined,
+    waitUntil: undefined,
+  })
+  t.strictSame(
+    servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) }, [flagSecret('2')]))?.state,
+    'Claimed',
+  )
+})
+
 t.test('a claimed run keeps its pod while its Secret is there, and goes cold once it is gone', async (t) => {
   const previous = claimed('7', NOW - 60_000)
   t.strictSame(servedBy(input({ previous }, [flagSecret('7'), flagSecret('2')])), {
