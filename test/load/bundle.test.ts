@@ -18,7 +18,7 @@ const CUSTOMIZE = readFileSync(join(repoRoot, 'test/fixtures/customize.json'))
 t.test('dist/server.js alone, in an empty directory, serves the hooks and the probes', async (t) => {
   t.match(
     readFileSync(join(repoRoot, 'dist/server.js'), 'utf8'),
-    /PRECOMPILED=\{sync,customize\}/,
+    /PRECOMPILED=\{sync,customize,poolSync,poolCustomize\}/,
     'the request validators were compiled by the build',
   )
   const dir = mkdtempSync(join(tmpdir(), 'challenge-hooks-bundle-'))
@@ -35,6 +35,13 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
     200,
     '/customize',
   )
+  const pool = { parent: { metadata: { name: 'web', namespace: 'challenges', uid: 'u' }, spec: {} } }
+  const poolSync = await send(server.port, 'POST', '/pools/sync', {
+    body: Buffer.from(JSON.stringify(pool)),
+    headers: AUTH,
+  })
+  t.equal(poolSync.statusCode, 200, '/pools/sync')
+  t.match(JSON.parse(poolSync.body), { status: { pool: { state: 'Off' } }, children: [] })
   // The bundle validates with the validators the build compiled (scripts/bundle.mjs); the tests' app compiles them
   // with ajv at first use. Bad bodies get the same answers from both.
   const app = await buildTestApp(t, { hookToken: TOKEN })
@@ -54,6 +61,8 @@ t.test('dist/server.js alone, in an empty directory, serves the hooks and the pr
     ['/finalize', broken((b) => Object.assign(b, { children: [] }))],
     ['/customize', { parent: 'x' }],
     ['/customize', { controller: {}, parent: { metadata: { name: 3 } } }],
+    ['/pools/sync', { parent: { metadata: { name: 'web', namespace: 'challenges' }, spec: {} } }],
+    ['/pools/customize', { parent: { metadata: { name: 'web', namespace: 'challenges', uid: 'u' }, spec: 'x' } }],
   ] as const) {
     const payload = JSON.stringify(body)
     const fromBundle = await send(server.port, 'POST', path, { body: Buffer.from(payload), headers: AUTH })
