@@ -7,6 +7,11 @@
  *
  *   npm run bench:node-start                                              # 50 Challenges created at once
  *   BENCH_CHALLENGES=20 BENCH_INTERVAL_MS=500 npm run bench:node-start    # one every 500 ms (BENCH_LABEL names the run)
+ *   BENCH_POOL=20 BENCH_CHALLENGES=20 BENCH_INTERVAL_MS=1000 npm run bench:node-start   # each claims a warm pod
+ *
+ * With BENCH_POOL the definition keeps that many pods warm (docs/api.md#warm-pools; flag PerInstance), filled before
+ * the first create: each instance claims one, so only create → claimed, → first connection and → Running are
+ * measured (its pod was made, scheduled and ready before it existed).
  *
  * Each step is seen by this process: the namespace's pods and Challenges listed every POLL_MS (their own timestamps
  * have one-second resolution), and every instance's node port tried every PROBE_MS once its Service exists. Runs
@@ -27,7 +32,10 @@ import { writeReport } from './report.js'
 // Settings come from the environment: the node's runner passes its arguments to tap.
 const CHALLENGES = Number(process.env.BENCH_CHALLENGES ?? 50)
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 0)
-const LABEL = process.env.BENCH_LABEL ?? (INTERVAL_MS === 0 ? 'burst' : `every-${INTERVAL_MS}ms`)
+const POOL = Number(process.env.BENCH_POOL ?? 0)
+const LABEL =
+  process.env.BENCH_LABEL ??
+  `${POOL > 0 ? `pool-${POOL}-` : ''}${INTERVAL_MS === 0 ? 'burst' : `every-${INTERVAL_MS}ms`}`
 const POLL_MS = 100
 const PROBE_MS = 50
 const BANNER = 'tcp-echo ready'
@@ -42,6 +50,8 @@ interface Instance {
   ready: number
   connected: number
   running: number
+  /** status.pool says Claimed (a warm pod is its) */
+  claimed: number
   nodePort?: number
 }
 
@@ -56,13 +66,15 @@ void t.test(
         pod: app('tcp-echo', 9000),
         expose: { type: 'NodePort', port: 9000 },
         network: { egress: 'None' },
+        ...(POOL > 0 ? { flag: { mode: 'PerInstance' }, pool: { size: POOL, maxPods: POOL } } : {}),
       }),
     )
+    if (POOL > 0) await warm(s.list.bind(s), s.ns, POOL)
     const loadBefore = loadavg()
     const instances = new Map<string, Instance>()
     const seen = (
       x: Instance,
-      key: 'pod' | 'scheduled' | 'started' | 'ready' | 'connected' | 'running',
+      key: 'pod' | 'scheduled' | 'started' | 'ready' | 'connected' | 'running' | 'claimed',
       at = Date.now(),
     ) => {
       if (x[key] < 0) x[key] = at - x.createdAt
@@ -93,7 +105,9 @@ void t.test(
         }
         for (const challenge of challenges) {
           const x = instances.get(challenge.metadata.name)
-          if (x !== undefined && (challenge.status as Json | undefined)?.phase === 'Running') seen(x, 'running', now)
+          const status = challenge.status as Json | undefined
+          if (x !== undefined && status?.phase === 'Running') seen(x, 'running', now)
+          if (x !== undefined && (status?.pool as Json | undefined)?.state === 'Claimed') seen(x, 'claimed', now)
         }
         await new Promise((r) => setTimeout(r, POLL_MS))
       }
@@ -142,6 +156,7 @@ void t.test(
           ready: -1,
           connected: -1,
           running: -1,
+          claimed: -1,
         })
         await s.create(s.challenge('echo', owner))
       }),
@@ -159,16 +174,29 @@ void t.test(
 
     const step = (from: keyof Instance, to: keyof Instance) =>
       all.map((x) => (x[to] as number) - (from === 'createdAt' ? 0 : (x[from] as number)))
-    const steps: [string, number[]][] = [
-      ['create → pod created (the hook admitted it)', step('createdAt', 'pod')],
-      ['pod created → scheduled', step('pod', 'scheduled')],
-      ['scheduled → container running', step('scheduled', 'started')],
-      ['container running → Ready (readiness probe)', step('started', 'ready')],
-      ['Ready → first connection (EndpointSlice, kube-proxy)', step('ready', 'connected')],
-      ['Ready → Running (ENDPOINT_SETTLE_MS, the next sync)', step('ready', 'running')],
+    const pooled: [string, number[]][] = [
+      ['create → claimed (status.pool says Claimed)', step('createdAt', 'claimed')],
       ['**create → first connection**', step('createdAt', 'connected')],
       ['**create → Running**', step('createdAt', 'running')],
     ]
+    t.strictSame(
+      all.filter((x) => POOL > 0 && x.claimed < 0).map((x) => x.name),
+      [],
+      'with a pool, every instance served by a warm pod',
+    )
+    const steps: [string, number[]][] =
+      POOL > 0
+        ? pooled
+        : [
+            ['create → pod created (the hook admitted it)', step('createdAt', 'pod')],
+            ['pod created → scheduled', step('pod', 'scheduled')],
+            ['scheduled → container running', step('scheduled', 'started')],
+            ['container running → Ready (readiness probe)', step('started', 'ready')],
+            ['Ready → first connection (EndpointSlice, kube-proxy)', step('ready', 'connected')],
+            ['Ready → Running (ENDPOINT_SETTLE_MS, the next sync)', step('ready', 'running')],
+            ['**create → first connection**', step('createdAt', 'connected')],
+            ['**create → Running**', step('createdAt', 'running')],
+          ]
     const run = {
       label: LABEL,
       challenges: CHALLENGES,
@@ -207,4 +235,27 @@ function percentiles(values: number[]): { p50: number; p90: number; p99: number;
   // Nearest rank: the smallest value with at least p % of the values at or below it.
   const at = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? -1
   return { p50: at(50), p90: at(90), p99: at(99), max: sorted.at(-1) ?? -1 }
+}
+
+/** Waits until `size` warm pods of the pool are Ready (they are made before any player asks). */
+async function warm(
+  list: (path: string) => Promise<{ metadata: { labels?: Record<string, string> }; status?: unknown }[]>,
+  ns: string,
+  size: number,
+) {
+  const deadline = Date.now() + 300_000
+  for (;;) {
+    const pods = (await list(`/api/v1/namespaces/${ns}/pods`)).filter(
+      (pod) => pod.metadata.labels?.['challenge-hooks.dev/pool-slot'] !== undefined,
+    )
+    const ready = pods.filter((pod) =>
+      (((pod.status as Json | undefined)?.conditions ?? []) as Json[]).some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      ),
+    )
+    if (ready.length >= size) return
+    if (Date.now() > deadline)
+      throw new Error(`the pool has ${ready.length} of ${size} warm pods ready after 5 minutes`)
+    await new Promise((r) => setTimeout(r, 250))
+  }
 }
