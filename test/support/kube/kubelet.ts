@@ -124,14 +124,21 @@ export class Kubelet {
       })
       return
     }
-    await this.#rest.call('POST', `${path}/binding`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Binding',
-        metadata: { name: pod.metadata.name },
-        target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME },
-      },
-    })
+    // A pod already bound here was this node's before a restart of the kubelet: as a kubelet that starts again, it
+    // takes the pod back (its containers kept running, so a Ready pod is left as it is) and brings up one that was
+    // not Ready yet.
+    if ((pod.spec as { nodeName?: string } | undefined)?.nodeName === NODE_NAME) {
+      const conditions = (pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []
+      if (conditions.some((c) => c.type === 'Ready' && c.status === 'True')) return
+    } else
+      await this.#rest.call('POST', `${path}/binding`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name: pod.metadata.name },
+          target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME },
+        },
+      })
     if (behaviour === 'run' && this.#options.startup !== undefined) return this.#startUp(pod, this.#options.startup())
     await this.#writeStatus(pod, behaviour, 0)
   }
