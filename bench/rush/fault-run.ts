@@ -1,6 +1,8 @@
 // The I/O half of the rush's fault run (bench/README.md, "Faults during the rush"): firing the faults at their
 // moments while the rush goes on, and reading the end state for the checks of bench/rush/faults.ts.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
+import { join } from 'node:path'
 import type { Rest } from '../../test/support/kube/rest.js'
 import { API } from '../../test/support/kube/names.js'
 import type { KubeObject } from '../../test/support/simulator/index.js'
@@ -127,4 +129,27 @@ export async function checkEndState(rest: Rest, budget: number, flagSecret: stri
       FLAG.env,
     ),
   }
+}
+
+/**
+ * The error lines of Metacontroller's logs (klog: a line starting `E`) and the hook servers' (pino, level ≥ 50), by
+ * file, with the first few; the logs themselves are copied to `<out>/<name>.logs/` (the control plane's folder goes
+ * at the end of the run).
+ */
+export function logErrors(
+  dir: string,
+  out: string,
+  name: string,
+): Record<string, { lines: number; errors: number; first: string[] }> {
+  const copy = join(out, `${name}.logs`)
+  mkdirSync(copy, { recursive: true })
+  const found: Record<string, { lines: number; errors: number; first: string[] }> = {}
+  for (const file of readdirSync(dir).filter((f) => /^(metacontroller|hook-server).*\.log$/.test(f))) {
+    const text = readFileSync(join(dir, file), 'utf8')
+    writeFileSync(join(copy, file), text)
+    const lines = text.split('\n').filter(Boolean)
+    const errors = lines.filter((line) => /^E\d{4} /.test(line) || /"level":(5|6)\d/.test(line))
+    found[file] = { lines: lines.length, errors: errors.length, first: errors.slice(0, 5).map((l) => l.slice(0, 400)) }
+  }
+  return found
 }

@@ -110,6 +110,14 @@ function render(runs: Run[]): string {
       `**${[r.checks?.outcome, r.checks?.orphans, r.checks?.duplicatePods, r.checks?.flags].map((f) => num(count(f), 0)).join(' / ')}**`,
   )
   row('kubelet stand-in errors', (r) => num(r.kubeletErrors, 0))
+  row('error lines in the logs: Metacontroller (klog `E`) / hook servers (level ≥ 50)', (r) => {
+    if (r.logs === undefined) return '–'
+    const sum = (prefix: string) =>
+      Object.entries(r.logs as Record<string, { errors: number }>)
+        .filter(([file]) => file.startsWith(prefix))
+        .reduce((total, [, x]) => total + x.errors, 0)
+    return `${num(sum('metacontroller'), 0)} / ${num(sum('hook-server'), 0)}`
+  })
   md.push('')
 
   const paired = pairs(runs)

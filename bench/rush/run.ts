@@ -44,7 +44,7 @@ import {
   type RunContext,
 } from './processes.js'
 import { HookPool } from './front.js'
-import { checkEndState, injectFaults, type FaultRecord } from './fault-run.js'
+import { checkEndState, injectFaults, logErrors, type FaultRecord } from './fault-run.js'
 import { writeFaultsReport } from './faults-report.js'
 import { faultSchedule } from './faults.js'
 import { Steps } from './phases.js'
@@ -318,6 +318,7 @@ async function main(s: RushSettings): Promise<void> {
         ', ',
       )}; findings: ${checks.outcome.length} outcome, ${checks.orphans.length} orphan, ${checks.duplicatePods.length} duplicate pods, ${checks.flags.length} flag`,
   )
+  const logs = OUT === FAULTS_OUT ? logErrors(plane.dir, OUT, `${s.label}-${s.challenges}`) : undefined
   const profiled = await profile
   log(`settled; at rest for ${s.restSeconds} s`)
   await sleep(s.restSeconds * 1000)
@@ -374,6 +375,7 @@ async function main(s: RushSettings): Promise<void> {
     front: hook.front,
     faults: s.faults ? faults : undefined,
     checks,
+    logs,
   })
   mkdirSync(OUT, { recursive: true })
   const file = join(OUT, `${s.label}-${s.challenges}.json`)

@@ -50,6 +50,8 @@ export interface RushInput {
   faults: unknown[] | undefined
   /** the end state's checks (bench/rush/fault-run.ts) */
   checks: unknown
+  /** error lines of Metacontroller's and the hook servers' logs (runs with several hook replicas) */
+  logs: unknown
 }
 
 // apiserver_request_total names verbs by HTTP method (POST, PUT), not by the API's create and update.
@@ -235,6 +237,7 @@ export function summarise(input: RushInput): Record<string, unknown> {
     front: input.front,
     faults: input.faults,
     checks: input.checks,
+    logs: input.logs,
   }
 }
 
