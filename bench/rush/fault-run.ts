@@ -132,7 +132,8 @@ export async function checkEndState(rest: Rest, budget: number, flagSecret: stri
 }
 
 /**
- * The error lines of Metacontroller's logs (klog: a line starting `E`) and the hook servers' (pino, level ≥ 50), by
+ * The error lines of Metacontroller's logs (JSON, level error; klog, a line starting `E`) and the hook servers'
+ * (pino, level ≥ 50), by
  * file, with the first few; the logs themselves are copied to `<out>/<name>.logs/` (the control plane's folder goes
  * at the end of the run).
  */
@@ -148,7 +149,7 @@ export function logErrors(
     const text = readFileSync(join(dir, file), 'utf8')
     writeFileSync(join(copy, file), text)
     const lines = text.split('\n').filter(Boolean)
-    const errors = lines.filter((line) => /^E\d{4} /.test(line) || /"level":(5|6)\d/.test(line))
+    const errors = lines.filter((line) => /^E\d{4} |"level":"error"|"level":[56]\d/.test(line))
     found[file] = { lines: lines.length, errors: errors.length, first: errors.slice(0, 5).map((l) => l.slice(0, 400)) }
   }
   return found

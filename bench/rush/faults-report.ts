@@ -110,7 +110,7 @@ function render(runs: Run[]): string {
       `**${[r.checks?.outcome, r.checks?.orphans, r.checks?.duplicatePods, r.checks?.flags].map((f) => num(count(f), 0)).join(' / ')}**`,
   )
   row('kubelet stand-in errors', (r) => num(r.kubeletErrors, 0))
-  row('error lines in the logs: Metacontroller (klog `E`) / hook servers (level ≥ 50)', (r) => {
+  row('error lines in the logs: Metacontroller (level error) / hook servers (level ≥ 50)', (r) => {
     if (r.logs === undefined) return '–'
     const sum = (prefix: string) =>
       Object.entries(r.logs as Record<string, { errors: number }>)
