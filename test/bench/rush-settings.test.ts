@@ -37,7 +37,8 @@ t.test('the fault run: --faults brings two hook replicas', async (t) => {
   t.strictSame(pick(readSettings(env, ['--hook-replicas=2'])), { faults: false, hookReplicas: 2 }, 'the pair')
   t.strictSame(pick(readSettings({ ...env, RUSH_FAULTS: '1' }, [])), { faults: true, hookReplicas: 2 })
   t.throws(() => readSettings(env, ['--faults', '--hook-replicas=1']), {
-    message: 'bench:rush: hook_replicas must be a whole number >= 2 with faults (a rolling restart keeps one up), got 1',
+    message:
+      'bench:rush: hook_replicas must be a whole number >= 2 with faults (a rolling restart keeps one up), got 1',
   })
   t.throws(() => readSettings(env, ['--hook-replicas=1.5']), {
     message: 'bench:rush: hook_replicas must be a whole number >= 1, got 1.5',
