@@ -14,16 +14,20 @@ const END = '<!-- rush-faults: end -->'
 type Run = Record<string, any>
 
 /**
- * Each fault run with the run without faults of the same size that is nearest to it in time (the pair is run one
- * after the other): how much later its last instance was Running, as a ratio of the two times from the first create.
+ * Each fault run with its pair: the run without faults of the same size that started last before it (a pair is run
+ * without faults first, then with), else the first after it; and how much later its last instance was Running, as
+ * the ratio of the two times from the first create.
  */
 export function pairs(runs: Run[]): Array<{ faults: Run; without: Run | undefined; ratio: number | undefined }> {
   return runs
     .filter((run) => run.settings?.faults === true)
     .map((faults) => {
-      const candidates = runs.filter((run) => run.settings?.faults !== true && run.challenges === faults.challenges)
-      const distance = (run: Run) => Math.abs(Date.parse(run.when) - Date.parse(faults.when))
-      const without = [...candidates].sort((a, b) => distance(a) - distance(b))[0]
+      const at = (run: Run) => Date.parse(run.when)
+      const candidates = runs
+        .filter((run) => run.settings?.faults !== true && run.challenges === faults.challenges)
+        .sort((a, b) => at(a) - at(b))
+      const without =
+        candidates.filter((run) => at(run) < at(faults)).at(-1) ?? candidates.find((run) => at(run) > at(faults))
       const ratio =
         without !== undefined && faults.secondsUntilAllRunning > 0 && without.secondsUntilAllRunning > 0
           ? Math.round((faults.secondsUntilAllRunning / without.secondsUntilAllRunning) * 100) / 100
@@ -122,7 +126,7 @@ function render(runs: Run[]): string {
 
   const paired = pairs(runs)
   if (paired.length > 0) {
-    md.push('Each fault run against the run without faults of the same size nearest in time:', '')
+    md.push('Each fault run against its pair, the run without faults of the same size just before it:', '')
     md.push(
       '| size | without faults: every admitted instance Running (load at start) | with faults (load at start) | ratio |',
       '|---|---|---|---|',

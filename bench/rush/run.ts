@@ -82,6 +82,8 @@ async function main(s: RushSettings): Promise<void> {
   if (!existsSync(join(repoRoot, 'dist/server.js')))
     throw new Error('bench:rush: dist/server.js is missing (npm run build)')
   const loadAtStart = loadavg()[0] as number
+  // The commit the run's code was loaded from (one committed while it runs is not what it measured).
+  const commit = gitCommit()
   log(
     `${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`,
   )
@@ -354,7 +356,7 @@ async function main(s: RushSettings): Promise<void> {
       loadAtStart,
       node: process.version,
     },
-    versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit: gitCommit() },
+    versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit },
     controller: { resyncPeriodSeconds: installed.spec.resyncPeriodSeconds },
     t0,
     createdIn,

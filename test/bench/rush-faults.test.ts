@@ -284,7 +284,7 @@ t.test("child names: the Challenge's own name, or refused", async (t) => {
     })
 })
 
-t.test('each fault run paired with the nearest run without faults of its size', async (t) => {
+t.test('each fault run paired with the run without faults of its size just before it', async (t) => {
   const run = (label: string, challenges: number, when: string, seconds: number, faults: boolean) => ({
     label,
     challenges,
@@ -296,9 +296,12 @@ t.test('each fault run paired with the nearest run without faults of its size', 
   const paired = run('b', 1000, '2026-11-29T11:00:00Z', 300, false)
   const other = run('c', 200, '2026-11-29T11:10:00Z', 60, false)
   const faults = run('d', 1000, '2026-11-29T11:20:00Z', 450, true)
-  const alone = run('e', 2000, '2026-11-29T11:30:00Z', 900, true)
-  t.strictSame(pairs([earlier, paired, other, faults, alone]), [
+  const nearerAfter = run('e', 1000, '2026-11-29T11:25:00Z', 100, false)
+  const alone = run('f', 2000, '2026-11-29T11:30:00Z', 900, true)
+  const firstOfSize = run('g', 200, '2026-11-29T11:05:00Z', 120, true)
+  t.strictSame(pairs([nearerAfter, earlier, paired, other, faults, alone, firstOfSize]), [
     { faults, without: paired, ratio: 1.5 },
     { faults: alone, without: undefined, ratio: undefined },
+    { faults: firstOfSize, without: other, ratio: 2 },
   ])
 })
