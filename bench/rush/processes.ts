@@ -2,14 +2,13 @@
 // the control plane's reaper kills it should the benchmark die first; scraping, profiling, waiting. Their lifetime
 // is test/support/processes.ts's, as for every process the suites start.
 import { spawnSync, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { repoRoot, type ControlPlane } from '../../test/support/kube/controlplane.js'
 import { metacontrollerRest, writeMetacontrollerKubeconfig } from '../../test/support/kube/controllers.js'
 import type { ClusterEnv } from '../../test/support/kube/install.js'
-import { freePort, logTail, output, spawnLogged, stopChild, waitUntil } from '../../test/support/processes.js'
+import { exitOf, freePort, logTail, output, spawnLogged, stopChild, waitUntil } from '../../test/support/processes.js'
 import { parseMetrics, type Sample } from './measure.js'
 import type { RushSettings } from './settings.js'
 
@@ -27,18 +26,30 @@ export interface HookServer {
   metricsUrl: string
   pid: number
   sizesFile: string
+  port: number
+  /** SIGTERM, as the kubelet stops a pod: the server drains (SHUTDOWN_DRAIN_MS), then exits */
+  stop(): Promise<void>
+}
+
+export interface HookServerOptions {
+  token: string
+  budget: number
+  budgetScope?: string
+  /** every replica of a run shares it, as the Deployment's Secret gives it to each pod */
+  flagSecret: string
+  /** names its log file (hook-server-<name>.log); the first is hook-server.log */
+  name?: string
 }
 
 /** `node dist/server.js` as in production (NODE_ENV=production, LOG_LEVEL=warn, the installed HOOK_TOKEN). */
 export async function startHookServer(
   { plane, cleanups }: RunContext,
-  token: string,
-  budget: number,
-  budgetScope = 'Namespace',
+  { token, budget, budgetScope = 'Namespace', flagSecret, name }: HookServerOptions,
 ): Promise<HookServer> {
   const [port, opsPort] = [await freePort(), await freePort()]
+  // Every replica appends to the one file (whole lines, once a second each).
   const sizesFile = join(plane.dir, 'request-sizes.txt')
-  const logFile = join(plane.dir, 'hook-server.log')
+  const logFile = join(plane.dir, name === undefined ? 'hook-server.log' : `hook-server-${name}.log`)
   const child = spawnLogged(
     process.execPath,
     ['--import', join(repoRoot, 'bench/rush/request-sizes.mjs'), join(repoRoot, 'dist/server.js')],
@@ -48,7 +59,7 @@ export async function startHookServer(
         NODE_ENV: 'production',
         LOG_LEVEL: 'warn',
         HOOK_TOKEN: token,
-        FLAG_SECRET: randomBytes(32).toString('hex'),
+        FLAG_SECRET: flagSecret,
         OWNER_BUDGET: String(budget),
         OWNER_BUDGET_SCOPE: budgetScope,
         PORT: String(port),
@@ -58,12 +69,17 @@ export async function startHookServer(
       logFile,
     },
   )
-  track(plane, cleanups, child, 'hook server', logFile)
+  const expectExit = track(plane, cleanups, child, `hook server${name === undefined ? '' : ` ${name}`}`, logFile)
   const server = {
     url: `http://127.0.0.1:${port}`,
     metricsUrl: `http://127.0.0.1:${opsPort}/metrics`,
     pid: child.pid as number,
     sizesFile,
+    port,
+    async stop() {
+      expectExit()
+      await stopChild(child, 30_000)
+    },
   }
   await waitUntil(
     'the hook server',
@@ -74,8 +90,13 @@ export async function startHookServer(
 }
 
 export interface Metacontroller {
-  pid: number
+  /** the running process's (it changes when killed and started again) */
+  readonly pid: number
   metricsUrl: string
+  /** SIGKILL, then wait for the process to be gone */
+  kill(): Promise<void>
+  /** started again with the same flags and ports (its log: metacontroller-<n>.log) */
+  restart(): Promise<void>
   version: string
   /** a CPU profile over the next `seconds`, summarised with `go tool pprof` */
   profile(seconds: number): Promise<ProfileSummary | undefined>
@@ -113,7 +134,6 @@ export async function startMetacontroller(
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   const kubeconfig = writeMetacontrollerKubeconfig(env, identity.token, dir)
   const [metricsPort, pprofPort] = [await freePort(), await freePort()]
-  const logFile = join(plane.dir, 'metacontroller.log')
   const args = [
     `--kubeconfig=${kubeconfig}`,
     `--metrics-address=127.0.0.1:${metricsPort}`,
@@ -121,14 +141,31 @@ export async function startMetacontroller(
     '--health-probe-bind-address=0',
     ...s.metacontrollerArgs,
   ]
-  const child = spawnLogged(s.metacontroller, args, { logFile })
-  track(plane, cleanups, child, 'metacontroller', logFile)
+  let starts = 0
+  const spawnOne = () => {
+    starts++
+    const logFile = join(plane.dir, starts === 1 ? 'metacontroller.log' : `metacontroller-${starts}.log`)
+    const child = spawnLogged(s.metacontroller, args, { logFile })
+    return { child, expectExit: track(plane, cleanups, child, 'metacontroller', logFile) }
+  }
+  let current = spawnOne()
   // A binary built from a source archive carries no version in its build info: METACONTROLLER_VERSION names it.
   const version = process.env.METACONTROLLER_VERSION ?? (await versionOf(s.metacontroller))
   return {
-    pid: child.pid as number,
+    get pid() {
+      return current.child.pid as number
+    },
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     version,
+    async kill() {
+      current.expectExit()
+      const exited = exitOf(current.child)
+      current.child.kill('SIGKILL')
+      await exited
+    },
+    async restart() {
+      current = spawnOne()
+    },
     async profile(seconds) {
       const file = join(dir, 'cpu.pprof')
       try {
@@ -170,14 +207,17 @@ export async function startMetacontroller(
   }
 }
 
-/** A child the control plane's reaper also kills, should this process die before stopping it. */
+/**
+ * A child the control plane's reaper also kills, should this process die before stopping it. Returns what marks
+ * its exit as expected (a fault, a rolling restart): only an unexpected one is reported.
+ */
 function track(
   plane: ControlPlane,
   cleanups: RunContext['cleanups'],
   child: ChildProcess,
   name: string,
   logFile: string,
-): void {
+): () => void {
   appendFileSync(join(plane.dir, 'pids'), `${child.pid}\n`)
   let stopping = false
   child.once('exit', (code, signal) => {
@@ -187,6 +227,9 @@ function track(
     stopping = true
     await stopChild(child, 15_000)
   })
+  return () => {
+    stopping = true
+  }
 }
 
 export async function scrape(url: string): Promise<Sample[]> {

@@ -35,14 +35,28 @@ import { install, registerAuthors } from '../../test/support/kube/install.js'
 import { API, CHALLENGES, COMPOSITE_CONTROLLER, PLATFORM, AUTHOR } from '../../test/support/kube/names.js'
 import { cpuSeconds, parseMetrics, rssMiB, seeded, type Sample } from './measure.js'
 import { sleep, waitUntil } from '../../test/support/processes.js'
-import { gitCommit, scrape, startHookServer, startMetacontroller, type RunContext } from './processes.js'
+import {
+  gitCommit,
+  scrape,
+  startHookServer,
+  startMetacontroller,
+  type HookServer,
+  type RunContext,
+} from './processes.js'
+import { HookPool } from './front.js'
+import { checkEndState, injectFaults, logErrors, type FaultRecord } from './fault-run.js'
+import { writeFaultsReport } from './faults-report.js'
+import { faultSchedule } from './faults.js'
 import { Steps } from './phases.js'
 import { readSettings, UsageError, type RushSettings } from './settings.js'
 import { summarise, type Snapshot } from './summary.js'
 import { writeReport } from './report.js'
 
 const NS = 'ctf-rush'
-const OUT = join(repoRoot, 'bench/out/rush')
+const FAULTS_OUT = join(repoRoot, 'bench/out/rush-faults')
+/** How long a killed Metacontroller stays down, and the kubelet (kubeadm's unit: Restart=always, RestartSec=10). */
+const METACONTROLLER_DOWN_MS = 1000
+const KUBELET_DOWN_MS = 10_000
 /** The hook server's MAX_RESYNC_SECONDS (it inherits this environment): at rest each instance is synced once per it. */
 const RESYNC_SECONDS = loadConfig({ MAX_RESYNC_SECONDS: process.env.MAX_RESYNC_SECONDS }).maxResyncSeconds
 const SETTLE_WINDOW_SECONDS = 240
@@ -52,6 +66,8 @@ const DEFINITION_LIFETIME_SECONDS = 3 * 3600
 const CREATE_CONCURRENCY = 16
 
 const settings = settingsOrExit()
+// Runs with several hook replicas (the fault runs and their pairs) have a results folder and section of their own.
+const OUT = settings.faults || settings.hookReplicas > 1 ? FAULTS_OUT : join(repoRoot, 'bench/out/rush')
 const log = (text: string) => console.log(`rush [${((Date.now() - started) / 1000).toFixed(1)} s] ${text}`)
 const started = Date.now()
 const cleanups: Array<() => Promise<void> | void> = []
@@ -66,6 +82,8 @@ async function main(s: RushSettings): Promise<void> {
   if (!existsSync(join(repoRoot, 'dist/server.js')))
     throw new Error('bench:rush: dist/server.js is missing (npm run build)')
   const loadAtStart = loadavg()[0] as number
+  // The commit the run's code was loaded from (one committed while it runs is not what it measured).
+  const commit = gitCommit()
   log(
     `${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`,
   )
@@ -107,13 +125,24 @@ async function main(s: RushSettings): Promise<void> {
     contentType: 'application/merge-patch+json',
   })
   const context: RunContext = { plane, cleanups, log, out: OUT }
-  const hook = await startHookServer(context, token, s.budget, s.budgetScope)
-  const kubelet = new Kubelet(env.rest, { startup: startupDelays(s) })
+  // One FLAG_SECRET for every replica (as the Deployment's Secret), known to the bench for the flag checks.
+  const flagSecret = randomBytes(32).toString('hex')
+  const hookOptions = { token, budget: s.budget, budgetScope: s.budgetScope, flagSecret }
+  const hook: Hooks =
+    s.hookReplicas > 1
+      ? await HookPool.start(context, hookOptions, s.hookReplicas)
+      : singleHook(await startHookServer(context, hookOptions))
+  const startup = startupDelays(s)
+  /** the kubelet stand-in (started again after its fault); every instance's errors */
+  let kubelet = new Kubelet(env.rest, { startup })
+  const kubelets = [kubelet]
   await kubelet.start()
   cleanups.push(() => kubelet.stop())
   await applyControllerWithUrl(env, hook.url, s.budgetScope === 'Cluster' ? 'v2' : undefined)
   const installed = await env.rest.get<{ spec: { resyncPeriodSeconds?: number } }>(COMPOSITE_CONTROLLER)
   const mc = await startMetacontroller(context, env, s)
+  /** what a killed Metacontroller had counted (its counters start again at 0) */
+  const mcRetired: { samples: Sample[]; cpu: number } = { samples: [], cpu: 0 }
 
   const challengeType = resourceByName(API, 'challenges')
   if (challengeType === undefined) throw new Error('no Challenge resource type')
@@ -124,8 +153,12 @@ async function main(s: RushSettings): Promise<void> {
   const steps = new Steps()
   /** admitted instances that ended in Error (StartupTimeout on a starved machine) before they were ever Running */
   const failedAt = new Map<string, number>()
+  /** Challenges seen admitted (status.admittedAt), for the moments of the faults */
+  const admittedSeen = new Set<string>()
   challenges.on(({ object }) => {
     steps.challenge(object)
+    if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
+      admittedSeen.add(object.metadata.name)
     const phase = (object.status as { phase?: string } | undefined)?.phase
     if (phase === 'Running' && !runningAt.has(object.metadata.name)) runningAt.set(object.metadata.name, Date.now())
     if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name))
@@ -142,17 +175,17 @@ async function main(s: RushSettings): Promise<void> {
     at,
     time: Date.now(),
     apiserver: parseMetrics((await env.kubectl(['get', '--raw', '/metrics'])).stdout),
-    metacontroller: await scrape(mc.metricsUrl),
-    hook: await scrape(hook.metricsUrl),
+    metacontroller: [...mcRetired.samples, ...(await scrape(mc.metricsUrl))],
+    hook: await hook.samples(),
     cpu: {
-      hook: cpuSeconds(hook.pid),
-      metacontroller: cpuSeconds(mc.pid),
+      hook: hook.cpuSeconds(),
+      metacontroller: mcRetired.cpu + cpuSeconds(mc.pid),
       apiserver: cpuSeconds(plane.pids[1] as number),
       etcd: cpuSeconds(plane.pids[0] as number),
       controllerManager: cpuSeconds(plane.pids[2] as number),
       bench: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6,
     },
-    rss: { hook: rssMiB(hook.pid), metacontroller: rssMiB(mc.pid), apiserver: rssMiB(plane.pids[1] as number) },
+    rss: { hook: hook.rssMiB(), metacontroller: rssMiB(mc.pid), apiserver: rssMiB(plane.pids[1] as number) },
     sizeLines: readSizes(hook.sizesFile).length,
     load: loadavg()[0] as number,
   })
@@ -161,12 +194,43 @@ async function main(s: RushSettings): Promise<void> {
   await waitUntil('Metacontroller metrics', async () => (await scrape(mc.metricsUrl)).length > 0, { timeoutMs: 60_000 })
   await sleep(3000)
   const before = await snapshot('start')
-  const profile = mc.profile(s.windowSeconds + 60)
+  // A profile of a process the faults kill would be cut short: none in a fault run.
+  const profile = s.faults ? Promise.resolve(undefined) : mc.profile(s.windowSeconds + 60)
 
   // The rush: every owner x definition pair planned, in a seeded random order, created evenly over the window.
   const plan = planRush(s)
   log(`creating ${plan.length} Challenges`)
   const t0 = Date.now()
+  const admitted = expectedAdmitted(plan, s.budget)
+  const faults: FaultRecord[] = []
+  let stopFaults = false
+  const faultsDone = s.faults
+    ? injectFaults(faultSchedule(admitted), {
+        t0,
+        log,
+        stopped: () => stopFaults,
+        progress: () => ({ created: createdAt.size, admitted: admittedSeen.size, running: runningAt.size }),
+        records: faults,
+        async killMetacontroller() {
+          mcRetired.samples.push(...(await scrape(mc.metricsUrl)))
+          mcRetired.cpu += cpuSeconds(mc.pid)
+          await mc.kill()
+          // The kubelet starts a killed container again at once (no back-off before the first restart).
+          await sleep(METACONTROLLER_DOWN_MS)
+          await mc.restart()
+          return []
+        },
+        rollHookServer: () => (hook as HookPool).roll(t0),
+        async killKubelet() {
+          kubelet.stop()
+          await sleep(KUBELET_DOWN_MS)
+          kubelet = new Kubelet(env.rest, { startup })
+          kubelets.push(kubelet)
+          await kubelet.start()
+          return []
+        },
+      })
+    : Promise.resolve()
   let inFlight = 0
   let createErrors = 0
   const creations: Promise<void>[] = []
@@ -193,7 +257,6 @@ async function main(s: RushSettings): Promise<void> {
   const createdIn = (Date.now() - t0) / 1000
   log(`created ${createdAt.size} in ${createdIn.toFixed(1)} s (${createErrors} errors)`)
 
-  const admitted = expectedAdmitted(plan, s.budget)
   let lastReport = 0
   await waitUntil(
     `${admitted} admitted instances Running`,
@@ -224,7 +287,7 @@ async function main(s: RushSettings): Promise<void> {
   await waitUntil(
     `hook calls at the resync rate (at most ${settleLimit} in ${SETTLE_WINDOW_SECONDS} s)`,
     async () => {
-      const now = { time: Date.now(), calls: hookCalls(await scrape(hook.metricsUrl)) }
+      const now = { time: Date.now(), calls: hookCalls(await hook.samples()) }
       callsSeen.push(now)
       if (now.time - allRunning.time >= ((drain.at(-1)?.seconds ?? 0) + 60) * 1000) {
         const minuteAgo = callsSeen.find((x) => x.time >= now.time - 60_000) ?? now
@@ -246,7 +309,18 @@ async function main(s: RushSettings): Promise<void> {
     { timeoutMs: s.settleMaxSeconds * 1000, everyMs: 5000 },
   ).catch((error: Error) => log(`${error.message}: not settled after ${s.settleMaxSeconds} s`))
   await sleep(1500)
+  stopFaults = true
+  await faultsDone
   const settled = await snapshot('settled')
+  const checks = await checkEndState(env.rest, s.budget, flagSecret)
+  log(
+    `end state: ${Object.entries(checks.phases)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(
+        ', ',
+      )}; findings: ${checks.outcome.length} outcome, ${checks.orphans.length} orphan, ${checks.duplicatePods.length} duplicate pods, ${checks.flags.length} flag`,
+  )
+  const logs = OUT === FAULTS_OUT ? logErrors(plane.dir, OUT, `${s.label}-${s.challenges}`) : undefined
   const profiled = await profile
   log(`settled; at rest for ${s.restSeconds} s`)
   await sleep(s.restSeconds * 1000)
@@ -263,7 +337,7 @@ async function main(s: RushSettings): Promise<void> {
   mkdirSync(OUT, { recursive: true })
   for (const [name, url] of [
     ['metacontroller', mc.metricsUrl],
-    ['hook', hook.metricsUrl],
+    ['hook', hook.metricsUrls[0] as string],
   ] as const) {
     writeFileSync(
       join(OUT, `${s.label}-${s.challenges}.${name}.prom`),
@@ -282,7 +356,7 @@ async function main(s: RushSettings): Promise<void> {
       loadAtStart,
       node: process.version,
     },
-    versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit: gitCommit() },
+    versions: { metacontroller: mc.version, kubernetes: binDir.split('/').at(-1) ?? '', commit },
     controller: { resyncPeriodSeconds: installed.spec.resyncPeriodSeconds },
     t0,
     createdIn,
@@ -297,15 +371,25 @@ async function main(s: RushSettings): Promise<void> {
     profile: profiled,
     drain,
     settleRule: { rate: SETTLED_RATE, windowSeconds: SETTLE_WINDOW_SECONDS },
-    kubeletErrors: kubelet.errors.length,
+    kubeletErrors: kubelets.reduce((sum, k) => sum + k.errors.length, 0),
     breakdown: steps.breakdown(createdAt),
+    hookReplicas: s.hookReplicas,
+    front: hook.front,
+    faults: s.faults ? faults : undefined,
+    checks,
+    logs,
   })
   mkdirSync(OUT, { recursive: true })
   const file = join(OUT, `${s.label}-${s.challenges}.json`)
   writeFileSync(file, JSON.stringify(result, null, 2))
   log(`wrote ${file}`)
-  writeReport(OUT, join(repoRoot, 'bench/RESULTS.md'))
-  log('rewrote the rush section of bench/RESULTS.md')
+  if (OUT === FAULTS_OUT) {
+    writeFaultsReport(OUT, join(repoRoot, 'bench/RESULTS.md'))
+    log('rewrote the faults section of bench/RESULTS.md')
+  } else {
+    writeReport(OUT, join(repoRoot, 'bench/RESULTS.md'))
+    log('rewrote the rush section of bench/RESULTS.md')
+  }
 }
 
 interface Planned {
@@ -394,6 +478,28 @@ function namespaceYaml(challenges: number): string {
       /^(\s+)((?:requests|limits)\.(?:memory|ephemeral-storage)): (\d+)Gi$/gm,
       (_m, indent: string, key: string, value: string) => `${indent}${key}: ${Number(value) * scale}Gi`,
     )
+}
+
+/** The hook server as the run sees it: one process on its own port, or replicas behind a front (HookPool). */
+interface Hooks {
+  url: string
+  sizesFile: string
+  metricsUrls: string[]
+  front?: { connections: Record<string, number>; refused: number }
+  samples(): Promise<Sample[]>
+  cpuSeconds(): number
+  rssMiB(): number
+}
+
+function singleHook(server: HookServer): Hooks {
+  return {
+    url: server.url,
+    sizesFile: server.sizesFile,
+    metricsUrls: [server.metricsUrl],
+    samples: () => scrape(server.metricsUrl),
+    cpuSeconds: () => cpuSeconds(server.pid),
+    rssMiB: () => rssMiB(server.pid),
+  }
 }
 
 function hookCalls(samples: Sample[]): number {

@@ -17,7 +17,10 @@ const FLAGS = [
   'settle-max-seconds',
   'label',
   'seed',
+  'hook-replicas',
 ] as const
+/** Flags without a value (RUSH_<NAME>=1 or true in the environment). */
+const SWITCHES = ['faults'] as const
 
 /** Settings the run cannot start with: a flag it does not know, a value out of range. bench:rush exits 2. */
 export class UsageError extends Error {}
@@ -52,6 +55,10 @@ export interface RushSettings {
   /** the kube-apiserver flags added to the suite's own (e.g. --max-requests-inflight) */
   apiserverArgs: string[]
   seed: number
+  /** hook server replicas behind one address (bench/rush/front.ts); 1 is the hook server's own port, no front */
+  hookReplicas: number
+  /** kill Metacontroller, roll the hook server twice and kill the kubelet during the rush (bench/rush/faults.ts) */
+  faults: boolean
 }
 
 function oneOf<T extends string>(value: string | undefined, values: readonly T[], name: string): T {
@@ -65,19 +72,23 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
   const given: Record<string, string> = {}
   for (const [key, value] of Object.entries(env))
     if (key.startsWith('RUSH_') && value !== undefined) given[key.slice(5).toLowerCase()] = value
-  let flags: Record<string, string | undefined>
+  let flags: Record<string, string | boolean | undefined>
   try {
     flags = parseArgs({
       args: argv,
-      options: Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' }])),
+      options: {
+        ...Object.fromEntries(FLAGS.map((flag) => [flag, { type: 'string' as const }])),
+        ...Object.fromEntries(SWITCHES.map((flag) => [flag, { type: 'boolean' as const }])),
+      },
       strict: true,
     }).values
   } catch (error) {
     throw new UsageError(
-      `bench:rush: ${(error as Error).message}\nusage: npm run bench:rush -- ${FLAGS.map((flag) => `[--${flag}=…]`).join(' ')}`,
+      `bench:rush: ${(error as Error).message}\nusage: npm run bench:rush -- ${FLAGS.map((flag) => `[--${flag}=…]`).join(' ')} ${SWITCHES.map((flag) => `[--${flag}]`).join(' ')}`,
     )
   }
-  for (const [flag, value] of Object.entries(flags)) if (value !== undefined) given[flag.replace(/-/g, '_')] = value
+  for (const [flag, value] of Object.entries(flags))
+    if (value !== undefined) given[flag.replace(/-/g, '_')] = String(value)
   const number = (name: string, fallback: number) => {
     const value = given[name] === undefined ? fallback : Number(given[name])
     if (!Number.isFinite(value) || value < 0)
@@ -94,6 +105,14 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     return [low, high]
   }
   const challenges = number('challenges', 2000)
+  const faults = oneOf(given.faults, ['false', 'true', '0', '1'] as const, 'faults')
+  const injecting = faults === 'true' || faults === '1'
+  // The faults roll the hook server as a Deployment of two does: two replicas behind one address.
+  const hookReplicas = number('hook_replicas', injecting ? 2 : 1)
+  if (!Number.isInteger(hookReplicas) || hookReplicas < 1 || (injecting && hookReplicas < 2))
+    throw new UsageError(
+      `bench:rush: hook_replicas must be a whole number >= ${injecting ? '2 with faults (a rolling restart keeps one up)' : 1}, got ${given.hook_replicas}`,
+    )
   const metacontroller = env.METACONTROLLER_BIN ?? ''
   if (metacontroller === '')
     throw new UsageError(
@@ -119,5 +138,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     metacontrollerArgs: (env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean),
     apiserverArgs: (env.RUSH_APISERVER_ARGS ?? '').split(' ').filter(Boolean),
     seed: number('seed', 12),
+    hookReplicas,
+    faults: injecting,
   }
 }

@@ -43,6 +43,15 @@ export interface RushInput {
   kubeletErrors: number
   /** per phase of an instance's start, seconds at p50 / p95 / p99 (bench/rush/phases.ts) */
   breakdown: Record<string, unknown>
+  /** hook server replicas behind one address (1: no front) */
+  hookReplicas: number
+  front: { connections: Record<string, number>; refused: number } | undefined
+  /** the faults injected (a fault run), when and what each did */
+  faults: unknown[] | undefined
+  /** the end state's checks (bench/rush/fault-run.ts) */
+  checks: unknown
+  /** error lines of Metacontroller's and the hook servers' logs (runs with several hook replicas) */
+  logs: unknown
 }
 
 // apiserver_request_total names verbs by HTTP method (POST, PUT), not by the API's create and update.
@@ -224,6 +233,11 @@ export function summarise(input: RushInput): Record<string, unknown> {
       rest: round(rest.load, 1),
     },
     kubeletErrors: input.kubeletErrors,
+    hookReplicas: input.hookReplicas,
+    front: input.front,
+    faults: input.faults,
+    checks: input.checks,
+    logs: input.logs,
   }
 }
 
@@ -231,5 +245,6 @@ function commandLine(s: RushSettings): string {
   const env = [`METACONTROLLER_BIN=${s.metacontroller.replace(/^.*\//, '…/')}`]
   if (s.metacontrollerArgs.length > 0) env.push(`METACONTROLLER_ARGS='${s.metacontrollerArgs.join(' ')}'`)
   if (s.apiserverArgs.length > 0) env.push(`RUSH_APISERVER_ARGS='${s.apiserverArgs.join(' ')}'`)
-  return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds} --settle-max-seconds=${s.settleMaxSeconds} --label=${s.label}`
+  const replicas = s.hookReplicas > 1 ? ` --hook-replicas=${s.hookReplicas}` : ''
+  return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds} --settle-max-seconds=${s.settleMaxSeconds} --label=${s.label}${replicas}${s.faults ? ' --faults' : ''}`
 }

@@ -26,6 +26,31 @@ t.test('flags and variables', async (t) => {
   )
 })
 
+t.test('the fault run: --faults brings two hook replicas', async (t) => {
+  const pick = (settings: { faults: boolean; hookReplicas: number }) => ({
+    faults: settings.faults,
+    hookReplicas: settings.hookReplicas,
+  })
+  t.strictSame(pick(readSettings(env, [])), { faults: false, hookReplicas: 1 }, 'the defaults: one process, no front')
+  t.strictSame(pick(readSettings(env, ['--faults'])), { faults: true, hookReplicas: 2 })
+  t.strictSame(pick(readSettings(env, ['--faults', '--hook-replicas=3'])), { faults: true, hookReplicas: 3 })
+  t.strictSame(pick(readSettings(env, ['--hook-replicas=2'])), { faults: false, hookReplicas: 2 }, 'the pair')
+  t.strictSame(pick(readSettings({ ...env, RUSH_FAULTS: '1' }, [])), { faults: true, hookReplicas: 2 })
+  t.throws(() => readSettings(env, ['--faults', '--hook-replicas=1']), {
+    message:
+      'bench:rush: hook_replicas must be a whole number >= 2 with faults (a rolling restart keeps one up), got 1',
+  })
+  t.throws(() => readSettings(env, ['--hook-replicas=1.5']), {
+    message: 'bench:rush: hook_replicas must be a whole number >= 1, got 1.5',
+  })
+  t.throws(() => readSettings({ ...env, RUSH_FAULTS: 'yes' }, []), {
+    message: 'bench:rush: faults must be one of false, true, 0, 1, got yes',
+  })
+  t.throws(() => readSettings(env, ['--faults=1']), {
+    message: /^bench:rush: Option '--faults' does not take an argument/,
+  })
+})
+
 t.test('usage errors', async (t) => {
   const usage = /\nusage: npm run bench:rush -- \[--challenges=…\].*\[--budget-scope=…\]/
   t.throws(

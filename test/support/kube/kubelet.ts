@@ -126,14 +126,21 @@ export class Kubelet {
       })
       return
     }
-    await this.#rest.call('POST', `${path}/binding`, {
-      body: {
-        apiVersion: 'v1',
-        kind: 'Binding',
-        metadata: { name: pod.metadata.name },
-        target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME },
-      },
-    })
+    // A pod already bound here was this node's before a restart of the kubelet: as a kubelet that starts again, it
+    // takes the pod back (its containers kept running, so a Ready pod is left as it is) and brings up one that was
+    // not Ready yet.
+    if ((pod.spec as { nodeName?: string } | undefined)?.nodeName === NODE_NAME) {
+      const conditions = (pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []
+      if (conditions.some((c) => c.type === 'Ready' && c.status === 'True')) return
+    } else
+      await this.#rest.call('POST', `${path}/binding`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Binding',
+          metadata: { name: pod.metadata.name },
+          target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME },
+        },
+      })
     if (behaviour === 'run' && this.#options.startup !== undefined) return this.#startUp(pod, this.#options.startup())
     await this.#writeStatus(pod, behaviour, 0)
   }
@@ -170,14 +177,23 @@ export class Kubelet {
         : undefined
     }
     // A kubelet syncs a pod's status until it is written: a write that fails (an API server too busy to answer
-    // in time) is tried again a second later.
+    // in time) is tried again a second later. One write of a pod at a time, in order, and none of "not ready" once
+    // "ready" is written (a kubelet's status manager writes a pod's latest status): on a loaded API server a write
+    // can take seconds, and the earlier one landing last left a pod Running but never Ready.
+    let writes = Promise.resolve()
+    let ready = false
     const write = (probed: boolean, attempt = 1) => {
-      const current = stillThere()
-      if (current === undefined) return
-      void this.#writeStatus(current, 'run', 0, probed).catch((error: Error) => {
-        if (attempt < STATUS_ATTEMPTS && (error as { reason?: string }).reason !== 'NotFound')
-          this.#later(1000, () => write(probed, attempt + 1))
-        else this.#note(pod, error)
+      writes = writes.then(async () => {
+        const current = stillThere()
+        if (current === undefined || (ready && !probed)) return
+        try {
+          await this.#writeStatus(current, 'run', 0, probed)
+          if (probed) ready = true
+        } catch (error) {
+          if (attempt < STATUS_ATTEMPTS && (error as { reason?: string }).reason !== 'NotFound')
+            this.#later(1000, () => write(probed, attempt + 1))
+          else this.#note(pod, error as Error)
+        }
       })
     }
     this.#later(runningMs, () => write(false))
