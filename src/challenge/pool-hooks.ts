@@ -226,6 +226,12 @@ function observedPool(children: ObservedIndex, uid: string, expect: Expectations
     deleting: pod.deleting || !answerable(pod, children, uid, expect),
   }))
   const podNames = new Set(pods.map((pod) => pod.name))
+  // A pod that is not the definition's own keeps its name taken too: a new pod of that name could not be made.
+  for (const pod of objectsOfKind(children, 'Pod')) {
+    if (podNames.has(pod.metadata.name)) continue
+    pods.push({ name: pod.metadata.name, rendering: '', ready: false, deleting: true, claimedBy: undefined })
+    podNames.add(pod.metadata.name)
+  }
   for (const secret of objectsOfKind(children, 'Secret')) {
     const pod = secret.metadata.name.slice(0, -FLAG_SECRET_SUFFIX.length)
     const claimed = text(field(secret.metadata.labels, Label.claimedBy)) !== undefined
@@ -280,7 +286,7 @@ function podChildren(pod: PlannedPod, context: PodContext): DesiredChild[] {
   // The Secret tells the claim to its Challenge (pool-serving.ts), so it carries a claim only once the pod's own is
   // observed: the API server let that one through only if the pod was free, whereas a claim answered now may be
   // refused (the pod changed since this view).
-  const observedClaim = text(field(findObject(children, 'Pod', pod.name)?.metadata.labels, Label.claimedBy))
+  const observedClaim = text(field(ownChild(children, 'Pod', pod.name, uid)?.metadata.labels, Label.claimedBy))
   const answer: DesiredChild[] = [poolFlagSecret(names, pod.name, data, observedClaim)]
   if (context.guarded && secretUid !== undefined && heldFlag(secret) === data) {
     answer.push(

@@ -647,3 +647,30 @@ t.test('customize: nothing without a pool; the Challenges of the definition; a S
     ],
   })
 })
+
+t.test(
+  'a pod that is not the definition’s own: its name stays taken, and its labels tell no Secret a claim',
+  async (t) => {
+    const { world, parent } = warmPool()
+    const foreign = world.map((object) =>
+      object.kind === 'Pod' && object.metadata.name === 'web.pool-1'
+        ? {
+            ...object,
+            metadata: {
+              ...object.metadata,
+              ownerReferences: [],
+              labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
+            },
+          }
+        : object,
+    )
+    const answer = poolSync(request(parent, foreign, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
+    t.strictSame(
+      names(answer).filter((name) => name.startsWith('Pod')),
+      ['Pod web.pool-0'],
+      'no pod answered under the foreign pod’s name; web.pool-0 (claimed now) is the one left',
+    )
+    const secret = answer.children.find((child) => child.metadata.name === 'web.pool-1-flag')
+    t.equal(secret?.metadata.labels?.['challenge-hooks.dev/claimed-by'], undefined, 'the foreign claim is on no Secret')
+  },
+)

@@ -79,7 +79,7 @@ t.test(`${PLAYERS} Challenges at once for ${POOLED} pooled pods: one player per 
 
   await Promise.all(owners.map((owner) => s.create(s.challenge('web-login', owner))))
   const statuses = await Promise.all(
-    owners.map((owner) => s.until(`web-login-u-${owner}`, (status) => status.phase === 'Running', 'Running', 240_000)),
+    owners.map((owner) => s.until(`web-login-u-${owner}`, (status) => status.phase === 'Running', 'Running', 480_000)),
   )
   const served = statuses.map((status) => status.pool as Json)
   const claimed = served.filter((pool) => pool.state === 'Claimed')
