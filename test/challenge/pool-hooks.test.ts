@@ -665,12 +665,21 @@ t.test(
         : object,
     )
     const answer = poolSync(request(parent, foreign, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
-    t.strictSame(
-      names(answer).filter((name) => name.startsWith('Pod')),
-      ['Pod web.pool-0'],
-      'no pod answered under the foreign pod’s name; web.pool-0 (claimed now) is the one left',
+    // web.pool-0 is claimed for the waiter; web.pool-1's name stays with the foreign pod, its Secret goes (no pod
+    // of the pool mounts it), and the pool refills under new names.
+    t.strictSame(names(answer), [
+      'NetworkPolicy web.pool-isolate',
+      'Secret web.pool-0-flag',
+      'Pod web.pool-0',
+      'Secret web.pool-2-flag',
+      'Secret web.pool-3-flag',
+    ])
+    const secret = answer.children.find((child) => child.metadata.name === 'web.pool-0-flag')
+    t.equal(secret?.metadata.labels?.['challenge-hooks.dev/pool-slot'], '0')
+    t.equal(
+      secret?.metadata.labels?.['challenge-hooks.dev/claimed-by'],
+      undefined,
+      'a claim answered now is on no Secret yet',
     )
-    const secret = answer.children.find((child) => child.metadata.name === 'web.pool-1-flag')
-    t.equal(secret?.metadata.labels?.['challenge-hooks.dev/claimed-by'], undefined, 'the foreign claim is on no Secret')
   },
 )
