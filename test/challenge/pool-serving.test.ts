@@ -223,3 +223,16 @@ t.test('readPoolRecord reads only what the hook writes', async (t) => {
   ])
     t.strictSame(readPoolRecord(value), undefined, JSON.stringify(value) ?? 'undefined')
 })
+
+t.test('a record read without its time (written by hand): the time of this sync', async (t) => {
+  t.strictSame(servedBy(input({ previous: { ...claimed('7', NOW), since: undefined } }, [flagSecret('7')])), {
+    ...claimed('7', NOW),
+    slot: '7',
+    waitUntil: undefined,
+  })
+  t.strictSame(servedBy(input({ previous: { ...waiting(NOW), since: undefined } })), {
+    ...waiting(NOW),
+    slot: undefined,
+    waitUntil: NOW + 5000,
+  })
+})

@@ -137,3 +137,10 @@ t.test('a claimed run whose pod goes away goes on cold', async (t) => {
   t.strictSame(gone.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:20Z' })
   t.strictSame(kinds(gone.response)[0], `Secret/${NAME}-flag`)
 })
+
+t.test('a record without its time is carried without one', async (t) => {
+  const cold = step(challenge({ status: { run: 0, pool: { state: 'Cold', run: 0 } } }), {
+    related: [pooledDefinition()],
+  })
+  t.strictSame(cold.status.pool, { state: 'Cold', run: 0 })
+})
