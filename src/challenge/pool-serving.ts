@@ -19,7 +19,6 @@ import { poolNames } from './pool-children.js'
 import { readTime } from './time.js'
 import { field, record, text } from './untrusted.js'
 
-
 /** What status.pool records of a run (times in ms). */
 export interface PoolRecord {
   state: ServedBy

@@ -35,7 +35,7 @@ t.test(`${PLAYERS} Challenges at once for ${POOLED} pooled pods: one player per 
   const podNames = new Map<string, string>()
   const pods = new Informer(suite.rest, resourceByName('v1', 'pods') as NonNullable<ReturnType<typeof resourceByName>>)
   const stop = pods.on((event) => {
-    const pod = event.object as KubeObject
+    const pod = event.object
     if (pod.metadata.namespace !== s.ns || labels(pod)[SLOT] === undefined) return
     const uid = String(pod.metadata.uid)
     const seen = claimsSeen.get(uid) ?? new Set<string>()
