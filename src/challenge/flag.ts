@@ -2,7 +2,8 @@
  * What an instance's containers get beside the definition's env: the flag (PerOwner, PerInstance or Static) and
  * the Challenge's parameters, checked before anything is rendered.
  */
-import { Bounds, Label } from '../contract/api.js'
+import { Bounds, Label, MANAGED_BY } from '../contract/api.js'
+import type { RelatedResourceRule } from '../contract/protocol.js'
 import { characters, type ResolvedDefinition } from './definition.js'
 import { objectsOfKind, type ObservedIndex } from './observed.js'
 import { flagSecretPart, ownerMessage, type OwnerKey } from './hmac.js'
@@ -25,6 +26,23 @@ export function parametersProblem(parameters: Record<string, string>, flagEnv: s
   return text > Bounds.parametersText
     ? `spec.parameters: the names and values together must be at most ${Bounds.parametersText} characters, got ${text}.`
     : undefined
+}
+
+/**
+ * The customize rule that relates a definition's Static flag sources: the Secrets of the namespace labelled with the
+ * definition, never the hook's own flag Secrets (an instance's or a pool's). A Challenge and its definition's pool
+ * relate the same ones.
+ */
+export function staticFlagSecrets(namespace: string, definition: string): RelatedResourceRule {
+  return {
+    apiVersion: 'v1',
+    resource: 'secrets',
+    namespace,
+    labelSelector: {
+      matchLabels: { [Label.definition]: definition },
+      matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
+    },
+  }
 }
 
 /** The instance the flag is made for: its owner, its uid, and the related objects (a Static flag's Secret). */

@@ -7,11 +7,12 @@
  */
 import type { Config } from '../config/config.js'
 import type { CustomizeRequest, CustomizeResponse, SyncRequest, SyncResponse } from '../contract/protocol.js'
-import { API_VERSION, ConditionType, Label, MANAGED_BY, Phase, Reason, ServedBy } from '../contract/api.js'
+import { API_VERSION, ConditionType, Label, Phase, Reason, ServedBy } from '../contract/api.js'
 import { renderChildren } from './children.js'
 import { decide } from './lifecycle.js'
 import { observe } from './world.js'
 import { pooledPodSelector } from './pool-serving.js'
+import { staticFlagSecrets } from './flag.js'
 import { countObjects } from './observed.js'
 import { condition, definedTimes, type ChallengeStatus } from './status.js'
 import { buildStatus } from './status-report.js'
@@ -139,15 +140,7 @@ export function customize(request: CustomizeRequest, config: Config): CustomizeR
       config.ownerBudgetScope === 'Cluster'
         ? { apiVersion: API_VERSION, resource: 'challenges', labelSelector: owners }
         : { apiVersion: API_VERSION, resource: 'challenges', namespace, labelSelector: owners },
-      {
-        apiVersion: 'v1',
-        resource: 'secrets',
-        namespace,
-        labelSelector: {
-          matchLabels: { [Label.definition]: challenge.spec.definitionRef.name },
-          matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
-        },
-      },
+      staticFlagSecrets(namespace, challenge.spec.definitionRef.name),
       // What the namespace would refuse a pod for (namespace-policy.ts): objects that rarely change, so their events
       // cost Metacontroller's scan of every parent rarely.
       { apiVersion: 'v1', resource: 'namespaces', names: [namespace] },

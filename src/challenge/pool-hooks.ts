@@ -20,11 +20,11 @@ import type {
   RelatedResourceRule,
   SyncResponse,
 } from '../contract/protocol.js'
-import { Annotation, API_VERSION, Label, MANAGED_BY, PoolState } from '../contract/api.js'
+import { Annotation, API_VERSION, Label, PoolState } from '../contract/api.js'
 import { NON_EMPTY_LABEL_VALUE } from '../contract/patterns.js'
 import { FLAG_KEY } from './children.js'
 import { definitionPolicy, resolveDefinition, type ResolvedDefinition } from './definition.js'
-import { flagData } from './flag.js'
+import { flagData, staticFlagSecrets } from './flag.js'
 import { resyncAfter } from './hooks.js'
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import {
@@ -75,17 +75,7 @@ export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse 
       labelSelector: { matchLabels: definitionLabel(name) },
     },
   ]
-  if (field(field(spec, 'flag'), 'mode') === 'Static') {
-    rules.push({
-      apiVersion: 'v1',
-      resource: 'secrets',
-      namespace,
-      labelSelector: {
-        matchLabels: definitionLabel(name),
-        matchExpressions: [{ key: Label.managedBy, operator: 'NotIn', values: [MANAGED_BY] }],
-      },
-    })
-  }
+  if (field(field(spec, 'flag'), 'mode') === 'Static') rules.push(staticFlagSecrets(namespace, name))
   return { relatedResources: rules }
 }
 

@@ -122,17 +122,18 @@ function claim(input: ServingInput, secret: ClaimedSecret, since: number): Servi
 /** How this admitted run is served; undefined when its definition keeps no pool and it never took a pooled pod. */
 export function servedBy(input: ServingInput): Serving | undefined {
   const previous = input.previous?.run === input.run ? input.previous : undefined
-  const secrets = claimedSecrets(input)
   if (previous?.state === ServedBy.Claimed) {
     // Its pod is gone (deleted, failed, its claim taken off by hand), and its Secret with it: the run goes on cold,
     // as a restart would.
-    const secret = secrets.find((candidate) => candidate.pod === previous.pod && candidate.flagUid === previous.flagUid)
+    const secret = claimedSecrets(input).find(
+      (candidate) => candidate.pod === previous.pod && candidate.flagUid === previous.flagUid,
+    )
     return secret === undefined ? cold(input, input.now) : claim(input, secret, previous.since ?? input.now)
   }
   if (previous?.state === ServedBy.Cold || previous?.state === ServedBy.Released) return serving(previous)
   if (!input.pooled) return undefined
   if (input.run > 0 || input.parameters || input.coldPod) return cold(input, input.now)
-  const first = secrets[0]
+  const first = claimedSecrets(input)[0]
   if (first !== undefined) return claim(input, first, input.now)
   if (previous?.state === ServedBy.Waiting) {
     const since = previous.since ?? input.now

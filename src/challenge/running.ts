@@ -34,7 +34,7 @@ export const lifetimeOver: Rule<AdmittedContext> = (context) => {
  * pool's (its flag Secret and policies, made before the pod), and it is the pool's to watch: the instance sees its
  * claim, not the pod.
  */
-function serving(context: AdmittedContext): Serving | undefined {
+function serving(context: AdmittedContext, coldPod: boolean): Serving | undefined {
   const { world, state, definition } = context
   const object = findObject(world.related, DEFINITION_KIND, definition.name)
   return servedBy({
@@ -46,7 +46,7 @@ function serving(context: AdmittedContext): Serving | undefined {
     parameters: Object.keys(world.challenge.spec.parameters ?? {}).length > 0,
     run: state.run,
     previous: world.previous.pool,
-    coldPod: currentPod(world.children, world.names, state.run) !== undefined,
+    coldPod,
     related: world.related,
     now: context.now,
     timeoutMs: context.config.poolClaimTimeoutSeconds * 1000,
@@ -56,10 +56,11 @@ function serving(context: AdmittedContext): Serving | undefined {
 /** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
 export const podFailure: Step<AdmittedContext, PodContext> = (context) => {
   const { world, state } = context
-  const served = serving(context)
+  const own = currentPod(world.children, world.names, state.run)
+  const served = serving(context, own !== undefined)
   const pooled = served !== undefined && served.state !== ServedBy.Cold
   const missing = pooled ? [] : missingGuards(world.children, world.names, context.definition.egress)
-  const pod = !pooled && missing.length === 0 ? currentPod(world.children, world.names, state.run) : undefined
+  const pod = !pooled && missing.length === 0 ? own : undefined
   const problem = podProblem(pod)
   if (problem?.fatal) return finish(context, { phase: Phase.Error, reason: problem.reason, message: problem.message })
   if (served?.waitUntil !== undefined) context.deadlines.push(served.waitUntil)

@@ -15,8 +15,8 @@ import { ConditionType, Phase, Reason, ServedBy } from '../contract/api.js'
 import type { Decision, World } from './decision-types.js'
 import { record } from './untrusted.js'
 import { condition, definedTimes, type ChallengeStatus, type Condition, type PoolStatus } from './status.js'
-import { FLAG_SECRET_SUFFIX } from './names.js'
 import type { PoolRecord } from './pool-serving.js'
+import { poolFlagSecretName } from './pool-children.js'
 import { formatTime } from './time.js'
 
 const PROGRESS = new Set<string>([
@@ -134,7 +134,7 @@ export function buildStatus(world: World, decision: Decision, now: number): Chal
   if (decision.phase === Phase.Running) {
     // A claimed pod mounts the Secret its pool made for it (the pool makes a pod only once that Secret holds its flag).
     status.flagSecretRef = {
-      name: pool?.state === ServedBy.Claimed ? `${pool.pod}${FLAG_SECRET_SUFFIX}` : world.names.flagSecret,
+      name: pool?.state === ServedBy.Claimed ? poolFlagSecretName(pool.pod as string) : world.names.flagSecret,
     }
   }
   return keepProgress(world, decision, status)

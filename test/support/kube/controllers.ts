@@ -41,8 +41,6 @@ export interface RunningController {
   /** Metacontroller's process (none for the stand-in, which runs in this process) */
   pid?: number
   sim: Simulator | undefined
-  /** the stand-in of the warm pools' controller */
-  pools?: Simulator | undefined
   warnings: Rest['warnings']
   stop(): Promise<void>
 }
@@ -62,7 +60,6 @@ export async function startStandIn(
   return {
     name: 'stand-in',
     sim: running[0]?.sim,
-    pools: running[1]?.sim,
     warnings: rest.warnings,
     async stop() {
       for (const each of running) await each.stop()
