@@ -25,7 +25,7 @@ import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { loadConfig } from '../../src/config/config.js'
 import { repoRoot } from '../../test/support/kube/controlplane.js'
-import { app, definition, NODE_IP, startNodeSuite, type Json } from '../../test/support/node/harness.js'
+import { app, definition, NODE_IP, startNodeSuite, warmPool, type Json } from '../../test/support/node/harness.js'
 import { banner } from '../../test/support/node/timing.js'
 import { writeReport } from './report.js'
 
@@ -69,7 +69,7 @@ void t.test(
         ...(POOL > 0 ? { flag: { mode: 'PerInstance' }, pool: { size: POOL, maxPods: POOL } } : {}),
       }),
     )
-    if (POOL > 0) await warm(s.list.bind(s), s.ns, POOL)
+    if (POOL > 0) await warmPool(s, POOL)
     const loadBefore = loadavg()
     const instances = new Map<string, Instance>()
     const seen = (
@@ -235,27 +235,4 @@ function percentiles(values: number[]): { p50: number; p90: number; p99: number;
   // Nearest rank: the smallest value with at least p % of the values at or below it.
   const at = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? -1
   return { p50: at(50), p90: at(90), p99: at(99), max: sorted.at(-1) ?? -1 }
-}
-
-/** Waits until `size` warm pods of the pool are Ready (they are made before any player asks). */
-async function warm(
-  list: (path: string) => Promise<{ metadata: { labels?: Record<string, string> }; status?: unknown }[]>,
-  ns: string,
-  size: number,
-) {
-  const deadline = Date.now() + 300_000
-  for (;;) {
-    const pods = (await list(`/api/v1/namespaces/${ns}/pods`)).filter(
-      (pod) => pod.metadata.labels?.['challenge-hooks.dev/pool-slot'] !== undefined,
-    )
-    const ready = pods.filter((pod) =>
-      (((pod.status as Json | undefined)?.conditions ?? []) as Json[]).some(
-        (c) => c.type === 'Ready' && c.status === 'True',
-      ),
-    )
-    if (ready.length >= size) return
-    if (Date.now() > deadline)
-      throw new Error(`the pool has ${ready.length} of ${size} warm pods ready after 5 minutes`)
-    await new Promise((r) => setTimeout(r, 250))
-  }
 }

@@ -3,18 +3,22 @@
 // Challenge that claims one is reachable through its node port about a settle time after its creation, where a cold
 // start waits for the whole pod. Prints create → Running and create → first answer, claimed beside cold.
 import t from 'tap'
-import { app, definition, NODE_IP, probeFrom, startNodeSuite, workstation, type Json } from '../support/node/harness.js'
+import {
+  app,
+  definition,
+  NODE_IP,
+  poolPods,
+  probeFrom,
+  startNodeSuite,
+  warmPool,
+  workstation,
+  type Json,
+} from '../support/node/harness.js'
 import { banner, firstAnswerThroughNodePort, table, whenRunning, type Sample } from '../support/node/timing.js'
 
 const suite = await startNodeSuite(t)
 const BANNER = 'tcp-echo ready'
 const POOLED = 3
-const SLOT = 'challenge-hooks.dev/pool-slot'
-
-const isReady = (pod: object) =>
-  ((((pod as Json).status as Json | undefined)?.conditions ?? []) as Json[]).some(
-    (condition) => condition.type === 'Ready' && condition.status === 'True',
-  )
 
 t.test('a warm pool on the real node: unreachable until claimed, then the claimant’s at once', async (t) => {
   const s = await suite.scenario(t, 'pools')
@@ -27,18 +31,12 @@ t.test('a warm pool on the real node: unreachable until claimed, then the claima
       pool: { size: POOLED, maxPods: POOLED },
     }),
   )
-  const poolPods = async () =>
-    (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter((pod) => pod.metadata.labels?.[SLOT] !== undefined)
-  const deadline = Date.now() + 120_000
-  while ((await poolPods()).filter(isReady).length < POOLED) {
-    if (Date.now() > deadline) throw new Error(`the pool never filled: ${JSON.stringify(await poolPods())}`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
+  await warmPool(s, POOLED, 120_000)
 
   // Before any claim: a pod beside the pool, allowed out anywhere, reaches no pooled pod.
   const prober = await workstation(suite, s.ns, 'neighbour')
   const targets = Object.fromEntries(
-    (await poolPods()).map((pod) => [pod.metadata.name, `tcp:${String((pod.status as Json).podIP)}:9000`]),
+    (await poolPods(s)).map((pod) => [pod.metadata.name, `tcp:${String((pod.status as Json).podIP)}:9000`]),
   )
   const before = await probeFrom(suite, s.ns, prober.name, targets)
   t.strictSame(

@@ -127,6 +127,32 @@ export async function kubeletSaid(s: Scenario, instance: string, reason: string)
     .map((event) => event.message)
 }
 
+/** A pod's Ready condition is True: its readiness probes pass. */
+export function isReady(pod: KubeObject): boolean {
+  return (((pod.status as Json | undefined)?.conditions ?? []) as Json[]).some(
+    (c) => c.type === 'Ready' && c.status === 'True',
+  )
+}
+
+/** The pods of the namespace's warm pools (docs/api.md#warm-pools). */
+export async function poolPods(s: Scenario): Promise<KubeObject[]> {
+  return (await s.list(`/api/v1/namespaces/${s.ns}/pods`)).filter(
+    (pod) => pod.metadata.labels?.['challenge-hooks.dev/pool-slot'] !== undefined,
+  )
+}
+
+/** Waits until `size` warm-pool pods of the namespace are Ready (they are made before any player asks). */
+export async function warmPool(s: Scenario, size: number, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ready = (await poolPods(s)).filter(isReady).length
+    if (ready >= size) return
+    if (Date.now() > deadline)
+      throw new Error(`the pool has ${ready} of ${size} warm pods ready after ${timeoutMs / 1000} s`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
 /** A ChallengeDefinition (namespace set by the scenario's create). */
 export function definition(name: string, spec: Json): KubeObject {
   return {
@@ -144,11 +170,7 @@ export async function podOf(s: Scenario, instance: string): Promise<{ name: stri
       pod.metadata.labels?.['challenge-hooks.dev/instance'] === instance &&
       pod.metadata.deletionTimestamp === undefined,
   )
-  const ready = pods.filter((pod) =>
-    ((pod.status as Json | undefined)?.conditions as Json[] | undefined)?.some(
-      (c) => c.type === 'Ready' && c.status === 'True',
-    ),
-  )
+  const ready = pods.filter(isReady)
   if (ready.length !== 1) throw new Error(`${s.ns}: ${ready.length} ready pods of ${instance} (${pods.length} in all)`)
   const pod = ready[0] as KubeObject
   return { name: pod.metadata.name, ip: String((pod.status as Json).podIP) }
