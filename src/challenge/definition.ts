@@ -13,6 +13,7 @@ import {
   Bounds,
   Defaults,
   DefinitionSpecSchema,
+  PrepullMode,
   Reason,
   type DefinitionContainer,
   type DefinitionSpec,
@@ -55,6 +56,8 @@ export interface ResolvedDefinition {
   }
   /** The warm pool (docs/api.md#warm-pools); undefined without one (size 0). */
   pool: { size: number; maxPods: number } | undefined
+  /** Pre-pulled images (docs/api.md#pre-pulled-images): spec.prepull, else the operator's PREPULL_DEFAULT. */
+  prepull: PrepullMode
 }
 
 export type DefinitionLookup =
@@ -83,6 +86,8 @@ export interface DefinitionPolicy {
   costUnit?: CostUnit
   /** The most pods a warm pool may hold (POOL_MAX_PODS): pool.maxPods's default and ceiling; DEFAULT_POOL_MAX_PODS when left out. */
   poolMaxPods?: number
+  /** A definition's prepull when it sets none (PREPULL_DEFAULT); Off when left out. */
+  prepullDefault?: PrepullMode
 }
 
 /** POOL_MAX_PODS's default. */
@@ -95,6 +100,7 @@ export function definitionPolicy(config: Config): DefinitionPolicy {
     runtimeClasses: config.allowedRuntimeClasses,
     costUnit: config.costUnit,
     poolMaxPods: config.poolMaxPods,
+    prepullDefault: config.prepull.defaultMode,
   }
 }
 
@@ -185,6 +191,7 @@ export function resolveDefinition(
         staticSecretRef: spec.flag?.staticSecretRef,
       },
       pool: resolvePool(spec, policy),
+      prepull: spec.prepull ?? policy.prepullDefault ?? PrepullMode.Off,
     },
   }
 }

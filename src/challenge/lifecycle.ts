@@ -5,8 +5,8 @@
  * order and the first that decides wins:
  *
  *   finishedRun → stopped → ownerLabels → definitionAuthorKept → definitionFound → challengeFields → routing →
- *   budgetScope → flagSource → hardDeadline → releaseGate → namespaceAdmits → admission → lifetimeOver → podFailure →
- *   startupTimeout → runningOrStarting
+ *   budgetScope → flagSource → hardDeadline → releaseGate → imagesGate → namespaceAdmits → admission → lifetimeOver →
+ *   podFailure → startupTimeout → runningOrStarting
  *
  * A run ends in Deleted or in a sticky Error (finish); a problem of the world (a missing definition, labels, a
  * release gate, the budget queue) holds the instance without a workload and re-checks at every sync (hold); only
@@ -23,7 +23,7 @@
  */
 import type { Config } from '../config/config.js'
 import type { ChallengeObject } from '../contract/protocol.js'
-import { Annotation, ConditionType, Label, Phase, Reason } from '../contract/api.js'
+import { Annotation, ConditionType, ImagesState, Label, Phase, PrepullMode, Reason } from '../contract/api.js'
 import { budgetCheck } from './budget.js'
 import type {
   AdmittedContext,
@@ -41,7 +41,7 @@ import { DEFINITION_KIND, definitionAuthor, definitionPolicy, lookupDefinition }
 import { flagData, parametersProblem } from './flag.js'
 import { namespaceRefusal } from './namespace-policy.js'
 import { findObject } from './observed.js'
-import { field, quote } from './untrusted.js'
+import { count, field, list, quote } from './untrusted.js'
 import { applyRenewal } from './renewal.js'
 import { routingProblem } from './traffic-routes.js'
 import { advance, finish, hold, isDecision, nextDeadline, type Rule, type Step } from './rule.js'
@@ -81,7 +81,7 @@ function throughTheRules(run: RunContext): Decision | ObservedContext {
   if (isDecision(dated)) return dated
   const flagged = advance(dated, [routing, budgetScope], flagSource)
   if (isDecision(flagged)) return flagged
-  const admitted = advance(flagged, [hardDeadline, releaseGate, namespaceAdmits], admission)
+  const admitted = advance(flagged, [hardDeadline, releaseGate, imagesGate, namespaceAdmits], admission)
   if (isDecision(admitted)) return admitted
   const withPod = advance(admitted, [lifetimeOver], podFailure)
   if (isDecision(withPod)) return withPod
@@ -269,6 +269,40 @@ const releaseGate: Rule<FlaggedContext> = (context) => {
     { phase: Phase.Pending, reason: Reason.NotYetAvailable, message: `The challenge opens at ${formatTime(from)}.` },
     nextDeadline(context, from),
   )
+}
+
+/**
+ * With `prepull: Hold`, a run is not admitted before its definition says its images are on every node (images.ts):
+ * it holds no budget meanwhile, and the definition's status write syncs it. Once admitted it is never held again (a
+ * new node makes the definition Pulling for a while), and it waits at most its lifetime, as a queued one.
+ */
+const imagesGate: Rule<FlaggedContext> = (context) => {
+  const { world, state, definition } = context
+  if (definition.prepull !== PrepullMode.Hold || state.admittedAt !== undefined) return undefined
+  const images = field(field(findObject(world.related, DEFINITION_KIND, definition.name), 'status'), 'images')
+  if (field(images, 'state') === ImagesState.Ready) return undefined
+  const giveUpAt = queueStart(context) + context.lifetimeMs
+  if (context.now >= giveUpAt) {
+    return finish(context, {
+      phase: Phase.Deleted,
+      reason: Reason.Expired,
+      message: "The instance waited for the challenge's images longer than its lifetime.",
+    })
+  }
+  return hold(
+    context,
+    { phase: Phase.Pending, reason: Reason.ImagesPulling, message: imagesMessage(images) },
+    nextDeadline(context, giveUpAt),
+  )
+}
+
+/** Where the images are, as the player may read it: the nodes that hold every image, of all. */
+function imagesMessage(images: unknown): string {
+  const nodes = count(field(images, 'nodes'))
+  const ready = list(field(images, 'images')).map((image) => count(field(image, 'ready')) ?? 0)
+  if (nodes === undefined || nodes === 0 || ready.length === 0)
+    return "The challenge's images are being pulled onto the nodes; the instance starts once they are there."
+  return `The challenge's images are on ${Math.min(...ready)} of ${nodes} nodes; the instance starts once they are on every one.`
 }
 
 /**

@@ -20,11 +20,12 @@ import type {
   RelatedResourceRule,
   SyncResponse,
 } from '../contract/protocol.js'
-import { Annotation, API_VERSION, Label, PoolState } from '../contract/api.js'
+import { Annotation, API_VERSION, Label, PoolState, PrepullMode } from '../contract/api.js'
 import { NON_EMPTY_LABEL_VALUE } from '../contract/patterns.js'
 import { FLAG_KEY } from './children.js'
 import { definitionPolicy, resolveDefinition, type ResolvedDefinition } from './definition.js'
 import { flagData, staticFlagSecrets } from './flag.js'
+import { imagesDaemonSet, imagesReport, imagesStatus, type ImagesReport } from './images.js'
 import { resyncAfter } from './hooks.js'
 import { FLAG_SECRET_SUFFIX } from './names.js'
 import {
@@ -61,21 +62,30 @@ import { podEnded, podProblem } from './workload.js'
  * relates them). A definition without a pool relates nothing: Metacontroller asks again when its spec changes
  * (it keeps a customize answer per generation), and no Challenge's status write then syncs a pool-less definition.
  */
-export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse {
+export function poolCustomize(request: PoolCustomizeRequest, config: Config): CustomizeResponse {
   const definition = request.parent
   const { name, namespace } = definition.metadata
   const spec = definition.spec
+  const rules: RelatedResourceRule[] = []
   const size = field(field(spec, 'pool'), 'size')
-  if (typeof size !== 'number' || size <= 0) return { relatedResources: [] }
-  const rules: RelatedResourceRule[] = [
-    {
+  if (typeof size === 'number' && size > 0) {
+    rules.push({
       apiVersion: API_VERSION,
       resource: 'challenges',
       namespace,
       labelSelector: { matchLabels: definitionLabel(name) },
-    },
-  ]
-  if (field(field(spec, 'flag'), 'mode') === 'Static') rules.push(staticFlagSecrets(namespace, name))
+    })
+    if (field(field(spec, 'flag'), 'mode') === 'Static') rules.push(staticFlagSecrets(namespace, name))
+  }
+  // The pods of its pre-pull DaemonSet (images.ts), which are the DaemonSet's children, not the definition's.
+  if ((field(spec, 'prepull') ?? config.prepull.defaultMode) !== PrepullMode.Off) {
+    rules.push({
+      apiVersion: 'v1',
+      resource: 'pods',
+      namespace,
+      labelSelector: { matchLabels: { [Label.prepull]: name } },
+    })
+  }
   return { relatedResources: rules }
 }
 
@@ -89,6 +99,8 @@ export interface PoolAnswer {
   state: PoolState
   counts: PoolCounts
   claims: number
+  /** The pre-pull's report, while the definition asks for one; with when it opens (ms), for the alert. */
+  images?: { report: ImagesReport; opensAt: number | undefined }
 }
 
 export function poolSync(request: PoolSyncRequest, config: Config, now: Date): SyncResponse {
@@ -101,20 +113,37 @@ export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date):
   const at = toSeconds(now.getTime())
   const names = poolNames(name)
   const children = indexObjects(request.children, namespace)
+  const related = indexObjects(request.related, namespace)
   const lookup = resolveDefinition(name, parent.spec, definitionPolicy(config))
-  const off = (size: number, message?: string): PoolAnswer => ({
-    response: {
-      status: poolStatus(parent.status, { state: PoolState.Off, message, size, counts: NO_PODS }, at),
-      children: keptWhileObserved(children, uid, names),
-    },
-    state: PoolState.Off,
-    counts: NO_PODS,
-    claims: 0,
-  })
+  const deleting = request.finalizing === true || isBeingDeleted(parent)
+  const until = lookup.found ? lookup.definition.availableUntil : undefined
+  const open = !deleting && (until === undefined || at < until)
+  const prepull = lookup.found && open ? prepullOf(lookup.definition, { children, related, uid, config }) : undefined
+  const withImages = (answer: PoolAnswer): PoolAnswer => {
+    if (prepull === undefined) return answer
+    const response: SyncResponse = {
+      ...answer.response,
+      status: { ...answer.response.status, images: imagesStatus(parent.status, prepull.report, at) },
+      children: [...answer.response.children, prepull.daemonSet],
+    }
+    // The DaemonSet goes at availableUntil, pool or none.
+    const resync = resyncAfter(until, at, config)
+    if (response.resyncAfterSeconds === undefined && resync !== undefined) response.resyncAfterSeconds = resync
+    return { ...answer, response, images: { report: prepull.report, opensAt: prepull.opensAt } }
+  }
+  const off = (size: number, message?: string): PoolAnswer =>
+    withImages({
+      response: {
+        status: poolStatus(parent.status, { state: PoolState.Off, message, size, counts: NO_PODS }, at),
+        children: keptWhileObserved(children, uid, names),
+      },
+      state: PoolState.Off,
+      counts: NO_PODS,
+      claims: 0,
+    })
   if (!lookup.found) return off(0, lookup.message)
   const definition = lookup.definition
   if (definition.pool === undefined) return off(0)
-  const related = indexObjects(request.related, namespace)
   // A pool's definition is PerInstance or Static (resolveDefinition refuses PerOwner with a pool), neither of which
   // reads the owner.
   const flagOf = (secretUid: string) =>
@@ -131,9 +160,6 @@ export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date):
   }
   const expected = (secretUid: string) => staticFlag ?? (flagOf(secretUid) as { data: string }).data
 
-  const deleting = request.finalizing === true || isBeingDeleted(parent)
-  const until = definition.availableUntil
-  const open = !deleting && (until === undefined || at < until)
   const rendering = poolRendering(definition, config, staticFlag)
   const guarded = policiesOwn(children, uid, names, definition)
   const observed = observedPool(children, uid, { rendering, guarded, expected })
@@ -166,7 +192,7 @@ export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date):
   }
   const resync = open ? resyncAfter(until, at, config) : undefined
   if (resync !== undefined) response.resyncAfterSeconds = resync
-  return { response, state, counts: plan.counts, claims: plan.claims.length }
+  return withImages({ response, state, counts: plan.counts, claims: plan.claims.length })
 }
 
 /** A planned claim whose pod's flag Secret is not yet observed carrying it. */
@@ -322,4 +348,24 @@ function keptWhileObserved(children: ObservedIndex, uid: string, names: PoolName
     .filter((policy) => policy !== undefined)
     .map(retain)
   return [...policies, ...secretsOfDropped(children, uid, new Set())]
+}
+
+interface PrepullContext {
+  children: ObservedIndex
+  related: ObservedIndex
+  uid: string
+  config: Config
+}
+
+/** An open definition's pre-pull (images.ts): its DaemonSet and what it reports; none with prepull Off. */
+function prepullOf(
+  definition: ResolvedDefinition,
+  { children, related, uid, config }: PrepullContext,
+): { daemonSet: DesiredChild; report: ImagesReport; opensAt: number | undefined } | undefined {
+  if (definition.prepull === PrepullMode.Off) return undefined
+  return {
+    daemonSet: imagesDaemonSet(definition, config),
+    report: imagesReport(children, related, definition, uid, config),
+    opensAt: definition.availableFrom,
+  }
 }

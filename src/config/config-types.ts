@@ -2,6 +2,7 @@
  * The configuration the server reads: what loadConfig (./config.ts) shapes from the environment variables of its
  * table, once, at start.
  */
+import type { PrepullMode } from '../contract/api.js'
 import type { CostUnit, GatewayRef, Toleration } from './config-parsers.js'
 
 export interface Config {
@@ -64,6 +65,8 @@ export interface Config {
   poolMaxPods: number
   /** How long an admitted Challenge waits for a pooled pod before it starts cold (POOL_CLAIM_TIMEOUT_SECONDS). */
   poolClaimTimeoutSeconds: number
+  /** Pre-pulled images (docs/api.md#pre-pulled-images): a definition's mode when it sets none, and the pause image. */
+  prepull: { defaultMode: PrepullMode; pauseImage: string }
   /**
    * How long after its pod became ready, and its Service and route were in place, an instance becomes Running:
    * kube-proxy and the proxies program a new path only after that (ENDPOINT_SETTLE_MS).
@@ -104,3 +107,6 @@ export interface InstancePods {
 
 export const OWNER_BUDGET_SCOPES = ['Namespace', 'Cluster'] as const
 export type OwnerBudgetScope = (typeof OWNER_BUDGET_SCOPES)[number]
+
+/** The values of PREPULL_DEFAULT: a definition's `prepull` modes. */
+export const PREPULL_MODES = ['Off', 'Pull', 'Hold'] as const satisfies readonly PrepullMode[]

@@ -40,7 +40,7 @@ import {
   type Toleration,
 } from './config-parsers.js'
 import { HOST, IMAGE_REFERENCE } from '../contract/patterns.js'
-import { HTTP_ROUTINGS, OWNER_BUDGET_SCOPES, TLS_ROUTINGS, type Config } from './config-types.js'
+import { HTTP_ROUTINGS, OWNER_BUDGET_SCOPES, PREPULL_MODES, TLS_ROUTINGS, type Config } from './config-types.js'
 
 export { ConfigError, DEVELOPMENT_FLAG_SECRET, isProduction, type GatewayRef, type Toleration }
 export type { Config, HttpRouting, InstancePods, IsolationGate, TlsRouting } from './config-types.js'
@@ -357,6 +357,25 @@ export const VARIABLES = {
     meaning:
       "how long an admitted Challenge waits for its definition's warm pool to hand it a pod before it starts cold (it waits only while the pool's status is `Ready`)",
   },
+  PREPULL_DEFAULT: {
+    group: 'lifecycle',
+    parser: orElse(oneOf(PREPULL_MODES), 'Off'),
+    meaning:
+      "the `prepull` of a definition that sets none: `Off`, `Pull` (its images are pulled onto every node of the player pool ahead of time) or `Hold` (and no instance is admitted before they are there); docs/api.md, pre-pulled images",
+  },
+  PREPULL_PAUSE_IMAGE: {
+    group: 'lifecycle',
+    parser: orElse(
+      matching(
+        IMAGE_REFERENCE,
+        'an image reference without spaces',
+        'an image reference without spaces, at most 512 characters',
+      ),
+      'registry.k8s.io/pause:3.10.1',
+    ),
+    meaning:
+      "the image of the containers of a pre-pull DaemonSet (`<definition>.images`), which do nothing while the definition's images are mounted into them as image volumes: the pause image every node already has for its pod sandboxes. Set it to your mirror's when the nodes pull from one",
+  },
   ENDPOINT_SETTLE_MS: {
     group: 'lifecycle',
     parser: orElse(integer(0, 60000), 2500),
@@ -530,6 +549,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxResyncSeconds: v.MAX_RESYNC_SECONDS,
     poolMaxPods: v.POOL_MAX_PODS,
     poolClaimTimeoutSeconds: v.POOL_CLAIM_TIMEOUT_SECONDS,
+    prepull: { defaultMode: v.PREPULL_DEFAULT, pauseImage: v.PREPULL_PAUSE_IMAGE },
     endpointSettleMs: v.ENDPOINT_SETTLE_MS,
     maxInFlight: v.MAX_IN_FLIGHT,
     maxEventLoopDelayMs: v.MAX_EVENT_LOOP_DELAY_MS,

@@ -41,6 +41,8 @@ export const Label = {
   poolRendering: 'challenge-hooks.dev/pool-rendering',
   /** On a warm pool's pod, once claimed, forever: the uid of the Challenge it serves. */
   claimedBy: 'challenge-hooks.dev/claimed-by',
+  /** On the pods of a definition's pre-pull DaemonSet (`<definition>.images`): the definition's name. */
+  prepull: 'challenge-hooks.dev/prepull',
 } as const
 export const MANAGED_BY = 'challenge-hooks'
 
@@ -99,6 +101,27 @@ export const PoolState = {
 } as const
 export type PoolState = (typeof PoolState)[keyof typeof PoolState]
 
+/** Whether a definition's images are pulled onto the nodes ahead of time (spec.prepull), and whether instances wait. */
+export const PrepullMode = {
+  Off: 'Off',
+  /** Pulled ahead of time; an instance never waits for it. */
+  Pull: 'Pull',
+  /** Pulled ahead of time, and no instance is admitted before every node holds the images. */
+  Hold: 'Hold',
+} as const
+export type PrepullMode = (typeof PrepullMode)[keyof typeof PrepullMode]
+
+/** A definition's pre-pulled images as its status says them (status.images.state). */
+export const ImagesState = {
+  /** Not yet on every node, and no node failed. */
+  Pulling: 'Pulling',
+  /** Every image on every node of the DaemonSet (one at least). */
+  Ready: 'Ready',
+  /** Some node cannot pull some image (status.images.images[].failures says which and why). */
+  Failed: 'Failed',
+} as const
+export type ImagesState = (typeof ImagesState)[keyof typeof ImagesState]
+
 export const Phase = {
   Pending: 'Pending',
   Running: 'Running',
@@ -115,6 +138,8 @@ export const Reason = {
   ImagePullBackOff: 'ImagePullBackOff',
   Unschedulable: 'Unschedulable',
   NotYetAvailable: 'NotYetAvailable',
+  /** Not admitted: prepull Hold, and the definition's images are not yet on every node. */
+  ImagesPulling: 'ImagesPulling',
   WaitingForEndpoint: 'WaitingForEndpoint',
   /** Pending (a quota is full) or Error (admission refused the pod for good): Kubernetes would not create it. */
   PodRefused: 'PodRefused',
@@ -451,6 +476,7 @@ export const DefinitionSpecSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    prepull: Type.Optional(Type.Union([Type.Literal('Off'), Type.Literal('Pull'), Type.Literal('Hold')])),
   },
   { additionalProperties: true },
 )

@@ -2,6 +2,7 @@
  * Prometheus metrics, one registry per app (tests build many apps; nothing is global).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { ImagesReport } from '../challenge/images.js'
 import { createInstanceMetrics, type InstanceMetrics } from './instance-metrics.js'
 
 // The label of a stop reason lives in ./reason-label.ts, which both this file and ./instance-metrics.ts read: the
@@ -21,6 +22,12 @@ export interface HookMetrics {
   poolPods: Gauge<'namespace' | 'definition' | 'state'>
   /** Claims the pool syncs answered (a claim lands once Metacontroller's write of it does). */
   poolClaims: Counter<'namespace' | 'definition'>
+  /** The pre-pulled images' nodes, by image and state, as each definition's last pool sync counted them. */
+  prepullNodes: Gauge<'namespace' | 'definition' | 'image' | 'state'>
+  /** When a definition that pre-pulls opens (availableFrom; 0 when it is open from the start), for the alert. */
+  prepullOpens: Gauge<'namespace' | 'definition'>
+  /** The images each definition's series name now, so that a removed image or definition loses its series. */
+  prepullImages: Map<string, readonly string[]>
 }
 
 export function createMetrics(clock: () => Date = () => new Date()): HookMetrics {
@@ -72,7 +79,51 @@ export function createMetrics(clock: () => Date = () => new Date()): HookMetrics
       labelNames: ['namespace', 'definition'],
       registers: [registry],
     }),
+    prepullNodes: new Gauge({
+      name: 'challenge_hooks_prepull_nodes',
+      help: "A definition's pre-pulled images: the nodes that should hold each (desired), hold it (ready) or cannot pull it (failed), as its last pool sync counted them.",
+      labelNames: ['namespace', 'definition', 'image', 'state'],
+      registers: [registry],
+    }),
+    prepullOpens: new Gauge({
+      name: 'challenge_hooks_prepull_opens_timestamp_seconds',
+      help: 'When a definition that pre-pulls its images opens (its availableFrom; 0 when it has none).',
+      labelNames: ['namespace', 'definition'],
+      registers: [registry],
+    }),
+    prepullImages: new Map(),
   }
+}
+
+export const PREPULL_NODE_STATES = ['desired', 'ready', 'failed'] as const
+
+/**
+ * One pool sync's pre-pull report (none: the definition pulls nothing ahead, or is closed or gone, and loses its
+ * series).
+ */
+export function recordImages(
+  metrics: HookMetrics,
+  definition: { namespace: string; definition: string },
+  images: { report: ImagesReport; opensAt: number | undefined } | undefined,
+): void {
+  const key = `${definition.namespace}/${definition.definition}`
+  const kept = new Set(images?.report.images.map((image) => image.image) ?? [])
+  for (const image of metrics.prepullImages.get(key) ?? []) {
+    if (kept.has(image)) continue
+    for (const state of PREPULL_NODE_STATES) metrics.prepullNodes.remove({ ...definition, image, state })
+  }
+  if (images === undefined) {
+    metrics.prepullImages.delete(key)
+    metrics.prepullOpens.remove(definition)
+    return
+  }
+  metrics.prepullImages.set(key, [...kept])
+  for (const image of images.report.images) {
+    metrics.prepullNodes.set({ ...definition, image: image.image, state: 'desired' }, image.desired)
+    metrics.prepullNodes.set({ ...definition, image: image.image, state: 'ready' }, image.ready)
+    metrics.prepullNodes.set({ ...definition, image: image.image, state: 'failed' }, image.failed)
+  }
+  metrics.prepullOpens.set(definition, (images.opensAt ?? 0) / 1000)
 }
 
 export const POOL_POD_STATES = ['free', 'claimed', 'starting'] as const

@@ -247,6 +247,56 @@ t.test('availableFrom holds the instance Pending/NotYetAvailable and wakes it on
   t.hasStrict(open.status, { phase: 'Pending', reason: 'Starting', admittedAt: '2026-11-22T12:10:00Z' })
 })
 
+t.test('prepull Hold: Pending/ImagesPulling without budget until the images are on every node', async (t) => {
+  const images = (state: string, ready = [1, 2]) => ({
+    images: {
+      state,
+      since: '2026-11-22T11:00:00Z',
+      nodes: 3,
+      images: ready.map((count, index) => ({ image: `i${index}`, desired: 3, ready: count, failed: 0, failures: [] })),
+    },
+  })
+  const held = (status?: Json, spec: Json = { prepull: 'Hold' }) => [
+    { ...webDefinition(spec), ...(status === undefined ? {} : { status }) },
+  ]
+  const early = step(challenge(), { related: held(images('Pulling')) })
+  t.strictSame(
+    { phase: early.status.phase, reason: early.status.reason, message: early.status.message },
+    {
+      phase: 'Pending',
+      reason: 'ImagesPulling',
+      message: "The challenge's images are on 1 of 3 nodes; the instance starts once they are on every one.",
+    },
+  )
+  t.strictSame(early.response.children, [])
+  t.notOk('admittedAt' in early.status, 'not admitted: no budget held')
+  t.strictSame(
+    step(challenge(), { related: held(undefined) }).status.message,
+    "The challenge's images are being pulled onto the nodes; the instance starts once they are there.",
+    'no report yet',
+  )
+  t.strictSame(
+    step(challenge(), { related: held(images('Failed', [3, 0])) }).status.reason,
+    'ImagesPulling',
+    'a node that cannot pull holds it too',
+  )
+  const ready = step(early.parent, { related: held(images('Ready', [3, 3])), now: at(60) })
+  t.strictSame([ready.status.reason, ready.status.admittedAt], ['Starting', '2026-11-22T12:01:00Z'])
+  const later = step(ready.parent, { related: held(images('Pulling')), now: at(70) })
+  t.strictSame(later.status.reason, 'Starting', 'once admitted, never held again')
+  t.strictSame(
+    step(challenge(), { related: held(images('Pulling'), { prepull: 'Pull' }) }).status.reason,
+    'Starting',
+    'Pull never holds',
+  )
+  const expired = step(early.parent, { related: held(images('Pulling')), now: at(1800) })
+  t.strictSame(
+    [expired.status.phase, expired.status.reason, expired.status.message],
+    ['Deleted', 'Expired', "The instance waited for the challenge's images longer than its lifetime."],
+  )
+  t.equal(early.response.resyncAfterSeconds, 300, 'woken for its give-up time, at most MAX_RESYNC_SECONDS away')
+})
+
 /** A sibling Challenge of alice as the customize hook returns it; its status carries its cost (1 unless given). */
 function sibling(
   name: string,

@@ -26,6 +26,7 @@ t.test('defaults of the contract fill what the author left out', async (t) => {
       runtimeClassName: undefined,
       flag: { mode: 'PerOwner', prefix: 'flag{', suffix: '}', env: 'FLAG', staticSecretRef: undefined },
       pool: undefined,
+      prepull: 'Off',
     },
   })
 })

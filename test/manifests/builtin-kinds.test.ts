@@ -285,6 +285,7 @@ t.test(
       grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller')).rules ?? []),
       {
         'apiextensions.k8s.io/customresourcedefinitions': read,
+        'apps/daemonsets': read,
         'apps/deployments': read,
         'challenge-hooks.dev/challengedefinitions': read,
         // The pools' parent: its status.pool, and blockOwnerDeletion on the pool's children; never the spec.
@@ -313,6 +314,8 @@ t.test(
       grantsOf(t, new ClusterRole(find('ClusterRole', 'challenge-hooks-metacontroller-write')).rules ?? []),
       {
         // Only to delete the Deployment an earlier release made the workload: Metacontroller removes it on upgrade.
+        // A definition's pre-pull of its images (pool-controller.yaml).
+        'apps/daemonsets': write,
         'apps/deployments': 'delete',
         'core/pods': write,
         'core/secrets': write,

@@ -150,6 +150,8 @@ t.test(
         'v1 pods InPlace',
         'v1 secrets InPlace',
         'networking.k8s.io/v1 networkpolicies InPlace',
+        // The pre-pull: a changed image is a changed template, which the DaemonSet rolls.
+        'apps/v1 daemonsets InPlace',
       ],
     )
     t.strictSame(

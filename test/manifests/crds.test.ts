@@ -131,9 +131,12 @@ t.test('ChallengeDefinition spec: the contract fields, validation and defaults',
     'network',
     'pod',
     'pool',
+    'prepull',
     'security',
     'startupTimeoutSeconds',
   ])
+  // Quoted in the YAML: a YAML 1.1 reader (kubectl's) would read a bare Off as false.
+  t.strictSame(at(spec, 'prepull').enum, ['Off', 'Pull', 'Hold'])
   t.match(at(spec, 'displayName'), { type: 'string', maxLength: 128 })
   t.match(at(spec, 'pod'), { type: 'object', required: ['containers'] })
   t.strictSame(allowed(at(spec, 'pod')), ['containers', 'imagePullSecrets'], 'a pod holds containers and pull Secrets')

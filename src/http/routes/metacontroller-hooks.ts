@@ -23,7 +23,7 @@ import {
 } from '../../contract/protocol.js'
 import { requireBearer } from '../auth.js'
 import { tooDeepError } from '../json-body.js'
-import { recordPool, type HookMetrics } from '../metrics.js'
+import { recordImages, recordPool, type HookMetrics } from '../metrics.js'
 import { reasonLabel } from '../reason-label.js'
 
 export interface MetacontrollerHookOptions {
@@ -100,7 +100,7 @@ export async function metacontrollerHookRoutes(
   routes.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
   routes.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
   routes.post('/pools/sync', { schema: { body: PoolSyncRequestSchema } }, answerPoolSync(options))
-  routes.post('/pools/customize', { schema: { body: PoolCustomizeRequestSchema } }, answerPoolCustomize)
+  routes.post('/pools/customize', { schema: { body: PoolCustomizeRequestSchema } }, answerPoolCustomize(options.config))
 }
 
 /** With HOOK_TOKEN set, a call without the bearer token (or the previous one) is answered 401 before its body. */
@@ -173,8 +173,10 @@ function answerCustomize(config: Config) {
 function answerPoolSync({ config, metrics, now }: MetacontrollerHookOptions) {
   return async function handle(request: FastifyRequest<{ Body: PoolSyncRequest }>, reply: FastifyReply) {
     const { parent } = request.body
-    const { response, state, counts, claims } = poolAnswer(request.body, config, now())
-    recordPool(metrics, { namespace: parent.metadata.namespace, definition: parent.metadata.name }, counts, claims)
+    const { response, state, counts, claims, images } = poolAnswer(request.body, config, now())
+    const definition = { namespace: parent.metadata.namespace, definition: parent.metadata.name }
+    recordPool(metrics, definition, counts, claims)
+    recordImages(metrics, definition, images)
     const outcome = request.callOutcome as CallOutcome
     outcome.parent = parentName(parent)
     outcome.pool = { state, ...counts, claims, children: response.children.length }
@@ -182,7 +184,9 @@ function answerPoolSync({ config, metrics, now }: MetacontrollerHookOptions) {
   }
 }
 
-async function answerPoolCustomize(request: FastifyRequest<{ Body: PoolCustomizeRequest }>, reply: FastifyReply) {
-  ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
-  return sendAnswer(request, reply, poolCustomize(request.body))
+function answerPoolCustomize(config: Config) {
+  return async function handle(request: FastifyRequest<{ Body: PoolCustomizeRequest }>, reply: FastifyReply) {
+    ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
+    return sendAnswer(request, reply, poolCustomize(request.body, config))
+  }
 }
