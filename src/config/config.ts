@@ -361,7 +361,7 @@ export const VARIABLES = {
     group: 'lifecycle',
     parser: orElse(oneOf(PREPULL_MODES), 'Off'),
     meaning:
-      "the `prepull` of a definition that sets none: `Off`, `Pull` (its images are pulled onto every node of the player pool ahead of time) or `Hold` (and no instance is admitted before they are there); docs/api.md, pre-pulled images",
+      'the `prepull` of a definition that sets none: `Off`, `Pull` (its images are pulled onto every node of the player pool ahead of time) or `Hold` (and no instance is admitted before they are there); docs/api.md, pre-pulled images',
   },
   PREPULL_PAUSE_IMAGE: {
     group: 'lifecycle',
