@@ -118,6 +118,44 @@ t.test('metrics: the pool pods by state at each pool sync, and the claims answer
   )
 })
 
+t.test('metrics: the pre-pulled images’ nodes by image and state, and when the definition opens', async (t) => {
+  const app = await buildTestApp(t)
+  const gate = testConfig().isolationGate.image
+  const series = async () =>
+    (await app.ops.inject({ method: 'GET', url: '/metrics' })).body
+      .split('\n')
+      .filter((line) => line.startsWith('challenge_hooks_prepull_'))
+  const spec = { prepull: 'Pull', pool: undefined, availableFrom: '2026-11-22T13:00:00Z' }
+  t.equal((await app.inject(post('/pools/sync', request(definition(spec), [])))).statusCode, 200)
+  const of = (image: string, desired: number, ready: number, failed: number) => [
+    `challenge_hooks_prepull_nodes{namespace="challenges",definition="web",image="${image}",state="desired"} ${desired}`,
+    `challenge_hooks_prepull_nodes{namespace="challenges",definition="web",image="${image}",state="ready"} ${ready}`,
+    `challenge_hooks_prepull_nodes{namespace="challenges",definition="web",image="${image}",state="failed"} ${failed}`,
+  ]
+  t.strictSame(await series(), [
+    ...of(gate, 0, 0, 0),
+    ...of('registry.example.org/web:1', 0, 0, 0),
+    'challenge_hooks_prepull_opens_timestamp_seconds{namespace="challenges",definition="web"} 1795352400',
+  ])
+  const changed = {
+    ...spec,
+    availableFrom: undefined,
+    pod: { containers: [{ name: 'app', image: 'registry.example.org/web:2' }] },
+  }
+  await app.inject(post('/pools/sync', request(definition(changed), [])))
+  t.strictSame(
+    await series(),
+    [
+      ...of(gate, 0, 0, 0),
+      ...of('registry.example.org/web:2', 0, 0, 0),
+      'challenge_hooks_prepull_opens_timestamp_seconds{namespace="challenges",definition="web"} 0',
+    ],
+    'a changed image loses its series; no availableFrom is open from the start',
+  )
+  await app.inject(post('/pools/sync', request(definition({ ...changed, prepull: 'Off' }), [])))
+  t.strictSame(await series(), [], 'a definition that pulls nothing ahead has no series')
+})
+
 t.test('the pool hooks are shed like the others when the event loop runs late', async (t) => {
   const app = await buildApp(testConfig({ maxEventLoopDelayMs: 100 }), { logger: false, eventLoopDelay: () => 1500 })
   t.teardown(() => app.close())

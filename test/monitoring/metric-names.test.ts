@@ -1,7 +1,8 @@
 // Every metric the monitoring component's rules and dashboard use exists, with the labels they match on: the hook
-// server's, read from its real /metrics after the answers of a start, a wait and a refused call; Metacontroller's,
-// from what a real Metacontroller v4.17.2 served (test/data/); and the component's own recording rules. The
-// expressions are parsed with Prometheus' own PromQL grammar (@prometheus-io/lezer-promql).
+// server's, read from its real /metrics after the answers of a start, a wait, a pre-pulling definition's pool sync
+// and a refused call; Metacontroller's, from what a real Metacontroller v4.17.2 served (test/data/); and the
+// component's own recording rules. The expressions are parsed with Prometheus' own PromQL grammar
+// (@prometheus-io/lezer-promql).
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parser } from '@prometheus-io/lezer-promql'
@@ -59,6 +60,22 @@ async function hookMetrics(t: Test): Promise<Map<string, Set<string>>> {
   await liveToRunning(app, clock, headers)
   const bob = challenge({ name: 'web-login-u-bob', owner: 'bob', uid: '0b0b0b0b-0000-4000-8000-000000000001' })
   await app.inject({ method: 'POST', url: '/sync', payload: syncRequest(bob, { related: [webDefinition()] }), headers })
+  // A definition that pre-pulls its images, at its first pool sync.
+  const prepulled = {
+    ...webDefinition({ prepull: 'Pull' }),
+    metadata: { name: 'web-login', namespace: 'challenges', uid: 'd0d0d0d0-0000-4000-8000-000000000002' },
+  }
+  t.equal(
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/pools/sync',
+        payload: { parent: prepulled, children: {}, related: {} },
+        headers,
+      })
+    ).statusCode,
+    200,
+  )
   t.equal(
     (await app.inject({ method: 'POST', url: '/sync', payload: {}, headers: { authorization: 'Bearer wrong' } }))
       .statusCode,
