@@ -4,6 +4,7 @@
  *
  *   request ─► resolve the definition ─► read the pool (pool-view.ts) ─► plan (pool-claims.ts)
  *           ─► children (pool-children.ts) ─► status (pool-status.ts)
+ *           ─► with prepull, the DaemonSet and status.images (images.ts)
  *
  * Every pool pod runs only on children that are the definition's own, as a cold instance's does: the shared
  * policies, and its flag Secret holding its flag. A PerInstance flag is made from that Secret's uid, which the API
@@ -59,8 +60,9 @@ import { podEnded, podProblem } from './workload.js'
 /**
  * The Challenges of the definition (each carries its definition's label, which an admission policy holds), and for
  * a Static flag the Secrets labelled with the definition that are not the hook's own (as a Challenge's customize
- * relates them). A definition without a pool relates nothing: Metacontroller asks again when its spec changes
- * (it keeps a customize answer per generation), and no Challenge's status write then syncs a pool-less definition.
+ * relates them); with prepull, its DaemonSet's pods. A definition without a pool relates no Challenge:
+ * Metacontroller asks again when its spec changes (it keeps a customize answer per generation), and no Challenge's
+ * status write then syncs a pool-less definition.
  */
 export function poolCustomize(request: PoolCustomizeRequest, config: Config): CustomizeResponse {
   const definition = request.parent

@@ -124,3 +124,73 @@ t.test('a pool fills, serves a waiting Challenge, refills, and gives the pod up 
   t.notOk(list('Secret').includes('web-login.pool-0-flag'), 'and its flag Secret once the pod is gone')
   t.strictSame(list('Pod'), ['web-login.pool-1', 'web-login.pool-2'], 'two free pods stay')
 })
+
+t.test('a definition that pre-pulls: its DaemonSet, its pods related, its status.images from them', async (t) => {
+  const { cluster, sim, definitionStatus } = await poolWorld(t)
+  cluster.create(example('web-login', { prepull: 'Pull' }), 'kubectl')
+  await sim.runUntilQuiet()
+  const daemonSet = cluster.get({ apiVersion: 'apps/v1', kind: 'DaemonSet', namespace: NS, name: 'web-login.images' })
+  const definitionUid = cluster.get({ apiVersion: API, kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })
+    ?.metadata.uid
+  t.ok(
+    (daemonSet?.metadata.ownerReferences ?? []).some((ref) => ref.controller === true && ref.uid === definitionUid),
+    "the definition's child",
+  )
+  const images = (daemonSet?.spec as Json).template.spec.volumes.map((volume: Json) => volume.image.reference)
+  const web = (example('web-login').spec as Json).pod.containers[0].image as string
+  t.strictSame(images, [loadConfig(TEST_ENV).isolationGate.image, web])
+  t.match(definitionStatus(), { images: { state: 'Pulling', nodes: 0 } })
+
+  // The DaemonSet controller's part, which the simulator does not play: its status and its pod on one node.
+  cluster.updateStatus(
+    { ...(daemonSet as KubeObject), status: { observedGeneration: 1, desiredNumberScheduled: 1 } },
+    'kube-controller-manager',
+  )
+  const template = (daemonSet?.spec as Json).template
+  const pod = cluster.create(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: 'web-login.images-x1',
+        namespace: NS,
+        labels: template.metadata.labels,
+        ownerReferences: [
+          {
+            apiVersion: 'apps/v1',
+            kind: 'DaemonSet',
+            name: 'web-login.images',
+            uid: daemonSet?.metadata.uid,
+            controller: true,
+          },
+        ],
+      },
+      spec: { ...template.spec, nodeName: 'node-1' },
+    } as unknown as KubeObject,
+    'kube-controller-manager',
+  )
+  // As the kubelet writes it: through the status subresource (a create drops the status).
+  cluster.updateStatus(
+    {
+      ...pod,
+      status: {
+        containerStatuses: [
+          { name: 'image-0', state: { running: { startedAt: cluster.timestamp() } } },
+          { name: 'image-1', state: { running: { startedAt: cluster.timestamp() } } },
+        ],
+      },
+    },
+    'kubelet',
+  )
+  await sim.runUntilQuiet()
+  t.match(definitionStatus(), {
+    images: {
+      state: 'Ready',
+      nodes: 1,
+      images: [
+        { desired: 1, ready: 1, failed: 0 },
+        { image: web, desired: 1, ready: 1, failed: 0 },
+      ],
+    },
+  })
+})
