@@ -19,6 +19,9 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 
+/** The cluster's objects, read as the test walks them. */
+type Any = Record<string, any>
+
 const TOKEN = 'pools-e2e-token'
 const FLAG_SECRET = 'pools-e2e-flag-secret'
 const poolController = parse(
@@ -136,8 +139,8 @@ t.test('a definition that pre-pulls: its DaemonSet, its pods related, its status
     (daemonSet?.metadata.ownerReferences ?? []).some((ref) => ref.controller === true && ref.uid === definitionUid),
     "the definition's child",
   )
-  const images = (daemonSet?.spec as Json).template.spec.volumes.map((volume: Json) => volume.image.reference)
-  const web = (example('web-login').spec as Json).pod.containers[0].image as string
+  const images = ((daemonSet?.spec as Any).template.spec.volumes as Any[]).map((volume) => volume.image.reference)
+  const web = (example('web-login').spec as Any).pod.containers[0].image as string
   t.strictSame(images, [loadConfig(TEST_ENV).isolationGate.image, web])
   t.match(definitionStatus(), { images: { state: 'Pulling', nodes: 0 } })
 
@@ -146,7 +149,7 @@ t.test('a definition that pre-pulls: its DaemonSet, its pods related, its status
     { ...(daemonSet as KubeObject), status: { observedGeneration: 1, desiredNumberScheduled: 1 } },
     'kube-controller-manager',
   )
-  const template = (daemonSet?.spec as Json).template
+  const template = (daemonSet?.spec as Any).template
   const pod = cluster.create(
     {
       apiVersion: 'v1',

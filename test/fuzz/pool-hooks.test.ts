@@ -1,6 +1,6 @@
 /**
  * Fuzzing the pool hooks over HTTP (app.inject): a warm pool's requests (its pods free and claimed, Waiting and
- * Claimed Challenges), mutated as the Challenge hooks' fuzzing mutates theirs. Whatever comes in: never a 5xx; a 4xx
+ * Claimed Challenges; and a pre-pull's DaemonSet and pod), mutated as the Challenge hooks' fuzzing mutates theirs. Whatever comes in: never a 5xx; a 4xx
  * is a JSON {error, message}; a 200 is {status, children[, resyncAfterSeconds]}, the same bytes when asked twice, and
  * never answers a pod with another claim than the one observed on it.
  */
@@ -26,7 +26,37 @@ function base(): Record<string, Json> {
     challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
     challenge('b', 'uid-b', { state: 'Waiting' }),
   ]
-  return JSON.parse(JSON.stringify(request(parent, claimed, challenges))) as Record<string, Json>
+  // It pre-pulls too: its DaemonSet observed, and the DaemonSet's pod on one node (one image there, one failing).
+  const daemonSet = {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: {
+      name: 'web.images',
+      namespace: 'challenges',
+      uid: 'uid-ds',
+      generation: 1,
+      ownerReferences: parent.metadata.uid === undefined ? [] : [{ controller: true, uid: parent.metadata.uid }],
+    },
+    status: { observedGeneration: 1, desiredNumberScheduled: 1 },
+  }
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'web.images-n1',
+      namespace: 'challenges',
+      uid: 'uid-p',
+      ownerReferences: [{ controller: true, uid: 'uid-ds' }],
+    },
+    spec: { nodeName: 'n1', volumes: [{ name: 'image-0', image: { reference: 'registry.example.org/web:1' } }] },
+    status: {
+      containerStatuses: [{ name: 'image-0', state: { waiting: { reason: 'ErrImagePull', message: 'nope' } } }],
+    },
+  }
+  const body = request({ ...parent, spec: { ...parent.spec, prepull: 'Hold' } }, claimed, challenges) as Loose
+  body.children['DaemonSet.apps/v1'] = { 'web.images': daemonSet }
+  body.related['Pod.v1'] = { 'web.images-n1': pod }
+  return JSON.parse(JSON.stringify(body)) as Record<string, Json>
 }
 
 /** The claims observed on the request's pods, by pod name (only those written as a label of a named pod). */
@@ -88,6 +118,17 @@ t.test('mutated pool requests: never a 5xx, a claim never answered changed', asy
   const app = await buildTestApp(t, { flagSecret: 'pool-test-secret' })
   const request = base()
   t.equal(await check(app, serialize(request)), 200, 'the unmutated request')
+  const unmutated = await app.inject({
+    method: 'POST',
+    url: '/pools/sync',
+    payload: serialize(request),
+    headers: { 'content-type': 'application/json' },
+  })
+  t.equal(
+    unmutated.json<Loose>().status.images.state,
+    'Failed',
+    'the unmutated request reaches the pre-pull report: its pod failing an image',
+  )
   const seen = new Map<number, number>()
   await fc.assert(
     fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 4 }), async (edits: Mutation[]) => {
