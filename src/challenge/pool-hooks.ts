@@ -60,11 +60,11 @@ import { podEnded, podProblem } from './workload.js'
 /**
  * The Challenges of the definition (each carries its definition's label, which an admission policy holds), and for
  * a Static flag the Secrets labelled with the definition that are not the hook's own (as a Challenge's customize
- * relates them); with prepull, its DaemonSet's pods. A definition without a pool relates no Challenge:
+ * relates them); unless its prepull is Off, its DaemonSet's pods. A definition without a pool relates no Challenge:
  * Metacontroller asks again when its spec changes (it keeps a customize answer per generation), and no Challenge's
  * status write then syncs a pool-less definition.
  */
-export function poolCustomize(request: PoolCustomizeRequest, config: Config): CustomizeResponse {
+export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse {
   const definition = request.parent
   const { name, namespace } = definition.metadata
   const spec = definition.spec
@@ -79,8 +79,10 @@ export function poolCustomize(request: PoolCustomizeRequest, config: Config): Cu
     })
     if (field(field(spec, 'flag'), 'mode') === 'Static') rules.push(staticFlagSecrets(namespace, name))
   }
-  // The pods of its pre-pull DaemonSet (images.ts), which are the DaemonSet's children, not the definition's.
-  if ((field(spec, 'prepull') ?? config.prepull.defaultMode) !== PrepullMode.Off) {
+  // The pods of its pre-pull DaemonSet (images.ts), which are the DaemonSet's children, not the definition's. Also
+  // for a definition that leaves prepull to PREPULL_DEFAULT, whatever it is now: Metacontroller keeps a customize
+  // answer per generation, so a changed default would otherwise reach the definition only at its next change.
+  if (field(spec, 'prepull') !== PrepullMode.Off) {
     rules.push({
       apiVersion: 'v1',
       resource: 'pods',

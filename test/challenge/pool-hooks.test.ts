@@ -622,7 +622,7 @@ t.test('Static: the flag copied from the definition’s Secret; missing, the poo
 })
 
 t.test('customize: nothing without a pool; the Challenges of the definition; a Static flag’s Secrets', async (t) => {
-  const customize = (spec: Json) => poolCustomize({ parent: definition(spec) }, config)
+  const customize = (spec: Json) => poolCustomize({ parent: definition({ prepull: 'Off', ...spec }) })
   t.strictSame(customize({ pool: { size: 0 } }), { relatedResources: [] })
   t.strictSame(customize({ pool: undefined }), { relatedResources: [] })
   const challenges = {

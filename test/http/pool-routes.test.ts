@@ -40,6 +40,12 @@ t.test('POST /pools/sync and /pools/customize answer with the pool hooks, with a
         namespace: 'challenges',
         labelSelector: { matchLabels: { 'challenge-hooks.dev/definition': 'web' } },
       },
+      {
+        apiVersion: 'v1',
+        resource: 'pods',
+        namespace: 'challenges',
+        labelSelector: { matchLabels: { 'challenge-hooks.dev/prepull': 'web' } },
+      },
     ],
   })
 })

@@ -100,7 +100,7 @@ export async function metacontrollerHookRoutes(
   routes.post('/finalize', { schema: syncSchema }, answerSync(finalize, options))
   routes.post('/customize', { schema: { body: CustomizeRequestSchema } }, answerCustomize(options.config))
   routes.post('/pools/sync', { schema: { body: PoolSyncRequestSchema } }, answerPoolSync(options))
-  routes.post('/pools/customize', { schema: { body: PoolCustomizeRequestSchema } }, answerPoolCustomize(options.config))
+  routes.post('/pools/customize', { schema: { body: PoolCustomizeRequestSchema } }, answerPoolCustomize)
 }
 
 /** With HOOK_TOKEN set, a call without the bearer token (or the previous one) is answered 401 before its body. */
@@ -184,9 +184,7 @@ function answerPoolSync({ config, metrics, now }: MetacontrollerHookOptions) {
   }
 }
 
-function answerPoolCustomize(config: Config) {
-  return async function handle(request: FastifyRequest<{ Body: PoolCustomizeRequest }>, reply: FastifyReply) {
-    ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
-    return sendAnswer(request, reply, poolCustomize(request.body, config))
-  }
+async function answerPoolCustomize(request: FastifyRequest<{ Body: PoolCustomizeRequest }>, reply: FastifyReply) {
+  ;(request.callOutcome as CallOutcome).parent = parentName(request.body.parent)
+  return sendAnswer(request, reply, poolCustomize(request.body))
 }
