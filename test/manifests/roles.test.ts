@@ -115,12 +115,13 @@ t.test("Metacontroller: reads its types everywhere, writes the parent's status a
     { apiGroups: [GROUP], resources: ['challengedefinitions/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: [GROUP], resources: ['challengedefinitions/finalizers'], verbs: ['update'] },
     { apiGroups: [''], resources: ['secrets', 'services', 'pods'], verbs: READ },
-    { apiGroups: ['apps'], resources: ['deployments'], verbs: READ },
+    { apiGroups: ['apps'], resources: ['deployments', 'daemonsets'], verbs: READ },
     { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies', 'ingresses'], verbs: READ },
   ])
   t.strictSame(ruleOf('ClusterRole', 'challenge-hooks-metacontroller-write'), [
     { apiGroups: [''], resources: ['secrets', 'services', 'pods'], verbs: ['create', 'update', 'patch', 'delete'] },
     { apiGroups: ['apps'], resources: ['deployments'], verbs: ['delete'] },
+    { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['create', 'update', 'patch', 'delete'] },
     {
       apiGroups: ['networking.k8s.io'],
       resources: ['networkpolicies', 'ingresses'],

@@ -21,7 +21,7 @@ t.test('promtool checks and tests the alert rules', { skip: tool.skip ?? false }
 
   const check = run('check', 'rules', 'rules.yaml')
   t.equal(check.status, 0, `promtool check rules: ${check.stdout}${check.stderr}`)
-  t.match(check.stdout, /SUCCESS: 9 rules found/, 'three recording rules and six alerts')
+  t.match(check.stdout, /SUCCESS: 10 rules found/, 'three recording rules and seven alerts')
 
   const tested = run('test', 'rules', 'alerts.test.yaml')
   t.equal(tested.status, 0, `promtool test rules:\n${tested.stdout}${tested.stderr}`)
@@ -34,6 +34,7 @@ t.test('every alert says how bad it is and what to look at', async (t) => {
     alerts.map((rule) => rule.alert),
     [
       'ChallengeInstanceStuckPending',
+      'ChallengeImagesNotReady',
       'ChallengeErrorsRising',
       'ChallengeHooksServerErrors',
       'ChallengeHooksShedding',
