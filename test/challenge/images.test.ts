@@ -316,7 +316,7 @@ t.test('failures: ten listed by node, every one counted, a long message cut', as
   const pods = Array.from({ length: 12 }, (_, index) =>
     pod(`node-${String(index).padStart(2, '0')}`, ['running', long]),
   )
-  const images = sync([daemonSet(12)], pods.reverse()).status?.images as Json
+  const images = sync([daemonSet(12)], [...pods.slice(6), ...pods.slice(0, 6).reverse()]).status?.images as Json
   const web = images.images[1]
   t.equal(web.failed, 12)
   t.strictSame(
@@ -379,4 +379,49 @@ t.test('with a pool: the pool’s children and the DaemonSet, both statuses; the
     opensAt: Date.parse('2026-11-22T13:00:00Z'),
   })
   t.equal(poolAnswer(request(definition(), []), config, NOW).images, undefined, 'none without prepull')
+})
+
+t.test('what the API server may leave out: a generation, a node count, a node name, a message', async (t) => {
+  const bare = daemonSet(1)
+  const unnumbered = {
+    ...bare,
+    metadata: { ...bare.metadata, generation: undefined },
+    status: { observedGeneration: 0 },
+  } as unknown as KubeObject
+  const nameless = (name: string) => {
+    const each = pod(name, ['running', { reason: 'ErrImageNeverPull' } as never])
+    return { ...each, spec: { ...(each.spec as Json), nodeName: undefined } } as unknown as KubeObject
+  }
+  t.strictSame(sync([unnumbered], [nameless('x'), nameless('y')]).status?.images, {
+    state: 'Failed',
+    message: "No node may run the definition's pods (INSTANCE_NODE_SELECTOR, INSTANCE_TOLERATIONS).",
+    since: TEST_INSTANT,
+    nodes: 0,
+    images: [
+      image(GATE, { desired: 0, ready: 2 }),
+      image(WEB, {
+        desired: 0,
+        ready: 0,
+        failures: [
+          { node: '', reason: 'ErrImageNeverPull', message: '' },
+          { node: '', reason: 'ErrImageNeverPull', message: '' },
+        ],
+      }),
+    ],
+  })
+})
+
+t.test('a state that goes on keeps its since while its counts change', async (t) => {
+  const first = sync([daemonSet(2)], [pod('node-a', ['running', 'creating'])])
+  const later = poolSync(
+    request(definition(SPEC, {}, first.status), [daemonSet(2)], [pod('node-a', ['running', 'running'])]),
+    config,
+    new Date(NOW.getTime() + 60_000),
+  )
+  t.strictSame(later.status?.images, {
+    state: 'Pulling',
+    since: TEST_INSTANT,
+    nodes: 2,
+    images: [image(GATE, { desired: 2, ready: 1 }), image(WEB, { desired: 2, ready: 1 })],
+  })
 })
