@@ -108,7 +108,7 @@ export interface PoolRun {
   stateAtRunning: Map<string, string>
   createdAt: Map<string, number>
   runningAt: Map<string, number>
-  /** the end of the window (every create answered) and the first moment after it that every pool was warm again */
+  /** the end of the window (every create answered), and from when every pool was full again until settled */
   windowEnd: number
   refilledAt: number | undefined
   /** pools/sync calls during the rush (start → settled), and the sizes of their request bodies (bytes) */

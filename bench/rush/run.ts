@@ -323,13 +323,19 @@ async function main(s: RushSettings): Promise<void> {
   await Promise.all(creations)
   const createdIn = (Date.now() - t0) / 1000
   log(`created ${createdAt.size} in ${createdIn.toFixed(1)} s (${createErrors} errors)`)
-  // The refill: from the end of the window, the first moment every pool holds its free ready pods again.
+  // The refill: from the end of the window, the moment every pool held its free ready pods again for good (a late
+  // claim after it empties a pool and starts the count again), watched each second until settled.
   const windowEnd = Date.now()
   let refilledAt: number | undefined
   const refill = setInterval(() => {
-    if (sizing !== undefined && refilledAt === undefined && warm(pods.list(NS), definitionNames, sizing.size)) {
+    if (sizing === undefined) return
+    const full = warm(pods.list(NS), definitionNames, sizing.size)
+    if (full && refilledAt === undefined) {
       refilledAt = Date.now()
-      log(`every pool refilled ${((refilledAt - windowEnd) / 1000).toFixed(1)} s after the window`)
+      log(`every pool full ${((refilledAt - windowEnd) / 1000).toFixed(1)} s after the window`)
+    } else if (!full && refilledAt !== undefined) {
+      refilledAt = undefined
+      log('a pool is short again')
     }
   }, 1000)
   cleanups.push(() => clearInterval(refill))
