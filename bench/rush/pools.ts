@@ -106,6 +106,9 @@ export interface PoolRun {
   warmSeconds: number | undefined
   /** each Running Challenge's status.pool.state when the bench first saw it Running */
   stateAtRunning: Map<string, string>
+  /** when the bench first saw each Challenge admitted (status.admittedAt) and Claimed (status.pool.state) */
+  admittedAt: Map<string, number>
+  claimedAt: Map<string, number>
   createdAt: Map<string, number>
   runningAt: Map<string, number>
   /** the end of the window (every create answered), and from when every pool was full again until settled */
@@ -142,6 +145,16 @@ export function poolFigures(run: PoolRun): Record<string, unknown> {
     if (created === undefined) continue
     ;(state === 'Claimed' ? latencies.Claimed : latencies.other).push((at - created) / 1000)
   }
+  // Where a pooled instance's start goes: created → admitted → Claimed (its status says so) → Running.
+  const pooledSteps = { queue: [] as number[], admittedToClaimed: [] as number[], claimedToRunning: [] as number[] }
+  for (const [name, at] of run.runningAt) {
+    const [created, admitted, claimed] = [run.createdAt.get(name), run.admittedAt.get(name), run.claimedAt.get(name)]
+    if (run.stateAtRunning.get(name) !== 'Claimed' || created === undefined) continue
+    if (admitted === undefined || claimed === undefined) continue
+    pooledSteps.queue.push(Math.max(0, admitted - created) / 1000)
+    pooledSteps.admittedToClaimed.push(Math.max(0, claimed - admitted) / 1000)
+    pooledSteps.claimedToRunning.push(Math.max(0, at - claimed) / 1000)
+  }
   const running = run.runningAt.size
   const claimed = states.Claimed ?? 0
   return {
@@ -153,6 +166,11 @@ export function poolFigures(run: PoolRun): Record<string, unknown> {
     statesAtRunning: states,
     servedFromPool: { claimed, running, share: running === 0 ? null : round((100 * claimed) / running) },
     createToRunning: { pooled: latencyFigures(latencies.Claimed), cold: latencyFigures(latencies.other) },
+    pooledSteps: {
+      queue: latencyFigures(pooledSteps.queue),
+      admittedToClaimed: latencyFigures(pooledSteps.admittedToClaimed),
+      claimedToRunning: latencyFigures(pooledSteps.claimedToRunning),
+    },
     /** seconds from the end of the window until every pool had `size` free ready pods again; null: not by settle */
     refillSeconds: run.refilledAt === undefined ? null : round(Math.max(0, run.refilledAt - run.windowEnd) / 1000),
     poolSyncs: run.poolSyncs,

@@ -269,6 +269,19 @@ function poolRows(row: (name: string, cell: (run: Run) => string) => void): void
     pooled((p) => `${latency(p.createToRunning.pooled)}; ${latency(p.createToRunning.cold)}`),
   )
   row(
+    '… pooled: created → admitted / admitted → Claimed / Claimed → Running, p50 / p95 / p99 (s)',
+    pooled((p) =>
+      p.pooledSteps == null
+        ? '–'
+        : ['queue', 'admittedToClaimed', 'claimedToRunning']
+            .map((step) => {
+              const x = p.pooledSteps[step] as Run
+              return x.count === 0 ? 'none' : `${num(x.p50)} / ${num(x.p95)} / ${num(x.p99)}`
+            })
+            .join('; '),
+    ),
+  )
+  row(
     'refill: from the end of the window until every pool was full again (s)',
     pooled((p) => (p.refillSeconds === null ? 'not refilled by settle' : num(p.refillSeconds))),
   )

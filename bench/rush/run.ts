@@ -192,8 +192,15 @@ async function main(s: RushSettings): Promise<void> {
   const admittedSeen = new Set<string>()
   /** each instance's status.pool.state when first seen Running (Claimed: served from a warm pool) */
   const stateAtRunning = new Map<string, string>()
+  /** when each Challenge was first seen admitted, and Claimed (a warm pool's pod its own) */
+  const admittedAt = new Map<string, number>()
+  const claimedAt = new Map<string, number>()
   challenges.on(({ object }) => {
     steps.challenge(object)
+    if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
+      if (!admittedAt.has(object.metadata.name)) admittedAt.set(object.metadata.name, Date.now())
+    if (poolState(object) === 'Claimed' && !claimedAt.has(object.metadata.name))
+      claimedAt.set(object.metadata.name, Date.now())
     if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
       admittedSeen.add(object.metadata.name)
     const phase = (object.status as { phase?: string } | undefined)?.phase
@@ -465,7 +472,16 @@ async function main(s: RushSettings): Promise<void> {
     pool:
       sizing === undefined
         ? undefined
-        : { sizing, admitted: admittedPerDefinition, warmSeconds, stateAtRunning, windowEnd, refilledAt },
+        : {
+            sizing,
+            admitted: admittedPerDefinition,
+            warmSeconds,
+            stateAtRunning,
+            admittedAt,
+            claimedAt,
+            windowEnd,
+            refilledAt,
+          },
   })
   mkdirSync(OUT, { recursive: true })
   const file = join(OUT, `${s.label}-${s.challenges}.json`)

@@ -134,6 +134,17 @@ function poolRun(overrides: Partial<PoolRun> = {}): PoolRun {
       ['d', 6000],
       ['e', 9000],
     ]),
+    admittedAt: new Map([
+      ['a', 100],
+      ['b', 1100],
+      ['c', 2100],
+      ['d', 3200],
+    ]),
+    claimedAt: new Map([
+      ['a', 1100],
+      ['b', 3100],
+      ['d', 4200],
+    ]),
     windowEnd: 10_000,
     refilledAt: 25_500,
     poolSyncs: 120,
@@ -155,6 +166,11 @@ t.test('the pool figures: served from a pool, pooled and cold, the refill', asyn
     createToRunning: {
       pooled: { count: 3, p50: 3, p95: 4, p99: 4, max: 4 },
       cold: { count: 1, p50: 10, p95: 10, p99: 10, max: 10 },
+    },
+    pooledSteps: {
+      queue: { count: 3, p50: 0.1, p95: 0.2, p99: 0.2, max: 0.2 },
+      admittedToClaimed: { count: 3, p50: 1, p95: 2, p99: 2, max: 2 },
+      claimedToRunning: { count: 3, p50: 1.9, p95: 1.9, p99: 1.9, max: 1.9 },
     },
     refillSeconds: 15.5,
     poolSyncs: 120,
@@ -247,6 +263,8 @@ function rushInput(pool: boolean): RushInput {
           admitted: run.admitted,
           warmSeconds: run.warmSeconds,
           stateAtRunning: run.stateAtRunning,
+          admittedAt: run.admittedAt,
+          claimedAt: run.claimedAt,
           windowEnd: run.windowEnd,
           refilledAt: run.refilledAt,
         }
@@ -293,6 +311,10 @@ t.test('the rush section: pool rows only when a run had pools', async (t) => {
   t.match(
     both,
     /\| … create → Running [^|]*pooled; cold \(s\) \| no pool \| 3 \/ 4 \/ 4 \(3\); 10 \/ 10 \/ 10 \(1\) \|/,
+  )
+  t.match(
+    both,
+    /\| … pooled: created → admitted [^|]*\| no pool \| 0\.1 \/ 0\.2 \/ 0\.2; 1 \/ 2 \/ 2; 1\.9 \/ 1\.9 \/ 1\.9 \|/,
   )
   t.match(both, /\| refill[^|]*\| no pool \| 15\.5 \|/)
   t.match(both, /\| warm pool of each definition[^|]*\| no pool \| 2 \(default\); 1–2 \|/)
