@@ -39,12 +39,14 @@ export interface HookServerOptions {
   flagSecret: string
   /** names its log file (hook-server-<name>.log); the first is hook-server.log */
   name?: string
+  /** settings of the hook server's own beyond the budget's (POOL_MAX_PODS for large pools) */
+  env?: Record<string, string>
 }
 
 /** `node dist/server.js` as in production (NODE_ENV=production, LOG_LEVEL=warn, the installed HOOK_TOKEN). */
 export async function startHookServer(
   { plane, cleanups }: RunContext,
-  { token, budget, budgetScope = 'Namespace', flagSecret, name }: HookServerOptions,
+  { token, budget, budgetScope = 'Namespace', flagSecret, name, env = {} }: HookServerOptions,
 ): Promise<HookServer> {
   const [port, opsPort] = [await freePort(), await freePort()]
   // Every replica appends to the one file (whole lines, once a second each).
@@ -56,6 +58,7 @@ export async function startHookServer(
     {
       env: {
         ...process.env,
+        ...env,
         NODE_ENV: 'production',
         LOG_LEVEL: 'warn',
         HOOK_TOKEN: token,

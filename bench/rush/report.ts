@@ -92,6 +92,8 @@ function render(runs: Run[]): string {
     'create → Running p50 / p95 / p99 (s)',
     (r) => `${num(r.createToRunning.p50)} / ${num(r.createToRunning.p95)} / ${num(r.createToRunning.p99)}`,
   )
+  // Runs with warm pools (--pool, bench/rush/pools.ts); the rows are there only when some run had them.
+  if (runs.some((r) => r.pool != null)) poolRows(row)
   // Where the start goes (bench/rush/phases.ts): each phase at p50 / p95 / p99, seconds.
   for (const [phase, words] of [
     ['queue', 'created → admitted (queue wait)'],
@@ -237,6 +239,59 @@ function render(runs: Run[]): string {
   }
   md.push(END)
   return md.join('\n')
+}
+
+/** The rows of the warm pools' figures; a run without pools says so in each. */
+function poolRows(row: (name: string, cell: (run: Run) => string) => void): void {
+  const pooled = (cell: (pool: Run) => string) => (r: Run) => (r.pool == null ? 'no pool' : cell(r.pool as Run))
+  const latency = (x: Run) =>
+    x.count === 0 ? 'none' : `${num(x.p50)} / ${num(x.p95)} / ${num(x.p99)} (${num(x.count, 0)})`
+  row(
+    "warm pool of each definition: size (maxPods); the definitions' admitted Challenges, fewest–most",
+    pooled(
+      (p) =>
+        `${num(p.size, 0)} (${p.maxPods === null ? 'default' : num(p.maxPods, 0)}); ${num(p.admittedPerDefinition.least, 0)}–${num(p.admittedPerDefinition.most, 0)}`,
+    ),
+  )
+  row(
+    "every pool warm before the rush, s from Metacontroller's start",
+    pooled((p) => (p.warmSeconds === null ? 'not warm (the rush started anyway)' : num(p.warmSeconds))),
+  )
+  row(
+    '**served from a pool** (status.pool.state Claimed when Running, of all Running)',
+    pooled(
+      (p) =>
+        `**${num(p.servedFromPool.share)} %** (${num(p.servedFromPool.claimed, 0)} / ${num(p.servedFromPool.running, 0)})`,
+    ),
+  )
+  row(
+    '… create → Running p50 / p95 / p99 (count), pooled; cold (s)',
+    pooled((p) => `${latency(p.createToRunning.pooled)}; ${latency(p.createToRunning.cold)}`),
+  )
+  row(
+    '… pooled: created → admitted / admitted → Claimed / Claimed → Running, p50 / p95 / p99 (s)',
+    pooled((p) =>
+      p.pooledSteps == null
+        ? '–'
+        : ['queue', 'admittedToClaimed', 'claimedToRunning']
+            .map((step) => {
+              const x = p.pooledSteps[step] as Run
+              return x.count === 0 ? 'none' : `${num(x.p50)} / ${num(x.p95)} / ${num(x.p99)}`
+            })
+            .join('; '),
+    ),
+  )
+  row(
+    'refill: from the end of the window until every pool was full again (s)',
+    pooled((p) => (p.refillSeconds === null ? 'not refilled by settle' : num(p.refillSeconds))),
+  )
+  row(
+    'pool syncs (claims answered); /pools/sync request median / largest (KiB)',
+    pooled(
+      (p) =>
+        `${num(p.poolSyncs, 0)} (${num(p.claims, 0)}); ${num(p.poolSyncRequest.medianKiB)} / ${num(p.poolSyncRequest.largestKiB)}`,
+    ),
+  )
 }
 
 if (process.argv[1]?.endsWith('rush/report.ts')) {

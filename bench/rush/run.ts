@@ -41,6 +41,7 @@ import {
   startHookServer,
   startMetacontroller,
   type HookServer,
+  type HookServerOptions,
   type RunContext,
 } from './processes.js'
 import { HookPool } from './front.js'
@@ -49,6 +50,17 @@ import { writeFaultsReport } from './faults-report.js'
 import { faultSchedule } from './faults.js'
 import { Steps } from './phases.js'
 import { readSettings, UsageError, type RushSettings } from './settings.js'
+import {
+  admittedByDefinition,
+  notReady,
+  poolSizing,
+  poolSpec,
+  poolState,
+  freeReady,
+  warm,
+  type Planned,
+  type PoolSizing,
+} from './pools.js'
 import { summarise, type Snapshot } from './summary.js'
 import { writeReport } from './report.js'
 
@@ -87,6 +99,15 @@ async function main(s: RushSettings): Promise<void> {
   log(
     `${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`,
   )
+  // The plan is the seed's: the Challenges each definition will admit size its pool (bench/rush/pools.ts).
+  const plan = planRush(s)
+  const admittedPerDefinition = admittedByDefinition(plan, s.budget, s.definitions)
+  const sizing: PoolSizing | undefined = s.pool > 0 ? poolSizing(s.pool, admittedPerDefinition) : undefined
+  if (sizing !== undefined)
+    log(
+      `warm pools of ${sizing.size} (maxPods ${sizing.maxPods ?? 'the default'}); admitted per definition ${Math.min(...admittedPerDefinition)}–${Math.max(...admittedPerDefinition)}`,
+    )
+  const definitionNames = Array.from({ length: s.definitions }, (_, d) => definitionName(d))
   const binDir = controlPlaneBinaries({ build: false })
   // The suite's /24 of Service addresses holds 254 Services; a Service per instance needs more (the later flag wins).
   const plane = await startControlPlane({
@@ -96,7 +117,10 @@ async function main(s: RushSettings): Promise<void> {
   cleanups.push(() => plane.stop())
   const env = clusterEnv(plane.kubeconfig, binDir)
   await install(env)
-  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], { input: namespaceYaml(s.challenges) })
+  // The quota counts the free pool pods too.
+  await kubectlOk(env.kubectl, ['apply', '--server-side', '-f', '-'], {
+    input: namespaceYaml(s.challenges + (sizing === undefined ? 0 : s.definitions * sizing.size)),
+  })
   // No definition is created anywhere without the namespace's register of authors (the bench writes as an operator).
   await registerAuthors(env, NS)
   await waitUntil(
@@ -108,7 +132,11 @@ async function main(s: RushSettings): Promise<void> {
     // Three hours of play: no instance expires (nor a queued one gives up) while a run lasts; at 2,000 the wait for
     // Metacontroller to catch up alone took ~13 minutes, and the default 30-minute lifetime ended a queue inside it.
     const body = {
-      ...example('web-login', { lifetimeSeconds: DEFINITION_LIFETIME_SECONDS }, definitionName(d)),
+      ...example(
+        'web-login',
+        { lifetimeSeconds: DEFINITION_LIFETIME_SECONDS, ...(sizing === undefined ? {} : poolSpec(sizing)) },
+        definitionName(d),
+      ),
       metadata: { name: definitionName(d), namespace: NS },
     }
     await env.rest.call('POST', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`, {
@@ -127,7 +155,13 @@ async function main(s: RushSettings): Promise<void> {
   const context: RunContext = { plane, cleanups, log, out: OUT }
   // One FLAG_SECRET for every replica (as the Deployment's Secret), known to the bench for the flag checks.
   const flagSecret = randomBytes(32).toString('hex')
-  const hookOptions = { token, budget: s.budget, budgetScope: s.budgetScope, flagSecret }
+  const hookOptions: HookServerOptions = {
+    token,
+    budget: s.budget,
+    budgetScope: s.budgetScope,
+    flagSecret,
+    env: sizing?.serverMaxPods === undefined ? {} : { POOL_MAX_PODS: String(sizing.serverMaxPods) },
+  }
   const hook: Hooks =
     s.hookReplicas > 1
       ? await HookPool.start(context, hookOptions, s.hookReplicas)
@@ -140,6 +174,7 @@ async function main(s: RushSettings): Promise<void> {
   cleanups.push(() => kubelet.stop())
   await applyControllerWithUrl(env, hook.url, s.budgetScope === 'Cluster' ? 'v2' : undefined)
   const installed = await env.rest.get<{ spec: { resyncPeriodSeconds?: number } }>(COMPOSITE_CONTROLLER)
+  const mcStarted = Date.now()
   const mc = await startMetacontroller(context, env, s)
   /** what a killed Metacontroller had counted (its counters start again at 0) */
   const mcRetired: { samples: Sample[]; cpu: number } = { samples: [], cpu: 0 }
@@ -155,12 +190,24 @@ async function main(s: RushSettings): Promise<void> {
   const failedAt = new Map<string, number>()
   /** Challenges seen admitted (status.admittedAt), for the moments of the faults */
   const admittedSeen = new Set<string>()
+  /** each instance's status.pool.state when first seen Running (Claimed: served from a warm pool) */
+  const stateAtRunning = new Map<string, string>()
+  /** when each Challenge was first seen admitted, and Claimed (a warm pool's pod its own) */
+  const admittedAt = new Map<string, number>()
+  const claimedAt = new Map<string, number>()
   challenges.on(({ object }) => {
     steps.challenge(object)
     if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
+      if (!admittedAt.has(object.metadata.name)) admittedAt.set(object.metadata.name, Date.now())
+    if (poolState(object) === 'Claimed' && !claimedAt.has(object.metadata.name))
+      claimedAt.set(object.metadata.name, Date.now())
+    if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
       admittedSeen.add(object.metadata.name)
     const phase = (object.status as { phase?: string } | undefined)?.phase
-    if (phase === 'Running' && !runningAt.has(object.metadata.name)) runningAt.set(object.metadata.name, Date.now())
+    if (phase === 'Running' && !runningAt.has(object.metadata.name)) {
+      runningAt.set(object.metadata.name, Date.now())
+      stateAtRunning.set(object.metadata.name, poolState(object))
+    }
     if (phase === 'Error' && !runningAt.has(object.metadata.name) && !failedAt.has(object.metadata.name))
       failedAt.set(object.metadata.name, Date.now())
   })
@@ -193,12 +240,39 @@ async function main(s: RushSettings): Promise<void> {
   // Metacontroller is up once it answers on its metrics port; give discovery a moment to find the CRDs.
   await waitUntil('Metacontroller metrics', async () => (await scrape(mc.metricsUrl)).length > 0, { timeoutMs: 60_000 })
   await sleep(3000)
+  // Warm pools: the rush starts once every definition's pool holds its free ready pods and says Ready.
+  let warmSeconds: number | undefined
+  if (sizing !== undefined) {
+    let lastWarmReport = 0
+    await waitUntil(
+      `every pool warm (${sizing.size} free ready pods of each of ${s.definitions} definitions)`,
+      async () => {
+        const free = freeReady(pods.list(NS))
+        const definitions = (await env.rest.call('GET', `${CHALLENGES}/namespaces/${NS}/challengedefinitions`)) as {
+          items: KubeObject[]
+        }
+        const waiting = notReady(definitions.items)
+        if (Date.now() - lastWarmReport > 15_000) {
+          lastWarmReport = Date.now()
+          log(
+            `pools: ${[...free.values()].reduce((a, b) => a + b, 0)}/${sizing.size * s.definitions} free ready pods; ${waiting.length} definitions not Ready`,
+          )
+        }
+        return waiting.length === 0 && warm(pods.list(NS), definitionNames, sizing.size)
+      },
+      { timeoutMs: s.timeoutSeconds * 1000, everyMs: 500 },
+    )
+      .then(() => {
+        warmSeconds = (Date.now() - mcStarted) / 1000
+        log(`every pool warm ${warmSeconds.toFixed(1)} s after Metacontroller's start`)
+      })
+      .catch((error: Error) => log(`${error.message}: the rush starts anyway`))
+  }
   const before = await snapshot('start')
   // A profile of a process the faults kill would be cut short: none in a fault run.
   const profile = s.faults ? Promise.resolve(undefined) : mc.profile(s.windowSeconds + 60)
 
   // The rush: every owner x definition pair planned, in a seeded random order, created evenly over the window.
-  const plan = planRush(s)
   log(`creating ${plan.length} Challenges`)
   const t0 = Date.now()
   const admitted = expectedAdmitted(plan, s.budget)
@@ -256,6 +330,22 @@ async function main(s: RushSettings): Promise<void> {
   await Promise.all(creations)
   const createdIn = (Date.now() - t0) / 1000
   log(`created ${createdAt.size} in ${createdIn.toFixed(1)} s (${createErrors} errors)`)
+  // The refill: from the end of the window, the moment every pool held its free ready pods again for good (a late
+  // claim after it empties a pool and starts the count again), watched each second until settled.
+  const windowEnd = Date.now()
+  let refilledAt: number | undefined
+  const refill = setInterval(() => {
+    if (sizing === undefined) return
+    const full = warm(pods.list(NS), definitionNames, sizing.size)
+    if (full && refilledAt === undefined) {
+      refilledAt = Date.now()
+      log(`every pool full ${((refilledAt - windowEnd) / 1000).toFixed(1)} s after the window`)
+    } else if (!full && refilledAt !== undefined) {
+      refilledAt = undefined
+      log('a pool is short again')
+    }
+  }, 1000)
+  cleanups.push(() => clearInterval(refill))
 
   let lastReport = 0
   await waitUntil(
@@ -312,7 +402,8 @@ async function main(s: RushSettings): Promise<void> {
   stopFaults = true
   await faultsDone
   const settled = await snapshot('settled')
-  const checks = await checkEndState(env.rest, s.budget, flagSecret)
+  clearInterval(refill)
+  const checks = await checkEndState(env.rest, s.budget, sizing === undefined ? flagSecret : undefined)
   log(
     `end state: ${Object.entries(checks.phases)
       .map(([k, v]) => `${k} ${v}`)
@@ -378,6 +469,19 @@ async function main(s: RushSettings): Promise<void> {
     faults: s.faults ? faults : undefined,
     checks,
     logs,
+    pool:
+      sizing === undefined
+        ? undefined
+        : {
+            sizing,
+            admitted: admittedPerDefinition,
+            warmSeconds,
+            stateAtRunning,
+            admittedAt,
+            claimedAt,
+            windowEnd,
+            refilledAt,
+          },
   })
   mkdirSync(OUT, { recursive: true })
   const file = join(OUT, `${s.label}-${s.challenges}.json`)
@@ -390,11 +494,6 @@ async function main(s: RushSettings): Promise<void> {
     writeReport(OUT, join(repoRoot, 'bench/RESULTS.md'))
     log('rewrote the rush section of bench/RESULTS.md')
   }
-}
-
-interface Planned {
-  owner: number
-  definition: number
 }
 
 /** Each owner takes challenges/owners definitions (spread over the catalogue), all pairs shuffled with the seed. */

@@ -18,6 +18,7 @@ const FLAGS = [
   'label',
   'seed',
   'hook-replicas',
+  'pool',
 ] as const
 /** Flags without a value (RUSH_<NAME>=1 or true in the environment). */
 const SWITCHES = ['faults'] as const
@@ -59,6 +60,11 @@ export interface RushSettings {
   hookReplicas: number
   /** kill Metacontroller, roll the hook server twice and kill the kubelet during the rush (bench/rush/faults.ts) */
   faults: boolean
+  /**
+   * each definition's warm pool (pool.size, with flag.mode PerInstance; bench/rush/pools.ts), warm before the rush
+   * starts; 0: no pool, the definitions as before
+   */
+  pool: number
 }
 
 function oneOf<T extends string>(value: string | undefined, values: readonly T[], name: string): T {
@@ -113,6 +119,12 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     throw new UsageError(
       `bench:rush: hook_replicas must be a whole number >= ${injecting ? '2 with faults (a rolling restart keeps one up)' : 1}, got ${given.hook_replicas}`,
     )
+  // A definition's pool.size is 0..100 (docs/api.md, ChallengeDefinition).
+  const pool = number('pool', 0)
+  if (!Number.isInteger(pool) || pool > 100)
+    throw new UsageError(
+      `bench:rush: pool must be a whole number from 0 to 100 (a definition's pool.size), got ${given.pool}`,
+    )
   const metacontroller = env.METACONTROLLER_BIN ?? ''
   if (metacontroller === '')
     throw new UsageError(
@@ -140,5 +152,6 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     seed: number('seed', 12),
     hookReplicas,
     faults: injecting,
+    pool,
   }
 }

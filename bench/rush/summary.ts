@@ -4,6 +4,7 @@
 import type { ProfileSummary } from './processes.js'
 import { delta, percentile, sumBy, type Sample } from './measure.js'
 import type { RushSettings } from './settings.js'
+import { poolFigures, type PoolRun } from './pools.js'
 
 export interface Snapshot {
   at: string
@@ -52,6 +53,8 @@ export interface RushInput {
   checks: unknown
   /** error lines of Metacontroller's and the hook servers' logs (runs with several hook replicas) */
   logs: unknown
+  /** a run with warm pools (--pool): what the run saw of them; the rest of the pool figures come from the scrapes */
+  pool?: Omit<PoolRun, 'createdAt' | 'runningAt' | 'poolSyncs' | 'poolSyncBytes' | 'claims'>
 }
 
 // apiserver_request_total names verbs by HTTP method (POST, PUT), not by the API's create and update.
@@ -238,6 +241,22 @@ export function summarise(input: RushInput): Record<string, unknown> {
     faults: input.faults,
     checks: input.checks,
     logs: input.logs,
+    pool:
+      input.pool === undefined
+        ? undefined
+        : poolFigures({
+            ...input.pool,
+            createdAt: input.createdAt,
+            runningAt: input.runningAt,
+            poolSyncs: sum(rushCalls, (key) => key.startsWith('pools/sync ')),
+            poolSyncBytes: rushSizes.filter((x) => x.hook === 'pools/sync').map((x) => x.bytes),
+            claims: sum(
+              delta(
+                sumBy(start.hook, 'challenge_hooks_pool_claims_total', []),
+                sumBy(settled.hook, 'challenge_hooks_pool_claims_total', []),
+              ),
+            ),
+          }),
   }
 }
 
@@ -245,6 +264,6 @@ function commandLine(s: RushSettings): string {
   const env = [`METACONTROLLER_BIN=${s.metacontroller.replace(/^.*\//, '…/')}`]
   if (s.metacontrollerArgs.length > 0) env.push(`METACONTROLLER_ARGS='${s.metacontrollerArgs.join(' ')}'`)
   if (s.apiserverArgs.length > 0) env.push(`RUSH_APISERVER_ARGS='${s.apiserverArgs.join(' ')}'`)
-  const replicas = s.hookReplicas > 1 ? ` --hook-replicas=${s.hookReplicas}` : ''
+  const replicas = `${s.hookReplicas > 1 ? ` --hook-replicas=${s.hookReplicas}` : ''}${s.pool > 0 ? ` --pool=${s.pool}` : ''}`
   return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds} --settle-max-seconds=${s.settleMaxSeconds} --label=${s.label}${replicas}${s.faults ? ' --faults' : ''}`
 }
