@@ -180,7 +180,7 @@ t.test('Hold: the images are on the node before the first instance is admitted, 
 
   await running(s, 'web-u-alice', 120_000)
   const heldRunning = Date.now() - since
-  const transitions = await s.suite.recorder.transitionsThrough(s.ns, 'web-u-alice', 'Running/Running')
+  const transitions = await s.suite.recorder.transitionsThrough(s.ns, 'web-u-alice', 'Running/Ready')
   t.equal(transitions[0], 'Pending/ImagesPulling', `held first, then admitted (${transitions.join(' → ')})`)
   t.strictSame(
     {
