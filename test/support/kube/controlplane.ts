@@ -63,10 +63,17 @@ const CONTROLLERS = [
 ]
 /**
  * What a real node needs on top: EndpointSlices for Services (kube-proxy programs nothing without them), the
- * kube-root-ca.crt ConfigMap in every namespace (pods with a projected token wait for it), and the node
- * lifecycle controller (it lifts the node's not-ready taint once the kubelet reports Ready).
+ * kube-root-ca.crt ConfigMap in every namespace (pods with a projected token wait for it), the node
+ * lifecycle controller (it lifts the node's not-ready taint once the kubelet reports Ready), and the DaemonSet
+ * controller (a definition's pre-pull of its images, docs/api.md#pre-pulled-images).
  */
-const NODE_CONTROLLERS = ['endpointslice', 'endpointslicemirroring', 'root-ca-cert-publisher', 'nodelifecycle']
+const NODE_CONTROLLERS = [
+  'endpointslice',
+  'endpointslicemirroring',
+  'root-ca-cert-publisher',
+  'nodelifecycle',
+  'daemonset',
+]
 /** Fixed ports of the control plane on a node's own address (a fresh network namespace has them all free). */
 const NODE_PORTS = [2379, 2380, 6443]
 

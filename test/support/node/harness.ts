@@ -36,6 +36,9 @@ export async function startNodeSuite(
       PUBLIC_HOST: NODE_IP,
       CLUSTER_CIDRS: `${POD_CIDR},${SERVICE_CIDR}`,
       ...(podsHaveIpv6() ? { POLICY_ENFORCES_IPV6: 'true' } : {}),
+      // The pre-pull DaemonSet's containers (docs/api.md#pre-pulled-images): the node's imported pause image, its
+      // pod sandbox's, as an operator names the pause image every node has (nothing here reaches registry.k8s.io).
+      PREPULL_PAUSE_IMAGE: image('pause'),
       ...options.hookEnv,
     },
   })

@@ -74,6 +74,8 @@ export const RESOURCES: readonly ResourceType[] = [
   { apiVersion: 'v1', resource: 'namespaces', kind: 'Namespace', statusSubresource: true, namespaced: false },
   { apiVersion: 'v1', resource: 'limitranges', kind: 'LimitRange', statusSubresource: false },
   { apiVersion: 'apps/v1', resource: 'deployments', kind: 'Deployment', statusSubresource: true },
+  // The pre-pull of a definition's images (manifests/pool-controller.yaml).
+  { apiVersion: 'apps/v1', resource: 'daemonsets', kind: 'DaemonSet', statusSubresource: true },
   { apiVersion: 'apps/v1', resource: 'daemonsets', kind: 'DaemonSet', statusSubresource: true },
   { apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', kind: 'NetworkPolicy', statusSubresource: false },
   { apiVersion: 'networking.k8s.io/v1', resource: 'ingresses', kind: 'Ingress', statusSubresource: true },
