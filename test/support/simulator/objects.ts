@@ -76,7 +76,6 @@ export const RESOURCES: readonly ResourceType[] = [
   { apiVersion: 'apps/v1', resource: 'deployments', kind: 'Deployment', statusSubresource: true },
   // The pre-pull of a definition's images (manifests/pool-controller.yaml).
   { apiVersion: 'apps/v1', resource: 'daemonsets', kind: 'DaemonSet', statusSubresource: true },
-  { apiVersion: 'apps/v1', resource: 'daemonsets', kind: 'DaemonSet', statusSubresource: true },
   { apiVersion: 'networking.k8s.io/v1', resource: 'networkpolicies', kind: 'NetworkPolicy', statusSubresource: false },
   { apiVersion: 'networking.k8s.io/v1', resource: 'ingresses', kind: 'Ingress', statusSubresource: true },
   // Gateway API (standard channel) and Traefik: CRDs a cluster may or may not have; Traefik's report no status.
