@@ -188,21 +188,18 @@ async function main(s: RushSettings): Promise<void> {
   const steps = new Steps()
   /** admitted instances that ended in Error (StartupTimeout on a starved machine) before they were ever Running */
   const failedAt = new Map<string, number>()
-  /** Challenges seen admitted (status.admittedAt), for the moments of the faults */
-  const admittedSeen = new Set<string>()
   /** each instance's status.pool.state when first seen Running (Claimed: served from a warm pool) */
   const stateAtRunning = new Map<string, string>()
-  /** when each Challenge was first seen admitted, and Claimed (a warm pool's pod its own) */
+  /** when each Challenge was first seen admitted (also the moments of the faults), and Claimed (a warm pool's pod its own) */
   const admittedAt = new Map<string, number>()
   const claimedAt = new Map<string, number>()
   challenges.on(({ object }) => {
     steps.challenge(object)
-    if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
+    if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string') {
       if (!admittedAt.has(object.metadata.name)) admittedAt.set(object.metadata.name, Date.now())
+    }
     if (poolState(object) === 'Claimed' && !claimedAt.has(object.metadata.name))
       claimedAt.set(object.metadata.name, Date.now())
-    if (typeof (object.status as { admittedAt?: unknown } | undefined)?.admittedAt === 'string')
-      admittedSeen.add(object.metadata.name)
     const phase = (object.status as { phase?: string } | undefined)?.phase
     if (phase === 'Running' && !runningAt.has(object.metadata.name)) {
       runningAt.set(object.metadata.name, Date.now())
@@ -283,7 +280,7 @@ async function main(s: RushSettings): Promise<void> {
         t0,
         log,
         stopped: () => stopFaults,
-        progress: () => ({ created: createdAt.size, admitted: admittedSeen.size, running: runningAt.size }),
+        progress: () => ({ created: createdAt.size, admitted: admittedAt.size, running: runningAt.size }),
         records: faults,
         async killMetacontroller() {
           mcRetired.samples.push(...(await scrape(mc.metricsUrl)))

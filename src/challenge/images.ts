@@ -142,10 +142,9 @@ export function imagesReport(
   const images = definitionImages(definition, config)
   const daemonSet = ownChild(children, 'DaemonSet', imagesDaemonSetName(definition.name), definitionUid)
   const status = field(daemonSet, 'status')
+  const observed = count(field(status, 'observedGeneration'))
   const current =
-    daemonSet !== undefined &&
-    count(field(status, 'observedGeneration')) !== undefined &&
-    (count(field(status, 'observedGeneration')) as number) >= (count(daemonSet.metadata.generation) ?? 0)
+    daemonSet !== undefined && observed !== undefined && observed >= (count(daemonSet.metadata.generation) ?? 0)
   const nodes = current ? (count(field(status, 'desiredNumberScheduled')) ?? 0) : 0
   const dsUid = text(daemonSet?.metadata.uid)
   const pods =

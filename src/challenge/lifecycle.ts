@@ -281,14 +281,8 @@ const imagesGate: Rule<FlaggedContext> = (context) => {
   if (definition.prepull !== PrepullMode.Hold || state.admittedAt !== undefined) return undefined
   const images = field(field(findObject(world.related, DEFINITION_KIND, definition.name), 'status'), 'images')
   if (field(images, 'state') === ImagesState.Ready) return undefined
-  const giveUpAt = queueStart(context) + context.lifetimeMs
-  if (context.now >= giveUpAt) {
-    return finish(context, {
-      phase: Phase.Deleted,
-      reason: Reason.Expired,
-      message: "The instance waited for the challenge's images longer than its lifetime.",
-    })
-  }
+  const giveUpAt = waitEnd(context)
+  if (context.now >= giveUpAt) return waitedTooLong(context, "the challenge's images")
   return hold(
     context,
     { phase: Phase.Pending, reason: Reason.ImagesPulling, message: imagesMessage(images) },
@@ -341,14 +335,8 @@ const admission: Step<FlaggedContext, AdmittedContext> = (context) => {
     state.admittedAt ??= context.now
     return { ...context, admittedAt: state.admittedAt }
   }
-  const giveUpAt = queueStart(context) + context.lifetimeMs
-  if (context.now >= giveUpAt) {
-    return finish(context, {
-      phase: Phase.Deleted,
-      reason: Reason.Expired,
-      message: 'The instance waited for a free slot longer than its lifetime.',
-    })
-  }
+  const giveUpAt = waitEnd(context)
+  if (context.now >= giveUpAt) return waitedTooLong(context, 'a free slot')
   if (budget.held === undefined) {
     // The sibling's cost write re-syncs this instance, but Metacontroller matches related events against every
     // Challenge in one goroutine per kind, which falls minutes behind in a rush (`npm run bench:rush` measures it).
@@ -389,6 +377,19 @@ function ownerLabelProblem(challenge: ChallengeObject): string | undefined {
     }
   }
   return undefined
+}
+
+/** A run not yet admitted waits at most its lifetime from when it began waiting (for its images, for a slot). */
+function waitEnd(context: FlaggedContext): number {
+  return queueStart(context) + context.lifetimeMs
+}
+
+function waitedTooLong(context: FlaggedContext, what: string): Decision {
+  return finish(context, {
+    phase: Phase.Deleted,
+    reason: Reason.Expired,
+    message: `The instance waited for ${what} longer than its lifetime.`,
+  })
 }
 
 /**
