@@ -22,8 +22,11 @@ import {
 } from './faults.js'
 
 const NS = 'ctf-rush'
-/** The definitions of the rush (`web-login`): PerOwner flags in FLAG, the default prefix and suffix. */
-const FLAG = { mode: 'PerOwner', env: 'FLAG' } as const
+/**
+ * The flags of the rush's definitions (`web-login`): in FLAG, the default prefix and suffix; PerOwner, or
+ * PerInstance in a run with warm pools (bench/rush/pools.ts).
+ */
+export const rushFlag = (pooled: boolean) => ({ mode: pooled ? 'PerInstance' : 'PerOwner', env: 'FLAG' }) as const
 
 export interface FaultRecord extends PlannedFault {
   /** seconds from the first create */
@@ -102,8 +105,16 @@ export interface EndState {
   flags: Finding[]
 }
 
-/** Lists the Challenges and every child of the namespace from the API server, and checks them. */
-export async function checkEndState(rest: Rest, budget: number, flagSecret: string | undefined): Promise<EndState> {
+/**
+ * Lists the Challenges and every child of the namespace from the API server, and the warm pools' claimed pods and
+ * flag Secrets, and checks them.
+ */
+export async function checkEndState(
+  rest: Rest,
+  budget: number,
+  flagSecret: string,
+  flag: ReturnType<typeof rushFlag>,
+): Promise<EndState> {
   const challenges = await listOf(rest, `/apis/${API}/namespaces/${NS}/challenges`, 'Challenge')
   const children: KubeObject[] = []
   for (const kind of CHILD_KINDS)
@@ -113,6 +124,10 @@ export async function checkEndState(rest: Rest, budget: number, flagSecret: stri
       ),
     )
   const pods = children.filter((o) => o.kind === 'Pod')
+  // A claimed pool pod and its Secret are the definition's children, not the instance's: no instance label.
+  const claimed = '?labelSelector=challenge-hooks.dev%2Fclaimed-by'
+  const pooledSecrets = await listOf(rest, `${PATHS.Secret}${claimed}`, 'Secret')
+  const pooledPods = await listOf(rest, `${PATHS.Pod}${claimed}`, 'Pod')
   const listed: Record<string, number> = { Challenge: challenges.length }
   for (const kind of CHILD_KINDS) listed[kind] = children.filter((o) => o.kind === kind).length
   return {
@@ -121,17 +136,13 @@ export async function checkEndState(rest: Rest, budget: number, flagSecret: stri
     outcome: outcomeFindings(challenges, budget),
     orphans: orphanFindings(challenges, children),
     duplicatePods: duplicatePodFindings(challenges, pods),
-    // A run with warm pools has PerInstance flags (bench/rush/pools.ts), made from a Secret's uid: no flag to expect.
-    flags:
-      flagSecret === undefined
-        ? []
-        : flagFindings(
-            challenges,
-            children.filter((o) => o.kind === 'Secret'),
-            pods,
-            (challenge) => expectedFlag(flagSecret, challenge, FLAG),
-            FLAG.env,
-          ),
+    flags: flagFindings(
+      challenges,
+      [...children.filter((o) => o.kind === 'Secret'), ...pooledSecrets],
+      [...pods, ...pooledPods],
+      (challenge) => expectedFlag(flagSecret, challenge, flag),
+      flag.env,
+    ),
   }
 }
 

@@ -52,6 +52,7 @@ const INSTANCE = 'challenge-hooks.dev/instance'
 const UID = 'challenge-hooks.dev/uid'
 const RUN = 'challenge-hooks.dev/run'
 const OWNER = 'challenge-hooks.dev/owner'
+const CLAIMED_BY = 'challenge-hooks.dev/claimed-by'
 
 /**
  * `<p>` of docs/api.md ("Children") for the names the bench gives (`chal-03-u-player-0001`): the Challenge's name,
@@ -182,17 +183,26 @@ export interface FlagSpec {
   suffix?: string
 }
 
+/** The pooled pod serving a Challenge and the uid its flag is made from, when its status records a claim. */
+function claimOf(challenge: KubeObject): { pod: string; flagUid: string } | undefined {
+  const pool = record(record(challenge.status).pool)
+  const pod = text(pool.pod)
+  const flagUid = text(pool.flagUid)
+  return pool.state === 'Claimed' && pod !== undefined && flagUid !== undefined ? { pod, flagUid } : undefined
+}
+
 /**
  * The flag docs/api.md ("Flags") says an instance holds: prefix + hex(HMAC-SHA256(FLAG_SECRET, message))[0:32] +
- * suffix, the message `<namespace>/<definition>/<owner.kind>/<owner.id>` (PerOwner) or the Challenge's uid
- * (PerInstance); prefix and suffix default to `flag{` and `}`.
+ * suffix, the message `<namespace>/<definition>/<owner.kind>/<owner.id>` (PerOwner) or, PerInstance, the
+ * Challenge's uid, or for one served by a warm pool the uid of the pooled pod's flag Secret (`status.pool.flagUid`,
+ * docs/api.md "Warm pools"); prefix and suffix default to `flag{` and `}`.
  */
 export function expectedFlag(flagSecret: string, challenge: KubeObject, flag: FlagSpec): string {
   const spec = record(challenge.spec)
   const owner = record(spec.owner)
   const message =
     flag.mode === 'PerInstance'
-      ? String(challenge.metadata.uid)
+      ? (claimOf(challenge)?.flagUid ?? String(challenge.metadata.uid))
       : `${challenge.metadata.namespace}/${String(record(spec.definitionRef).name)}/${String(owner.kind)}/${String(owner.id)}`
   const part = createHmac('sha256', flagSecret).update(message).digest('hex').slice(0, 32)
   return `${flag.prefix ?? 'flag{'}${part}${flag.suffix ?? '}'}`
@@ -201,7 +211,9 @@ export function expectedFlag(flagSecret: string, challenge: KubeObject, flag: Fl
 /**
  * No flag served to the wrong instance: every Challenge holding children has its flag Secret `<p>-flag` (key
  * `flag`) holding exactly its expected flag (a flag that is another Challenge's is named as such), and its pod
- * mounts that Secret at /flag in every container and exposes it as the definition's variable (`flag.env`).
+ * mounts that Secret at /flag in every container and exposes it as the definition's variable (`flag.env`). One
+ * served by a warm pool (`status.pool.state: Claimed`) has instead the pooled pod's Secret `<pod>-flag`, whose uid
+ * is its `flagUid` and which is labelled `claimed-by` it, as the pod is.
  */
 export function flagFindings(
   challenges: KubeObject[],
@@ -218,12 +230,17 @@ export function flagFindings(
   }
   const secretsByName = new Map(secrets.map((s) => [s.metadata.name, s]))
   for (const challenge of challenges.filter(admittedPhase)) {
-    const name = `${childPrefix(challenge.metadata.name)}-flag`
+    const claim = claimOf(challenge)
+    const name = `${claim === undefined ? childPrefix(challenge.metadata.name) : claim.pod}-flag`
     const object = `Challenge ${challenge.metadata.name}`
     const secret = secretsByName.get(name)
     const encoded = text(record(secret?.data).flag)
     if (encoded === undefined) {
       findings.push({ object, problem: `no flag Secret ${name} with a key flag` })
+    } else if (claim !== undefined && secret?.metadata.uid !== claim.flagUid) {
+      findings.push({ object, problem: `${name} is not the Secret of its flagUid ${claim.flagUid}` })
+    } else if (claim !== undefined && secret?.metadata.labels?.[CLAIMED_BY] !== challenge.metadata.uid) {
+      findings.push({ object, problem: `${name} is not labelled ${CLAIMED_BY} with its uid` })
     } else {
       const held = Buffer.from(encoded, 'base64').toString('utf8')
       if (held !== expected(challenge)) {
@@ -234,10 +251,13 @@ export function flagFindings(
         })
       }
     }
-    const own = pods.filter(
-      (pod) =>
-        list(pod.metadata.ownerReferences).find((ref) => ref.controller === true)?.uid === challenge.metadata.uid,
+    const own = pods.filter((pod) =>
+      claim === undefined
+        ? list(pod.metadata.ownerReferences).find((ref) => ref.controller === true)?.uid === challenge.metadata.uid
+        : pod.metadata.name === claim.pod,
     )
+    if (claim !== undefined && own.every((pod) => pod.metadata.labels?.[CLAIMED_BY] !== challenge.metadata.uid))
+      findings.push({ object, problem: `no pod ${claim.pod} labelled ${CLAIMED_BY} with its uid` })
     for (const pod of own) {
       const spec = record(pod.spec)
       const volume = list(spec.volumes).find((v) => record(v.secret).secretName === name)

@@ -45,7 +45,7 @@ import {
   type RunContext,
 } from './processes.js'
 import { HookPool } from './front.js'
-import { checkEndState, injectFaults, logErrors, type FaultRecord } from './fault-run.js'
+import { checkEndState, injectFaults, logErrors, rushFlag, type FaultRecord } from './fault-run.js'
 import { writeFaultsReport } from './faults-report.js'
 import { faultSchedule } from './faults.js'
 import { Steps } from './phases.js'
@@ -400,7 +400,7 @@ async function main(s: RushSettings): Promise<void> {
   await faultsDone
   const settled = await snapshot('settled')
   clearInterval(refill)
-  const checks = await checkEndState(env.rest, s.budget, sizing === undefined ? flagSecret : undefined)
+  const checks = await checkEndState(env.rest, s.budget, flagSecret, rushFlag(sizing !== undefined))
   log(
     `end state: ${Object.entries(checks.phases)
       .map(([k, v]) => `${k} ${v}`)

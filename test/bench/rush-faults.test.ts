@@ -276,6 +276,99 @@ t.test('no flag served to the wrong instance', async (t) => {
   ])
 })
 
+t.test(
+  'a Challenge served by a warm pool: the pooled Secret of its flagUid, the pooled pod claimed by it',
+  async (t) => {
+    const claimed = (owner: string, uid: string, pod: string, flagUid: string) =>
+      challenge(owner, 'chal-03', uid, {
+        phase: 'Running',
+        reason: 'Ready',
+        pool: { state: 'Claimed', run: 0, pod, flagUid },
+      })
+    const one = claimed('player-0001', 'uid-1', 'chal-03.pool-4', 'secret-uid-7')
+    const two = claimed('player-0002', 'uid-2', 'chal-03.pool-5', 'secret-uid-8')
+    // The definition's children: no instance label, controlled by the definition, labelled claimed-by once claimed.
+    const pooled = (kind: string, name: string, claimedBy: string, uid?: string) =>
+      ({
+        apiVersion: 'v1',
+        kind,
+        metadata: {
+          name,
+          namespace: 'ctf-rush',
+          ...(uid === undefined ? {} : { uid }),
+          labels: { 'challenge-hooks.dev/definition': 'chal-03', 'challenge-hooks.dev/claimed-by': claimedBy },
+        },
+      }) as KubeObject
+    const secret = (name: string, claimedBy: string, uid: string, flag: string) => ({
+      ...pooled('Secret', name, claimedBy, uid),
+      data: { flag: Buffer.from(flag).toString('base64') },
+    })
+    const poolPod = (name: string, claimedBy: string) => ({
+      ...pooled('Pod', name, claimedBy),
+      spec: pod(one, name, '0', `${name}-flag`).spec,
+    })
+    /** hex(HMAC-SHA256("bench-secret", "secret-uid-7"))[0:32] and the same for secret-uid-8, by openssl */
+    const [FLAG_7, FLAG_8] = ['flag{0093240a3d4743c8d065087050624722}', 'flag{fbd86457b3e28563ec626cb4f01dce44}']
+    const expected = (c: KubeObject) => expectedFlag(SECRET, c, { mode: 'PerInstance' })
+    t.equal(expected(one), FLAG_7, 'PerInstance over the flagUid, not the Challenge uid')
+    t.strictSame(
+      flagFindings(
+        [one, two],
+        [
+          secret('chal-03.pool-4-flag', 'uid-1', 'secret-uid-7', FLAG_7),
+          secret('chal-03.pool-5-flag', 'uid-2', 'secret-uid-8', FLAG_8),
+        ],
+        [poolPod('chal-03.pool-4', 'uid-1'), poolPod('chal-03.pool-5', 'uid-2')],
+        expected,
+        'FLAG',
+      ),
+      [],
+      'each its pooled pod and Secret',
+    )
+    t.strictSame(
+      flagFindings(
+        [one, two],
+        [
+          secret('chal-03.pool-4-flag', 'uid-1', 'secret-uid-9', FLAG_7),
+          secret('chal-03.pool-5-flag', 'uid-1', 'secret-uid-8', FLAG_8),
+        ],
+        [poolPod('chal-03.pool-4', 'uid-1'), poolPod('chal-03.pool-5', 'uid-1')],
+        expected,
+        'FLAG',
+      ),
+      [
+        {
+          object: 'Challenge chal-03-u-player-0001',
+          problem: 'chal-03.pool-4-flag is not the Secret of its flagUid secret-uid-7',
+        },
+        {
+          object: 'Challenge chal-03-u-player-0002',
+          problem: 'chal-03.pool-5-flag is not labelled challenge-hooks.dev/claimed-by with its uid',
+        },
+        {
+          object: 'Challenge chal-03-u-player-0002',
+          problem: 'no pod chal-03.pool-5 labelled challenge-hooks.dev/claimed-by with its uid',
+        },
+      ],
+      'a Secret of another uid; a Secret and a pod claimed by another Challenge',
+    )
+    t.strictSame(
+      flagFindings([one], [secret('chal-03.pool-4-flag', 'uid-1', 'secret-uid-7', FLAG_8)], [], expected, 'FLAG'),
+      [
+        {
+          object: 'Challenge chal-03-u-player-0001',
+          problem: 'chal-03.pool-4-flag holds a flag no Challenge should have',
+        },
+        {
+          object: 'Challenge chal-03-u-player-0001',
+          problem: 'no pod chal-03.pool-4 labelled challenge-hooks.dev/claimed-by with its uid',
+        },
+      ],
+      'the flag of no claim, and no pod at all',
+    )
+  },
+)
+
 t.test("child names: the Challenge's own name, or refused", async (t) => {
   t.equal(childPrefix('chal-03-u-player-0001'), 'chal-03-u-player-0001')
   for (const name of ['web-login.u.alice', 'x'.repeat(55), 'a--0123456789ab', '9lives'])
