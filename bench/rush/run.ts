@@ -97,11 +97,13 @@ async function main(s: RushSettings): Promise<void> {
   // The commit the run's code was loaded from (one committed while it runs is not what it measured).
   const commit = gitCommit()
   log(
-    `${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget}; Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`,
+    `${s.challenges} Challenges over ${s.owners} owners and ${s.definitions} definitions in ${s.windowSeconds} s, budget ${s.budget} (${s.budgetScope}); Metacontroller ${s.metacontrollerArgs.join(' ') || '(defaults)'}`,
   )
   // The plan is the seed's: the Challenges each definition will admit size its pool (bench/rush/pools.ts).
   const plan = planRush(s)
-  const admittedPerDefinition = admittedByDefinition(plan, s.budget, s.definitions)
+  // OWNER_BUDGET_SCOPE None: no budget, every Challenge is admitted.
+  const budget = s.budgetScope === 'None' ? Infinity : s.budget
+  const admittedPerDefinition = admittedByDefinition(plan, budget, s.definitions)
   const sizing: PoolSizing | undefined = s.pool > 0 ? poolSizing(s.pool, admittedPerDefinition) : undefined
   if (sizing !== undefined)
     log(
@@ -272,7 +274,7 @@ async function main(s: RushSettings): Promise<void> {
   // The rush: every owner x definition pair planned, in a seeded random order, created evenly over the window.
   log(`creating ${plan.length} Challenges`)
   const t0 = Date.now()
-  const admitted = expectedAdmitted(plan, s.budget)
+  const admitted = expectedAdmitted(plan, budget)
   const faults: FaultRecord[] = []
   let stopFaults = false
   const faultsDone = s.faults
@@ -400,7 +402,7 @@ async function main(s: RushSettings): Promise<void> {
   await faultsDone
   const settled = await snapshot('settled')
   clearInterval(refill)
-  const checks = await checkEndState(env.rest, s.budget, flagSecret, rushFlag(sizing !== undefined))
+  const checks = await checkEndState(env.rest, budget, flagSecret, rushFlag(sizing !== undefined))
   log(
     `end state: ${Object.entries(checks.phases)
       .map(([k, v]) => `${k} ${v}`)

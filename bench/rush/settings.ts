@@ -37,8 +37,11 @@ export interface RushSettings {
   windowSeconds: number
   /** OWNER_BUDGET of the hook server (the 3: each owner's fourth Challenge queues) */
   budget: number
-  /** OWNER_BUDGET_SCOPE: Cluster also moves the CompositeController's hooks to version v2 (budget-across-namespaces) */
-  budgetScope: 'Namespace' | 'Cluster'
+  /**
+   * OWNER_BUDGET_SCOPE: Cluster also moves the CompositeController's hooks to version v2 (budget-across-namespaces);
+   * None admits every Challenge
+   */
+  budgetScope: 'Namespace' | 'Cluster' | 'None'
   /** the kubelet stand-in: a pod's container runs after runningMs, then is Ready after readyMs (ranges, ms) */
   runningMs: [number, number]
   readyMs: [number, number]
@@ -137,7 +140,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     definitions: number('definitions', 20),
     windowSeconds: number('window_seconds', 60),
     budget: number('budget', 3),
-    budgetScope: oneOf(given.budget_scope, ['Namespace', 'Cluster'] as const, 'budget_scope'),
+    budgetScope: oneOf(given.budget_scope, ['Namespace', 'Cluster', 'None'] as const, 'budget_scope'),
     // An image already on the node: the container starts in 1-3 s; the readiness probe (periodSeconds 5) passes
     // at its first or second period.
     runningMs: range('running_ms', [1000, 3000]),

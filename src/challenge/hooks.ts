@@ -114,7 +114,8 @@ export function finalize(request: SyncRequest, config: Config, now: Date): SyncR
  * What the sync needs besides its children, fetched by Metacontroller:
  * - the instance's own ChallengeDefinition, by name;
  * - the owner's Challenges, by the owner label (the budget queue; each carries its cost in status.cost), in the
- *   instance's namespace, or in every namespace when OWNER_BUDGET_SCOPE is Cluster (hook version v2);
+ *   instance's namespace, or in every namespace when OWNER_BUDGET_SCOPE is Cluster (hook version v2); none when it
+ *   is None: each of their writes would sync every sibling, the largest cost of an opening for Metacontroller;
  * - static flag Secrets labelled with the definition's name (never our own flag Secrets);
  * - the Namespace and its LimitRanges (what it would refuse a pod for);
  * - the flag Secrets of the warm-pool pods claimed for it (docs/api.md#warm-pools).
@@ -127,6 +128,11 @@ export function customize(request: CustomizeRequest, config: Config): CustomizeR
   // With hook version v2, a rule without a namespace selects in every namespace: only the owner's Challenges may, and
   // only when the budget is counted across namespaces. The namespace is allowed under v1 too (it is the parent's).
   const owners = { matchLabels: { [Label.owner]: challenge.spec.owner.id } }
+  const siblings = {
+    Namespace: [{ apiVersion: API_VERSION, resource: 'challenges', namespace, labelSelector: owners }],
+    Cluster: [{ apiVersion: API_VERSION, resource: 'challenges', labelSelector: owners }],
+    None: [],
+  }[config.ownerBudgetScope]
   return {
     relatedResources: [
       // Its own definition only: the sync request must not grow with the catalogue, and an edit of one
@@ -137,9 +143,7 @@ export function customize(request: CustomizeRequest, config: Config): CustomizeR
         namespace,
         names: [challenge.spec.definitionRef.name],
       },
-      config.ownerBudgetScope === 'Cluster'
-        ? { apiVersion: API_VERSION, resource: 'challenges', labelSelector: owners }
-        : { apiVersion: API_VERSION, resource: 'challenges', namespace, labelSelector: owners },
+      ...siblings,
       staticFlagSecrets(namespace, challenge.spec.definitionRef.name),
       // What the namespace would refuse a pod for (namespace-policy.ts): objects that rarely change, so their events
       // cost Metacontroller's scan of every parent rarely.

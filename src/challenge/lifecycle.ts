@@ -322,7 +322,9 @@ const admission: Step<FlaggedContext, AdmittedContext> = (context) => {
   const { state, definition, config, world } = context
   if (state.admittedAt !== undefined && state.startedAt !== undefined)
     return { ...context, admittedAt: state.admittedAt }
-  if (definition.cost > config.ownerBudget) {
+  // OWNER_BUDGET_SCOPE None: no budget to hold or exceed, the namespace's quota is the ceiling.
+  const counted = config.ownerBudgetScope !== 'None'
+  if (counted && definition.cost > config.ownerBudget) {
     return hold(context, {
       phase: Phase.Error,
       reason: Reason.OwnerBudgetExceeded,
@@ -330,7 +332,9 @@ const admission: Step<FlaggedContext, AdmittedContext> = (context) => {
     })
   }
   const owner = { challenge: world.challenge, ownerKey: world.ownerKey, siblings: world.siblings }
-  const budget = budgetCheck(owner, definition.cost, config.ownerBudget, state.admittedAt)
+  const budget = counted
+    ? budgetCheck(owner, definition.cost, config.ownerBudget, state.admittedAt)
+    : ({ admitted: true } as const)
   if (budget.admitted) {
     state.admittedAt ??= context.now
     return { ...context, admittedAt: state.admittedAt }

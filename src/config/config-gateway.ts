@@ -64,7 +64,8 @@ export const GATEWAY_VARIABLES = {
   },
   OWNER_BUDGET: {
     parser: orElse(integer(0, 1000), 3),
-    meaning: "the hook server's `OWNER_BUDGET`, shown to players as the total of their budget",
+    meaning:
+      "the hook server's `OWNER_BUDGET`, shown to players as the total of their budget (with the hook server's `OWNER_BUDGET_SCOPE=None` no budget is enforced: set the most instances the platform lets a player hold)",
   },
   FLAG_VERIFY_URL: {
     parser: anyText('a URL, such as `http://challenge-hooks.challenge-hooks.svc:8080/flags/verify`'),

@@ -44,7 +44,7 @@ export interface Config {
   ownerBudget: number
   /** What one unit of a definition's cost may hold: the limits of all its containers together, per resource. */
   costUnit: CostUnit
-  /** Where an owner's budget is counted: each namespace apart, or the whole cluster (hooks v2). */
+  /** Where an owner's budget is counted: each namespace apart, the whole cluster (hooks v2), or nowhere. */
   ownerBudgetScope: OwnerBudgetScope
   bodyLimit: number
   /** Extra CIDRs the `-internet` policy excludes (the cluster's pod and service ranges when they are public). */
@@ -105,7 +105,7 @@ export interface InstancePods {
   runtimeClassName: string | undefined
 }
 
-export const OWNER_BUDGET_SCOPES = ['Namespace', 'Cluster'] as const
+export const OWNER_BUDGET_SCOPES = ['Namespace', 'Cluster', 'None'] as const
 export type OwnerBudgetScope = (typeof OWNER_BUDGET_SCOPES)[number]
 
 /** The values of PREPULL_DEFAULT: a definition's `prepull` modes. */

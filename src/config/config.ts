@@ -337,7 +337,7 @@ export const VARIABLES = {
     group: 'lifecycle',
     parser: orElse(oneOf(OWNER_BUDGET_SCOPES), 'Namespace'),
     meaning:
-      "where an owner's budget is counted: in each namespace apart (`Namespace`), or across every namespace of the cluster (`Cluster`, which needs the CompositeController's hooks at `version: v2`, the `budget-across-namespaces` component; otherwise the instances are Error / `ConfigError`)",
+      "where an owner's budget is counted: in each namespace apart (`Namespace`), across every namespace of the cluster (`Cluster`, which needs the CompositeController's hooks at `version: v2`, the `budget-across-namespaces` component; otherwise the instances are Error / `ConfigError`), or nowhere (`None`: every instance admitted at once, the namespace's ResourceQuota the only ceiling, and no Challenge relates its owner's Challenges)",
   },
   MAX_RESYNC_SECONDS: {
     group: 'lifecycle',

@@ -72,7 +72,7 @@ t.test('usage errors', async (t) => {
     message: 'bench:rush: ready_ms must be a range like 1000-3000, got 3-1',
   })
   t.throws(() => readSettings(env, ['--budget-scope=World']), {
-    message: 'bench:rush: budget_scope must be one of Namespace, Cluster, got World',
+    message: 'bench:rush: budget_scope must be one of Namespace, Cluster, None, got World',
   })
   t.throws(() => readSettings({}, []), { message: /set METACONTROLLER_BIN/ })
   for (const args of [['--nope=1'], ['--challenges=x'], ['--budget-scope=World']]) {

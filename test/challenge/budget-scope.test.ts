@@ -63,3 +63,38 @@ t.test('hookVersion reads the CompositeController the request carries; v1 when u
   t.equal(hookVersion(undefined, 'customize'), 'v1')
   t.equal(hookVersion({ spec: { hooks: { customize: { version: 7 } } } }, 'customize'), 'v1')
 })
+
+t.test('None: no budget, so a sibling holding every unit and a cost above the budget keep nothing back', async (t) => {
+  const runningHere = challenge({
+    name: 'pwn-echo-u-alice',
+    uid: '0e0e0e0e-0000-4000-8000-000000000009',
+    definition: 'pwn-echo',
+    createdAt: '2026-11-22T10:00:00Z',
+    status: runningElsewhere.status as Record<string, unknown>,
+  })
+  for (const ownerBudget of [1, 0]) {
+    const base = syncRequest(challenge(), { related: [webDefinition(), runningHere] })
+    const answer = sync(base, testConfig({ ownerBudget, ownerBudgetScope: 'None' }), at(0))
+    t.strictSame([answer.status.phase, answer.status.reason], ['Pending', 'Starting'], `budget ${ownerBudget}`)
+    t.strictSame(
+      answer.children.map((child) => `${child.kind} ${child.metadata.name}`),
+      // docs/api.md "Children": an admitted instance's first answer; its pod follows once its flag Secret is observed.
+      [
+        'Secret web-login-u-alice-flag',
+        'NetworkPolicy web-login-u-alice-isolate',
+        'NetworkPolicy web-login-u-alice-expose',
+        'Service web-login-u-alice',
+        'Ingress web-login-u-alice',
+      ],
+      'its children are made at once',
+    )
+    t.strictSame(answer.status.admittedAt, '2026-11-22T12:00:00Z')
+  }
+  // The same sibling with a budget in the namespace: queued, as the scope Namespace says.
+  const counted = sync(
+    syncRequest(challenge(), { related: [webDefinition(), runningHere] }),
+    testConfig({ ownerBudget: 1 }),
+    at(0),
+  )
+  t.strictSame([counted.status.phase, counted.status.reason], ['Pending', 'Queued'])
+})

@@ -247,7 +247,7 @@ t.test(
   "customize asks for its own definition (never the catalogue), the owner's Challenges, labelled static flag Secrets, its Namespace and LimitRanges, the flag Secrets of pool pods claimed for it, each in its namespace; never pods",
   async (t) => {
     const request = { controller: {}, parent: challenge() } as unknown as SyncRequest
-    const rules = (scope: 'Namespace' | 'Cluster') =>
+    const rules = (scope: 'Namespace' | 'Cluster' | 'None') =>
       customize(request, testConfig({ ownerBudgetScope: scope })).relatedResources
     const owner = { matchLabels: { 'challenge-hooks.dev/owner': 'alice' } }
     t.strictSame(rules('Namespace'), [
@@ -293,5 +293,7 @@ t.test(
       [rules('Namespace')[0], ...rules('Namespace').slice(2)],
       'the other rules are the same',
     )
+    // No budget: no owner's Challenge is related at all, the other rules the same.
+    t.strictSame(rules('None'), [rules('Namespace')[0], ...rules('Namespace').slice(2)])
   },
 )

@@ -52,8 +52,9 @@ const sibling = fc.record({
 })
 
 const owners = fc.record({
-  // OWNER_BUDGET_SCOPE, and the hooks' version (Cluster needs v2: with v1 the instance is a ConfigError).
-  scope: fc.constantFrom<BudgetScope>('Namespace', 'Namespace', 'Cluster'),
+  // OWNER_BUDGET_SCOPE, and the hooks' version (Cluster needs v2: with v1 the instance is a ConfigError; None counts
+  // nothing).
+  scope: fc.constantFrom<BudgetScope>('Namespace', 'Namespace', 'Cluster', 'None'),
   version: fc.constantFrom<'v1' | 'v2'>('v1', 'v2', 'v2'),
   budget: fc.integer({ min: 1, max: 4 }),
   cost: fc.oneof(
@@ -130,6 +131,7 @@ t.test("budget: each instance is admitted, queued or refused as the contract's r
     relaunched: 0,
     startedAhead: 0,
     firstFitPastABigOne: 0,
+    noBudgetWhereOneWouldQueueOrRefuse: 0,
   }
   fc.assert(
     fc.property(owners, (world) => {
@@ -196,6 +198,9 @@ t.test("budget: each instance is admitted, queued or refused as the contract's r
         (each) => each.namespace !== 'challenges' && each.ownerKind === 'User' && each.ownerId === 'alice',
       )
       if (elsewhere) seen[world.scope === 'Cluster' ? 'clusterWithOtherNamespace' : 'namespaceWithOtherNamespace'] += 1
+      // OWNER_BUDGET_SCOPE None admits where a budget in the namespace would have queued or refused.
+      const counted = budgetVerdict(selfFacts(world), world.siblings, world.budget, 'Namespace')
+      if (world.scope === 'None' && counted.reason !== 'Starting') seen.noBudgetWhereOneWouldQueueOrRefuse += 1
       if (expired) seen.expired += 1
       else if (verdict.reason === 'Starting') seen[world.cost === 0 ? 'free' : 'admitted'] += 1
       else if (verdict.reason === 'OwnerBudgetExceeded') seen.exceeded += 1

@@ -5,7 +5,8 @@
  * slots and the others fill what is left first fit; a sibling's cost is its status.cost, and an unknown one that
  * counts before this instance makes it wait; a free instance always fits; Error, Deleted, Stopped, terminating and
  * not-yet-available instances hold nothing; a relaunched one competes as a newcomer. The owner's instances are those
- * of the Challenge's namespace (OWNER_BUDGET_SCOPE=Namespace) or of every namespace (Cluster, with hook version v2).
+ * of the Challenge's namespace (OWNER_BUDGET_SCOPE=Namespace) or of every namespace (Cluster, with hook version v2);
+ * with None there is no budget: every instance is admitted, whatever its cost and its siblings.
  */
 
 /** A sibling Challenge as the customize hook relates it, in the terms the contract uses. */
@@ -83,7 +84,7 @@ function entryOf(sibling: SiblingFacts, self: SelfFacts, scope: BudgetScope): En
 }
 
 /** OWNER_BUDGET_SCOPE */
-export type BudgetScope = 'Namespace' | 'Cluster'
+export type BudgetScope = 'Namespace' | 'Cluster' | 'None'
 
 export function budgetVerdict(
   self: SelfFacts,
@@ -91,6 +92,7 @@ export function budgetVerdict(
   budget: number,
   scope: BudgetScope = 'Namespace',
 ): BudgetVerdict {
+  if (scope === 'None') return { phase: 'Pending', reason: 'Starting' }
   if (self.cost > budget) return { phase: 'Error', reason: 'OwnerBudgetExceeded' }
   if (self.cost === 0) return { phase: 'Pending', reason: 'Starting' }
   const me: Entry = {

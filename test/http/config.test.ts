@@ -284,7 +284,7 @@ t.test('a bad value throws a ConfigError naming the variable', async (t) => {
     ['POOL_MAX_PODS', '1001', /must be between 1 and 1000/],
     ['POOL_CLAIM_TIMEOUT_SECONDS', '0', /must be between 1 and 300/],
     ['ENDPOINT_SETTLE_MS', '60001', /must be between 0 and 60000/],
-    ['OWNER_BUDGET_SCOPE', 'cluster', /must be one of Namespace, Cluster, got "cluster"/],
+    ['OWNER_BUDGET_SCOPE', 'cluster', /must be one of Namespace, Cluster, None, got "cluster"/],
     ['ENDPOINT_SETTLE_MS', '2.5s', /must be a whole number/],
     ['MAX_IN_FLIGHT', '0', /must be between 1 and 100000/],
     ['SHUTDOWN_DRAIN_MS', 'soon', /must be a whole number/],
