@@ -274,7 +274,7 @@ async function main(s: RushSettings): Promise<void> {
   // The rush: every owner x definition pair planned, in a seeded random order, created evenly over the window.
   log(`creating ${plan.length} Challenges`)
   const t0 = Date.now()
-  const admitted = expectedAdmitted(plan, budget)
+  const admitted = admittedPerDefinition.reduce((sum, count) => sum + count, 0)
   const faults: FaultRecord[] = []
   let stopFaults = false
   const faultsDone = s.faults
@@ -509,13 +509,6 @@ function planRush(s: RushSettings): Planned[] {
     ;[plan[i], plan[j]] = [plan[j] as Planned, plan[i] as Planned]
   }
   return plan
-}
-
-/** Every definition costs 1: each owner holds at most `budget` admitted instances, the rest queue. */
-function expectedAdmitted(plan: Planned[], budget: number): number {
-  const perOwner = new Map<number, number>()
-  for (const { owner } of plan) perOwner.set(owner, (perOwner.get(owner) ?? 0) + 1)
-  return [...perOwner.values()].reduce((sum, count) => sum + Math.min(count, budget), 0)
 }
 
 function definitionName(d: number): string {

@@ -23,6 +23,9 @@ const FLAGS = [
 /** Flags without a value (RUSH_<NAME>=1 or true in the environment). */
 const SWITCHES = ['faults'] as const
 
+/** OWNER_BUDGET of the rush when none is given: each owner's fourth Challenge queues. */
+export const DEFAULT_BUDGET = 3
+
 /** Settings the run cannot start with: a flag it does not know, a value out of range. bench:rush exits 2. */
 export class UsageError extends Error {}
 
@@ -139,7 +142,7 @@ export function readSettings(env: NodeJS.ProcessEnv, argv: string[]): RushSettin
     owners: number('owners', Math.max(1, Math.round(challenges / 4))),
     definitions: number('definitions', 20),
     windowSeconds: number('window_seconds', 60),
-    budget: number('budget', 3),
+    budget: number('budget', DEFAULT_BUDGET),
     budgetScope: oneOf(given.budget_scope, ['Namespace', 'Cluster', 'None'] as const, 'budget_scope'),
     // An image already on the node: the container starts in 1-3 s; the readiness probe (periodSeconds 5) passes
     // at its first or second period.

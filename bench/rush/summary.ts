@@ -3,7 +3,7 @@
 // the size of every hook call, and Metacontroller's CPU profile.
 import type { ProfileSummary } from './processes.js'
 import { delta, percentile, sumBy, type Sample } from './measure.js'
-import type { RushSettings } from './settings.js'
+import { DEFAULT_BUDGET, type RushSettings } from './settings.js'
 import { poolFigures, type PoolRun } from './pools.js'
 
 export interface Snapshot {
@@ -264,6 +264,13 @@ function commandLine(s: RushSettings): string {
   const env = [`METACONTROLLER_BIN=${s.metacontroller.replace(/^.*\//, '…/')}`]
   if (s.metacontrollerArgs.length > 0) env.push(`METACONTROLLER_ARGS='${s.metacontrollerArgs.join(' ')}'`)
   if (s.apiserverArgs.length > 0) env.push(`RUSH_APISERVER_ARGS='${s.apiserverArgs.join(' ')}'`)
-  const replicas = `${s.hookReplicas > 1 ? ` --hook-replicas=${s.hookReplicas}` : ''}${s.pool > 0 ? ` --pool=${s.pool}` : ''}`
-  return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds} --settle-max-seconds=${s.settleMaxSeconds} --label=${s.label}${replicas}${s.faults ? ' --faults' : ''}`
+  // Every setting that changes what the run does, so that the line recorded runs it again.
+  const optional = [
+    s.budget !== DEFAULT_BUDGET ? ` --budget=${s.budget}` : '',
+    s.budgetScope !== 'Namespace' ? ` --budget-scope=${s.budgetScope}` : '',
+    s.hookReplicas > 1 ? ` --hook-replicas=${s.hookReplicas}` : '',
+    s.pool > 0 ? ` --pool=${s.pool}` : '',
+    s.faults ? ' --faults' : '',
+  ].join('')
+  return `${env.join(' ')} npm run bench:rush -- --challenges=${s.challenges} --owners=${s.owners} --definitions=${s.definitions} --window-seconds=${s.windowSeconds} --rest-seconds=${s.restSeconds} --settle-max-seconds=${s.settleMaxSeconds} --label=${s.label}${optional}`
 }

@@ -311,31 +311,25 @@ t.test(
     const [FLAG_7, FLAG_8] = ['flag{0093240a3d4743c8d065087050624722}', 'flag{fbd86457b3e28563ec626cb4f01dce44}']
     const expected = (c: KubeObject) => expectedFlag(SECRET, c, { mode: 'PerInstance' })
     t.equal(expected(one), FLAG_7, 'PerInstance over the flagUid, not the Challenge uid')
-    t.strictSame(
+    // Both Challenges' pooled Secrets (uids, and who each claimed-by names) and pods (who each claimed-by names).
+    const findings = (secretUids: [string, string], secretsFor: [string, string], podsFor: [string, string]) =>
       flagFindings(
         [one, two],
         [
-          secret('chal-03.pool-4-flag', 'uid-1', 'secret-uid-7', FLAG_7),
-          secret('chal-03.pool-5-flag', 'uid-2', 'secret-uid-8', FLAG_8),
+          secret('chal-03.pool-4-flag', secretsFor[0], secretUids[0], FLAG_7),
+          secret('chal-03.pool-5-flag', secretsFor[1], secretUids[1], FLAG_8),
         ],
-        [poolPod('chal-03.pool-4', 'uid-1'), poolPod('chal-03.pool-5', 'uid-2')],
+        [poolPod('chal-03.pool-4', podsFor[0]), poolPod('chal-03.pool-5', podsFor[1])],
         expected,
         'FLAG',
-      ),
+      )
+    t.strictSame(
+      findings(['secret-uid-7', 'secret-uid-8'], ['uid-1', 'uid-2'], ['uid-1', 'uid-2']),
       [],
       'each its pooled pod and Secret',
     )
     t.strictSame(
-      flagFindings(
-        [one, two],
-        [
-          secret('chal-03.pool-4-flag', 'uid-1', 'secret-uid-9', FLAG_7),
-          secret('chal-03.pool-5-flag', 'uid-1', 'secret-uid-8', FLAG_8),
-        ],
-        [poolPod('chal-03.pool-4', 'uid-1'), poolPod('chal-03.pool-5', 'uid-1')],
-        expected,
-        'FLAG',
-      ),
+      findings(['secret-uid-9', 'secret-uid-8'], ['uid-1', 'uid-1'], ['uid-1', 'uid-1']),
       [
         {
           object: 'Challenge chal-03-u-player-0001',
