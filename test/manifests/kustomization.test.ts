@@ -10,6 +10,7 @@ import { dirname, join, relative } from 'node:path'
 import t from 'tap'
 import { loadConfig } from '../../src/config/config.js'
 import { controlPlaneBinaries } from '../support/kube/controlplane.js'
+import { shippedMetacontrollerArgs } from '../support/kube/controllers.js'
 import { toolMissing } from '../support/tools.js'
 import {
   componentsDir,
@@ -691,6 +692,11 @@ t.test(
       '--client-go-qps=300',
       '--client-go-burst=600',
     ])
+    t.strictSame(
+      shippedMetacontrollerArgs(),
+      ['--workers=30', '--client-go-qps=300', '--client-go-burst=600'],
+      'the suites run METACONTROLLER_BIN with the flags this overlay adds',
+    )
     t.strictSame(pod.containers[0].resources, { requests: { cpu: '1', memory: '512Mi' }, limits: { memory: '1Gi' } })
     t.strictSame(
       pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms,

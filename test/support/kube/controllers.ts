@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
+import { parse } from 'yaml'
+import { repoRoot } from './controlplane.js'
 import { kubectlOk } from './kubectl.js'
 import { LiveCluster, type OffsetClock } from './live-cluster.js'
 import { Rest } from './rest.js'
@@ -148,6 +150,24 @@ export function writeMetacontrollerKubeconfig(env: ClusterEnv, token: string, di
   return kubeconfig
 }
 
+/**
+ * The flags manifests/metacontroller/ adds to Metacontroller's container (its workers and its client's rate): the
+ * binary runs as an operator installs it, not with client-go's 5 requests a second, which made a pool's claims
+ * time out on the real node.
+ */
+export function shippedMetacontrollerArgs(): string[] {
+  const kustomization = parse(readFileSync(join(repoRoot, 'manifests/metacontroller/kustomization.yaml'), 'utf8')) as {
+    patches: { target?: { kind?: string }; patch: string }[]
+  }
+  const args: string[] = []
+  for (const entry of kustomization.patches) {
+    if (entry.target?.kind !== 'StatefulSet') continue
+    for (const op of parse(entry.patch) as { op: string; path: string; value: unknown }[])
+      if (op.op === 'add' && op.path === '/spec/template/spec/containers/0/args/-') args.push(String(op.value))
+  }
+  return args
+}
+
 /** The Metacontroller binary, out of cluster, as Metacontroller's service account; its log in `logFile` when given. */
 export async function startMetacontroller(
   env: ClusterEnv,
@@ -159,12 +179,13 @@ export async function startMetacontroller(
   const logPath = logFile ?? join(dir, 'metacontroller.log')
   const child = spawnLogged(
     process.env.METACONTROLLER_BIN as string,
-    // METACONTROLLER_ARGS adds flags (e.g. --zap-log-level=debug).
+    // METACONTROLLER_ARGS adds flags (e.g. --zap-log-level=debug), and its last word wins over the shipped ones.
     [
       `--kubeconfig=${kubeconfig}`,
       '--discovery-interval=1s',
       '--metrics-address=0',
       '--health-probe-bind-address=0',
+      ...shippedMetacontrollerArgs(),
       ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean),
     ],
     { logFile: logPath },
