@@ -32,6 +32,9 @@ interface Run {
   pollMs: number
   probeMs: number
   endpointSettleMs: number
+  /** Absent in the runs before these were recorded: the stand-in, no pool. */
+  pool?: number
+  controller?: string
   steps: Step[]
 }
 
@@ -50,8 +53,10 @@ function render(runs: Run[]): string {
   md.push(
     'Written by `npm run bench:node-start` (bench/node-start/run.ts) from every run in `bench/out/node-start/`. Each run: the',
     "real node of `npm run test:node` (containerd + runc, CNI bridge, kube-proxy in iptables mode, kube-router's policies,",
-    "CoreDNS; docs/real-node.md), the hook server and the Metacontroller stand-in in the benchmark's own process (the",
-    'stand-in syncs one Challenge at a time, where Metacontroller runs `--workers` syncs at once: a burst queues in it), one',
+    "CoreDNS; docs/real-node.md), the hook server in the benchmark's own process and the controller each run names: the",
+    'Metacontroller stand-in, in that process too (it syncs one Challenge at a time, where Metacontroller runs `--workers`',
+    'syncs at once: a burst queues in it), or Metacontroller itself (`METACONTROLLER_BIN`, with the flags of',
+    '`manifests/metacontroller/`); with a pool, its pods are warm and ready before the first create. One',
     'namespace made like `manifests/challenges-namespace.yaml`, one definition of an app that listens at once (`tcp-echo`,',
     "egress `None`, exposed as a NodePort; the hook's default readiness probe: TCP, every second), one Challenge per owner.",
     'Each step is seen by the benchmark: the pods and Challenges listed every 100 ms (their own timestamps have one-second',
@@ -70,7 +75,7 @@ function render(runs: Run[]): string {
       '',
     )
     md.push(
-      `${run.cpus}; load average ${run.loadBefore.toFixed(1)} → ${run.loadAfter.toFixed(1)}; \`ENDPOINT_SETTLE_MS\` ${run.endpointSettleMs}.`,
+      `${run.cpus}; load average ${run.loadBefore.toFixed(1)} → ${run.loadAfter.toFixed(1)}; \`ENDPOINT_SETTLE_MS\` ${run.endpointSettleMs}; ${run.controller ?? 'the Metacontroller stand-in'}; ${(run.pool ?? 0) > 0 ? `a warm pool of ${run.pool}` : 'no pool'}.`,
       '',
     )
     md.push('| step | p50 | p90 | p99 | max |', '|---|---|---|---|---|')

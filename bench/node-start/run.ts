@@ -1,6 +1,7 @@
 /**
  * Start latency with real pods: on the real node of `npm run test:node` (containerd, runc, CNI,
- * kube-proxy, kube-router, CoreDNS; the hook server and the Metacontroller stand-in as in the node suite), creates
+ * kube-proxy, kube-router, CoreDNS; the hook server and the Metacontroller stand-in, or Metacontroller itself with
+ * METACONTROLLER_BIN and the flags the manifests give it, as in the node suite), creates
  * N Challenges of an app that listens at once (tcp-echo, NodePort) and measures, per instance, create → Running
  * and create → the first connection through the node port that got the app's banner, with the steps between
  * them: the pod created (the hook admitted it), scheduled, its container running, Ready, Running.
@@ -25,6 +26,7 @@ import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { loadConfig } from '../../src/config/config.js'
 import { repoRoot } from '../../test/support/kube/controlplane.js'
+import { shippedMetacontrollerArgs } from '../../test/support/kube/controllers.js'
 import { app, definition, NODE_IP, startNodeSuite, warmPool, type Json } from '../../test/support/node/harness.js'
 import { banner } from '../../test/support/node/timing.js'
 import { writeReport } from './report.js'
@@ -213,6 +215,11 @@ void t.test(
       probeMs: PROBE_MS,
       // The suite's hook server runs with the default (startNodeSuite sets no ENDPOINT_SETTLE_MS).
       endpointSettleMs: loadConfig({}).endpointSettleMs,
+      pool: POOL,
+      controller:
+        process.env.METACONTROLLER_BIN === undefined
+          ? 'the Metacontroller stand-in'
+          : `Metacontroller (${[...shippedMetacontrollerArgs(), ...(process.env.METACONTROLLER_ARGS ?? '').split(' ')].filter(Boolean).join(' ')})`,
       steps: steps.map(([name, values]) => ({ name, ...percentiles(values) })),
       instances: all,
     }
