@@ -27,6 +27,7 @@ const DOMAIN_PROPERTIES = [
   'test/fuzz/timers.test.ts',
   'test/fuzz/budget.test.ts',
   'test/fuzz/selectors.test.ts',
+  'test/fuzz/pool-claims.test.ts',
 ]
 
 /**
