@@ -108,13 +108,18 @@ function render(runs: Run[]): string {
     })
   }
   // Runs without a drain series settled by the first rule (no hook call for 15 s, or 180 s after Running); runs
-  // without a recorded rule, by 1.5x over 120 s.
+  // without a recorded rule, by 1.5x over 120 s; runs whose rule says no `from`, at the end of its window.
   row(
     "settled: hook calls over a window down to a multiple of the instances' own resyncs (from the first create), s",
     (r) => {
       if (r.drain === undefined) return `${num(r.secondsUntilSettled)} (quiet rule)`
-      const rule = (r.settleRule ?? { rate: 1.5, windowSeconds: 120 }) as { rate: number; windowSeconds: number }
-      return `${num(r.secondsUntilSettled)} (${rule.rate}× over ${rule.windowSeconds} s)`
+      const rule = (r.settleRule ?? { rate: 1.5, windowSeconds: 120 }) as {
+        rate: number
+        windowSeconds: number
+        from?: 'start'
+      }
+      const at = rule.from === 'start' ? "from the window's start" : 'at its end'
+      return `${num(r.secondsUntilSettled)} (${rule.rate}× over ${rule.windowSeconds} s, ${at})`
     },
   )
   row('… hook calls per minute from every admitted instance Running until settled (one figure a minute)', (r) => {

@@ -39,8 +39,13 @@ export interface RushInput {
   profile: ProfileSummary | undefined
   /** hook calls per minute, sampled each minute from every admitted instance Running until settled */
   drain: Array<{ seconds: number; callsPerMinute: number }>
-  /** settled once the hook calls over `windowSeconds` were at most `rate` x what the instances' resyncs ask for */
-  settleRule: { rate: number; windowSeconds: number }
+  /**
+   * settled once the hook calls over `windowSeconds` were at most `rate` x what the instances' resyncs ask for; from
+   * the window's start (`from: 'start'`), or at its end in the runs before that
+   */
+  settleRule: { rate: number; windowSeconds: number; from?: 'start' }
+  /** the start of the first window the rule accepted (ms); undefined when none did within --settle-max-seconds */
+  settledFrom: number | undefined
   kubeletErrors: number
   /** per phase of an instance's start, seconds at p50 / p95 / p99 (bench/rush/phases.ts) */
   breakdown: Record<string, unknown>
@@ -172,7 +177,8 @@ export function summarise(input: RushInput): Record<string, unknown> {
       p99: round(percentile(latencies, 99), 1),
       max: round(Math.max(...latencies), 1),
     },
-    secondsUntilSettled: round((settled.time - input.t0) / 1000, 1),
+    // The metrics of "settled" are scraped at the end of the accepted window (a resync period of rest included).
+    secondsUntilSettled: round(((input.settledFrom ?? settled.time) - input.t0) / 1000, 1),
     /** from every admitted instance Running until settled: hook calls per minute, each minute */
     drain: input.drain,
     settleRule: input.settleRule,
