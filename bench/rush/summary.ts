@@ -45,7 +45,7 @@ export interface RushInput {
    */
   settleRule: { rate: number; windowSeconds: number; from?: 'start' }
   /** the start of the first window the rule accepted (ms); undefined when none did within --settle-max-seconds */
-  settledFrom: number | undefined
+  settledFrom?: number
   kubeletErrors: number
   /** per phase of an instance's start, seconds at p50 / p95 / p99 (bench/rush/phases.ts) */
   breakdown: Record<string, unknown>
