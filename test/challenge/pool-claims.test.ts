@@ -35,6 +35,19 @@ t.test('an empty pool is filled to its size with the smallest free names', async
   })
 })
 
+t.test('the free ready pod with the lowest name is claimed, whatever order the pods are observed in', async (t) => {
+  const pods = [pod('web-pool-r1-3'), pod('web-pool-r1-1'), pod('web-pool-r1-2')]
+  t.strictSame(planPool(spec, pods, [waiter('a')]), {
+    pods: [
+      { name: 'web-pool-r1-1', rendering: 'r1', claimedBy: 'a' },
+      { name: 'web-pool-r1-2', rendering: 'r1', claimedBy: undefined },
+      { name: 'web-pool-r1-3', rendering: 'r1', claimedBy: undefined },
+    ],
+    claims: [['web-pool-r1-1', 'a']],
+    counts: { free: 2, claimed: 1, starting: 0 },
+  })
+})
+
 t.test('a ready free pod is claimed for the Challenge that waited first, and the pool refills', async (t) => {
   const pods = [pod('web-pool-r1-0'), pod('web-pool-r1-1', { ready: false })]
   const challenges = [

@@ -88,6 +88,21 @@ t.test('the claim is read from the claimed pod’s flag Secret, the lowest slot 
   })
 })
 
+t.test('the lowest slot by number, whatever order the Secrets come in', async (t) => {
+  // Two claims from a lagging view: every sync must pick the same pod, slot 10 before 12 (as numbers).
+  const secrets = [flagSecret('12'), flagSecret('10'), flagSecret('x1'), flagSecret('9', { claimedBy: 'someone-else' })]
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000) }, secrets)), {
+    ...claimed('10', NOW),
+    slot: '10',
+    waitUntil: undefined,
+  })
+  t.strictSame(
+    servedBy(input({ previous: waiting(NOW - 1000) }, [flagSecret('x1')])),
+    { ...waiting(NOW - 1000), slot: undefined, waitUntil: NOW + 4000 },
+    'a slot that is not a number serves nothing',
+  )
+})
+
 t.test('a Secret that is not the definition’s own, on its way out, or without a slot serves nothing', async (t) => {
   const noSlot = flagSecret('1')
   delete (noSlot.metadata.labels as Record<string, string>)['challenge-hooks.dev/pool-slot']
