@@ -26,7 +26,7 @@ import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { loadConfig } from '../../src/config/config.js'
 import { repoRoot } from '../../test/support/kube/controlplane.js'
-import { shippedMetacontrollerArgs } from '../../test/support/kube/controllers.js'
+import { metacontrollerArgs } from '../../test/support/kube/controllers.js'
 import { app, definition, NODE_IP, startNodeSuite, warmPool, type Json } from '../../test/support/node/harness.js'
 import { banner } from '../../test/support/node/timing.js'
 import { writeReport } from './report.js'
@@ -219,7 +219,7 @@ void t.test(
       controller:
         process.env.METACONTROLLER_BIN === undefined
           ? 'the Metacontroller stand-in'
-          : `Metacontroller (${[...shippedMetacontrollerArgs(), ...(process.env.METACONTROLLER_ARGS ?? '').split(' ')].filter(Boolean).join(' ')})`,
+          : `Metacontroller (${metacontrollerArgs().join(' ')})`,
       steps: steps.map(([name, values]) => ({ name, ...percentiles(values) })),
       instances: all,
     }

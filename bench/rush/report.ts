@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import type { SettleRule } from './settle.js'
 
 const BEGIN = '<!-- rush: begin (written by npm run bench:rush; the text between these markers is replaced) -->'
 const END = '<!-- rush: end -->'
@@ -113,11 +114,7 @@ function render(runs: Run[]): string {
     "settled: hook calls over a window down to a multiple of the instances' own resyncs (from the first create), s",
     (r) => {
       if (r.drain === undefined) return `${num(r.secondsUntilSettled)} (quiet rule)`
-      const rule = (r.settleRule ?? { rate: 1.5, windowSeconds: 120 }) as {
-        rate: number
-        windowSeconds: number
-        from?: 'start'
-      }
+      const rule = (r.settleRule ?? { rate: 1.5, windowSeconds: 120 }) as SettleRule
       const at = rule.from === 'start' ? "from the window's start" : 'at its end'
       return `${num(r.secondsUntilSettled)} (${rule.rate}× over ${rule.windowSeconds} s, ${at})`
     },

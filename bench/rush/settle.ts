@@ -15,6 +15,8 @@ export interface SettleRule {
   /** at most `rate` x the instances' resyncs over the window */
   rate: number
   windowSeconds: number
+  /** settled from the window's start; runs recorded before this field, at its end */
+  from?: 'start'
 }
 
 /** The most calls a settled window holds: `rate` x one resync per instance per `resyncSeconds`. */

@@ -5,6 +5,7 @@ import type { ProfileSummary } from './processes.js'
 import { delta, percentile, sumBy, type Sample } from './measure.js'
 import { DEFAULT_BUDGET, type RushSettings } from './settings.js'
 import { poolFigures, type PoolRun } from './pools.js'
+import type { SettleRule } from './settle.js'
 
 export interface Snapshot {
   at: string
@@ -39,11 +40,8 @@ export interface RushInput {
   profile: ProfileSummary | undefined
   /** hook calls per minute, sampled each minute from every admitted instance Running until settled */
   drain: Array<{ seconds: number; callsPerMinute: number }>
-  /**
-   * settled once the hook calls over `windowSeconds` were at most `rate` x what the instances' resyncs ask for; from
-   * the window's start (`from: 'start'`), or at its end in the runs before that
-   */
-  settleRule: { rate: number; windowSeconds: number; from?: 'start' }
+  /** settled once the hook calls over a window were at most `rate` x what the instances' resyncs ask for */
+  settleRule: SettleRule
   /** the start of the first window the rule accepted (ms); undefined when none did within --settle-max-seconds */
   settledFrom?: number
   kubeletErrors: number

@@ -168,6 +168,11 @@ export function shippedMetacontrollerArgs(): string[] {
   return args
 }
 
+/** The flags a suite's Metacontroller runs with beyond its connection's: the shipped ones, then METACONTROLLER_ARGS. */
+export function metacontrollerArgs(): string[] {
+  return [...shippedMetacontrollerArgs(), ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean)]
+}
+
 /** The Metacontroller binary, out of cluster, as Metacontroller's service account; its log in `logFile` when given. */
 export async function startMetacontroller(
   env: ClusterEnv,
@@ -185,8 +190,7 @@ export async function startMetacontroller(
       '--discovery-interval=1s',
       '--metrics-address=0',
       '--health-probe-bind-address=0',
-      ...shippedMetacontrollerArgs(),
-      ...(process.env.METACONTROLLER_ARGS ?? '').split(' ').filter(Boolean),
+      ...metacontrollerArgs(),
     ],
     { logFile: logPath },
   )
