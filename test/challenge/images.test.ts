@@ -425,3 +425,176 @@ t.test('a state that goes on keeps its since while its counts change', async (t)
     images: [image(GATE, { desired: 2, ready: 1 }), image(WEB, { desired: 2, ready: 1 })],
   })
 })
+
+t.test('a container waiting while its pod initializes is on its way, not failing', async (t) => {
+  const initializing = pod('node-a', ['running', { reason: 'PodInitializing' } as never])
+  t.strictSame(sync([daemonSet(1)], [initializing]).status?.images, {
+    state: 'Pulling',
+    since: TEST_INSTANT,
+    nodes: 1,
+    images: [image(GATE, { desired: 1, ready: 1 }), image(WEB, { desired: 1, ready: 0 })],
+  })
+})
+
+t.test('no DaemonSet observed: no pod counted, not even one whose owner reference has no uid', async (t) => {
+  const unnamed = pod('node-a', ['running', 'running'], {
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'web.images', controller: true }],
+  })
+  t.strictSame(sync([], [unnamed]).status?.images, {
+    state: 'Pulling',
+    since: TEST_INSTANT,
+    nodes: 0,
+    images: [image(GATE, { desired: 0, ready: 0 }), image(WEB, { desired: 0, ready: 0 })],
+  })
+})
+
+t.test('a pod that does not pull an image is not counted for it, whatever a nameless container says', async (t) => {
+  const old = pod('node-a', ['running', 'running'])
+  const spec = old.spec as Json
+  const other = {
+    ...old,
+    spec: { ...spec, volumes: [spec.volumes[0]] },
+    status: {
+      containerStatuses: [
+        { name: 'image-0', state: { running: { startedAt: TEST_INSTANT } } },
+        { state: { running: { startedAt: TEST_INSTANT } } },
+      ],
+    },
+  }
+  t.strictSame(sync([daemonSet(1)], [other as unknown as KubeObject]).status?.images, {
+    state: 'Pulling',
+    since: TEST_INSTANT,
+    nodes: 1,
+    images: [image(GATE, { desired: 1, ready: 1 }), image(WEB, { desired: 1, ready: 0 })],
+  })
+})
+
+t.test('two failures on one node are listed in the order of their pods', async (t) => {
+  const first = pod('node-a', ['running', { reason: 'ErrImageNeverPull', message: 'never' }], {
+    name: 'web.images-1',
+  })
+  const second = pod('node-a', ['running', BACK_OFF], { name: 'web.images-2' })
+  t.strictSame(sync([daemonSet(1)], [first, second]).status?.images, {
+    state: 'Failed',
+    since: TEST_INSTANT,
+    nodes: 1,
+    images: [
+      image(GATE, { desired: 1, ready: 2 }),
+      image(WEB, {
+        desired: 1,
+        ready: 0,
+        failures: [
+          { node: 'node-a', reason: 'ErrImageNeverPull', message: 'never' },
+          { node: 'node-a', reason: 'ImagePullBackOff', message: BACK_OFF.message },
+        ],
+      }),
+    ],
+  })
+})
+
+t.test('a failure’s message of exactly the CRD’s bound is written whole', async (t) => {
+  const message = 'y'.repeat(1024)
+  const answer = sync([daemonSet(1)], [pod('node-a', ['running', { reason: 'ImagePullBackOff', message }])])
+  t.strictSame((answer.status?.images as Json).images[1].failures, [
+    { node: 'node-a', reason: 'ImagePullBackOff', message },
+  ])
+})
+
+t.test('a changed image with the same counts is written anew, its state’s since kept', async (t) => {
+  const previous = sync([]).status
+  const spec = { ...SPEC, pod: { containers: [{ name: 'app', image: 'registry.example.org/web:2' }] } }
+  t.strictSame(sync([], [], spec, previous).status?.images, {
+    state: 'Pulling',
+    since: TEST_INSTANT,
+    nodes: 0,
+    images: [image(GATE, { desired: 0, ready: 0 }), image('registry.example.org/web:2', { desired: 0, ready: 0 })],
+  })
+})
+
+t.test('one more failed node past the ten listed is written anew', async (t) => {
+  const names = Array.from({ length: 13 }, (_, index) => `node-${String(index).padStart(2, '0')}`)
+  const failing = (node: string) => pod(node, ['running', BACK_OFF])
+  const first = sync([daemonSet(13)], [...names.slice(0, 12).map(failing), pod('node-12', ['running', 'creating'])])
+  const later = poolSync(
+    request(definition(SPEC, {}, first.status), [daemonSet(13)], names.map(failing)),
+    config,
+    new Date(NOW.getTime() + 60_000),
+  )
+  t.strictSame(later.status?.images, {
+    state: 'Failed',
+    since: TEST_INSTANT,
+    nodes: 13,
+    images: [
+      image(GATE, { desired: 13, ready: 13 }),
+      {
+        image: WEB,
+        desired: 13,
+        ready: 0,
+        failed: 13,
+        failures: names.slice(0, 10).map((node) => ({ node, reason: 'ImagePullBackOff', message: BACK_OFF.message })),
+      },
+    ],
+  })
+})
+
+t.test('a failure on another node, or for another reason, is written anew', async (t) => {
+  const previous = sync([daemonSet(2)], [pod('node-a', ['running', 'running']), pod('node-b', ['running', BACK_OFF])])
+  const moved = sync(
+    [daemonSet(2)],
+    [pod('node-a', ['running', BACK_OFF]), pod('node-b', ['running', 'running'])],
+    SPEC,
+    previous.status,
+  )
+  t.strictSame(moved.status?.images, {
+    state: 'Failed',
+    since: TEST_INSTANT,
+    nodes: 2,
+    images: [
+      image(GATE, { desired: 2, ready: 2 }),
+      image(WEB, { desired: 2, ready: 1, failures: [{ node: 'node-a', ...BACK_OFF }] }),
+    ],
+  })
+  const never = { reason: 'ErrImageNeverPull', message: 'Container image is not present with pull policy of Never' }
+  const other = sync(
+    [daemonSet(2)],
+    [pod('node-a', ['running', 'running']), pod('node-b', ['running', never])],
+    SPEC,
+    previous.status,
+  )
+  t.strictSame(other.status?.images, {
+    state: 'Failed',
+    since: TEST_INSTANT,
+    nodes: 2,
+    images: [
+      image(GATE, { desired: 2, ready: 2 }),
+      image(WEB, { desired: 2, ready: 1, failures: [{ node: 'node-b', ...never }] }),
+    ],
+  })
+})
+
+t.test('the message goes when the DaemonSet’s count is no longer trusted, the counts the same', async (t) => {
+  const previous = sync([daemonSet(0)]).status
+  t.strictSame(sync([daemonSet(0, 0)], [], SPEC, previous).status?.images, {
+    state: 'Pulling',
+    since: TEST_INSTANT,
+    nodes: 0,
+    images: [image(GATE, { desired: 0, ready: 0 }), image(WEB, { desired: 0, ready: 0 })],
+  })
+})
+
+t.test('a status.images that says other than the report, however written, is written anew', async (t) => {
+  const pods = [pod('node-a', ['running', 'running']), pod('node-b', ['running', 'running'])]
+  const ready = (since: string) => ({
+    state: 'Ready',
+    since,
+    nodes: 2,
+    images: [image(GATE, { desired: 2, ready: 2 }), image(WEB, { desired: 2, ready: 2 })],
+  })
+  const EARLIER = '2026-11-22T11:00:00Z'
+  const edited = (images: Json) => sync([daemonSet(2)], pods, SPEC, { pool: OFF_POOL, images }).status?.images
+  t.strictSame(edited({ ...ready(EARLIER), state: 'Pulling' }), ready(TEST_INSTANT), 'another state')
+  t.strictSame(edited({ ...ready(EARLIER), nodes: 3 }), ready(EARLIER), 'another count of nodes')
+  const desired = ready(EARLIER)
+  desired.images[1] = image(WEB, { desired: 3, ready: 2 })
+  t.strictSame(edited(desired), ready(EARLIER), 'another count of desired nodes for an image')
+})
