@@ -198,6 +198,90 @@ t.test('egress Internet adds the internet policy, which the pods wait for; egres
   })
 })
 
+t.test('egress Internet: once both policies are observed as its own, the pool answers its pods', async (t) => {
+  const { last } = warmPool({ network: { egress: 'Internet' } })
+  t.strictSame(names(last), [
+    'NetworkPolicy web.pool-isolate',
+    'NetworkPolicy web.pool-internet',
+    'Secret web.pool-0-flag',
+    'Pod web.pool-0',
+    'Secret web.pool-1-flag',
+    'Pod web.pool-1',
+  ])
+})
+
+t.test('pods that lost their policy are neither answered nor claimed: new ones replace them', async (t) => {
+  const { world, parent } = warmPool()
+  const unguarded = world.filter((object) => object.metadata.name !== 'web.pool-isolate')
+  const answer = poolAnswer(request(parent, unguarded, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
+  t.strictSame(names(answer.response), [
+    'NetworkPolicy web.pool-isolate',
+    'Secret web.pool-2-flag',
+    'Secret web.pool-3-flag',
+    'Secret web.pool-0-flag',
+    'Secret web.pool-1-flag',
+  ])
+  t.strictSame([answer.claims, answer.counts], [0, { free: 0, claimed: 0, starting: 2 }])
+})
+
+t.test('a pod that lost both its Secret and its flag-uid annotation is replaced', async (t) => {
+  const { world, parent } = warmPool()
+  const bare = world
+    .filter((object) => object.metadata.name !== 'web.pool-1-flag')
+    .map((object) =>
+      object.metadata.name === 'web.pool-1' ? { ...object, metadata: { ...object.metadata, annotations: {} } } : object,
+    )
+  t.strictSame(names(poolSync(request(parent, bare), config, NOW)), [
+    'NetworkPolicy web.pool-isolate',
+    'Secret web.pool-0-flag',
+    'Pod web.pool-0',
+    'Secret web.pool-2-flag',
+  ])
+})
+
+t.test('a pod whose Secret no longer holds its flag is never claimed: the waiter gets the next pod', async (t) => {
+  const { world, parent } = warmPool()
+  const emptied = world.map((object) =>
+    object.kind === 'Secret' && object.metadata.name === 'web.pool-0-flag' ? { ...object, data: {} } : object,
+  )
+  const answer = poolAnswer(request(parent, emptied, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
+  t.strictSame(names(answer.response), [
+    'NetworkPolicy web.pool-isolate',
+    'Secret web.pool-1-flag',
+    'Pod web.pool-1',
+    'Secret web.pool-2-flag',
+    'Secret web.pool-3-flag',
+    'Secret web.pool-0-flag',
+  ])
+  t.equal(podOf(answer.response, 'web.pool-1').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-a')
+  t.strictSame(answer.counts, { free: 0, claimed: 1, starting: 2 })
+})
+
+t.test('Exhausted waits for the latest claim to reach its Secret, though an earlier claim already has', async (t) => {
+  const spec = { pool: { size: 2, maxPods: 2 } }
+  const previous = {
+    pool: { state: 'Ready', size: 2, free: 2, claimed: 0, starting: 0, since: '2026-11-22T11:00:00Z' },
+  }
+  const parent = definition(spec, {}, previous)
+  const { world } = warmPool(spec)
+  const first = [challenge('a', 'uid-a', { state: 'Waiting' })]
+  const claimingA = poolSync(request(parent, world, first), config, NOW)
+  const secretA = poolSync(request(parent, apply(claimingA, readyPods), first), config, NOW)
+  const aHolds = apply(secretA, readyPods)
+  const both = [
+    challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' }),
+    challenge('b', 'uid-b', { state: 'Waiting' }),
+  ]
+  const claimingB = poolSync(request(parent, aHolds, both), config, NOW)
+  t.equal(podOf(claimingB, 'web.pool-1').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-b')
+  t.strictSame(claimingB.status, previous, "b's claim answered, a's on its Secret: still Ready")
+  const podB = poolSync(request(parent, apply(claimingB, readyPods), both), config, NOW)
+  t.strictSame(podB.status, previous, "b's claim observed on its pod, not yet on its Secret: still Ready")
+  t.strictSame(poolSync(request(parent, apply(podB, readyPods), both), config, NOW).status, {
+    pool: { state: 'Exhausted', size: 2, free: 0, claimed: 2, starting: 0, since: TEST_INSTANT },
+  })
+})
+
 t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool refills', async (t) => {
   const { world, parent } = warmPool()
   const waiters = [
@@ -425,6 +509,39 @@ t.test('a changed definition drains its free pods and makes new ones; a claimed 
   t.equal(fresh.spec.containers[0].image, 'registry.example.org/web:2')
 })
 
+t.test('a changed flag prefix keeps a claimed pod with the flag it started with', async (t) => {
+  const { world, parent } = warmPool()
+  const claimed = world.map((object) =>
+    object.metadata.name === 'web.pool-1'
+      ? {
+          ...object,
+          metadata: {
+            ...object.metadata,
+            labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
+          },
+        }
+      : object,
+  )
+  const answer = poolSync(
+    request(definition({ flag: { mode: 'PerInstance', prefix: 'ctf{' } }, {}, parent.status), claimed, [
+      challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
+    ]),
+    config,
+    NOW,
+  )
+  t.strictSame(names(answer), [
+    'NetworkPolicy web.pool-isolate',
+    'Secret web.pool-1-flag',
+    'Pod web.pool-1',
+    'Secret web.pool-2-flag',
+    'Secret web.pool-3-flag',
+    'Secret web.pool-0-flag',
+  ])
+  const kept = answer.children.find((child) => child.metadata.name === 'web.pool-1-flag') as KubeObject
+  t.strictSame(kept.data, { flag: flagOf('uid-web.pool-1-flag') }, 'its Secret holds the flag of the old prefix')
+  t.equal(podOf(answer, 'web.pool-1').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-a')
+})
+
 t.test('the flag is part of the rendering: a changed prefix drains the free pods', async (t) => {
   const { world, parent } = warmPool()
   const answer = poolSync(
@@ -554,6 +671,19 @@ t.test('Off: no pool, an invalid definition or a missing Static flag; pods drain
   )
 })
 
+t.test('Off: a pod that is not the definition’s own keeps none of its guards', async (t) => {
+  const { world, parent } = warmPool()
+  const foreignOnly = world
+    .filter((object) => object.kind !== 'Pod' || object.metadata.name === 'web.pool-0')
+    .map((object) =>
+      object.kind === 'Pod' ? { ...object, metadata: { ...object.metadata, ownerReferences: [] } } : object,
+    )
+  t.strictSame(
+    poolSync(request(definition({ pool: { size: 0 } }, {}, parent.status), foreignOnly), config, NOW).children,
+    [],
+  )
+})
+
 t.test('a message longer than the CRD holds is cut to its 1024 characters', async (t) => {
   const classes = Array.from({ length: 40 }, (_, index) => `sandbox-runtime-class-${index}`)
   const long = testConfig({ allowedRuntimeClasses: classes })
@@ -625,6 +755,7 @@ t.test('customize: nothing without a pool; the Challenges of the definition; a S
   const customize = (spec: Json) => poolCustomize({ parent: definition({ prepull: 'Off', ...spec }) })
   t.strictSame(customize({ pool: { size: 0 } }), { relatedResources: [] })
   t.strictSame(customize({ pool: undefined }), { relatedResources: [] })
+  t.strictSame(customize({ pool: { size: '2' } }), { relatedResources: [] }, 'a size that is not a number is no pool')
   const challenges = {
     apiVersion: 'challenge-hooks.dev/v1alpha1',
     resource: 'challenges',
