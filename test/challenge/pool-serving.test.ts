@@ -128,6 +128,16 @@ t.test('a Secret that is not the definition’s own, on its way out, or without 
   })
 })
 
+t.test('with its definition not observed, no Secret serves, not even one whose owner names no uid', async (t) => {
+  const ownerWithoutUid = flagSecret('1')
+  delete ((ownerWithoutUid.metadata as Record<string, unknown>).ownerReferences as Record<string, unknown>[])[0]?.uid
+  t.strictSame(servedBy(input({ definitionUid: undefined, previous: waiting(NOW - 1000) }, [ownerWithoutUid])), {
+    ...waiting(NOW - 1000),
+    slot: undefined,
+    waitUntil: NOW + 4000,
+  })
+})
+
 t.test('a wait ends cold at its timeout, never before', async (t) => {
   t.strictSame(servedBy(input({ previous: waiting(NOW - 4999) })), {
     ...waiting(NOW - 4999),
@@ -181,6 +191,39 @@ t.test('a claimed run keeps its pod while its Secret is there, and goes cold onc
   t.strictSame(servedBy(input({ previous }, [flagSecret('7', { uid: 'secret-uid-new' })]))?.state, 'Cold')
   // Even when the pool is gone meanwhile, the run keeps the pod it has.
   t.strictSame(servedBy(input({ previous, pooled: false }, [flagSecret('7')]))?.state, 'Claimed')
+})
+
+t.test(
+  'a claimed run keeps only the pod it recorded: its flag Secret relabelled to another slot serves nothing',
+  async (t) => {
+    const previous = claimed('7', NOW - 60_000)
+    const relabelled = flagSecret('7')
+    ;(relabelled.metadata.labels as Record<string, string>)['challenge-hooks.dev/pool-slot'] = '8'
+    t.strictSame(servedBy(input({ previous }, [relabelled])), {
+      state: 'Cold',
+      run: 0,
+      since: NOW,
+      pod: undefined,
+      flagUid: undefined,
+      slot: undefined,
+      waitUntil: undefined,
+    })
+  },
+)
+
+t.test('a released run stays released: it neither waits nor takes a pod again', async (t) => {
+  const released = { ...claimed('7', NOW - 60_000), state: 'Released' as const }
+  for (const secrets of [[], [flagSecret('7')], [flagSecret('2')]])
+    t.strictSame(
+      servedBy(input({ previous: released }, secrets)),
+      { ...released, slot: undefined, waitUntil: undefined },
+      secrets.map((secret) => secret.metadata.name).join(' '),
+    )
+  t.strictSame(servedBy(input({ previous: released, pooled: false })), {
+    ...released,
+    slot: undefined,
+    waitUntil: undefined,
+  })
 })
 
 t.test(
