@@ -160,3 +160,10 @@ t.test('the check request is refused when any part of it is out of the contract'
   ]
   for (const [what, input] of bad) t.strictSame(validate(input), false, what)
 })
+
+t.test('a check compares at most 10 000 candidates: one more and the request is refused', async (t) => {
+  const validate = compileSchema(FlagCheckRequestSchema)
+  const owners = (count: number) => Array.from({ length: count }, (_, i) => ({ kind: 'User' as const, id: `u${i}` }))
+  t.strictSame(validate(request('flag{x}', { candidates: owners(10_000) })), true, '10 000')
+  t.strictSame(validate(request('flag{x}', { candidates: owners(10_001) })), false, '10 001')
+})

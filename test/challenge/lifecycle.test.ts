@@ -2,7 +2,7 @@
 // each: the renewals a restart carries, what a run that timed out while ready reports, when an Error asks to be
 // woken, a missing route rule, which Error reasons end a run (and that only an Error does), where a queue's wait
 // starts, the words of each refused renewal, the operator's allowances reaching the definition, a started run whose
-// pod is gone, and a pod's Ready time on a clock more than 60 s ahead.
+// pod is gone, a pod's Ready time on a clock more than 60 s ahead, and the images gate's end and words.
 import t from 'tap'
 import { formatTime } from '../../src/challenge/time.js'
 import type { KubeObject } from '../../src/contract/protocol.js'
@@ -333,3 +333,24 @@ t.test(
     t.strictSame([allowed.status.phase, allowed.status.reason], ['Pending', 'Starting'], "within the operator's unit")
   },
 )
+
+t.test('prepull Hold: a first run waits for the images at most its lifetime from its creation', async (t) => {
+  const related = [{ ...webDefinition({ prepull: 'Hold' }), status: { images: { state: 'Pulling' } } }]
+  const made = challenge({ createdAt: T(-60), spec: { lifetimeSeconds: 600 } })
+  const before = step(made, { related, now: at(539.9) })
+  t.strictSame([before.status.phase, before.status.reason], ['Pending', 'ImagesPulling'])
+  const end = step(before.parent, { related, now: at(540) })
+  t.strictSame(
+    [end.status.phase, end.status.reason, end.status.message],
+    ['Deleted', 'Expired', "The instance waited for the challenge's images longer than its lifetime."],
+  )
+})
+
+t.test('prepull Hold: a report of the images without a node count reads as nothing pulled yet', async (t) => {
+  const images = { state: 'Pulling', images: [{ image: 'i0', desired: 3, ready: 2, failed: 0, failures: [] }] }
+  const related = [{ ...webDefinition({ prepull: 'Hold' }), status: { images } }]
+  t.strictSame(
+    step(challenge(), { related }).status.message,
+    "The challenge's images are being pulled onto the nodes; the instance starts once they are there.",
+  )
+})

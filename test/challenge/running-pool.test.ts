@@ -1,0 +1,159 @@
+// How a Challenge of a definition with a warm pool is served and reports its progress (docs/api.md#warm-pools):
+// from the pod claimed for it, or from a pod of its own when it goes cold.
+import t from 'tap'
+import { at, kinds, prepared, step } from '../helpers/drive.js'
+import { challenge, conditionOf, observedChildren, readyWorld, UID, webDefinition } from '../helpers/world.js'
+import type { KubeObject } from '../../src/contract/protocol.js'
+
+const NAME = 'web-login-u-alice'
+const DEFINITION_UID = 'definition-uid-1'
+const OWN_CHILDREN = [
+  `Secret/${NAME}-flag`,
+  `NetworkPolicy/${NAME}-isolate`,
+  `NetworkPolicy/${NAME}-expose`,
+  `Pod/${NAME}`,
+  `Service/${NAME}`,
+  `Ingress/${NAME}`,
+]
+
+function pooledDefinition(poolState = 'Ready', spec: Record<string, unknown> = {}): KubeObject {
+  const definition = webDefinition({ flag: { mode: 'PerInstance' }, pool: { size: 2 }, ...spec })
+  definition.metadata.uid = DEFINITION_UID
+  definition.status = { pool: { state: poolState } }
+  return definition
+}
+
+function claimedSecret(slot: string): KubeObject {
+  return <KubeObject>{
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: `web-login.pool-${slot}-flag`,
+      namespace: 'challenges',
+      uid: `pool-secret-uid-${slot}`,
+      labels: {
+        'app.kubernetes.io/managed-by': 'challenge-hooks',
+        'challenge-hooks.dev/definition': 'web-login',
+        'challenge-hooks.dev/pool-slot': slot,
+        'challenge-hooks.dev/claimed-by': UID,
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'challenge-hooks.dev/v1alpha1',
+          kind: 'ChallengeDefinition',
+          name: 'web-login',
+          uid: DEFINITION_UID,
+          controller: true,
+        },
+      ],
+    },
+    data: { flag: 'ZmxhZ3tzb21ldGhpbmd9' },
+  }
+}
+
+const progress = (status: Record<string, unknown>) =>
+  ['Scheduled', 'ContainersStarted', 'WorkloadReady'].map((type) => {
+    const condition = conditionOf(status, type) as Record<string, unknown>
+    return [type, condition.status, condition.reason, condition.lastTransitionTime]
+  })
+
+t.test('a claimed pod counts as scheduled, started and ready from the moment its claim was seen', async (t) => {
+  const waiting = step(challenge(), { related: [pooledDefinition()] })
+  const related = [pooledDefinition(), claimedSecret('4')]
+  const claimed = step(waiting.parent, { related, children: observedChildren(waiting.response.children), now: at(1) })
+  t.strictSame(progress(claimed.status), [
+    ['Scheduled', 'True', 'PodScheduled', '2026-11-22T12:00:01Z'],
+    ['ContainersStarted', 'True', 'ContainersStarted', '2026-11-22T12:00:01Z'],
+    ['WorkloadReady', 'True', 'PodReady', '2026-11-22T12:00:01Z'],
+  ])
+})
+
+t.test('a Challenge with parameters never waits for a pooled pod: it starts cold at once', async (t) => {
+  const first = step(challenge({ spec: { parameters: { LEVEL: 'hard' } } }), { related: [pooledDefinition()] })
+  t.strictSame(first.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:00Z' })
+  t.strictSame(kinds(first.response), [
+    `Secret/${NAME}-flag`,
+    `NetworkPolicy/${NAME}-isolate`,
+    `NetworkPolicy/${NAME}-expose`,
+    `Service/${NAME}`,
+    `Ingress/${NAME}`,
+  ])
+})
+
+t.test('a run that has a pod of its own when its definition gains a pool stays cold and keeps its pod', async (t) => {
+  const plain = webDefinition({ flag: { mode: 'PerInstance' } })
+  const own = prepared(challenge(), { related: [plain] })
+  t.strictSame(kinds(own.response), OWN_CHILDREN)
+  const later = step(own.parent, { related: [pooledDefinition()], children: readyWorld(own.response.children) })
+  t.strictSame(later.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:00Z' })
+  t.strictSame(kinds(later.response), OWN_CHILDREN)
+})
+
+t.test('a cold run of a pooled definition gets its own pod once its guards are its own', async (t) => {
+  const cold = prepared(challenge(), { related: [pooledDefinition('Exhausted')] })
+  t.strictSame(cold.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:00Z' })
+  t.strictSame(kinds(cold.response), OWN_CHILDREN)
+})
+
+t.test('still waiting for the pool at the startup timeout: an Error that says its pod was never created', async (t) => {
+  const config = { poolClaimTimeoutSeconds: 300 }
+  const definition = pooledDefinition('Ready', { startupTimeoutSeconds: 30 })
+  const waiting = step(challenge(), { related: [definition], config })
+  t.strictSame(waiting.status.pool, { state: 'Waiting', run: 0, since: '2026-11-22T12:00:00Z' })
+  const path = observedChildren(waiting.response.children)
+  const late = step(waiting.parent, { related: [definition], children: path, now: at(30), config })
+  t.strictSame(
+    [late.status.phase, late.status.reason, late.status.message],
+    [
+      'Error',
+      'StartupTimeout',
+      "The instance did not become ready within 30 seconds. Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced.",
+    ],
+  )
+})
+
+t.test('a claimed run held by a problem of the world keeps its claim: its record stays Claimed', async (t) => {
+  const waiting = step(challenge(), { related: [pooledDefinition()] })
+  const related = [pooledDefinition(), claimedSecret('4')]
+  const claimed = step(waiting.parent, { related, children: observedChildren(waiting.response.children), now: at(1) })
+  const record = {
+    state: 'Claimed',
+    run: 0,
+    since: '2026-11-22T12:00:01Z',
+    pod: 'web-login.pool-4',
+    flagUid: 'pool-secret-uid-4',
+  }
+  t.strictSame(claimed.status.pool, record)
+  const mislabelled = {
+    ...claimed.parent,
+    metadata: {
+      ...claimed.parent.metadata,
+      labels: { 'challenge-hooks.dev/owner': 'mallory', 'challenge-hooks.dev/definition': 'web-login' },
+    },
+  }
+  const held = step(mislabelled, { related, children: observedChildren(claimed.response.children), now: at(2) })
+  t.strictSame([held.status.phase, held.status.reason], ['Error', 'OwnerLabelMismatch'])
+  t.strictSame(held.status.pool, record)
+})
+
+t.test(
+  'a record of a released claim on a run not marked finished answers no Pod before its guards are its own',
+  async (t) => {
+    const released = {
+      state: 'Released',
+      run: 0,
+      since: '2026-11-22T11:59:30Z',
+      pod: 'web-login.pool-4',
+      flagUid: 'pool-secret-uid-4',
+    }
+    const edited = challenge({ status: { run: 0, admittedAt: '2026-11-22T11:59:00Z', pool: released } })
+    const answer = step(edited, { related: [pooledDefinition()] })
+    t.strictSame(kinds(answer.response), [
+      `Secret/${NAME}-flag`,
+      `NetworkPolicy/${NAME}-isolate`,
+      `NetworkPolicy/${NAME}-expose`,
+      `Service/${NAME}`,
+      `Ingress/${NAME}`,
+    ])
+  },
+)
