@@ -83,16 +83,21 @@ export const startupTimeout: Step<PodContext, ObservedContext> = (context) => {
   const next = { ...context, observed, startupDeadline }
   if (now < startupDeadline || reachableAt(next) <= now) return next
   const routeWait = routeWaitWords(next)
+  // A claimed pooled pod is the pool's, not among the instance's children: it was ready from its claim.
   const cause =
     context.problem !== undefined
       ? ` ${context.problem.message}`
       : context.missing.length > 0
         ? ` ${neverCreated(context.missing)}`
-        : context.pod === undefined
-          ? " Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced."
-          : readySince(context.pod) !== undefined && routeWait !== undefined
-            ? ` The instance was ready, but ${routeWait}.`
-            : ''
+        : context.served?.state === ServedBy.Waiting
+          ? ' The warm pool has not handed it a pod (a run waits up to POOL_CLAIM_TIMEOUT_SECONDS before it starts a pod of its own).'
+          : readyAt(next) !== undefined
+            ? routeWait === undefined
+              ? ''
+              : ` The instance was ready, but ${routeWait}.`
+            : context.pod === undefined
+              ? " Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced."
+              : ''
   return finish(context, {
     phase: Phase.Error,
     reason: Reason.StartupTimeout,

@@ -95,7 +95,7 @@ t.test('a cold run of a pooled definition gets its own pod once its guards are i
   t.strictSame(kinds(cold.response), OWN_CHILDREN)
 })
 
-t.test('still waiting for the pool at the startup timeout: an Error that says its pod was never created', async (t) => {
+t.test('still waiting for the pool at the startup timeout: an Error that says the pool handed it no pod', async (t) => {
   const config = { poolClaimTimeoutSeconds: 300 }
   const definition = pooledDefinition('Ready', { startupTimeoutSeconds: 30 })
   const waiting = step(challenge(), { related: [definition], config })
@@ -107,8 +107,22 @@ t.test('still waiting for the pool at the startup timeout: an Error that says it
     [
       'Error',
       'StartupTimeout',
-      "The instance did not become ready within 30 seconds. Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced.",
+      'The instance did not become ready within 30 seconds. The warm pool has not handed it a pod (a run waits up to POOL_CLAIM_TIMEOUT_SECONDS before it starts a pod of its own).',
     ],
+  )
+})
+
+t.test('a claimed run whose route never came: StartupTimeout does not say its pod was never created', async (t) => {
+  const definition = pooledDefinition('Ready', { startupTimeoutSeconds: 30 })
+  const waiting = step(challenge(), { related: [definition] })
+  const related = [definition, claimedSecret('4')]
+  const withoutRoute = observedChildren(waiting.response.children).filter((child) => child.kind !== 'Ingress')
+  const claimed = step(waiting.parent, { related, children: withoutRoute, now: at(1) })
+  t.strictSame([claimed.status.phase, claimed.status.reason], ['Pending', 'WaitingForEndpoint'])
+  const late = step(claimed.parent, { related, children: withoutRoute, now: at(30) })
+  t.strictSame(
+    [late.status.phase, late.status.reason, late.status.message],
+    ['Error', 'StartupTimeout', 'The instance did not become ready within 30 seconds.'],
   )
 })
 
