@@ -13,7 +13,7 @@ import { ImagesState, Label, MANAGED_BY } from '../contract/api.js'
 import type { ResolvedDefinition } from './definition.js'
 import { isBeingDeleted, isOwnedBy, objectsOfKind, ownChild, type ObservedIndex } from './observed.js'
 import { formatTime } from './time.js'
-import { count, field, list, record, text } from './untrusted.js'
+import { count, cut, field, list, record, text } from './untrusted.js'
 
 export function imagesDaemonSetName(definition: string): string {
   return `${definition}.images`
@@ -212,13 +212,9 @@ export function imagesStatus(previous: unknown, report: ImagesReport, at: number
     nodes: report.nodes,
     images: report.images.map((image) => ({
       ...image,
-      failures: image.failures.map((failure) => ({ ...failure, message: bounded(failure.message) })),
+      failures: image.failures.map((failure) => ({ ...failure, message: cut(failure.message, FAILURE_MESSAGE_LIMIT) })),
     })),
   }
-}
-
-function bounded(message: string): string {
-  return message.length <= FAILURE_MESSAGE_LIMIT ? message : `${message.slice(0, FAILURE_MESSAGE_LIMIT - 1)}…`
 }
 
 /** Whether the written status says what the report says, failures' messages aside. */

@@ -5,7 +5,7 @@
  */
 import { PoolState } from '../contract/api.js'
 import { formatTime } from './time.js'
-import { field, record } from './untrusted.js'
+import { cut, field, record } from './untrusted.js'
 
 export interface PoolCounts {
   /** Free and ready: claimable now. */
@@ -38,10 +38,7 @@ export const POOL_MESSAGE_LIMIT = 1024
  * Metacontroller writes nothing), else the new state with the counts and the time of now.
  */
 export function poolStatus(previous: unknown, report: PoolReport, at: number): Record<string, unknown> {
-  const message =
-    report.message === undefined || report.message.length <= POOL_MESSAGE_LIMIT
-      ? report.message
-      : `${report.message.slice(0, POOL_MESSAGE_LIMIT - 1)}…`
+  const message = report.message === undefined ? undefined : cut(report.message, POOL_MESSAGE_LIMIT)
   const current = record(field(previous, 'pool'))
   if (current !== undefined && current.state === report.state && current.message === message) {
     return { pool: current }

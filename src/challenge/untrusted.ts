@@ -50,8 +50,16 @@ export function quote(value: string, length = QUOTED_LENGTH): string {
 }
 
 const MARKUP = /[<>&]/g
-function cut(value: string, length: number): string {
-  return value.length > length ? `${value.slice(0, length - 1)}…` : value
+/**
+ * `value` in at most `length` UTF-16 units, the last of a longer one an ellipsis; never between the halves of a
+ * surrogate pair. A lone half is no character: the API server stores U+FFFD in its place, so a status holding one
+ * would never read back as the one answered, and would be written again at every sync.
+ */
+export function cut(value: string, length: number): string {
+  if (value.length <= length) return value
+  const last = value.charCodeAt(length - 2)
+  const end = last >= 0xd800 && last <= 0xdbff ? length - 2 : length - 1
+  return `${value.slice(0, end)}…`
 }
 
 function escape(character: string): string {

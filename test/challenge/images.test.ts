@@ -500,6 +500,14 @@ t.test('a failure’s message of exactly the CRD’s bound is written whole', as
   ])
 })
 
+t.test('a failure’s message cut where an emoji would be split loses the emoji whole', async (t) => {
+  const message = `${'y'.repeat(1022)}🐳 pull access denied`
+  const answer = sync([daemonSet(1)], [pod('node-a', ['running', { reason: 'ImagePullBackOff', message }])])
+  t.strictSame((answer.status?.images as Json).images[1].failures, [
+    { node: 'node-a', reason: 'ImagePullBackOff', message: `${'y'.repeat(1022)}…` },
+  ])
+})
+
 t.test('a changed image with the same counts is written anew, its state’s since kept', async (t) => {
   const previous = sync([]).status
   const spec = { ...SPEC, pod: { containers: [{ name: 'app', image: 'registry.example.org/web:2' }] } }

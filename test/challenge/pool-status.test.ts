@@ -25,3 +25,9 @@ t.test('a longer message is cut to 1023 characters and an ellipsis', async (t) =
     },
   })
 })
+
+t.test('a message cut where a flag emoji would be split loses the emoji whole, never half of it', async (t) => {
+  const message = `${'z'.repeat(1022)}🚩 and more`
+  const pool = poolStatus(undefined, { state: 'Off', message, size: 2, counts }, AT).pool as { message: string }
+  t.equal(pool.message, `${'z'.repeat(1022)}…`)
+})

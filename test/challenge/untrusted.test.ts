@@ -1,7 +1,7 @@
 // Reading JSON the hook did not write (src/challenge/untrusted.ts): each reader gives what its contract names, and reads
 // anything else as absent.
 import t from 'tap'
-import { list, quote, record } from '../../src/challenge/untrusted.js'
+import { cut, list, quote, record } from '../../src/challenge/untrusted.js'
 
 t.test('record: an object as it is; null, an array or a scalar reads as absent', async (t) => {
   const object = { type: 'Ready' }
@@ -26,3 +26,15 @@ t.test(
     t.equal(quote('abcd', 3), '"ab…"')
   },
 )
+
+t.test('cut: never between the two halves of a character outside the BMP (a surrogate pair)', async (t) => {
+  // '🚩' is two UTF-16 units, \ud83d\udea9.
+  t.equal(cut('ab🚩cd', 4), 'ab…', 'the pair would straddle the cut: it goes whole')
+  t.equal(cut('a🚩bcd', 4), 'a🚩…', 'the pair fits before the cut: it stays whole')
+  t.equal(cut('abc🚩d', 4), 'abc…')
+  t.equal(cut('ab🚩', 4), 'ab🚩', 'as long as the length: whole')
+  t.equal(quote('ab🚩cd', 4), '"ab…"')
+  // The first and the last high surrogates: U+10000 and U+10FFFF.
+  t.equal(cut('ab\u{10000}cd', 4), 'ab…')
+  t.equal(cut('ab\u{10FFFF}cd', 4), 'ab…')
+})
