@@ -52,8 +52,8 @@ export function quote(value: string, length = QUOTED_LENGTH): string {
 const MARKUP = /[<>&]/g
 /**
  * `value` in at most `length` UTF-16 units, the last of a longer one an ellipsis; never between the halves of a
- * surrogate pair. A lone half is no character: the API server stores U+FFFD in its place, so a status holding one
- * would never read back as the one answered, and would be written again at every sync.
+ * surrogate pair. A lone half is no character: Go's JSON decoder (Metacontroller's) puts U+FFFD in its place, so a
+ * status holding one would never read back as the one answered, and would be written again at every sync.
  */
 export function cut(value: string, length: number): string {
   if (value.length <= length) return value
