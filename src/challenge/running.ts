@@ -82,27 +82,28 @@ export const startupTimeout: Step<PodContext, ObservedContext> = (context) => {
   const startupDeadline = context.admittedAt + definition.startupTimeoutSeconds * 1000
   const next = { ...context, observed, startupDeadline }
   if (now < startupDeadline || reachableAt(next) <= now) return next
-  const routeWait = routeWaitWords(next)
-  // A claimed pooled pod is the pool's, not among the instance's children: it was ready from its claim.
-  const cause =
-    context.problem !== undefined
-      ? ` ${context.problem.message}`
-      : context.missing.length > 0
-        ? ` ${neverCreated(context.missing)}`
-        : context.served?.state === ServedBy.Waiting
-          ? ' The warm pool has not handed it a pod (a run waits up to POOL_CLAIM_TIMEOUT_SECONDS before it starts a pod of its own).'
-          : readyAt(next) !== undefined
-            ? routeWait === undefined
-              ? ''
-              : ` The instance was ready, but ${routeWait}.`
-            : context.pod === undefined
-              ? " Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced."
-              : ''
+  const cause = startupTimeoutCause(next)
   return finish(context, {
     phase: Phase.Error,
     reason: Reason.StartupTimeout,
     message: `The instance did not become ready within ${definition.startupTimeoutSeconds} seconds.${cause}`,
   })
+}
+
+/** What the StartupTimeout message adds: what was seen last of the run's pod, its guards or its path. */
+function startupTimeoutCause(context: ObservedContext): string {
+  if (context.problem !== undefined) return ` ${context.problem.message}`
+  if (context.missing.length > 0) return ` ${neverCreated(context.missing)}`
+  if (context.served?.state === ServedBy.Waiting)
+    return ' The warm pool has not handed it a pod (a run waits up to POOL_CLAIM_TIMEOUT_SECONDS before it starts a pod of its own).'
+  // A claimed pooled pod is the pool's, not among the instance's children: it was ready from its claim.
+  if (readyAt(context) !== undefined) {
+    const routeWait = routeWaitWords(context)
+    return routeWait === undefined ? '' : ` The instance was ready, but ${routeWait}.`
+  }
+  return context.pod === undefined
+    ? " Its pod was never created: the API server refused it (a quota, Pod Security, a LimitRange; the Challenge's events say which) or it is still being replaced."
+    : ''
 }
 
 /** The last rule, which always decides: Running once traffic can reach the instance, else Pending saying why. */

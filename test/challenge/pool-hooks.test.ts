@@ -73,6 +73,21 @@ const secret = (name: string, data?: string) => ({
   ...(data === undefined ? {} : { data: { flag: data } }),
 })
 
+/** The world with the object `name` claimed for the Challenge uid-a, as the claim label lands on it. */
+function claimedIn(objects: KubeObject[], name: string): KubeObject[] {
+  return objects.map((object) =>
+    object.metadata.name === name
+      ? {
+          ...object,
+          metadata: {
+            ...object.metadata,
+            labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
+          },
+        }
+      : object,
+  )
+}
+
 t.test('a new pool: the policy and empty Secrets, then their flags, then the pods', async (t) => {
   const first = poolSync(request(definition(), []), config, NOW)
   t.strictSame(first, {
@@ -353,20 +368,8 @@ t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool
 t.test('a pod that ended is replaced, claimed or not; a claimed one that keeps crashing is given up', async (t) => {
   const { world, parent } = warmPool()
   const ended = world.map((object) => (object.kind === 'Pod' ? { ...object, status: { phase: 'Failed' } } : object))
-  const claim = (objects: KubeObject[], pod: string) =>
-    objects.map((object) =>
-      object.metadata.name === pod
-        ? {
-            ...object,
-            metadata: {
-              ...object.metadata,
-              labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
-            },
-          }
-        : object,
-    )
   const holder = [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]
-  const answer = poolSync(request(parent, claim(ended, 'web.pool-1'), holder), config, NOW)
+  const answer = poolSync(request(parent, claimedIn(ended, 'web.pool-1'), holder), config, NOW)
   // No pod of the ended ones is answered; their Secrets stay while they are observed, the claimed one's with its
   // claim (its player's run goes on cold once it is gone), and two new pods' Secrets refill the pool.
   t.strictSame(names(answer), [
@@ -391,7 +394,7 @@ t.test('a pod that ended is replaced, claimed or not; a claimed one that keeps c
           }
         : object,
     )
-  const crashed = poolSync(request(parent, claim(crashing(world), 'web.pool-1'), holder), config, NOW)
+  const crashed = poolSync(request(parent, claimedIn(crashing(world), 'web.pool-1'), holder), config, NOW)
   t.strictSame(
     names(crashed).filter((name) => name.startsWith('Pod')),
     ['Pod web.pool-0'],
@@ -404,17 +407,7 @@ t.test(
   async (t) => {
     const { world, parent } = warmPool()
     const podGone = world.filter((object) => object.metadata.name !== 'web.pool-0')
-    const claimedSecret = podGone.map((object) =>
-      object.metadata.name === 'web.pool-0-flag'
-        ? {
-            ...object,
-            metadata: {
-              ...object.metadata,
-              labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
-            },
-          }
-        : object,
-    )
+    const claimedSecret = claimedIn(podGone, 'web.pool-0-flag')
     t.strictSame(names(poolSync(request(parent, claimedSecret), config, NOW)), [
       'NetworkPolicy web.pool-isolate',
       'Secret web.pool-1-flag',
@@ -437,17 +430,7 @@ t.test(
 
 t.test('a changed definition drains its free pods and makes new ones; a claimed pod stays as it was', async (t) => {
   const { world, parent } = warmPool()
-  const claimed = world.map((object) =>
-    object.metadata.name === 'web.pool-1'
-      ? {
-          ...object,
-          metadata: {
-            ...object.metadata,
-            labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
-          },
-        }
-      : object,
-  )
+  const claimed = claimedIn(world, 'web.pool-1')
   // Metacontroller's record of the claimed pod as last applied (without the claim, which it then wrote).
   const lastApplied = { ...podOf(poolSync(request(parent, world), config, NOW), 'web.pool-1') }
   const observed = claimed.map((object) =>
@@ -511,17 +494,7 @@ t.test('a changed definition drains its free pods and makes new ones; a claimed 
 
 t.test('a changed flag prefix keeps a claimed pod with the flag it started with', async (t) => {
   const { world, parent } = warmPool()
-  const claimed = world.map((object) =>
-    object.metadata.name === 'web.pool-1'
-      ? {
-          ...object,
-          metadata: {
-            ...object.metadata,
-            labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
-          },
-        }
-      : object,
-  )
+  const claimed = claimedIn(world, 'web.pool-1')
   const answer = poolSync(
     request(definition({ flag: { mode: 'PerInstance', prefix: 'ctf{' } }, {}, parent.status), claimed, [
       challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
@@ -563,17 +536,7 @@ t.test('closing: from availableUntil no free pod; before it, a sync at available
   const { world, parent } = warmPool({ availableUntil: until })
   t.strictSame(poolSync(request(parent, world), config, NOW).resyncAfterSeconds, 300, 'capped at MAX_RESYNC_SECONDS')
   t.strictSame(poolSync(request(parent, world), config, new Date(Date.parse(until) - 12_000)).resyncAfterSeconds, 12)
-  const claimed = world.map((object) =>
-    object.metadata.name === 'web.pool-0'
-      ? {
-          ...object,
-          metadata: {
-            ...object.metadata,
-            labels: { ...object.metadata.labels, 'challenge-hooks.dev/claimed-by': 'uid-a' },
-          },
-        }
-      : object,
-  )
+  const claimed = claimedIn(world, 'web.pool-0')
   const closed = poolSync(
     request(parent, claimed, [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' })]),
     config,

@@ -61,6 +61,17 @@ const claimed = (slot: string, since: number) => ({
   flagUid: `secret-uid-${slot}`,
 })
 
+/** A run that goes cold at this sync: a pod of its own from now on. */
+const COLD_NOW = {
+  state: 'Cold',
+  run: 0,
+  since: NOW,
+  pod: undefined,
+  flagUid: undefined,
+  slot: undefined,
+  waitUntil: undefined,
+}
+
 t.test('a first admitted run of a pooled definition waits while the pool is Ready, else starts cold', async (t) => {
   t.strictSame(servedBy(input()), { ...waiting(NOW), slot: undefined, waitUntil: NOW + 5000 })
   for (const poolState of ['Exhausted', 'Closed', 'Off', undefined, 7])
@@ -144,27 +155,11 @@ t.test('a wait ends cold at its timeout, never before', async (t) => {
     slot: undefined,
     waitUntil: NOW + 1,
   })
-  t.strictSame(servedBy(input({ previous: waiting(NOW - 5000) })), {
-    state: 'Cold',
-    run: 0,
-    since: NOW,
-    pod: undefined,
-    flagUid: undefined,
-    slot: undefined,
-    waitUntil: undefined,
-  })
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 5000) })), COLD_NOW)
 })
 
 t.test('a wait ends cold at once when the pool runs out, unless its claim is already seen', async (t) => {
-  t.strictSame(servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) })), {
-    state: 'Cold',
-    run: 0,
-    since: NOW,
-    pod: undefined,
-    flagUid: undefined,
-    slot: undefined,
-    waitUntil: undefined,
-  })
+  t.strictSame(servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) })), COLD_NOW)
   t.strictSame(
     servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) }, [flagSecret('2')]))?.state,
     'Claimed',
@@ -178,15 +173,7 @@ t.test('a claimed run keeps its pod while its Secret is there, and goes cold onc
     slot: '7',
     waitUntil: undefined,
   })
-  t.strictSame(servedBy(input({ previous }, [flagSecret('2')])), {
-    state: 'Cold',
-    run: 0,
-    since: NOW,
-    pod: undefined,
-    flagUid: undefined,
-    slot: undefined,
-    waitUntil: undefined,
-  })
+  t.strictSame(servedBy(input({ previous }, [flagSecret('2')])), COLD_NOW)
   // Another Secret made under the same name (its pod replaced) is not the one the flag was made from.
   t.strictSame(servedBy(input({ previous }, [flagSecret('7', { uid: 'secret-uid-new' })]))?.state, 'Cold')
   // Even when the pool is gone meanwhile, the run keeps the pod it has.
@@ -199,15 +186,7 @@ t.test(
     const previous = claimed('7', NOW - 60_000)
     const relabelled = flagSecret('7')
     ;(relabelled.metadata.labels as Record<string, string>)['challenge-hooks.dev/pool-slot'] = '8'
-    t.strictSame(servedBy(input({ previous }, [relabelled])), {
-      state: 'Cold',
-      run: 0,
-      since: NOW,
-      pod: undefined,
-      flagUid: undefined,
-      slot: undefined,
-      waitUntil: undefined,
-    })
+    t.strictSame(servedBy(input({ previous }, [relabelled])), COLD_NOW)
   },
 )
 

@@ -4,49 +4,13 @@ import t from 'tap'
 import { at, kinds, step } from '../helpers/drive.js'
 import { validateChildren } from '../helpers/validate.js'
 import { challenge, observedChildren, readyWorld, UID, webDefinition, type Json } from '../helpers/world.js'
-import type { KubeObject } from '../../src/contract/protocol.js'
+import { claimedSecret, pooledDefinition } from '../helpers/pooled-challenge.js'
 
 const NAME = 'web-login-u-alice'
-const DEFINITION_UID = 'definition-uid-1'
 const SELECTOR = {
   'app.kubernetes.io/managed-by': 'challenge-hooks',
   'challenge-hooks.dev/definition': 'web-login',
   'challenge-hooks.dev/claimed-by': UID,
-}
-
-function pooledDefinition(poolState = 'Ready'): KubeObject {
-  const definition = webDefinition({ flag: { mode: 'PerInstance' }, pool: { size: 2 } })
-  definition.metadata.uid = DEFINITION_UID
-  definition.status = { pool: { state: poolState } }
-  return definition
-}
-
-function claimedSecret(slot: string): KubeObject {
-  return <KubeObject>{
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: `web-login.pool-${slot}-flag`,
-      namespace: 'challenges',
-      uid: `pool-secret-uid-${slot}`,
-      labels: {
-        'app.kubernetes.io/managed-by': 'challenge-hooks',
-        'challenge-hooks.dev/definition': 'web-login',
-        'challenge-hooks.dev/pool-slot': slot,
-        'challenge-hooks.dev/claimed-by': UID,
-      },
-      ownerReferences: [
-        {
-          apiVersion: 'challenge-hooks.dev/v1alpha1',
-          kind: 'ChallengeDefinition',
-          name: 'web-login',
-          uid: DEFINITION_UID,
-          controller: true,
-        },
-      ],
-    },
-    data: { flag: 'ZmxhZ3tzb21ldGhpbmd9' },
-  }
 }
 
 const selectors = (response: { children: Json[] }) =>

@@ -2,11 +2,10 @@
 // from the pod claimed for it, or from a pod of its own when it goes cold.
 import t from 'tap'
 import { at, kinds, prepared, step } from '../helpers/drive.js'
-import { challenge, conditionOf, observedChildren, readyWorld, UID, webDefinition } from '../helpers/world.js'
-import type { KubeObject } from '../../src/contract/protocol.js'
+import { challenge, conditionOf, observedChildren, readyWorld, webDefinition } from '../helpers/world.js'
+import { claimedSecret, pooledDefinition } from '../helpers/pooled-challenge.js'
 
 const NAME = 'web-login-u-alice'
-const DEFINITION_UID = 'definition-uid-1'
 const OWN_CHILDREN = [
   `Secret/${NAME}-flag`,
   `NetworkPolicy/${NAME}-isolate`,
@@ -15,41 +14,6 @@ const OWN_CHILDREN = [
   `Service/${NAME}`,
   `Ingress/${NAME}`,
 ]
-
-function pooledDefinition(poolState = 'Ready', spec: Record<string, unknown> = {}): KubeObject {
-  const definition = webDefinition({ flag: { mode: 'PerInstance' }, pool: { size: 2 }, ...spec })
-  definition.metadata.uid = DEFINITION_UID
-  definition.status = { pool: { state: poolState } }
-  return definition
-}
-
-function claimedSecret(slot: string): KubeObject {
-  return <KubeObject>{
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: `web-login.pool-${slot}-flag`,
-      namespace: 'challenges',
-      uid: `pool-secret-uid-${slot}`,
-      labels: {
-        'app.kubernetes.io/managed-by': 'challenge-hooks',
-        'challenge-hooks.dev/definition': 'web-login',
-        'challenge-hooks.dev/pool-slot': slot,
-        'challenge-hooks.dev/claimed-by': UID,
-      },
-      ownerReferences: [
-        {
-          apiVersion: 'challenge-hooks.dev/v1alpha1',
-          kind: 'ChallengeDefinition',
-          name: 'web-login',
-          uid: DEFINITION_UID,
-          controller: true,
-        },
-      ],
-    },
-    data: { flag: 'ZmxhZ3tzb21ldGhpbmd9' },
-  }
-}
 
 const progress = (status: Record<string, unknown>) =>
   ['Scheduled', 'ContainersStarted', 'WorkloadReady'].map((type) => {

@@ -49,3 +49,34 @@ export function expectedNameHash(uid: string): string {
 export function base64(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64')
 }
+
+/**
+ * What an instance with egress Internet may not reach besides the cluster's own ranges (docs/api.md: egress
+ * Internet means public addresses only): the IANA special-purpose blocks, the cloud metadata addresses.
+ */
+export const NON_PUBLIC_IPV4 = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '168.63.129.16/32',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.0.0.0/24',
+  '192.88.99.0/24',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  '224.0.0.0/4',
+  '240.0.0.0/4',
+]
+export const NON_PUBLIC_IPV6 = [
+  '::1/128',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
+  '100::/64',
+  '2001::/32',
+  '2002::/16',
+  'fc00::/7',
+  'fe80::/10',
+  'ff00::/8',
+]
