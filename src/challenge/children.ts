@@ -13,7 +13,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret'
 import type { IService } from 'kubernetes-models/v1/Service'
 import type { Config } from '../config/config.js'
 import type { DesiredChild } from '../contract/protocol.js'
-import { Label, RUN_ANNOTATION, type DefinitionContainer } from '../contract/api.js'
+import { Annotation, Label, RUN_ANNOTATION, ServedBy, type DefinitionContainer } from '../contract/api.js'
 import type { ResolvedDefinition } from './definition.js'
 import { GATE_BOUNDED_RESOURCES, GATE_COMMAND, GATE_CONTAINER, GATE_USER, GateEnv } from './gate.js'
 import { childLabels, type ChildNames } from './names.js'
@@ -81,9 +81,18 @@ export interface RenderInput {
   withPod: boolean
   /**
    * Served by a warm pool's pod (waiting for it, or claimed): only the traffic path is the instance's, selecting that
-   * pod by `podLabels`; the pod, its flag Secret and its isolation are the pool's (docs/api.md#warm-pools).
+   * pod by `podLabels`; the pod, its flag Secret and its isolation are the pool's, and the Service carries the run's
+   * ticket, which is what the pool sees of it (docs/api.md#warm-pools).
    */
-  pooled?: boolean
+  ticket?: PoolTicket
+}
+
+/** What a pooled run's Service tells its definition's pool: its state, its pod once claimed, when it was admitted. */
+export interface PoolTicket {
+  state: typeof ServedBy.Waiting | typeof ServedBy.Claimed
+  pod: string | undefined
+  /** status.admittedAt, as written there. */
+  admittedAt: string
 }
 
 /**
@@ -405,11 +414,23 @@ const SERVICE_TYPE = {
 } as const
 
 export function service(input: RenderInput): IService & DesiredChild {
-  const { definition, names } = input
+  const { definition, names, ticket } = input
+  const metadata =
+    ticket === undefined
+      ? { name: names.base, labels: labels(names) }
+      : {
+          name: names.base,
+          labels: { ...labels(names), [Label.poolTicket]: definition.name },
+          annotations: {
+            [Annotation.poolState]: ticket.state,
+            ...(ticket.pod === undefined ? {} : { [Annotation.poolPod]: ticket.pod }),
+            [Annotation.admittedAt]: ticket.admittedAt,
+          },
+        }
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: names.base, labels: labels(names) },
+    metadata,
     spec: {
       type: SERVICE_TYPE[definition.expose.type],
       selector: { ...input.podLabels },
@@ -424,11 +445,12 @@ export function service(input: RenderInput): IService & DesiredChild {
  * whatever Secret holds its flag Secret's name, and run before its isolation exists.
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {
-  const children: DesiredChild[] = input.pooled
+  const pooled = input.ticket !== undefined
+  const children: DesiredChild[] = pooled
     ? [exposePolicy(input)]
     : [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
-  if (input.definition.egress === 'Internet' && !input.pooled) children.push(internetPolicy(input))
-  if (input.withPod && !input.pooled) children.push(pod(input))
+  if (input.definition.egress === 'Internet' && !pooled) children.push(internetPolicy(input))
+  if (input.withPod && !pooled) children.push(pod(input))
   children.push(service(input))
   const { expose } = input.definition
   if (expose.type === 'HTTP' || expose.type === 'TLS') {

@@ -8,7 +8,8 @@
 import type { Config } from '../config/config.js'
 import type { CustomizeRequest, CustomizeResponse, SyncRequest, SyncResponse } from '../contract/protocol.js'
 import { API_VERSION, ConditionType, Label, Phase, Reason, ServedBy } from '../contract/api.js'
-import { renderChildren } from './children.js'
+import { renderChildren, type RenderInput } from './children.js'
+import type { Decision, World } from './decision-types.js'
 import { decide } from './lifecycle.js'
 import { observe } from './world.js'
 import { pooledPodSelector } from './pool-serving.js'
@@ -49,18 +50,12 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
   const at = toSeconds(now.getTime())
   const world = observe(request, config)
   const decision = decide(world, config, at)
-  // Served from the pool (waiting for a pod, or claimed): the traffic path selects the pooled pod.
-  const pool = decision.pool
-  const pooled = pool !== undefined && (pool.state === ServedBy.Waiting || pool.state === ServedBy.Claimed)
   const children =
     decision.workload && decision.definition && decision.flagData !== undefined
       ? renderChildren({
           namespace: world.namespace,
           names: world.names,
-          podLabels: pooled
-            ? pooledPodSelector(decision.definition.name, world.challenge.metadata.uid, pool.slot)
-            : world.podLabels,
-          pooled,
+          ...traffic(world, decision, decision.definition.name),
           definition: decision.definition,
           parameters: world.challenge.spec.parameters ?? {},
           flagData: decision.flagData,
@@ -75,6 +70,20 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
   const resync = resyncAfter(decision.nextDeadline, at, config)
   if (resync !== undefined) response.resyncAfterSeconds = resync
   return response
+}
+
+/**
+ * What a run's traffic path selects: its own pod, or while it is served from the pool (waiting for a pod, or
+ * claimed) the pooled pod, its Service then carrying the run's ticket. A run with a workload was admitted
+ * (lifecycle.ts), so its admission time is known.
+ */
+function traffic(world: World, decision: Decision, definition: string): Pick<RenderInput, 'podLabels' | 'ticket'> {
+  const pool = decision.pool
+  if (pool?.state !== ServedBy.Waiting && pool?.state !== ServedBy.Claimed) return { podLabels: world.podLabels }
+  return {
+    podLabels: pooledPodSelector(definition, world.challenge.metadata.uid, pool.slot),
+    ticket: { state: pool.state, pod: pool.pod, admittedAt: formatTime(decision.state.admittedAt as number) },
+  }
 }
 
 /**

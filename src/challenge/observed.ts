@@ -8,9 +8,21 @@ import { field, list } from './untrusted.js'
 
 export type ObservedIndex = Map<string, Map<string, KubeObject>>
 
-/** The kind is the object's own; the group key's prefix is only a fallback for objects sent without one. */
-function kindOf(groupKey: string, object: KubeObject): string {
-  return typeof object.kind === 'string' && object.kind !== '' ? object.kind : (groupKey.split('.')[0] as string)
+const named = (value: unknown): value is string => typeof value === 'string' && value !== ''
+
+/**
+ * The kind and apiVersion are the object's own; its group key (`<Kind>.<apiVersion>`) only fills in what an object
+ * was sent without. Metacontroller always sends both, but a child kept as observed (teardown.ts, retain) is answered
+ * with them, and an answer without them is one Metacontroller cannot apply.
+ */
+function typed(groupKey: string, object: KubeObject): KubeObject {
+  if (named(object.kind) && named(object.apiVersion)) return object
+  const dot = groupKey.indexOf('.')
+  return {
+    ...object,
+    kind: named(object.kind) ? object.kind : groupKey.slice(0, dot < 0 ? undefined : dot),
+    apiVersion: named(object.apiVersion) ? object.apiVersion : dot < 0 ? '' : groupKey.slice(dot + 1),
+  }
 }
 
 export function indexObjects(groups: ObjectGroups | undefined, namespace: string): ObservedIndex {
@@ -19,10 +31,11 @@ export function indexObjects(groups: ObjectGroups | undefined, namespace: string
     for (const object of Object.values(group)) {
       // Objects of another namespace (possible with v2 hooks) are not this parent's.
       if (object.metadata.namespace !== undefined && object.metadata.namespace !== namespace) continue
-      const kind = kindOf(groupKey, object)
+      const complete = typed(groupKey, object)
+      const kind = complete.kind as string
       let byName = index.get(kind)
       if (!byName) index.set(kind, (byName = new Map<string, KubeObject>()))
-      byName.set(object.metadata.name, object)
+      byName.set(object.metadata.name, complete)
     }
   }
   return index

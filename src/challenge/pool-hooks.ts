@@ -21,7 +21,7 @@ import type {
   RelatedResourceRule,
   SyncResponse,
 } from '../contract/protocol.js'
-import { Annotation, API_VERSION, Label, PoolState, PrepullMode } from '../contract/api.js'
+import { Annotation, Label, PoolState, PrepullMode } from '../contract/api.js'
 import { NON_EMPTY_LABEL_VALUE } from '../contract/patterns.js'
 import { FLAG_KEY } from './children.js'
 import { definitionPolicy, resolveDefinition, type ResolvedDefinition } from './definition.js'
@@ -51,18 +51,18 @@ import {
   type PoolNames,
 } from './pool-children.js'
 import { NO_PODS, openState, poolStatus, type PoolCounts } from './pool-status.js'
-import { poolChallenges, poolPods } from './pool-view.js'
+import { poolChallenges, poolPods, poolTickets } from './pool-view.js'
 import { retain } from './teardown.js'
 import { toSeconds } from './time.js'
 import { field, text } from './untrusted.js'
 import { podEnded, podProblem } from './workload.js'
 
 /**
- * The Challenges of the definition (each carries its definition's label, which an admission policy holds), and for
- * a Static flag the Secrets labelled with the definition that are not the hook's own (as a Challenge's customize
- * relates them); unless its prepull is Off, its DaemonSet's pods. A definition without a pool relates no Challenge:
- * Metacontroller asks again when its spec changes (it keeps a customize answer per generation), and no Challenge's
- * status write then syncs a pool-less definition.
+ * The Services that carry a ticket for the definition's pool (docs/api.md#warm-pools), not its Challenges: each
+ * status write of a Challenge would sync the pool, and each pool sync would carry them all. For a Static flag, the
+ * Secrets labelled with the definition that are not the hook's own (as a Challenge's customize relates them); unless
+ * its prepull is Off, its DaemonSet's pods. A definition without a pool relates no ticket: Metacontroller asks again
+ * when its spec changes (it keeps a customize answer per generation).
  */
 export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse {
   const definition = request.parent
@@ -72,10 +72,10 @@ export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse 
   const size = field(field(spec, 'pool'), 'size')
   if (typeof size === 'number' && size > 0) {
     rules.push({
-      apiVersion: API_VERSION,
-      resource: 'challenges',
+      apiVersion: 'v1',
+      resource: 'services',
       namespace,
-      labelSelector: { matchLabels: definitionLabel(name) },
+      labelSelector: { matchLabels: { [Label.poolTicket]: name } },
     })
     if (field(field(spec, 'flag'), 'mode') === 'Static') rules.push(staticFlagSecrets(namespace, name))
   }
@@ -91,10 +91,6 @@ export function poolCustomize(request: PoolCustomizeRequest): CustomizeResponse 
     })
   }
   return { relatedResources: rules }
-}
-
-function definitionLabel(name: string): Record<string, string> {
-  return { [Label.definition]: name }
 }
 
 /** A pool sync's answer, with what the metrics say of it: the live counts and the claims it makes. */
@@ -167,14 +163,17 @@ export function poolAnswer(request: PoolSyncRequest, config: Config, now: Date):
   const rendering = poolRendering(definition, config, staticFlag)
   const guarded = policiesOwn(children, uid, names, definition)
   const observed = observedPool(children, uid, { rendering, guarded, expected })
-  const waiters = poolChallenges(
-    objectsOfKind(related, 'Challenge').filter(
-      (challenge) =>
-        field(field(field(challenge, 'spec'), 'definitionRef'), 'name') === name &&
-        LABEL_VALUE.test(text(challenge.metadata.uid) ?? ''),
-    ),
-  )
-  const plan = planPool({ ...definition.pool, rendering, open, prefix: names.prefix }, observed, waiters)
+  // A view made from an earlier release's customize answer (Metacontroller keeps one up to 20 minutes) holds the
+  // definition's Challenges rather than tickets: read them, lest every claimed pod read as given up.
+  const challenges = objectsOfKind(related, 'Challenge')
+  const claimants = (
+    challenges.length > 0
+      ? poolChallenges(
+          challenges.filter((challenge) => field(field(field(challenge, 'spec'), 'definitionRef'), 'name') === name),
+        )
+      : poolTickets(objectsOfKind(related, 'Service'), name)
+  ).filter((claimant) => LABEL_VALUE.test(claimant.uid))
+  const plan = planPool({ ...definition.pool, rendering, open, prefix: names.prefix }, observed, claimants)
 
   const answer: DesiredChild[] = [poolIsolatePolicy(names, definition, config)]
   if (definition.egress === 'Internet') answer.push(poolInternetPolicy(names, config))
@@ -258,6 +257,14 @@ function observedPool(children: ObservedIndex, uid: string, expect: Expectations
     if (claimed && secret.metadata.name.endsWith(FLAG_SECRET_SUFFIX) && !podNames.has(pod)) {
       pods.push({ name: pod, rendering: '', ready: false, deleting: true, claimedBy: undefined })
     }
+  }
+  // Nor the name of an observed child that says it is of another kind: Metacontroller matches an answered child to
+  // what it observed by group and name, so a new pod of that name would be applied to a pod sent with a wrong kind,
+  // its claim removed.
+  for (const [kind, byName] of children) {
+    if (kind === 'Pod') continue
+    for (const name of byName.keys())
+      pods.push({ name, rendering: '', ready: false, deleting: true, claimedBy: undefined })
   }
   return pods
 }

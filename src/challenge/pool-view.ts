@@ -1,15 +1,16 @@
 /**
  * What a pool's sync request says, read as the facts its plan is made from (pool-claims.ts): the pool's own pods
- * with their claims, and the definition's Challenges with what their status asks of the pool. Everything here was
+ * with their claims, and the claimants with what they ask of the pool, from the tickets their Services carry (or,
+ * from a view made by an earlier release's customize answer, from the Challenges' status). Everything here was
  * written by someone else (the kubelet, Metacontroller, a Challenge's hook, or anyone able to edit a Challenge), so
  * every value is read with its type checked and a malformed one reads as absent, never as a claim.
  */
 import type { KubeObject } from '../contract/protocol.js'
-import { Label, ServedBy } from '../contract/api.js'
+import { Annotation, API_VERSION, Label, ServedBy } from '../contract/api.js'
 import type { PoolChallenge, PoolPod } from './pool-claims.js'
 import { isBeingDeleted, isOwnedBy, objectsOfKind, type ObservedIndex } from './observed.js'
 import { readTime } from './time.js'
-import { field, text } from './untrusted.js'
+import { field, list, text } from './untrusted.js'
 import { readySince } from './workload.js'
 
 function label(object: KubeObject, key: string): string | undefined {
@@ -54,4 +55,41 @@ export function poolChallenges(related: readonly KubeObject[]): PoolChallenge[] 
     })
   }
   return challenges
+}
+
+/**
+ * The claimants as their Services tell the pool (docs/api.md#warm-pools): a Service labelled with the definition
+ * whose controller is a Challenge, which is then the claimant; a Service that is not a Challenge's, or that is being
+ * deleted (its run ended or its Challenge is going), asks for nothing and holds nothing. The label is written with
+ * the definition's name by that Challenge's hook, from the definition it resolved.
+ */
+export function poolTickets(services: readonly KubeObject[], definition: string): PoolChallenge[] {
+  const claimants: PoolChallenge[] = []
+  for (const service of services) {
+    const owner = list((service.metadata as Record<string, unknown>).ownerReferences).find(
+      (reference) => field(reference, 'controller') === true,
+    )
+    const uid = text(field(owner, 'uid'))
+    const name = text(field(owner, 'name'))
+    if (
+      uid === undefined ||
+      name === undefined ||
+      field(owner, 'kind') !== 'Challenge' ||
+      field(owner, 'apiVersion') !== API_VERSION ||
+      text(field(service.metadata.labels, Label.poolTicket)) !== definition ||
+      isBeingDeleted(service)
+    )
+      continue
+    const annotations = service.metadata.annotations
+    const state = field(annotations, Annotation.poolState)
+    claimants.push({
+      uid,
+      name,
+      waiting: state === ServedBy.Waiting,
+      recordedPod: state === ServedBy.Claimed ? text(field(annotations, Annotation.poolPod)) : undefined,
+      admittedAt: readTime(field(annotations, Annotation.admittedAt)) ?? Number.MAX_SAFE_INTEGER,
+      createdAt: readTime(service.metadata.creationTimestamp) ?? Number.MAX_SAFE_INTEGER,
+    })
+  }
+  return claimants
 }

@@ -43,6 +43,11 @@ export const Label = {
   claimedBy: 'challenge-hooks.dev/claimed-by',
   /** On the pods of a definition's pre-pull DaemonSet (`<definition>.images`): the definition's name. */
   prepull: 'challenge-hooks.dev/prepull',
+  /**
+   * On the Service of a run served from a warm pool, while it waits or is claimed: the definition's name. The pool
+   * relates these Services, not the Challenges (docs/api.md#warm-pools).
+   */
+  poolTicket: 'challenge-hooks.dev/pool-ticket',
 } as const
 export const MANAGED_BY = 'challenge-hooks'
 
@@ -73,6 +78,12 @@ export const Annotation = {
   acceptDefinitionAuthor: 'challenge-hooks.dev/accept-definition-author',
   /** On a warm pool's pod: the uid of its flag Secret, what its PerInstance flag is made from (status.pool.flagUid). */
   flagUid: 'challenge-hooks.dev/flag-uid',
+  /** On a pooled run's Service (its ticket): status.pool.state, Waiting or Claimed. */
+  poolState: 'challenge-hooks.dev/pool-state',
+  /** On a claimed run's Service: status.pool.pod. */
+  poolPod: 'challenge-hooks.dev/pool-pod',
+  /** On a pooled run's Service: status.admittedAt, which orders the pool's claimants. */
+  admittedAt: 'challenge-hooks.dev/admitted-at',
 } as const
 
 /** How a Challenge's run is served by its definition's warm pool (status.pool.state). */

@@ -118,7 +118,7 @@ const PULL_ERROR = {
   message: 'failed to pull and unpack image "registry.example.org/web:1": not found',
 }
 
-t.test('customize: the DaemonSet’s pods unless prepull is Off, beside the pool’s Challenges', async (t) => {
+t.test('customize: the DaemonSet’s pods unless prepull is Off, beside the pool’s tickets', async (t) => {
   const pods = {
     apiVersion: 'v1',
     resource: 'pods',
@@ -132,7 +132,7 @@ t.test('customize: the DaemonSet’s pods unless prepull is Off, beside the pool
   t.strictSame(poolCustomize({ parent: definition({ pool: undefined }) }), { relatedResources: [pods] })
   t.strictSame(
     poolCustomize({ parent: definition({ prepull: 'Hold' }) }).relatedResources.map((rule) => rule.resource),
-    ['challenges', 'pods'],
+    ['services', 'pods'],
   )
 })
 

@@ -36,6 +36,38 @@ t.test('indexObjects: the object kind first, the group key only as a fallback', 
   t.equal(findObject(index, 'Deployment', 'lying'), undefined, 'found by its own kind only')
 })
 
+t.test('indexObjects: an object sent without its kind or apiVersion takes them from its group key', async (t) => {
+  const index = indexObjects(
+    {
+      'NetworkPolicy.networking.k8s.io/v1': {
+        bare: { metadata: { name: 'bare', namespace: NAMESPACE }, spec: { podSelector: {} } },
+        'own-kind': { kind: 'NetworkPolicy', apiVersion: '', metadata: { name: 'own-kind', namespace: NAMESPACE } },
+        whole: {
+          kind: 'NetworkPolicy',
+          apiVersion: 'example.org/v9',
+          metadata: { name: 'whole', namespace: NAMESPACE },
+        },
+      },
+      // A key without a dot names a kind and no apiVersion.
+      odd: { 'no-version': { metadata: { name: 'no-version', namespace: NAMESPACE } } },
+    },
+    NAMESPACE,
+  )
+  t.strictSame(objectsOfKind(index, 'NetworkPolicy'), [
+    {
+      metadata: { name: 'bare', namespace: NAMESPACE },
+      spec: { podSelector: {} },
+      kind: 'NetworkPolicy',
+      apiVersion: 'networking.k8s.io/v1',
+    },
+    { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1', metadata: { name: 'own-kind', namespace: NAMESPACE } },
+    { kind: 'NetworkPolicy', apiVersion: 'example.org/v9', metadata: { name: 'whole', namespace: NAMESPACE } },
+  ])
+  t.strictSame(objectsOfKind(index, 'odd'), [
+    { metadata: { name: 'no-version', namespace: NAMESPACE }, kind: 'odd', apiVersion: '' },
+  ])
+})
+
 t.test('indexObjects: objects of another namespace are not the parent’s, objects without one are', async (t) => {
   const other = {
     apiVersion: 'v1',

@@ -23,6 +23,7 @@ import {
   podOf,
   readyPods,
   request,
+  ticket,
   warmPool,
   type Json,
 } from '../helpers/pool-world.js'
@@ -228,7 +229,7 @@ t.test('egress Internet: once both policies are observed as its own, the pool an
 t.test('pods that lost their policy are neither answered nor claimed: new ones replace them', async (t) => {
   const { world, parent } = warmPool()
   const unguarded = world.filter((object) => object.metadata.name !== 'web.pool-isolate')
-  const answer = poolAnswer(request(parent, unguarded, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
+  const answer = poolAnswer(request(parent, unguarded, [ticket('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
   t.strictSame(names(answer.response), [
     'NetworkPolicy web.pool-isolate',
     'Secret web.pool-2-flag',
@@ -259,7 +260,7 @@ t.test('a pod whose Secret no longer holds its flag is never claimed: the waiter
   const emptied = world.map((object) =>
     object.kind === 'Secret' && object.metadata.name === 'web.pool-0-flag' ? { ...object, data: {} } : object,
   )
-  const answer = poolAnswer(request(parent, emptied, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
+  const answer = poolAnswer(request(parent, emptied, [ticket('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
   t.strictSame(names(answer.response), [
     'NetworkPolicy web.pool-isolate',
     'Secret web.pool-1-flag',
@@ -279,13 +280,13 @@ t.test('Exhausted waits for the latest claim to reach its Secret, though an earl
   }
   const parent = definition(spec, {}, previous)
   const { world } = warmPool(spec)
-  const first = [challenge('a', 'uid-a', { state: 'Waiting' })]
+  const first = [ticket('a', 'uid-a', { state: 'Waiting' })]
   const claimingA = poolSync(request(parent, world, first), config, NOW)
   const secretA = poolSync(request(parent, apply(claimingA, readyPods), first), config, NOW)
   const aHolds = apply(secretA, readyPods)
   const both = [
-    challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' }),
-    challenge('b', 'uid-b', { state: 'Waiting' }),
+    ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' }),
+    ticket('b', 'uid-b', { state: 'Waiting' }),
   ]
   const claimingB = poolSync(request(parent, aHolds, both), config, NOW)
   t.equal(podOf(claimingB, 'web.pool-1').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-b')
@@ -300,17 +301,17 @@ t.test('Exhausted waits for the latest claim to reach its Secret, though an earl
 t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool refills', async (t) => {
   const { world, parent } = warmPool()
   const waiters = [
-    challenge(
-      'late',
-      'uid-late',
+    ticket('late', 'uid-late', { state: 'Waiting' }, { admittedAt: '2026-11-22T11:59:30Z' }),
+    ticket('early', 'uid-early', { state: 'Waiting' }),
+    ticket('cold', 'uid-cold', { state: 'Cold' }),
+    ticket(
+      'other',
+      'uid-other',
       { state: 'Waiting' },
-      { status: { admittedAt: '2026-11-22T11:59:30Z', pool: { state: 'Waiting' } } },
+      { metadata: { labels: { 'challenge-hooks.dev/pool-ticket': 'api' } } },
     ),
-    challenge('early', 'uid-early', { state: 'Waiting' }),
-    challenge('cold', 'uid-cold', { state: 'Cold' }),
-    challenge('other', 'uid-other', { state: 'Waiting' }, { spec: { definitionRef: { name: 'elsewhere' } } }),
-    challenge('odd', 'not a label value', { state: 'Waiting' }),
-    { ...challenge('no-uid', '', { state: 'Waiting' }), metadata: { name: 'no-uid', namespace: NS } },
+    ticket('odd', 'not a label value', { state: 'Waiting' }),
+    ticket('no-owner', 'uid-no-owner', { state: 'Waiting' }, { metadata: { ownerReferences: [] } }),
   ]
   const answer = poolAnswer(request(parent, world, waiters), config, NOW)
   t.strictSame(answer.claims, 2)
@@ -327,14 +328,9 @@ t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool
   // A claimed pod keeps its claim while its Challenge waits or records it, whoever else waits.
   const claimed = apply(answer.response, readyPods)
   const later = [
-    challenge('early', 'uid-early', { state: 'Claimed', pod: 'web.pool-0' }),
-    challenge('late', 'uid-late', { state: 'Waiting' }),
-    challenge(
-      'new',
-      'uid-new',
-      { state: 'Waiting' },
-      { status: { admittedAt: '2026-11-22T11:00:00Z', pool: { state: 'Waiting' } } },
-    ),
+    ticket('early', 'uid-early', { state: 'Claimed', pod: 'web.pool-0' }),
+    ticket('late', 'uid-late', { state: 'Waiting' }),
+    ticket('new', 'uid-new', { state: 'Waiting' }, { admittedAt: '2026-11-22T11:00:00Z' }),
   ]
   const next = poolAnswer(request(parent, claimed, later), config, NOW)
   t.equal(podOf(next.response, 'web.pool-0').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-early')
@@ -357,7 +353,7 @@ t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool
 
   // A Challenge that records another pod gives its claim up: the pod is deleted, its Secret kept while it is observed.
   const gaveUp = poolAnswer(
-    request(parent, claimed, [challenge('early', 'uid-early', { state: 'Cold' }), later[1] as KubeObject]),
+    request(parent, claimed, [ticket('early', 'uid-early', { state: 'Cold' }), later[1] as KubeObject]),
     config,
     NOW,
   )
@@ -365,10 +361,38 @@ t.test('claims: the earliest waiter gets the lowest ready free pod, and the pool
   t.ok(names(gaveUp.response).includes('Secret web.pool-0-flag'), 'its Secret stays while the pod is observed')
 })
 
+t.test(
+  'a view made from an earlier release’s customize answer holds Challenges: they are read as before',
+  async (t) => {
+    // Metacontroller keeps a customize answer up to 20 minutes: after an upgrade, a pool's view may still hold its
+    // definition's Challenges and no ticket. Read as nothing, they would give up every claimed pod.
+    const { world, parent } = warmPool()
+    const claimed = claimedIn(world, 'web.pool-0')
+    const related = [
+      challenge('holder', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' }),
+      challenge(
+        'late',
+        'uid-late',
+        { state: 'Waiting' },
+        { status: { admittedAt: '2026-11-22T11:59:30Z', pool: { state: 'Waiting' } } },
+      ),
+      challenge('early', 'uid-early', { state: 'Waiting' }),
+      challenge('other', 'uid-other', { state: 'Waiting' }, { spec: { definitionRef: { name: 'elsewhere' } } }),
+      challenge('odd', 'not a label value', { state: 'Waiting' }),
+      // A ticket in the same view is not read: the view is the earlier release's.
+      ticket('ticket', 'uid-ticket', { state: 'Waiting' }, { admittedAt: '2026-11-22T10:00:00Z' }),
+    ]
+    const answer = poolAnswer(request(parent, claimed, related), config, NOW)
+    t.equal(podOf(answer.response, 'web.pool-0').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-a')
+    t.equal(podOf(answer.response, 'web.pool-1').metadata.labels['challenge-hooks.dev/claimed-by'], 'uid-early')
+    t.strictSame(answer.claims, 1, 'one ready free pod: the earliest of the Challenges of this definition takes it')
+  },
+)
+
 t.test('a pod that ended is replaced, claimed or not; a claimed one that keeps crashing is given up', async (t) => {
   const { world, parent } = warmPool()
   const ended = world.map((object) => (object.kind === 'Pod' ? { ...object, status: { phase: 'Failed' } } : object))
-  const holder = [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]
+  const holder = [ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]
   const answer = poolSync(request(parent, claimedIn(ended, 'web.pool-1'), holder), config, NOW)
   // No pod of the ended ones is answered; their Secrets stay while they are observed, the claimed one's with its
   // claim (its player's run goes on cold once it is gone), and two new pods' Secrets refill the pool.
@@ -453,7 +477,7 @@ t.test('a changed definition drains its free pods and makes new ones; a claimed 
     parent.status,
   )
   const answer = poolSync(
-    request(changed, observed, [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]),
+    request(changed, observed, [ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })]),
     config,
     NOW,
   )
@@ -497,7 +521,7 @@ t.test('a changed flag prefix keeps a claimed pod with the flag it started with'
   const claimed = claimedIn(world, 'web.pool-1')
   const answer = poolSync(
     request(definition({ flag: { mode: 'PerInstance', prefix: 'ctf{' } }, {}, parent.status), claimed, [
-      challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
+      ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
     ]),
     config,
     NOW,
@@ -538,7 +562,7 @@ t.test('closing: from availableUntil no free pod; before it, a sync at available
   t.strictSame(poolSync(request(parent, world), config, new Date(Date.parse(until) - 12_000)).resyncAfterSeconds, 12)
   const claimed = claimedIn(world, 'web.pool-0')
   const closed = poolSync(
-    request(parent, claimed, [challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' })]),
+    request(parent, claimed, [ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-0' })]),
     config,
     new Date(Date.parse(until)),
   )
@@ -571,7 +595,7 @@ t.test('the status is written only when the state changes, with the counts of th
   const { world } = warmPool({ pool: { size: 2, maxPods: 2 } })
   const parent = definition({ pool: { size: 2, maxPods: 2 } }, {}, previous)
   t.strictSame(poolSync(request(parent, world), config, NOW).status, previous)
-  const claimAll = [challenge('a', 'uid-a', { state: 'Waiting' }), challenge('b', 'uid-b', { state: 'Waiting' })]
+  const claimAll = [ticket('a', 'uid-a', { state: 'Waiting' }), ticket('b', 'uid-b', { state: 'Waiting' })]
   // Exhausted sends the waiting Challenges cold: only once both claims are on their pods' Secrets, which is how the
   // two claimants learn theirs (first the pods' claims are answered, then observed and put on the Secrets).
   const claiming = poolSync(request(parent, world, claimAll), config, NOW)
@@ -719,16 +743,17 @@ t.test('customize: nothing without a pool; the Challenges of the definition; a S
   t.strictSame(customize({ pool: { size: 0 } }), { relatedResources: [] })
   t.strictSame(customize({ pool: undefined }), { relatedResources: [] })
   t.strictSame(customize({ pool: { size: '2' } }), { relatedResources: [] }, 'a size that is not a number is no pool')
-  const challenges = {
-    apiVersion: 'challenge-hooks.dev/v1alpha1',
-    resource: 'challenges',
+  // The tickets on the Services of the runs the pool serves, not the definition's Challenges.
+  const tickets = {
+    apiVersion: 'v1',
+    resource: 'services',
     namespace: NS,
-    labelSelector: { matchLabels: { 'challenge-hooks.dev/definition': 'web' } },
+    labelSelector: { matchLabels: { 'challenge-hooks.dev/pool-ticket': 'web' } },
   }
-  t.strictSame(customize({}), { relatedResources: [challenges] })
+  t.strictSame(customize({}), { relatedResources: [tickets] })
   t.strictSame(customize({ flag: { mode: 'Static', staticSecretRef: { name: 's', key: 'k' } } }), {
     relatedResources: [
-      challenges,
+      tickets,
       {
         apiVersion: 'v1',
         resource: 'secrets',
@@ -740,6 +765,27 @@ t.test('customize: nothing without a pool; the Challenges of the definition; a S
       },
     ],
   })
+})
+
+t.test('a claimed pod sent under its group with another kind: no new pod takes its name and its claim', async (t) => {
+  // Metacontroller applies an answered child to the observed one of its group and name, whatever kind that says.
+  const { world, parent } = warmPool()
+  const claimed = claimedIn(world, 'web.pool-1')
+  const body = request(
+    parent,
+    claimed.filter((object) => !(object.kind === 'Pod' && object.metadata.name === 'web.pool-1')),
+    [ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' })],
+  )
+  const pod = claimed.find((object) => object.kind === 'Pod' && object.metadata.name === 'web.pool-1') as KubeObject
+  ;(body.children as Json)['Pod.v1']['web.pool-1'] = { ...pod, kind: 'Bogus' }
+  const answer = poolSync(body, config, NOW)
+  // web.pool-1 is answered neither free nor anew; the pool counts one free pod and refills under a new name.
+  t.strictSame(names(answer), [
+    'NetworkPolicy web.pool-isolate',
+    'Secret web.pool-0-flag',
+    'Pod web.pool-0',
+    'Secret web.pool-2-flag',
+  ])
 })
 
 t.test(
@@ -758,7 +804,7 @@ t.test(
           }
         : object,
     )
-    const answer = poolSync(request(parent, foreign, [challenge('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
+    const answer = poolSync(request(parent, foreign, [ticket('a', 'uid-a', { state: 'Waiting' })]), config, NOW)
     // web.pool-0 is claimed for the waiter; web.pool-1's name stays with the foreign pod, its Secret goes (no pod
     // of the pool mounts it), and the pool refills under new names.
     t.strictSame(names(answer), [

@@ -94,6 +94,47 @@ t.test(
   },
 )
 
+t.test(
+  'its Service carries the ticket the pool reads: Waiting, then Claimed with its pod; none once cold or ended',
+  async (t) => {
+    const serviceOf = (response: { children: Json[] }): Json | undefined =>
+      response.children.find((child) => child.kind === 'Service')?.metadata as Json | undefined
+    const waiting = step(challenge(), { related: [pooledDefinition()] })
+    const cold = step(waiting.parent, {
+      related: [pooledDefinition()],
+      children: observedChildren(waiting.response.children),
+      now: at(5),
+    })
+    const plainLabels = serviceOf(cold.response)?.labels as Json
+    t.strictSame(serviceOf(cold.response), { name: NAME, labels: plainLabels }, 'a cold run carries no ticket')
+    t.strictSame(serviceOf(waiting.response), {
+      name: NAME,
+      labels: { ...plainLabels, 'challenge-hooks.dev/pool-ticket': 'web-login' },
+      annotations: {
+        'challenge-hooks.dev/pool-state': 'Waiting',
+        'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z',
+      },
+    })
+
+    const related = [pooledDefinition(), claimedSecret('4')]
+    const claimed = step(waiting.parent, { related, children: observedChildren(waiting.response.children), now: at(1) })
+    t.strictSame(serviceOf(claimed.response), {
+      name: NAME,
+      labels: { ...plainLabels, 'challenge-hooks.dev/pool-ticket': 'web-login' },
+      annotations: {
+        'challenge-hooks.dev/pool-state': 'Claimed',
+        'challenge-hooks.dev/pool-pod': 'web-login.pool-4',
+        'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z',
+      },
+    })
+
+    // Stopped: the run ends and its Service goes, and with it the ticket: the pool deletes the pod.
+    const stopped = { ...claimed.parent, spec: { ...claimed.parent.spec, desiredState: 'Stopped' } }
+    const released = step(stopped, { related, children: readyWorld(claimed.response.children), now: at(60) })
+    t.equal(serviceOf(released.response), undefined)
+  },
+)
+
 t.test('a claimed run whose pod goes away goes on cold', async (t) => {
   const waiting = step(challenge(), { related: [pooledDefinition()] })
   const claimed = step(waiting.parent, { related: [pooledDefinition(), claimedSecret('4')], now: at(1) })

@@ -1,11 +1,12 @@
 /**
- * The pool's view of its sync request: its own pods with their claims and readiness, the definition's Challenges
- * with what their status asks, every malformed value read as absent.
+ * The pool's view of its sync request: its own pods with their claims and readiness, its claimants (the tickets
+ * their Services carry, or the Challenges of an earlier release's view) with what they ask, every malformed value
+ * read as absent.
  */
 import t from 'tap'
 import type { KubeObject } from '../../src/contract/protocol.js'
 import { indexObjects } from '../../src/challenge/observed.js'
-import { poolChallenges, poolPods } from '../../src/challenge/pool-view.js'
+import { poolChallenges, poolPods, poolTickets } from '../../src/challenge/pool-view.js'
 
 const DEFINITION_UID = '6f1c1c2e-0000-4000-8000-000000000001'
 const owned = [
@@ -100,5 +101,87 @@ t.test('the Challenges tell whether they wait, which pod they record, and when t
     { uid: 'u4', name: 'bare', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
     // A released run names the pod it had, and holds it no longer.
     { uid: 'u6', name: 'done', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
+  ])
+})
+
+const CHALLENGE_API = 'challenge-hooks.dev/v1alpha1'
+const controlledBy = (name: string, uid: string, extra: Record<string, unknown> = {}) => [
+  { apiVersion: CHALLENGE_API, kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true, ...extra },
+]
+const ticketService = (
+  name: string,
+  annotations: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: {
+    name,
+    namespace: 'challenges',
+    creationTimestamp: '2026-11-22T11:40:00Z',
+    labels: { 'challenge-hooks.dev/pool-ticket': 'web' },
+    annotations,
+    ownerReferences: controlledBy(name, `uid-${name}`),
+    ...metadata,
+  } as KubeObject['metadata'],
+})
+
+t.test('the tickets on the Services tell who waits, which pod each records, and when it was admitted', async (t) => {
+  const waiting = {
+    'challenge-hooks.dev/pool-state': 'Waiting',
+    'challenge-hooks.dev/admitted-at': '2026-11-22T11:30:00Z',
+  }
+  const services = [
+    ticketService('waits', waiting),
+    ticketService('holds', {
+      'challenge-hooks.dev/pool-state': 'Claimed',
+      'challenge-hooks.dev/pool-pod': 'web.pool-3',
+      'challenge-hooks.dev/admitted-at': '2026-11-22T11:31:00Z',
+    }),
+    // Claimed naming no pod, a state of no meaning, an unreadable time: nothing asked, nothing held, served last.
+    ticketService('no-pod', { 'challenge-hooks.dev/pool-state': 'Claimed' }, { creationTimestamp: 'soon' }),
+    ticketService('odd', {
+      'challenge-hooks.dev/pool-state': 'Released',
+      'challenge-hooks.dev/pool-pod': 'web.pool-4',
+    }),
+    ticketService('bare', {}, { annotations: undefined }),
+    // Not a claimant: being deleted, another definition's ticket, no controller, a controller that is no Challenge
+    // of ours, a Challenge reference without uid or name.
+    ticketService('leaving', waiting, { deletionTimestamp: '2026-11-22T12:00:00Z' }),
+    ticketService('other', waiting, { labels: { 'challenge-hooks.dev/pool-ticket': 'api' } }),
+    ticketService('unlabelled', waiting, { labels: undefined }),
+    ticketService('orphan', waiting, { ownerReferences: undefined }),
+    ticketService('not-controller', waiting, { ownerReferences: controlledBy('x', 'uid-x', { controller: false }) }),
+    ticketService('deployment', waiting, {
+      ownerReferences: controlledBy('x', 'uid-x', { apiVersion: 'apps/v1', kind: 'Deployment' }),
+    }),
+    ticketService('other-group', waiting, {
+      ownerReferences: controlledBy('x', 'uid-x', { apiVersion: 'example.com/v1' }),
+    }),
+    ticketService('no-uid', waiting, { ownerReferences: controlledBy('x', 'uid-x', { uid: 12 }) }),
+    ticketService('no-name', waiting, { ownerReferences: controlledBy('x', 'uid-x', { name: undefined }) }),
+  ]
+  const last = Number.MAX_SAFE_INTEGER
+  const created = Date.parse('2026-11-22T11:40:00Z')
+  t.strictSame(poolTickets(services, 'web'), [
+    {
+      uid: 'uid-waits',
+      name: 'waits',
+      waiting: true,
+      recordedPod: undefined,
+      admittedAt: Date.parse('2026-11-22T11:30:00Z'),
+      createdAt: created,
+    },
+    {
+      uid: 'uid-holds',
+      name: 'holds',
+      waiting: false,
+      recordedPod: 'web.pool-3',
+      admittedAt: Date.parse('2026-11-22T11:31:00Z'),
+      createdAt: created,
+    },
+    { uid: 'uid-no-pod', name: 'no-pod', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: last },
+    { uid: 'uid-odd', name: 'odd', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
+    { uid: 'uid-bare', name: 'bare', waiting: false, recordedPod: undefined, admittedAt: last, createdAt: created },
   ])
 })

@@ -112,6 +112,9 @@ t.test('a claimed run held by a problem of the world keeps its claim: its record
   const held = step(mislabelled, { related, children: observedChildren(claimed.response.children), now: at(2) })
   t.strictSame([held.status.phase, held.status.reason], ['Error', 'OwnerLabelMismatch'])
   t.strictSame(held.status.pool, record)
+  // Held, it holds no workload, as a cold run holds no pod: its traffic path goes (the Service and the route first,
+  // the expose policy next), and with the Service the ticket the pool kept the pod for (docs/api.md#warm-pools).
+  t.strictSame(kinds(held.response), [`NetworkPolicy/${NAME}-expose`])
 })
 
 t.test(

@@ -57,18 +57,54 @@ async function poolWorld(t: Test) {
   const definitionStatus = () =>
     (cluster.get({ apiVersion: API, kind: 'ChallengeDefinition', namespace: NS, name: 'web-login' })?.status ??
       {}) as Json
-  const setPool = (name: string, pool: Json) => {
-    const current = cluster.get({ apiVersion: API, kind: 'Challenge', namespace: NS, name }) as KubeObject
-    cluster.updateStatus({ ...current, status: { admittedAt: cluster.timestamp(), run: 0, pool } }, 'metacontroller')
+  // The Challenge's part, which this world does not run: the ticket its hook writes on its Service (docs/api.md,
+  // "What the pool sees of its claimants"), created by Metacontroller as the Challenge's child; none once it ends.
+  const setTicket = (name: string, ticket: { state: string; pod?: string } | undefined) => {
+    const ref = { apiVersion: 'v1', kind: 'Service', namespace: NS, name }
+    const current = cluster.get(ref)
+    if (ticket === undefined) {
+      if (current !== undefined) cluster.delete(ref)
+      return
+    }
+    const owner = cluster.get({ apiVersion: API, kind: 'Challenge', namespace: NS, name }) as KubeObject
+    const service = {
+      ...(current ?? {}),
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: {
+        ...(current?.metadata ?? {}),
+        name,
+        namespace: NS,
+        labels: { 'challenge-hooks.dev/pool-ticket': 'web-login' },
+        annotations: {
+          'challenge-hooks.dev/pool-state': ticket.state,
+          ...(ticket.pod === undefined ? {} : { 'challenge-hooks.dev/pool-pod': ticket.pod }),
+          'challenge-hooks.dev/admitted-at': cluster.timestamp(),
+        },
+        ownerReferences: [
+          {
+            apiVersion: API,
+            kind: 'Challenge',
+            name,
+            uid: owner.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: { ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }] },
+    } as unknown as KubeObject
+    if (current === undefined) cluster.create(service, 'metacontroller')
+    else cluster.update(service, 'metacontroller')
   }
-  return { cluster, sim, list, definitionStatus, setPool }
+  return { cluster, sim, list, definitionStatus, setTicket }
 }
 
 const flagOf = (uid: string) =>
   Buffer.from(`flag{${createHmac('sha256', FLAG_SECRET).update(uid).digest('hex').slice(0, 32)}}`).toString('base64')
 
 t.test('a pool fills, serves a waiting Challenge, refills, and gives the pod up when the run ends', async (t) => {
-  const { cluster, sim, list, definitionStatus, setPool } = await poolWorld(t)
+  const { cluster, sim, list, definitionStatus, setTicket } = await poolWorld(t)
   cluster.create(example('web-login', { flag: { mode: 'PerInstance' }, pool: { size: 2 } }), 'kubectl')
   await sim.runUntilQuiet()
   cluster.settle()
@@ -101,7 +137,7 @@ t.test('a pool fills, serves a waiting Challenge, refills, and gives the pod up 
   const since = (definitionStatus().pool as Json).since
 
   cluster.create(challenge('web-login', 'alice'), 'ctf-platform')
-  setPool('web-login-u-alice', { state: 'Waiting', run: 0, since: cluster.timestamp() })
+  setTicket('web-login-u-alice', { state: 'Waiting' })
   await sim.runUntilQuiet()
   const alice = cluster.get({ apiVersion: API, kind: 'Challenge', namespace: NS, name: 'web-login-u-alice' })
   const claimed = cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'web-login.pool-0' })
@@ -109,7 +145,7 @@ t.test('a pool fills, serves a waiting Challenge, refills, and gives the pod up 
   t.strictSame(list('Pod'), ['web-login.pool-0', 'web-login.pool-1', 'web-login.pool-2'], 'and a pod made to refill')
   t.match(definitionStatus(), { pool: { state: 'Ready', since } }, 'still Ready: the status was not written again')
 
-  setPool('web-login-u-alice', { state: 'Claimed', run: 0, pod: 'web-login.pool-0', flagUid: 'x' })
+  setTicket('web-login-u-alice', { state: 'Claimed', pod: 'web-login.pool-0' })
   await sim.runUntilQuiet()
   t.equal(
     cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'web-login.pool-0' })?.metadata.labels?.[
@@ -119,7 +155,8 @@ t.test('a pool fills, serves a waiting Challenge, refills, and gives the pod up 
     'the claim stays while the Challenge records the pod',
   )
 
-  setPool('web-login-u-alice', { state: 'Released', run: 0, pod: 'web-login.pool-0' })
+  // The run ends: its Service goes, and with it the ticket.
+  setTicket('web-login-u-alice', undefined)
   await sim.runUntilQuiet()
   cluster.settle()
   await sim.runUntilQuiet()

@@ -1,6 +1,6 @@
 /**
- * Fuzzing the pool hooks over HTTP (app.inject): a warm pool's requests (its pods free and claimed, Waiting and
- * Claimed Challenges; and a pre-pull's DaemonSet and pod), mutated as the Challenge hooks' fuzzing mutates theirs. Whatever comes in: never a 5xx; a 4xx
+ * Fuzzing the pool hooks over HTTP (app.inject): a warm pool's requests (its pods free and claimed, the tickets of Waiting and
+ * Claimed runs; and a pre-pull's DaemonSet and pod), mutated as the Challenge hooks' fuzzing mutates theirs. Whatever comes in: never a 5xx; a 4xx
  * is a JSON {error, message}; a 200 is {status, children[, resyncAfterSeconds]}, the same bytes when asked twice, and
  * never answers a pod with another claim than the one observed on it.
  */
@@ -8,7 +8,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import { buildTestApp } from '../helpers/app.js'
-import { challenge, request, warmPool, type Json as Loose } from '../helpers/pool-world.js'
+import { ticket, request, warmPool, type Json as Loose } from '../helpers/pool-world.js'
 import { applyMutation, mutation, serialize, type Json, type Mutation } from './mutations.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 42)
@@ -23,8 +23,8 @@ function base(): Record<string, Json> {
       : object,
   )
   const challenges = [
-    challenge('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
-    challenge('b', 'uid-b', { state: 'Waiting' }),
+    ticket('a', 'uid-a', { state: 'Claimed', pod: 'web.pool-1' }),
+    ticket('b', 'uid-b', { state: 'Waiting' }),
   ]
   // It pre-pulls too: its DaemonSet observed, and the DaemonSet's pod on one node (one image there, one failing).
   const daemonSet = {

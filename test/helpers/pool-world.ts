@@ -45,6 +45,7 @@ export const GROUP: Record<string, string> = {
   Secret: 'Secret.v1',
   NetworkPolicy: 'NetworkPolicy.networking.k8s.io/v1',
   Challenge: 'Challenge.challenge-hooks.dev/v1alpha1',
+  Service: 'Service.v1',
 }
 
 export function groups(objects: readonly KubeObject[]): Record<string, Record<string, KubeObject>> {
@@ -103,6 +104,45 @@ export const challenge = (name: string, uid: string, pool: Json | undefined, ext
   spec: { definitionRef: { name: 'web' }, owner: { kind: 'User', id: name } },
   status: { admittedAt: '2026-11-22T11:59:00Z', ...(pool === undefined ? {} : { pool }) },
   ...extra,
+})
+
+/**
+ * The Service of a Challenge served from the pool, with the ticket its hook writes on it (docs/api.md#warm-pools):
+ * what the pool sees of that Challenge. `pool` is its status.pool; a run that is not Waiting or Claimed carries no
+ * ticket label in the product, and one here says what the pool makes of a state that asks for nothing.
+ */
+export const ticket = (
+  name: string,
+  uid: string,
+  pool: Json | undefined,
+  extra: { admittedAt?: string; metadata?: Json } = {},
+): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: {
+    name,
+    namespace: NS,
+    uid: `service-${uid}`,
+    creationTimestamp: '2026-11-22T11:59:00Z',
+    labels: { 'challenge-hooks.dev/pool-ticket': 'web' },
+    annotations: {
+      ...(pool?.state === undefined ? {} : { 'challenge-hooks.dev/pool-state': pool.state }),
+      ...(pool?.pod === undefined ? {} : { 'challenge-hooks.dev/pool-pod': pool.pod }),
+      'challenge-hooks.dev/admitted-at': extra.admittedAt ?? '2026-11-22T11:59:00Z',
+    },
+    ownerReferences: [
+      {
+        apiVersion: 'challenge-hooks.dev/v1alpha1',
+        kind: 'Challenge',
+        name,
+        uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
+    ...extra.metadata,
+  } as KubeObject['metadata'],
+  spec: { type: 'ClusterIP', ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }] },
 })
 
 /** The pool of `size` after the three steps that make its pods: policies and empty Secrets, flags, pods. */

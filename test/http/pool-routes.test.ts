@@ -3,7 +3,7 @@
 import t from 'tap'
 import { buildApp } from '../../src/http/app.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
-import { challenge, definition, request, warmPool } from '../helpers/pool-world.js'
+import { ticket, definition, request, warmPool } from '../helpers/pool-world.js'
 
 const TOKEN = 'p00l-t0k3n-n3v3r-l0gg3d-5c2e'
 const post = (url: string, payload: object, headers: Record<string, string> = {}) => ({
@@ -35,10 +35,10 @@ t.test('POST /pools/sync and /pools/customize answer with the pool hooks, with a
   t.strictSame(customize.json(), {
     relatedResources: [
       {
-        apiVersion: 'challenge-hooks.dev/v1alpha1',
-        resource: 'challenges',
+        apiVersion: 'v1',
+        resource: 'services',
         namespace: 'challenges',
-        labelSelector: { matchLabels: { 'challenge-hooks.dev/definition': 'web' } },
+        labelSelector: { matchLabels: { 'challenge-hooks.dev/pool-ticket': 'web' } },
       },
       {
         apiVersion: 'v1',
@@ -104,7 +104,7 @@ t.test('a request whose parent is no ChallengeDefinition is 400 naming the probl
 t.test('metrics: the pool pods by state at each pool sync, and the claims answered', async (t) => {
   const app = await buildTestApp(t, { flagSecret: 'pool-test-secret' })
   const { world, parent } = warmPool()
-  const waiting = [challenge('a', 'uid-a', { state: 'Waiting' })]
+  const waiting = [ticket('a', 'uid-a', { state: 'Waiting' })]
   t.equal((await app.inject(post('/pools/sync', request(parent, world, waiting)))).statusCode, 200)
   const series = async () =>
     (await app.ops.inject({ method: 'GET', url: '/metrics' })).body

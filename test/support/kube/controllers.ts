@@ -89,6 +89,8 @@ async function startOneStandIn(
     { apiVersion: 'v1', resource: 'secrets' },
     { apiVersion: 'v1', resource: 'namespaces' },
     { apiVersion: 'v1', resource: 'limitranges' },
+    // The pools' customize relates the Services that carry their claimants' tickets.
+    { apiVersion: 'v1', resource: 'services' },
   ]
   const resources = names
     .map(({ apiVersion, resource }) => resourceByName(apiVersion, resource))
