@@ -48,8 +48,9 @@ t.test('indexObjects: an object sent without its kind or apiVersion takes them f
           metadata: { name: 'whole', namespace: NAMESPACE },
         },
       },
-      // A key without a dot names a kind and no apiVersion.
+      // A key without a dot names a kind and no apiVersion; one that begins with its dot, an apiVersion and no kind.
       odd: { 'no-version': { metadata: { name: 'no-version', namespace: NAMESPACE } } },
+      '.v1': { 'no-kind': { metadata: { name: 'no-kind', namespace: NAMESPACE } } },
     },
     NAMESPACE,
   )
@@ -65,6 +66,9 @@ t.test('indexObjects: an object sent without its kind or apiVersion takes them f
   ])
   t.strictSame(objectsOfKind(index, 'odd'), [
     { metadata: { name: 'no-version', namespace: NAMESPACE }, kind: 'odd', apiVersion: '' },
+  ])
+  t.strictSame(objectsOfKind(index, ''), [
+    { metadata: { name: 'no-kind', namespace: NAMESPACE }, kind: '', apiVersion: 'v1' },
   ])
 })
 

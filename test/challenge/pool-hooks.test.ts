@@ -377,8 +377,23 @@ t.test(
         { status: { admittedAt: '2026-11-22T11:59:30Z', pool: { state: 'Waiting' } } },
       ),
       challenge('early', 'uid-early', { state: 'Waiting' }),
-      challenge('other', 'uid-other', { state: 'Waiting' }, { spec: { definitionRef: { name: 'elsewhere' } } }),
-      challenge('odd', 'not a label value', { state: 'Waiting' }),
+      // Another definition's Challenge, or one whose uid no label may hold, is served by none of this pool's pods,
+      // however early it waits.
+      challenge(
+        'other',
+        'uid-other',
+        { state: 'Waiting' },
+        {
+          spec: { definitionRef: { name: 'elsewhere' } },
+          status: { admittedAt: '2026-11-22T10:00:00Z', pool: { state: 'Waiting' } },
+        },
+      ),
+      challenge(
+        'odd',
+        'not a label value',
+        { state: 'Waiting' },
+        { status: { admittedAt: '2026-11-22T10:00:00Z', pool: { state: 'Waiting' } } },
+      ),
       // A ticket in the same view is not read: the view is the earlier release's.
       ticket('ticket', 'uid-ticket', { state: 'Waiting' }, { admittedAt: '2026-11-22T10:00:00Z' }),
     ]
@@ -778,13 +793,15 @@ t.test('a claimed pod sent under its group with another kind: no new pod takes i
   )
   const pod = claimed.find((object) => object.kind === 'Pod' && object.metadata.name === 'web.pool-1') as KubeObject
   ;(body.children as Json)['Pod.v1']['web.pool-1'] = { ...pod, kind: 'Bogus' }
+  ;(body.children as Json)['.v1'] = { 'web.pool-2': { metadata: { name: 'web.pool-2', namespace: NS } } }
   const answer = poolSync(body, config, NOW)
-  // web.pool-1 is answered neither free nor anew; the pool counts one free pod and refills under a new name.
+  // web.pool-1 is answered neither free nor anew; the pool counts one free pod and refills under a new name, not
+  // web.pool-2 either: a child sent without any kind holds that name, and it is no pod of the pool's.
   t.strictSame(names(answer), [
     'NetworkPolicy web.pool-isolate',
     'Secret web.pool-0-flag',
     'Pod web.pool-0',
-    'Secret web.pool-2-flag',
+    'Secret web.pool-3-flag',
   ])
 })
 

@@ -152,6 +152,9 @@ t.test('the tickets on the Services tell who waits, which pod each records, and 
     ticketService('unlabelled', waiting, { labels: undefined }),
     ticketService('orphan', waiting, { ownerReferences: undefined }),
     ticketService('not-controller', waiting, { ownerReferences: controlledBy('x', 'uid-x', { controller: false }) }),
+    ticketService('definition', waiting, {
+      ownerReferences: controlledBy('x', 'uid-x', { kind: 'ChallengeDefinition' }),
+    }),
     ticketService('deployment', waiting, {
       ownerReferences: controlledBy('x', 'uid-x', { apiVersion: 'apps/v1', kind: 'Deployment' }),
     }),
