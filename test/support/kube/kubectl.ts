@@ -25,6 +25,11 @@ export function kubectlFor(binary: string, kubeconfig: string): Kubectl {
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
       child.on('error', reject)
       child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }))
+      // kubectl may exit before it reads its input (a command that takes none, or one refused at once): the write
+      // then fails with EPIPE, which is no error of the command's; its exit code and stderr say what happened.
+      child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EPIPE') reject(error)
+      })
       child.stdin.end(options.input ?? '')
     })
 }
