@@ -415,18 +415,15 @@ const SERVICE_TYPE = {
 
 export function service(input: RenderInput): IService & DesiredChild {
   const { definition, names, ticket } = input
-  const metadata =
-    ticket === undefined
-      ? { name: names.base, labels: labels(names) }
-      : {
-          name: names.base,
-          labels: { ...labels(names), [Label.poolTicket]: definition.name },
-          annotations: {
-            [Annotation.poolState]: ticket.state,
-            ...(ticket.pod === undefined ? {} : { [Annotation.poolPod]: ticket.pod }),
-            [Annotation.admittedAt]: ticket.admittedAt,
-          },
-        }
+  const metadata: DesiredChild['metadata'] = { name: names.base, labels: labels(names) }
+  if (ticket !== undefined) {
+    metadata.labels = { ...metadata.labels, [Label.poolTicket]: definition.name }
+    metadata.annotations = {
+      [Annotation.poolState]: ticket.state,
+      ...(ticket.pod === undefined ? {} : { [Annotation.poolPod]: ticket.pod }),
+      [Annotation.admittedAt]: ticket.admittedAt,
+    }
+  }
   return {
     apiVersion: 'v1',
     kind: 'Service',

@@ -107,26 +107,19 @@ t.test(
     })
     const plainLabels = serviceOf(cold.response)?.labels as Json
     t.strictSame(serviceOf(cold.response), { name: NAME, labels: plainLabels }, 'a cold run carries no ticket')
-    t.strictSame(serviceOf(waiting.response), {
+    const ticketed = (annotations: Json) => ({
       name: NAME,
       labels: { ...plainLabels, 'challenge-hooks.dev/pool-ticket': 'web-login' },
-      annotations: {
-        'challenge-hooks.dev/pool-state': 'Waiting',
-        'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z',
-      },
+      annotations: { ...annotations, 'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z' },
     })
+    t.strictSame(serviceOf(waiting.response), ticketed({ 'challenge-hooks.dev/pool-state': 'Waiting' }))
 
     const related = [pooledDefinition(), claimedSecret('4')]
     const claimed = step(waiting.parent, { related, children: observedChildren(waiting.response.children), now: at(1) })
-    t.strictSame(serviceOf(claimed.response), {
-      name: NAME,
-      labels: { ...plainLabels, 'challenge-hooks.dev/pool-ticket': 'web-login' },
-      annotations: {
-        'challenge-hooks.dev/pool-state': 'Claimed',
-        'challenge-hooks.dev/pool-pod': 'web-login.pool-4',
-        'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z',
-      },
-    })
+    t.strictSame(
+      serviceOf(claimed.response),
+      ticketed({ 'challenge-hooks.dev/pool-state': 'Claimed', 'challenge-hooks.dev/pool-pod': 'web-login.pool-4' }),
+    )
 
     // Stopped: the run ends and its Service goes, and with it the ticket: the pool deletes the pod.
     const stopped = { ...claimed.parent, spec: { ...claimed.parent.spec, desiredState: 'Stopped' } }

@@ -7,6 +7,7 @@ import t from 'tap'
 import type { KubeObject } from '../../src/contract/protocol.js'
 import { indexObjects } from '../../src/challenge/observed.js'
 import { poolChallenges, poolPods, poolTickets } from '../../src/challenge/pool-view.js'
+import { controllerRef } from '../helpers/world.js'
 
 const DEFINITION_UID = '6f1c1c2e-0000-4000-8000-000000000001'
 const owned = [
@@ -104,9 +105,8 @@ t.test('the Challenges tell whether they wait, which pod they record, and when t
   ])
 })
 
-const CHALLENGE_API = 'challenge-hooks.dev/v1alpha1'
 const controlledBy = (name: string, uid: string, extra: Record<string, unknown> = {}) => [
-  { apiVersion: CHALLENGE_API, kind: 'Challenge', name, uid, controller: true, blockOwnerDeletion: true, ...extra },
+  { ...controllerRef(uid, name), ...extra },
 ]
 const ticketService = (
   name: string,

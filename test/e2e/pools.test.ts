@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { loadConfig } from '../../src/config/config.js'
 import { buildApp } from '../../src/http/app.js'
 import { TEST_ENV } from '../helpers/app.js'
+import { controllerRef } from '../helpers/world.js'
 import {
   Cluster,
   injectTransport,
@@ -81,16 +82,7 @@ async function poolWorld(t: Test) {
           ...(ticket.pod === undefined ? {} : { 'challenge-hooks.dev/pool-pod': ticket.pod }),
           'challenge-hooks.dev/admitted-at': cluster.timestamp(),
         },
-        ownerReferences: [
-          {
-            apiVersion: API,
-            kind: 'Challenge',
-            name,
-            uid: owner.metadata.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [controllerRef(owner.metadata.uid as string, name)],
       },
       spec: { ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }] },
     } as unknown as KubeObject

@@ -5,6 +5,7 @@ import { poolSync } from '../../src/challenge/pool-hooks.js'
 import type { DesiredChild, KubeObject, PoolSyncRequest, SyncResponse } from '../../src/contract/protocol.js'
 import { testConfig } from './app.js'
 import { T0 } from './instant.js'
+import { controllerRef } from './world.js'
 
 export const config = testConfig({ flagSecret: 'pool-test-secret' })
 export const NS = 'challenges'
@@ -130,16 +131,7 @@ export const ticket = (
       ...(pool?.pod === undefined ? {} : { 'challenge-hooks.dev/pool-pod': pool.pod }),
       'challenge-hooks.dev/admitted-at': extra.admittedAt ?? '2026-11-22T11:59:00Z',
     },
-    ownerReferences: [
-      {
-        apiVersion: 'challenge-hooks.dev/v1alpha1',
-        kind: 'Challenge',
-        name,
-        uid,
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ],
+    ownerReferences: [controllerRef(uid, name)],
     ...extra.metadata,
   } as KubeObject['metadata'],
   spec: { type: 'ClusterIP', ports: [{ name: 'challenge', protocol: 'TCP', port: 8080, targetPort: 8080 }] },
