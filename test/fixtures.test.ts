@@ -65,17 +65,16 @@ interface Expected {
 const web = (p: string) => [
   `Secret/${p}-flag`,
   `NetworkPolicy/${p}-isolate`,
-  `NetworkPolicy/${p}-expose`,
   `Pod/${p}`,
   `Service/${p}`,
   `Ingress/${p}`,
 ]
 /** The first sync: every child but the Pod, which waits until the flag Secret and the policies are its own. */
 const webFirst = (p: string) => web(p).filter((child) => !child.startsWith('Pod/'))
-const netcat = (p: string) => web(p).slice(0, 5)
+const netcat = (p: string) => web(p).slice(0, 4)
 const tls = (p: string) => [...netcat(p), `TLSRoute/${p}`]
 /** What a teardown keeps while pods remain: the policies and the flag Secret, in the order they were observed. */
-const guards = (p: string) => [`NetworkPolicy/${p}-expose`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`]
+const guards = (p: string) => [`NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`]
 /** What a teardown keeps in its first step: the traffic path (Ingress, Service) goes first. */
 const firstTeardownStep = (p: string) => [`Pod/${p}`, ...guards(p)]
 
@@ -357,12 +356,7 @@ async function deletion(t: Test, out: Requests): Promise<void> {
   cluster.delete(challengeRef(WEB))
   await world.run(t)
   cluster.advance(5)
-  t.strictSame(world.children(WEB), [
-    `NetworkPolicy/${WEB}-expose`,
-    `NetworkPolicy/${WEB}-isolate`,
-    `Pod/${WEB}`,
-    `Secret/${WEB}-flag`,
-  ])
+  t.strictSame(world.children(WEB), [`NetworkPolicy/${WEB}-isolate`, `Pod/${WEB}`, `Secret/${WEB}-flag`])
   t.ok(
     cluster.get({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: WEB })?.metadata.deletionTimestamp,
     'the pod is terminating',

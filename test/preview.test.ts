@@ -35,7 +35,7 @@ t.test('render the web example: the children to create, then Running with the en
   t.match(result.first.status, { phase: 'Pending', reason: 'Starting' })
   t.strictSame(
     result.first.children.map((child: { kind: string }) => child.kind),
-    ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'],
+    ['Secret', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'],
   )
   validateChildren(result.first.children)
   t.match(result.running.status, {
@@ -47,7 +47,7 @@ t.test('render the web example: the children to create, then Running with the en
 t.test('render the netcat example as YAML', async (t) => {
   const { cli, out } = io({}, { PUBLIC_HOST: 'ctf.example.org' })
   t.equal(runCli(['render', 'manifests/examples/pwn-echo.yaml', 'manifests/examples/pwn-echo.yaml'], cli), 0)
-  t.match(out(), /^# First sync: Pending \/ Starting: The instance is starting\.\n# 5 children to create\n/)
+  t.match(out(), /^# First sync: Pending \/ Starting: The instance is starting\.\n# 4 children to create\n/)
   t.match(out(), /# Once the workload is ready: Running \/ Ready/)
   t.match(out(), /connection: nc ctf\.example\.org 30000/)
 })
@@ -86,7 +86,7 @@ t.test(
       { GATEWAY: 'gateway-system/challenges', GATEWAY_TLS_LISTENER: 'tls', TLS_BASE_DOMAIN: 'tcp.ctf.example.org' },
     )
     t.equal(runCli(['render', tls, tls], cli), 0, err())
-    t.match(out(), /^# First sync: Pending \/ Starting: The instance is starting\.\n# 6 children to create\n/)
+    t.match(out(), /^# First sync: Pending \/ Starting: The instance is starting\.\n# 5 children to create\n/)
     t.match(
       out(),
       /\nkind: TLSRoute\n[\s\S]*sectionName: tls\n[\s\S]*hostnames:\n {4}- [0-9a-f]{16}\.tcp\.ctf\.example\.org\n/,

@@ -144,7 +144,10 @@ export function dnsRule(config: Config): NonNullable<NonNullable<INetworkPolicy[
   }
 }
 
-/** Default deny for the instance's pods, except traffic among themselves and DNS (unless egress is None). */
+/**
+ * Default deny for the instance's pods, except traffic among themselves, DNS (unless egress is None) and the
+ * exposure rule: one policy where two would add up to the same, since each child is an API write (docs/api.md).
+ */
 export function isolatePolicy(input: RenderInput): INetworkPolicy & DesiredChild {
   const self: INetworkPolicyPeer = { podSelector: podSelector(input) }
   const egress: NonNullable<INetworkPolicy['spec']>['egress'] = [{ to: [self] }]
@@ -156,17 +159,28 @@ export function isolatePolicy(input: RenderInput): INetworkPolicy & DesiredChild
     spec: {
       podSelector: podSelector(input),
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ from: [self] }],
+      ingress: [{ from: [self] }, exposureRule(input)],
       egress,
     },
   }
 }
 
-/** Ingress to the exposed port only, from where the exposure says traffic comes from. */
+/** The exposure rule alone, for a run served from a warm pool, whose pod the pool's own policy isolates. */
 export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: input.names.exposePolicy, labels: labels(input.names) },
+    spec: { podSelector: podSelector(input), policyTypes: ['Ingress'], ingress: [exposureRule(input)] },
+  }
+}
+
+type IngressRule = NonNullable<NonNullable<INetworkPolicy['spec']>['ingress']>[number]
+
+/** Ingress to the exposed port only, from where the exposure says traffic comes from. */
+function exposureRule(input: RenderInput): IngressRule {
   const { expose } = input.definition
   const ports = [{ protocol: 'TCP' as const, port: expose.port }]
-  let rule: NonNullable<NonNullable<INetworkPolicy['spec']>['ingress']>[number]
   switch (expose.type) {
     case 'HTTP':
     case 'TLS': {
@@ -176,29 +190,21 @@ export function exposePolicy(input: RenderInput): INetworkPolicy & DesiredChild 
         namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ingressNamespace } },
       }
       if (ingressPodSelector !== undefined) proxy.podSelector = { matchLabels: ingressPodSelector }
-      rule = { from: [proxy], ports }
-      break
+      return { from: [proxy], ports }
     }
     case 'Internal':
       // Only the owner's own pods in this namespace (a workstation the platform runs for that player or team,
       // labelled with the owner's kind and id): never another player's workstation, a shared bot, or an instance.
       // The name of an Internal instance can be guessed; who reaches it cannot.
-      rule = {
+      return {
         from: [
           { podSelector: { matchLabels: { [Label.owner]: input.owner.id, [Label.ownerKind]: input.owner.kind } } },
         ],
         ports,
       }
-      break
     default:
       // NodePort and LoadBalancer traffic comes from outside the cluster: any source, this port only.
-      rule = { ports }
-  }
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'NetworkPolicy',
-    metadata: { name: input.names.exposePolicy, labels: labels(input.names) },
-    spec: { podSelector: podSelector(input), policyTypes: ['Ingress'], ingress: [rule] },
+      return { ports }
   }
 }
 
@@ -443,9 +449,7 @@ export function service(input: RenderInput): IService & DesiredChild {
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {
   const pooled = input.ticket !== undefined
-  const children: DesiredChild[] = pooled
-    ? [exposePolicy(input)]
-    : [flagSecret(input), isolatePolicy(input), exposePolicy(input)]
+  const children: DesiredChild[] = pooled ? [exposePolicy(input)] : [flagSecret(input), isolatePolicy(input)]
   if (input.definition.egress === 'Internet' && !pooled) children.push(internetPolicy(input))
   if (input.withPod && !pooled) children.push(pod(input))
   children.push(service(input))

@@ -30,14 +30,13 @@ export type PodProblem =
   | { fatal: false; reason: typeof Reason.ImagePullBackOff | typeof Reason.Unschedulable; message: string }
 
 /**
- * The children the pod must never run without, as [kind, name]: the flag Secret it mounts, and the
- * NetworkPolicies that isolate it (the `-internet` one only with egress Internet).
+ * The children the pod must never run without, as [kind, name]: the flag Secret it mounts, the NetworkPolicy
+ * that isolates it, and the `-internet` one with egress Internet.
  */
 export function guardChildren(names: ChildNames, egress: ResolvedDefinition['egress']): [kind: string, name: string][] {
   const guards: [string, string][] = [
     ['Secret', names.flagSecret],
     ['NetworkPolicy', names.isolatePolicy],
-    ['NetworkPolicy', names.exposePolicy],
   ]
   if (egress === 'Internet') guards.push(['NetworkPolicy', names.internetPolicy])
   return guards

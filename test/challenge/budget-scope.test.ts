@@ -82,7 +82,6 @@ t.test('None: no budget, so a sibling holding every unit and a cost above the bu
       [
         'Secret web-login-u-alice-flag',
         'NetworkPolicy web-login-u-alice-isolate',
-        'NetworkPolicy web-login-u-alice-expose',
         'Service web-login-u-alice',
         'Ingress web-login-u-alice',
       ],

@@ -155,8 +155,8 @@ t.test('restart: a new run rolls the workload, resets timers and renewals, relau
   t.hasStrict(relaunched.status, { phase: 'Pending', reason: 'Starting', run: 1 })
   t.equal(
     relaunched.response.children.length,
-    5,
-    'every child but the Pod, which waits for the new flag Secret and policies',
+    4,
+    'every child but the Pod (the flag Secret, the policy, the Service, the Ingress): it waits for the new Secret',
   )
 
   const crashed = step(running.parent, {

@@ -116,7 +116,6 @@ t.test('a new instance records the author of its definition: the whole first sta
     [
       'Secret/web-login-u-alice-flag',
       'NetworkPolicy/web-login-u-alice-isolate',
-      'NetworkPolicy/web-login-u-alice-expose',
       'Service/web-login-u-alice',
       'Ingress/web-login-u-alice',
     ],
@@ -344,12 +343,7 @@ t.test(
     t.notOk('endpoint' in stopped.status, 'no endpoint')
     t.strictSame(
       kinds(stopped.response).sort(),
-      [
-        'NetworkPolicy/web-login-u-alice-expose',
-        'NetworkPolicy/web-login-u-alice-isolate',
-        'Pod/web-login-u-alice',
-        'Secret/web-login-u-alice-flag',
-      ],
+      ['NetworkPolicy/web-login-u-alice-isolate', 'Pod/web-login-u-alice', 'Secret/web-login-u-alice-flag'],
       'the teardown begins with the traffic path',
     )
     t.strictSame(images(stopped.response.children), ['ghcr.io/example/web-login:1.0'], "alice's pod as last applied")

@@ -174,7 +174,7 @@ t.test(
       now: at(10),
     })
     t.strictSame(running.status.flagSecretRef, { name: `${NAME}-flag` }, 'Running')
-    // Stopped while its pod is still terminating: the policies stay; the Secret has already gone.
+    // Stopped while its pod is still terminating: the policy stays; the Secret has already gone.
     const observed = observedChildren(first.response.children).filter((child) => child.kind === 'NetworkPolicy')
     const dying = {
       ...pod(NAME, 0, { phase: 'Running' }),
@@ -186,8 +186,8 @@ t.test(
     )
     t.strictSame(
       stopping.response.children.map((child) => child.kind),
-      ['NetworkPolicy', 'NetworkPolicy'],
-      'only the policies are kept',
+      ['NetworkPolicy'],
+      'only the policy is kept',
     )
     t.notOk('flagSecretRef' in stopping.status, 'no reference once it is not Running')
   },

@@ -77,7 +77,7 @@ t.test('a run that times out while its workload is ready: no workload is reporte
   t.hasStrict(conditionOf(timedOut.status, 'WorkloadReady'), { status: 'False', reason: 'NoWorkload' })
   t.strictSame(
     timedOut.response.children.map((child) => child.kind).sort(),
-    ['NetworkPolicy', 'NetworkPolicy', 'Pod', 'Secret'],
+    ['NetworkPolicy', 'Pod', 'Secret'],
     'the teardown begins: the Service goes first',
   )
 })

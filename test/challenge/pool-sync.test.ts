@@ -43,7 +43,6 @@ t.test(
     t.strictSame(kinds(cold.response), [
       `Secret/${NAME}-flag`,
       `NetworkPolicy/${NAME}-isolate`,
-      `NetworkPolicy/${NAME}-expose`,
       `Service/${NAME}`,
       `Ingress/${NAME}`,
     ])

@@ -9,7 +9,6 @@ const NAME = 'web-login-u-alice'
 const OWN_CHILDREN = [
   `Secret/${NAME}-flag`,
   `NetworkPolicy/${NAME}-isolate`,
-  `NetworkPolicy/${NAME}-expose`,
   `Pod/${NAME}`,
   `Service/${NAME}`,
   `Ingress/${NAME}`,
@@ -38,7 +37,6 @@ t.test('a Challenge with parameters never waits for a pooled pod: it starts cold
   t.strictSame(kinds(first.response), [
     `Secret/${NAME}-flag`,
     `NetworkPolicy/${NAME}-isolate`,
-    `NetworkPolicy/${NAME}-expose`,
     `Service/${NAME}`,
     `Ingress/${NAME}`,
   ])
@@ -132,7 +130,6 @@ t.test(
     t.strictSame(kinds(answer.response), [
       `Secret/${NAME}-flag`,
       `NetworkPolicy/${NAME}-isolate`,
-      `NetworkPolicy/${NAME}-expose`,
       `Service/${NAME}`,
       `Ingress/${NAME}`,
     ])

@@ -22,7 +22,6 @@ const NAME = 'web-login-u-alice'
 const ALL_WEB_CHILDREN = [
   `Secret/${NAME}-flag`,
   `NetworkPolicy/${NAME}-isolate`,
-  `NetworkPolicy/${NAME}-expose`,
   `Pod/${NAME}`,
   `Service/${NAME}`,
   `Ingress/${NAME}`,
@@ -159,7 +158,6 @@ t.test('running (NodePort): the endpoint waits for the allocated node port', asy
   t.strictSame(kinds(first.response), [
     'Secret/pwn-echo-u-alice-flag',
     'NetworkPolicy/pwn-echo-u-alice-isolate',
-    'NetworkPolicy/pwn-echo-u-alice-expose',
     'Pod/pwn-echo-u-alice',
     'Service/pwn-echo-u-alice',
   ])
@@ -221,11 +219,11 @@ t.test('running (LoadBalancer and Internal)', async (t) => {
   const firstInternal = prepared(parent, { related: internal })
   const svc = firstInternal.response.children.find((child) => child.kind === 'Service') as Json
   t.hasStrict(svc.spec, { type: 'ClusterIP' })
-  const expose = firstInternal.response.children.find(
-    (child) => child.kind === 'NetworkPolicy' && (child.metadata as Json).name === 'pwn-echo-u-alice-expose',
+  const isolate = firstInternal.response.children.find(
+    (child) => child.kind === 'NetworkPolicy' && (child.metadata as Json).name === 'pwn-echo-u-alice-isolate',
   ) as Json
   t.strictSame(
-    (expose.spec as Json).ingress,
+    ((isolate.spec as Json).ingress as Json[]).slice(1),
     [
       {
         from: [
@@ -317,7 +315,7 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
   const children = withPod(created, waitingPod(NAME, 0, 'ImagePullBackOff'))
   const pulling = step(first.parent, { related, children, now: at(60) })
   t.match(pulling.status, { phase: 'Pending', reason: 'ImagePullBackOff', message: /cannot be pulled yet/ })
-  t.equal(pulling.response.children.length, 6, 'keeps trying')
+  t.equal(pulling.response.children.length, 5, 'keeps trying')
   const errImagePull = step(first.parent, {
     related,
     children: withPod(created, waitingPod(NAME, 0, 'ErrImagePull')),
@@ -335,7 +333,7 @@ t.test('image pull failing: Pending inside the startup window, then Error/Startu
   t.notOk('resyncAfterSeconds' in timedOut.response)
   t.strictSame(
     kinds(timedOut.response),
-    [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `NetworkPolicy/${NAME}-expose`, `Secret/${NAME}-flag`],
+    [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `Secret/${NAME}-flag`],
     'teardown starts with the traffic path',
   )
   t.ok(kinds(timedOut.response).includes(`Secret/${NAME}-flag`), 'the flag Secret stays until the pod is gone')
@@ -438,7 +436,7 @@ t.test(
     })
     t.strictSame(
       failed.response.children.map((child) => child.kind),
-      ['Pod', 'NetworkPolicy', 'NetworkPolicy', 'Secret'],
+      ['Pod', 'NetworkPolicy', 'Secret'],
       'the traffic path first (Service and Ingress gone); the pod, its isolation and its flag kept for later steps',
     )
   },

@@ -55,7 +55,6 @@ t.test(
     t.strictSame(kinds(first.response), [
       `Secret/${NAME}-flag`,
       `NetworkPolicy/${NAME}-isolate`,
-      `NetworkPolicy/${NAME}-expose`,
       `Pod/${NAME}`,
       `Service/${NAME}`,
       `TLSRoute/${NAME}`,
@@ -199,12 +198,7 @@ t.test('teardown: the route leaves with the Service, the Pod once both are gone'
   const running = step(first.parent, { related, children: ready, config, now: at(10) })
   const stopped = { ...running.parent, spec: { ...running.parent.spec, desiredState: 'Stopped' } }
   const firstStep = step(stopped, { related, children: ready, config, now: at(20) })
-  t.strictSame(kinds(firstStep.response), [
-    `Pod/${NAME}`,
-    `NetworkPolicy/${NAME}-isolate`,
-    `NetworkPolicy/${NAME}-expose`,
-    `Secret/${NAME}-flag`,
-  ])
+  t.strictSame(kinds(firstStep.response), [`Pod/${NAME}`, `NetworkPolicy/${NAME}-isolate`, `Secret/${NAME}-flag`])
   const routeLeft = ready.filter((child) => child.kind !== 'Service')
   const waiting = step(firstStep.parent, { related, children: routeLeft, config, now: at(21) })
   t.ok(kinds(waiting.response).includes(`Pod/${NAME}`), 'the workload stays while the route is still observed')

@@ -166,18 +166,10 @@ t.test('HTTP: an Ingress by default, an HTTPRoute with GatewayAPI, an IngressRou
 
 t.test('every exposure: its children, a ClusterIP Service for routed ones, no route otherwise', async (t) => {
   const cases: [string, Record<string, string>, string[]][] = [
-    ['TLS', {}, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'TLSRoute']],
-    [
-      'TLS',
-      { TLS_ROUTING: 'Traefik' },
-      ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'IngressRouteTCP'],
-    ],
-    [
-      'HTTP',
-      { HTTP_ROUTING: 'GatewayAPI' },
-      ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'HTTPRoute'],
-    ],
-    ['NodePort', { HTTP_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service']],
+    ['TLS', {}, ['Secret', 'NetworkPolicy', 'Pod', 'Service', 'TLSRoute']],
+    ['TLS', { TLS_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'Pod', 'Service', 'IngressRouteTCP']],
+    ['HTTP', { HTTP_ROUTING: 'GatewayAPI' }, ['Secret', 'NetworkPolicy', 'Pod', 'Service', 'HTTPRoute']],
+    ['NodePort', { HTTP_ROUTING: 'Traefik' }, ['Secret', 'NetworkPolicy', 'Pod', 'Service']],
   ]
   for (const [type, env, kinds] of cases) {
     const children = renderChildren(input(type, env))

@@ -16,7 +16,6 @@ const challengeCrd = await suite.rest.get<Json>(
 const NAME = 'web-login-u-alice'
 const WEB = (p: string) => [
   `Ingress/${p}`,
-  `NetworkPolicy/${p}-expose`,
   `NetworkPolicy/${p}-isolate`,
   `Pod/${p}`,
   `Secret/${p}-flag`,

@@ -107,8 +107,8 @@ t.test('a NetworkPolicy the API server refuses: no pod runs unisolated, never Ru
   await s.create(s.challenge('web-login', 'alice'))
   await settledWithout(s, 'isolate NetworkPolicy')
   t.ok(
-    (await s.children(NAME)).includes(`NetworkPolicy/${NAME}-expose`),
-    'the other policy exists: only the refused one is missing',
+    (await s.children(NAME)).includes(`Secret/${NAME}-flag`),
+    'the other guard exists: only the refused policy is missing',
   )
 
   await s.advance(300)

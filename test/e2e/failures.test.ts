@@ -73,7 +73,7 @@ t.test(
     t.notOk('expiresAt' in timedOut)
     t.strictSame(
       world.children(NAME),
-      [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
+      [`NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
       'the Service went first and the pod is terminating; the guards wait for it',
     )
     t.equal(await tornDown(t, world, NAME), 1, 'the kubelet ends the pod in one settle step, then the guards go')

@@ -300,14 +300,7 @@ export function deletedBy(result: SyncResult): string[] {
 
 /** The children of a web (HTTP) instance `<p>`, sorted as World.children returns them. */
 export function webChildren(p: string): string[] {
-  return [
-    `Ingress/${p}`,
-    `NetworkPolicy/${p}-expose`,
-    `NetworkPolicy/${p}-isolate`,
-    `Pod/${p}`,
-    `Secret/${p}-flag`,
-    `Service/${p}`,
-  ]
+  return [`Ingress/${p}`, `NetworkPolicy/${p}-isolate`, `Pod/${p}`, `Secret/${p}-flag`, `Service/${p}`]
 }
 
 /** The children of a NodePort / LoadBalancer instance `<p>` (no Ingress). */

@@ -90,7 +90,7 @@ t.test(
     )
     t.strictSame(
       world.children(NAME),
-      [`NetworkPolicy/${NAME}-expose`, `NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
+      [`NetworkPolicy/${NAME}-isolate`, `Pod/${NAME}`, `Secret/${NAME}-flag`],
       'policies and flag stay while the pod terminates',
     )
     t.equal(world.pods(NAME).length, 1, 'the pod is terminating (graceful termination)')

@@ -169,7 +169,7 @@ t.test(
           }
         }
         const policies = desired.filter((child) => child.kind === 'NetworkPolicy').length
-        if (policies !== (world.egress === 'Internet' ? 3 : 2))
+        if (policies !== (world.egress === 'Internet' ? 2 : 1))
           throw new Error(`${policies} NetworkPolicies for egress ${world.egress}`)
         for (const [what, chosen] of selectorsOf) {
           const got = pods.filter(({ labels }) => selects(chosen, labels)).map(({ shape }) => shape)
