@@ -52,9 +52,9 @@ t.test(
     t.equal(answered.length, 5, 'one line per hook call, none for health or metrics')
     const parent = 'challenges/web-login-u-alice'
     t.match(answered, [
-      { level: 30, hook: 'sync', parent, phase: 'Pending', reason: 'Starting', children: 5, statusCode: 200 },
-      { level: 30, hook: 'sync', parent, phase: 'Running', reason: 'Ready', children: 6, statusCode: 200 },
-      { level: 30, hook: 'finalize', parent, phase: 'Terminating', reason: 'Deleting', children: 4, statusCode: 200 },
+      { level: 30, hook: 'sync', parent, phase: 'Pending', reason: 'Starting', children: 4, statusCode: 200 },
+      { level: 30, hook: 'sync', parent, phase: 'Running', reason: 'Ready', children: 5, statusCode: 200 },
+      { level: 30, hook: 'finalize', parent, phase: 'Terminating', reason: 'Deleting', children: 3, statusCode: 200 },
       { level: 30, hook: 'customize', parent, statusCode: 200 },
       { level: 30, hook: 'sync', statusCode: 400 },
     ])

@@ -26,7 +26,7 @@ t.test('POST /sync answers 200 JSON with exactly status and children (+ resyncAf
   t.match(body, { status: { phase: 'Running', reason: 'Ready' } })
   t.strictSame(
     body.children.map((child: { kind: string }) => child.kind),
-    ['Secret', 'NetworkPolicy', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'],
+    ['Secret', 'NetworkPolicy', 'Pod', 'Service', 'Ingress'],
   )
 })
 
