@@ -257,8 +257,8 @@ function expectedKinds(variant: Variant): string[] {
   const spec = variant.definitionSpec as { expose?: { type?: string }; network?: { egress?: string } }
   const type = spec.expose?.type ?? (base === 'pwn-echo' ? 'NodePort' : 'HTTP')
   const egress = spec.network?.egress ?? (base === 'pwn-echo' ? 'None' : 'DNS')
+  // docs/api.md, Children: one policy isolates and exposes the instance; a second opens the Internet.
   return [
-    'NetworkPolicy',
     'NetworkPolicy',
     ...(egress === 'Internet' ? ['NetworkPolicy'] : []),
     'Pod',
