@@ -30,6 +30,12 @@ const routeRef = (kind: string, name: string) => ({
   name,
 })
 
+/** A cold instance's exposure rule: its `-isolate` policy's ingress after the rule for its own pods (docs/api.md, Children). */
+function exposureRules(world: World, p: string): Json[] {
+  const ref = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: NS, name: `${p}-isolate` }
+  return ((world.cluster.get(ref)?.spec as Json).ingress as Json[]).slice(1)
+}
+
 function netcatWith(route: string, p: string): string[] {
   return [`Pod/${p}`, `NetworkPolicy/${p}-isolate`, `Secret/${p}-flag`, `Service/${p}`, `${route}/${p}`].sort()
 }
@@ -60,16 +66,7 @@ t.test(
       rules: [{ backendRefs: [{ name: TLS, port: 1337 }] }],
     })
     t.strictSame(
-      (
-        (
-          cluster.get({
-            apiVersion: 'networking.k8s.io/v1',
-            kind: 'NetworkPolicy',
-            namespace: NS,
-            name: `${TLS}-isolate`,
-          })?.spec as Json
-        ).ingress as Json[]
-      ).slice(1),
+      exposureRules(world, TLS),
       [
         {
           from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': GATEWAY_NS } } }],
@@ -238,16 +235,7 @@ t.test(
       'TLS ended by Traefik with its default certificate, never passthrough',
     )
     t.strictSame(
-      (
-        (
-          cluster.get({
-            apiVersion: 'networking.k8s.io/v1',
-            kind: 'NetworkPolicy',
-            namespace: NS,
-            name: `${TLS}-isolate`,
-          })?.spec as Json
-        ).ingress as Json[]
-      ).slice(1),
+      exposureRules(world, TLS),
       [
         {
           from: [
