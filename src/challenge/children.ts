@@ -76,6 +76,8 @@ export interface RenderInput {
   /** Whose instance it is: an Internal instance admits that owner's pods only. */
   owner: { kind: string; id: string }
   run: number
+  /** status.admittedAt, as written there: a run with a workload was admitted. */
+  admittedAt: string
   config: Config
   /** Answer the Pod too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
   withPod: boolean
@@ -87,12 +89,12 @@ export interface RenderInput {
   ticket?: PoolTicket
 }
 
-/** What a pooled run's Service tells its definition's pool: its state, its pod once claimed, when it was admitted. */
+/** What a pooled run's Service tells its definition's pool: its state, and once claimed its pod and since when. */
 export interface PoolTicket {
   state: typeof ServedBy.Waiting | typeof ServedBy.Claimed
   pod: string | undefined
-  /** status.admittedAt, as written there. */
-  admittedAt: string
+  /** status.pool.since, as written there, once claimed. */
+  since: string | undefined
 }
 
 /**
@@ -421,13 +423,20 @@ const SERVICE_TYPE = {
 
 export function service(input: RenderInput): IService & DesiredChild {
   const { definition, names, ticket } = input
-  const metadata: DesiredChild['metadata'] = { name: names.base, labels: labels(names) }
+  // The run's instants, written once with the Service: a sync whose view of the Challenge lags reads them back
+  // (run-record.ts).
+  const metadata: DesiredChild['metadata'] = {
+    name: names.base,
+    labels: labels(names),
+    annotations: { [RUN_ANNOTATION]: String(input.run), [Annotation.admittedAt]: input.admittedAt },
+  }
   if (ticket !== undefined) {
     metadata.labels = { ...metadata.labels, [Label.poolTicket]: definition.name }
     metadata.annotations = {
+      ...metadata.annotations,
       [Annotation.poolState]: ticket.state,
       ...(ticket.pod === undefined ? {} : { [Annotation.poolPod]: ticket.pod }),
-      [Annotation.admittedAt]: ticket.admittedAt,
+      ...(ticket.since === undefined ? {} : { [Annotation.poolSince]: ticket.since }),
     }
   }
   return {

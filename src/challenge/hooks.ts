@@ -62,6 +62,7 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
           instanceId: world.instanceId,
           owner: { kind: world.ownerKey.ownerKind, id: world.ownerKey.ownerId },
           run: decision.state.run,
+          admittedAt: formatTime(decision.state.admittedAt as number),
           config,
           withPod: decision.pod,
         })
@@ -74,15 +75,15 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
 
 /**
  * What a run's traffic path selects: its own pod, or while it is served from the pool (waiting for a pod, or
- * claimed) the pooled pod, its Service then carrying the run's ticket. A run with a workload was admitted
- * (lifecycle.ts), so its admission time is known.
+ * claimed) the pooled pod, its Service then carrying the run's ticket. A claimed run's record has its time.
  */
 function traffic(world: World, decision: Decision, definition: string): Pick<RenderInput, 'podLabels' | 'ticket'> {
   const pool = decision.pool
   if (pool?.state !== ServedBy.Waiting && pool?.state !== ServedBy.Claimed) return { podLabels: world.podLabels }
+  const since = pool.state === ServedBy.Claimed ? formatTime(pool.since as number) : undefined
   return {
     podLabels: pooledPodSelector(definition, world.challenge.metadata.uid, pool.slot),
-    ticket: { state: pool.state, pod: pool.pod, admittedAt: formatTime(decision.state.admittedAt as number) },
+    ticket: { state: pool.state, pod: pool.pod, since },
   }
 }
 

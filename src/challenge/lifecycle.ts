@@ -44,6 +44,7 @@ import { findObject } from './observed.js'
 import { count, field, list, quote } from './untrusted.js'
 import { applyRenewal } from './renewal.js'
 import { routingProblem } from './traffic-routes.js'
+import { runRecord } from './run-record.js'
 import { advance, finish, hold, isDecision, nextDeadline, type Rule, type Step } from './rule.js'
 import { lifetimeOver, podFailure, runningOrStarting, startupTimeout } from './running.js'
 import { earliest, formatTime, readTime } from './time.js'
@@ -90,18 +91,22 @@ function throughTheRules(run: RunContext): Decision | ObservedContext {
 
 // ---- the run ---------------------------------------------------------------------------------------------------
 
-/** `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. */
+/**
+ * `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. The admission instant
+ * the run's Service records is the run's, whatever the status says (run-record.ts).
+ */
 function runState(world: World): RunState {
   const { spec } = world.challenge
   const previous = world.previous
   const restarts = spec.restarts ?? 0
+  const recorded = (run: number) => runRecord(world.children, world.names, world.challenge.metadata.uid, run)
   if (spec.desiredState !== 'Stopped' && restarts > previous.run) {
     // Renewals asked for before the restart belong to the old run.
     const renewalsSeen = Math.max(previous.renewalsSeen, spec.renewals ?? 0)
     return {
       run: restarts,
       newRun: true,
-      admittedAt: undefined,
+      admittedAt: recorded(restarts).admittedAt,
       startedAt: undefined,
       lastRenewedAt: undefined,
       finishedAt: undefined,
@@ -112,7 +117,7 @@ function runState(world: World): RunState {
   return {
     run: previous.run,
     newRun: false,
-    admittedAt: readTime(previous.admittedAt),
+    admittedAt: recorded(previous.run).admittedAt ?? readTime(previous.admittedAt),
     startedAt: readTime(previous.startedAt),
     lastRenewedAt: readTime(previous.lastRenewedAt),
     finishedAt: readTime(previous.finishedAt),

@@ -68,6 +68,10 @@ export interface ServingInput {
   previous: PoolRecord | undefined
   /** A pod of its own exists for this run already. */
   coldPod: boolean
+  /** When the run was admitted: a Waiting run waits since then. */
+  admittedAt: number
+  /** The claim the run's Service records (run-record.ts): its time is the claim's, whatever the status says. */
+  recordedClaim: { pod: string; since: number } | undefined
   related: ObservedIndex
   now: number
   timeoutMs: number
@@ -114,8 +118,16 @@ function cold(input: ServingInput, since: number | undefined): Serving {
   return serving({ state: ServedBy.Cold, run: input.run, since, pod: undefined, flagUid: undefined })
 }
 
-function claim(input: ServingInput, secret: ClaimedSecret, since: number): Serving {
-  const record = { state: ServedBy.Claimed, run: input.run, since, pod: secret.pod, flagUid: secret.flagUid }
+/** Claimed: since the time the Service records for this pod, else the status's, else now (first seen). */
+function claim(input: ServingInput, secret: ClaimedSecret, since: number | undefined): Serving {
+  const recorded = input.recordedClaim?.pod === secret.pod ? input.recordedClaim.since : undefined
+  const record = {
+    state: ServedBy.Claimed,
+    run: input.run,
+    since: recorded ?? since ?? input.now,
+    pod: secret.pod,
+    flagUid: secret.flagUid,
+  }
   return serving(record, secret.slot)
 }
 
@@ -128,25 +140,27 @@ export function servedBy(input: ServingInput): Serving | undefined {
     const secret = claimedSecrets(input).find(
       (candidate) => candidate.pod === previous.pod && candidate.flagUid === previous.flagUid,
     )
-    return secret === undefined ? cold(input, input.now) : claim(input, secret, previous.since ?? input.now)
+    return secret === undefined ? cold(input, input.now) : claim(input, secret, previous.since)
   }
   if (previous?.state === ServedBy.Cold || previous?.state === ServedBy.Released) return serving(previous)
   if (!input.pooled) return undefined
   if (input.run > 0 || input.parameters || input.coldPod) return cold(input, input.now)
   const first = claimedSecrets(input)[0]
-  if (first !== undefined) return claim(input, first, input.now)
-  if (previous?.state === ServedBy.Waiting) {
-    const since = previous.since ?? input.now
-    const until = since + input.timeoutMs
-    // The pool ran out meanwhile (its status is written only once every claim it made is on its pod's Secret): no
-    // pod is coming, so the run goes cold now rather than at the end of the wait.
-    return input.now >= until || input.poolState !== PoolState.Ready
-      ? cold(input, input.now)
-      : serving({ ...previous, since, pod: undefined, flagUid: undefined }, undefined, until)
+  if (first !== undefined) return claim(input, first, undefined)
+  // A run waits from its admission (the sync that admits it starts the wait): every view of the run agrees on that
+  // instant, which a sync's own clock would not. A pool that is not Ready, at the admission or since (its status is
+  // written only once every claim it made is on its pod's Secret), has no pod coming: the run goes cold now rather
+  // than at the end of the wait.
+  const until = input.admittedAt + input.timeoutMs
+  if (input.now >= until || input.poolState !== PoolState.Ready) return cold(input, input.now)
+  const waiting = {
+    state: ServedBy.Waiting,
+    run: input.run,
+    since: input.admittedAt,
+    pod: undefined,
+    flagUid: undefined,
   }
-  if (input.poolState !== PoolState.Ready) return cold(input, input.now)
-  const record = { state: ServedBy.Waiting, run: input.run, since: input.now, pod: undefined, flagUid: undefined }
-  return serving(record, undefined, input.now + input.timeoutMs)
+  return serving(waiting, undefined, until)
 }
 
 /** A record carried as it is, serving nothing this sync. */

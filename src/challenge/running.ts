@@ -12,6 +12,7 @@ import { earliest, formatTime } from './time.js'
 import { currentPod, missingGuards, podEnded, podInstants, podProblem, readySince } from './workload.js'
 import { DEFINITION_KIND } from './definition.js'
 import { findObject } from './observed.js'
+import { runRecord } from './run-record.js'
 import { servedBy, type Serving } from './pool-serving.js'
 import { field, text } from './untrusted.js'
 
@@ -47,6 +48,8 @@ function serving(context: AdmittedContext, coldPod: boolean): Serving | undefine
     run: state.run,
     previous: world.previous.pool,
     coldPod,
+    admittedAt: context.admittedAt,
+    recordedClaim: runRecord(world.children, world.names, world.challenge.metadata.uid, state.run).claim,
     related: world.related,
     now: context.now,
     timeoutMs: context.config.poolClaimTimeoutSeconds * 1000,

@@ -17,7 +17,7 @@ import { record } from './untrusted.js'
 import { condition, definedTimes, type ChallengeStatus, type Condition, type PoolStatus } from './status.js'
 import type { PoolRecord } from './pool-serving.js'
 import { poolFlagSecretName } from './pool-children.js'
-import { formatTime } from './time.js'
+import { formatTime, readTime } from './time.js'
 
 const PROGRESS = new Set<string>([
   ConditionType.Scheduled,
@@ -26,7 +26,7 @@ const PROGRESS = new Set<string>([
   ConditionType.EndpointReady,
 ])
 
-/** Where a condition stands: true or false, why, and since when (unset: now, or its last transition if unchanged). */
+/** Where a condition stands: true or false, why, and the instant it reports (unset: now, or its last transition if unchanged). */
 type Verdict = [status: boolean, reason: string, message: string, since?: string]
 
 /** A step of the pod's start: true since the kubelet's instant, false while it waits, or no workload at all. */
@@ -48,7 +48,13 @@ function conditions(world: World, decision: Decision, now: string): Condition[] 
     [
       ConditionType.Admitted,
       decision.admitted
-        ? [true, 'Admitted', "The instance holds a slot of its owner's budget."]
+        ? // An admitted decision carries its admission (lifecycle.ts, admission).
+          [
+            true,
+            'Admitted',
+            "The instance holds a slot of its owner's budget.",
+            formatTime(decision.state.admittedAt as number),
+          ]
         : [false, reason, message],
     ],
     [
@@ -87,8 +93,11 @@ function conditions(world: World, decision: Decision, now: string): Condition[] 
       ended ? [true, reason, message] : [false, 'NotExpired', 'The instance has not reached its end.'],
     ],
   ]
+  // A condition the status never had holds since the Challenge was made (its first run; a new run's since now).
+  const created = decision.state.newRun ? undefined : readTime(world.challenge.metadata.creationTimestamp)
+  const initial = created === undefined ? now : formatTime(created)
   const result = verdicts.map(([type, [status, why, text, since]]) =>
-    condition(previous, type, status, why, text, since ?? now),
+    condition(previous, type, status, why, text, now, since, initial),
   )
   const renewal = decision.renewal
   const previousRenewal = previous.find((each) => each.type === ConditionType.RenewalAccepted)

@@ -126,7 +126,11 @@ export function readPreviousStatus(value: unknown): PreviousStatus {
 
 /**
  * A condition as of `now`: its transition time moves only when its status differs from the previous one's.
- * Reason and message follow the truth without counting as a transition.
+ * Reason and message follow the truth without counting as a transition. A condition that reports an instant (the
+ * admission, the pod's own steps) takes that instant, whatever the previous status said, and one the previous
+ * status lacks holds since `initial` (the Challenge's creation, for its first run): a view of the Challenge that lags
+ * its last write then gives the same condition as a fresh one (docs/api.md, "The Service records the run's
+ * instants").
  */
 export function condition(
   previous: readonly Condition[],
@@ -135,16 +139,13 @@ export function condition(
   reason: string,
   message: string,
   now: string,
+  instant?: string,
+  initial: string = now,
 ): Condition {
   const value = status ? 'True' : 'False'
   const before = previous.find((candidate) => candidate.type === type)
-  return {
-    type,
-    status: value,
-    reason,
-    message,
-    lastTransitionTime: before && before.status === value ? before.lastTransitionTime : now,
-  }
+  const unchanged = before === undefined ? initial : before.status === value ? before.lastTransitionTime : now
+  return { type, status: value, reason, message, lastTransitionTime: instant ?? unchanged }
 }
 
 type TimeField = 'admittedAt' | 'startedAt' | 'lastRenewedAt' | 'expiresAt' | 'finishedAt'

@@ -65,7 +65,7 @@ export const CHILD_GROUPS = [
   'Ingress.networking.k8s.io/v1',
 ] as const
 
-/** Pod template annotation that carries the run number: a new run rolls the workload. */
+/** The run number, on the Pod (a new run rolls the workload) and on the Service (whose instants are that run's). */
 export const RUN_ANNOTATION = 'challenge-hooks.dev/run'
 
 export const Annotation = {
@@ -82,8 +82,13 @@ export const Annotation = {
   poolState: 'challenge-hooks.dev/pool-state',
   /** On a claimed run's Service: status.pool.pod. */
   poolPod: 'challenge-hooks.dev/pool-pod',
-  /** On a pooled run's Service: status.admittedAt, which orders the pool's claimants. */
+  /**
+   * On an admitted run's Service: status.admittedAt, which orders the pool's claimants, and which a sync whose view of
+   * the Challenge lags reads from there (docs/api.md, "The Service records the run's instants").
+   */
   admittedAt: 'challenge-hooks.dev/admitted-at',
+  /** On a claimed run's Service: status.pool.since, read back as admitted-at is. */
+  poolSince: 'challenge-hooks.dev/pool-since',
 } as const
 
 /** How a Challenge's run is served by its definition's warm pool (status.pool.state). */

@@ -36,6 +36,7 @@ function input(spec: Json, overrides: Partial<RenderInput> = {}): RenderInput {
     instanceId: '0123456789abcdef',
     owner: { kind: 'User', id: 'alice' },
     run: 2,
+    admittedAt: '2026-11-22T12:00:00Z',
     config: testConfig(),
     withPod: true,
     ...overrides,

@@ -48,6 +48,8 @@ function images(children: readonly Json[]): string[] {
 t.test('a new instance records the author of its definition: the whole first status', async (t) => {
   const { status, response } = step(challenge(), { related: [definitionBy(ALICE_AUTHOR)] })
   const now = T(0)
+  // A condition that has not flipped holds since the Challenge was made.
+  const created = '2026-11-22T11:59:00Z'
   t.strictSame(status, {
     phase: 'Pending',
     reason: 'Starting',
@@ -69,42 +71,42 @@ t.test('a new instance records the author of its definition: the whole first sta
         status: 'False',
         reason: 'NotScheduled',
         message: 'The pod is not placed on a node yet.',
-        lastTransitionTime: now,
+        lastTransitionTime: created,
       },
       {
         type: 'ContainersStarted',
         status: 'False',
         reason: 'NotStarted',
         message: 'No container of the pod runs yet.',
-        lastTransitionTime: now,
+        lastTransitionTime: created,
       },
       {
         type: 'WorkloadReady',
         status: 'False',
         reason: 'Starting',
         message: 'The instance is starting.',
-        lastTransitionTime: now,
+        lastTransitionTime: created,
       },
       {
         type: 'EndpointReady',
         status: 'False',
         reason: 'NoEndpoint',
         message: 'Traffic cannot reach the instance yet.',
-        lastTransitionTime: now,
+        lastTransitionTime: created,
       },
       {
         type: 'Ready',
         status: 'False',
         reason: 'Starting',
         message: 'The instance is starting.',
-        lastTransitionTime: now,
+        lastTransitionTime: created,
       },
       {
         type: 'Expired',
         status: 'False',
         reason: 'NotExpired',
         message: 'The instance has not reached its end.',
-        lastTransitionTime: now,
+        lastTransitionTime: created,
       },
     ],
     cost: 1,
@@ -257,13 +259,14 @@ t.test(
   async (t) => {
     const previous = { definitionAuthor: ALICE_AUTHOR }
     const first = step(instance(previous), { related: [definitionBy(BOB_AUTHOR)] })
-    const now = T(0)
+    // Its first status: every condition holds since the Challenge was made.
+    const created = '2026-11-22T11:59:00Z'
     const condition = (type: string, reason: string, message: string) => ({
       type,
       status: 'False',
       reason,
       message,
-      lastTransitionTime: now,
+      lastTransitionTime: created,
     })
     t.strictSame(first.status, {
       phase: 'Error',

@@ -45,6 +45,8 @@ function input(overrides: Partial<ServingInput> = {}, secrets: KubeObject[] = []
     run: 0,
     previous: undefined,
     coldPod: false,
+    admittedAt: NOW,
+    recordedClaim: undefined,
     related: indexObjects(groups(secrets), 'challenges'),
     now: NOW,
     timeoutMs: 5000,
@@ -92,7 +94,7 @@ t.test('no pool: no record; parameters, a restart or a pod of its own: cold', as
 
 t.test('the claim is read from the claimed pod’s flag Secret, the lowest slot first, and recorded', async (t) => {
   const secrets = [flagSecret('7'), flagSecret('12'), flagSecret('3', { claimedBy: 'someone-else' })]
-  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000) }, secrets)), {
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, secrets)), {
     ...claimed('7', NOW),
     slot: '7',
     waitUntil: undefined,
@@ -102,13 +104,13 @@ t.test('the claim is read from the claimed pod’s flag Secret, the lowest slot 
 t.test('the lowest slot by number, whatever order the Secrets come in', async (t) => {
   // Two claims from a lagging view: every sync must pick the same pod, slot 10 before 12 (as numbers).
   const secrets = [flagSecret('12'), flagSecret('10'), flagSecret('x1'), flagSecret('9', { claimedBy: 'someone-else' })]
-  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000) }, secrets)), {
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, secrets)), {
     ...claimed('10', NOW),
     slot: '10',
     waitUntil: undefined,
   })
   t.strictSame(
-    servedBy(input({ previous: waiting(NOW - 1000) }, [flagSecret('x1')])),
+    servedBy(input({ previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, [flagSecret('x1')])),
     { ...waiting(NOW - 1000), slot: undefined, waitUntil: NOW + 4000 },
     'a slot that is not a number serves nothing',
   )
@@ -127,41 +129,56 @@ t.test('a Secret that is not the definition’s own, on its way out, or without 
     badSlot,
     noUid,
   ]
-  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000) }, strangers)), {
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, strangers)), {
     ...waiting(NOW - 1000),
     slot: undefined,
     waitUntil: NOW + 4000,
   })
-  t.strictSame(servedBy(input({ definitionUid: undefined, previous: waiting(NOW - 1000) }, [flagSecret('1')])), {
-    ...waiting(NOW - 1000),
-    slot: undefined,
-    waitUntil: NOW + 4000,
-  })
+  t.strictSame(
+    servedBy(
+      input({ definitionUid: undefined, previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, [flagSecret('1')]),
+    ),
+    {
+      ...waiting(NOW - 1000),
+      slot: undefined,
+      waitUntil: NOW + 4000,
+    },
+  )
 })
 
 t.test('with its definition not observed, no Secret serves, not even one whose owner names no uid', async (t) => {
   const ownerWithoutUid = flagSecret('1')
   delete ((ownerWithoutUid.metadata as Record<string, unknown>).ownerReferences as Record<string, unknown>[])[0]?.uid
-  t.strictSame(servedBy(input({ definitionUid: undefined, previous: waiting(NOW - 1000) }, [ownerWithoutUid])), {
-    ...waiting(NOW - 1000),
-    slot: undefined,
-    waitUntil: NOW + 4000,
-  })
+  t.strictSame(
+    servedBy(
+      input({ definitionUid: undefined, previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, [ownerWithoutUid]),
+    ),
+    {
+      ...waiting(NOW - 1000),
+      slot: undefined,
+      waitUntil: NOW + 4000,
+    },
+  )
 })
 
 t.test('a wait ends cold at its timeout, never before', async (t) => {
-  t.strictSame(servedBy(input({ previous: waiting(NOW - 4999) })), {
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 4999), admittedAt: NOW - 4999 })), {
     ...waiting(NOW - 4999),
     slot: undefined,
     waitUntil: NOW + 1,
   })
-  t.strictSame(servedBy(input({ previous: waiting(NOW - 5000) })), COLD_NOW)
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 5000), admittedAt: NOW - 5000 })), COLD_NOW)
 })
 
 t.test('a wait ends cold at once when the pool runs out, unless its claim is already seen', async (t) => {
-  t.strictSame(servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) })), COLD_NOW)
   t.strictSame(
-    servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000) }, [flagSecret('2')]))?.state,
+    servedBy(input({ poolState: 'Exhausted', previous: waiting(NOW - 1000), admittedAt: NOW - 1000 })),
+    COLD_NOW,
+  )
+  t.strictSame(
+    servedBy(
+      input({ poolState: 'Exhausted', previous: waiting(NOW - 1000), admittedAt: NOW - 1000 }, [flagSecret('2')]),
+    )?.state,
     'Claimed',
   )
 })
@@ -271,5 +288,52 @@ t.test('a record read without its time (written by hand): the time of this sync'
     ...waiting(NOW),
     slot: undefined,
     waitUntil: NOW + 5000,
+  })
+})
+
+t.test('a wait runs from the admission, whatever the status recorded: every view of the run agrees', async (t) => {
+  // A view that lags the last status write: the status still says it waits since a later instant (a sync that read
+  // an older status stamped its own clock), the run's Service says when it was admitted.
+  t.strictSame(servedBy(input({ previous: waiting(NOW - 1000), admittedAt: NOW - 3000 })), {
+    ...waiting(NOW - 3000),
+    slot: undefined,
+    waitUntil: NOW + 2000,
+  })
+  t.strictSame(servedBy(input({ admittedAt: NOW - 3000 })), {
+    ...waiting(NOW - 3000),
+    slot: undefined,
+    waitUntil: NOW + 2000,
+  })
+  // Admitted a wait ago and no claim recorded: the wait is over, whichever sync looks.
+  t.strictSame(servedBy(input({ admittedAt: NOW - 5000 })), COLD_NOW)
+  t.strictSame(servedBy(input({ admittedAt: NOW - 4999 }))?.state, 'Waiting')
+})
+
+t.test('a claim is since the time its Service records for that pod, over the status’s and the clock', async (t) => {
+  const recordedClaim = { pod: 'web-login.pool-7', since: NOW - 2000 }
+  t.strictSame(
+    servedBy(input({ previous: waiting(NOW - 3000), admittedAt: NOW - 3000, recordedClaim }, [flagSecret('7')])),
+    {
+      ...claimed('7', NOW - 2000),
+      slot: '7',
+      waitUntil: undefined,
+    },
+  )
+  t.strictSame(servedBy(input({ previous: claimed('7', NOW - 1000), recordedClaim }, [flagSecret('7')])), {
+    ...claimed('7', NOW - 2000),
+    slot: '7',
+    waitUntil: undefined,
+  })
+  // A time recorded for another pod says nothing of this claim.
+  const other = { pod: 'web-login.pool-8', since: NOW - 2000 }
+  t.strictSame(servedBy(input({ admittedAt: NOW - 3000, recordedClaim: other }, [flagSecret('7')])), {
+    ...claimed('7', NOW),
+    slot: '7',
+    waitUntil: undefined,
+  })
+  t.strictSame(servedBy(input({ previous: claimed('7', NOW - 1000), recordedClaim: other }, [flagSecret('7')])), {
+    ...claimed('7', NOW - 1000),
+    slot: '7',
+    waitUntil: undefined,
   })
 })

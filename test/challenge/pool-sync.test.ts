@@ -105,11 +105,17 @@ t.test(
       now: at(5),
     })
     const plainLabels = serviceOf(cold.response)?.labels as Json
-    t.strictSame(serviceOf(cold.response), { name: NAME, labels: plainLabels }, 'a cold run carries no ticket')
+    // Every admitted run's Service records its run and when it was admitted.
+    const instants = { 'challenge-hooks.dev/run': '0', 'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z' }
+    t.strictSame(
+      serviceOf(cold.response),
+      { name: NAME, labels: plainLabels, annotations: instants },
+      'a cold run carries no ticket',
+    )
     const ticketed = (annotations: Json) => ({
       name: NAME,
       labels: { ...plainLabels, 'challenge-hooks.dev/pool-ticket': 'web-login' },
-      annotations: { ...annotations, 'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z' },
+      annotations: { ...instants, ...annotations },
     })
     t.strictSame(serviceOf(waiting.response), ticketed({ 'challenge-hooks.dev/pool-state': 'Waiting' }))
 
@@ -117,7 +123,11 @@ t.test(
     const claimed = step(waiting.parent, { related, children: observedChildren(waiting.response.children), now: at(1) })
     t.strictSame(
       serviceOf(claimed.response),
-      ticketed({ 'challenge-hooks.dev/pool-state': 'Claimed', 'challenge-hooks.dev/pool-pod': 'web-login.pool-4' }),
+      ticketed({
+        'challenge-hooks.dev/pool-state': 'Claimed',
+        'challenge-hooks.dev/pool-pod': 'web-login.pool-4',
+        'challenge-hooks.dev/pool-since': '2026-11-22T12:00:01Z',
+      }),
     )
 
     // Stopped: the run ends and its Service goes, and with it the ticket: the pool deletes the pod.

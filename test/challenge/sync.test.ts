@@ -86,7 +86,8 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
     },
   })
   // Each step of the start, at the instant it happened: the admission (t=0), the kubelet's own times for the pod
-  // (readyWorld's, ten seconds before), the endpoint and Ready when the instance became Running (t=30).
+  // (readyWorld's, ten seconds before), the endpoint and Ready when the instance became Running (t=30); not expired
+  // since the Challenge was made (a minute before t=0).
   t.strictSame(
     (running.status.conditions as Json[]).map(({ type, status, lastTransitionTime }) => [
       type,
@@ -100,7 +101,7 @@ t.test('running (HTTP): ready workload and Ingress give Running with the endpoin
       ['WorkloadReady', 'True', '2026-11-22T11:59:50Z'],
       ['EndpointReady', 'True', '2026-11-22T12:00:30Z'],
       ['Ready', 'True', '2026-11-22T12:00:30Z'],
-      ['Expired', 'False', '2026-11-22T12:00:00Z'],
+      ['Expired', 'False', '2026-11-22T11:59:00Z'],
     ],
   )
   // The contract words of a running instance, one row per condition: a fixture regeneration cannot rename them.
@@ -518,13 +519,18 @@ t.test('a running instance whose definition disappears loses its workload and co
   const orphaned = step(running.parent, { related: [], children: ready, now: at(20) })
   t.hasStrict(orphaned.status, { phase: 'Error', reason: 'DefinitionNotFound', startedAt: '2026-11-22T12:00:10Z' })
   t.notOk('admittedAt' in orphaned.status, 'its budget slot is given up')
+  // Its children still observed (their teardown not seen yet), its Service among them: the admission it records is
+  // the run's, so the run is admitted again as of then.
   const back = step(orphaned.parent, { related: [webDefinition()], children: ready, now: at(30) })
   t.hasStrict(back.status, {
     phase: 'Running',
     startedAt: '2026-11-22T12:00:10Z',
     expiresAt: '2026-11-22T12:30:10Z',
-    admittedAt: '2026-11-22T12:00:30Z',
+    admittedAt: '2026-11-22T12:00:00Z',
   })
+  // Once they are gone, it is admitted as of now.
+  const rebuilt = step(orphaned.parent, { related: [webDefinition()], children: [], now: at(30) })
+  t.hasStrict(rebuilt.status, { phase: 'Pending', admittedAt: '2026-11-22T12:00:30Z' })
 })
 
 t.test('expired: no workload children, Deleted/Expired, sticky', async (t) => {

@@ -51,6 +51,7 @@ function input(type: string, env: Record<string, string> = {}): RenderInput {
     instanceId: ID,
     owner: { kind: 'User', id: 'alice' },
     run: 0,
+    admittedAt: '2026-11-22T12:00:00Z',
     config: config(env),
     withPod: true,
   }

@@ -111,7 +111,7 @@ t.test(
     t.strictSame(await series(app, 'challenge_hooks_transitions_total', { phase: 'Running', reason: 'Ready' }), 1)
     t.equal(first.status.phase, 'Pending')
 
-    // A second instance, still waiting since its first sync.
+    // A second instance, first synced 25 s in: not Ready since it was made.
     const bob = challenge({
       name: 'web-login-u-bob',
       owner: 'bob',
@@ -126,7 +126,7 @@ t.test(
         challenge: 'web-login-u-bob',
         reason: 'Starting',
       }),
-      (T0 + 25_000) / 1000,
+      Date.parse(CREATED) / 1000,
     )
 
     // Deleted: the finalize answer that finalizes forgets the instance.

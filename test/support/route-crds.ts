@@ -86,6 +86,7 @@ export function routeChildren(): DesiredChild[] {
         instanceId: '0123456789abcdef',
         owner: { kind: 'User', id: 'alice' },
         run: 0,
+        admittedAt: '2026-11-22T12:00:00Z',
         config: loadConfig({
           GATEWAY: 'gateway-system/challenges',
           BASE_DOMAIN: `${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(63)}.${'g'.repeat(44)}`,
