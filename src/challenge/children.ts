@@ -87,6 +87,8 @@ export interface RenderInput {
    * ticket, which is what the pool sees of it (docs/api.md#warm-pools).
    */
   ticket?: PoolTicket
+  /** A run of a pooled definition gone cold: since when (status.pool.since), which its Service records. */
+  coldSince?: string
 }
 
 /** What a pooled run's Service tells its definition's pool: its state, and once claimed its pod and since when. */
@@ -430,6 +432,12 @@ export function service(input: RenderInput): IService & DesiredChild {
     labels: labels(names),
     annotations: { [RUN_ANNOTATION]: String(input.run), [Annotation.admittedAt]: input.admittedAt },
   }
+  if (input.coldSince !== undefined)
+    metadata.annotations = {
+      ...metadata.annotations,
+      [Annotation.poolState]: ServedBy.Cold,
+      [Annotation.poolSince]: input.coldSince,
+    }
   if (ticket !== undefined) {
     metadata.labels = { ...metadata.labels, [Label.poolTicket]: definition.name }
     metadata.annotations = {

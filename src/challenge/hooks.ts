@@ -75,10 +75,17 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
 
 /**
  * What a run's traffic path selects: its own pod, or while it is served from the pool (waiting for a pod, or
- * claimed) the pooled pod, its Service then carrying the run's ticket. A claimed run's record has its time.
+ * claimed) the pooled pod, its Service then carrying the run's ticket. A claimed run's record has its time; a run
+ * gone cold has its Service record when (run-record.ts), when its record says.
  */
-function traffic(world: World, decision: Decision, definition: string): Pick<RenderInput, 'podLabels' | 'ticket'> {
+function traffic(
+  world: World,
+  decision: Decision,
+  definition: string,
+): Pick<RenderInput, 'podLabels' | 'ticket' | 'coldSince'> {
   const pool = decision.pool
+  if (pool?.state === ServedBy.Cold && pool.since !== undefined)
+    return { podLabels: world.podLabels, coldSince: formatTime(pool.since) }
   if (pool?.state !== ServedBy.Waiting && pool?.state !== ServedBy.Claimed) return { podLabels: world.podLabels }
   const since = pool.state === ServedBy.Claimed ? formatTime(pool.since as number) : undefined
   return {

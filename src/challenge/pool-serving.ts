@@ -72,6 +72,8 @@ export interface ServingInput {
   admittedAt: number
   /** The claim the run's Service records (run-record.ts): its time is the claim's, whatever the status says. */
   recordedClaim: { pod: string; since: number } | undefined
+  /** Since when the run's Service says the run has been cold: it is, whatever a lagging status says. */
+  recordedColdSince: number | undefined
   related: ObservedIndex
   now: number
   timeoutMs: number
@@ -134,6 +136,8 @@ function claim(input: ServingInput, secret: ClaimedSecret, since: number | undef
 /** How this admitted run is served; undefined when its definition keeps no pool and it never took a pooled pod. */
 export function servedBy(input: ServingInput): Serving | undefined {
   const previous = input.previous?.run === input.run ? input.previous : undefined
+  if (previous?.state === ServedBy.Released) return serving(previous)
+  if (input.recordedColdSince !== undefined) return cold(input, input.recordedColdSince)
   if (previous?.state === ServedBy.Claimed) {
     // Its pod is gone (deleted, failed, its claim taken off by hand), and its Secret with it: the run goes on cold,
     // as a restart would.
@@ -142,7 +146,7 @@ export function servedBy(input: ServingInput): Serving | undefined {
     )
     return secret === undefined ? cold(input, input.now) : claim(input, secret, previous.since)
   }
-  if (previous?.state === ServedBy.Cold || previous?.state === ServedBy.Released) return serving(previous)
+  if (previous?.state === ServedBy.Cold) return serving(previous)
   if (!input.pooled) return undefined
   if (input.run > 0 || input.parameters || input.coldPod) return cold(input, input.now)
   const first = claimedSecrets(input)[0]

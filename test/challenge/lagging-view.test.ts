@@ -105,3 +105,15 @@ t.test('what another run’s Service, or one on its way out, records is not this
   t.strictSame(again(service({}, true)), '2026-11-22T12:00:02Z')
   t.strictSame(again(service({ 'challenge-hooks.dev/admitted-at': 'soon' })), '2026-11-22T12:00:02Z')
 })
+
+t.test('a pooled run gone cold: a sync that still reads Waiting and then sees its claim stays cold', async (t) => {
+  const waiting = step(challenge(), { related: [pooledDefinition()] })
+  const children = observedChildren(waiting.response.children)
+  const cold = step(waiting.parent, { related: [pooledDefinition()], children, now: at(5) })
+  t.strictSame(cold.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:05Z' })
+  // The pool's claim lands just after: the fresh view is cold for good, the lagging one would have taken it.
+  const { fresh, lagging } = both(cold, waiting.parent, [pooledDefinition(), claimedSecret('4')], 6)
+  t.strictSame(lagging.status, fresh.status)
+  t.strictSame(lagging.response.children, fresh.response.children)
+  t.strictSame(fresh.status.pool, { state: 'Cold', run: 0, since: '2026-11-22T12:00:05Z' })
+})

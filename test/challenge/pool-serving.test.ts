@@ -47,6 +47,7 @@ function input(overrides: Partial<ServingInput> = {}, secrets: KubeObject[] = []
     coldPod: false,
     admittedAt: NOW,
     recordedClaim: undefined,
+    recordedColdSince: undefined,
     related: indexObjects(groups(secrets), 'challenges'),
     now: NOW,
     timeoutMs: 5000,
@@ -334,6 +335,30 @@ t.test('a claim is since the time its Service records for that pod, over the sta
   t.strictSame(servedBy(input({ previous: claimed('7', NOW - 1000), recordedClaim: other }, [flagSecret('7')])), {
     ...claimed('7', NOW - 1000),
     slot: '7',
+    waitUntil: undefined,
+  })
+})
+
+t.test('a run its Service says went cold is cold since then, whatever a lagging status says', async (t) => {
+  const coldSince = (since: number) => ({ ...COLD_NOW, since })
+  const recordedColdSince = NOW - 2000
+  t.strictSame(
+    servedBy(input({ previous: waiting(NOW - 7000), admittedAt: NOW - 7000, recordedColdSince }, [flagSecret('4')])),
+    coldSince(NOW - 2000),
+    'a claim seen after it went cold is not taken',
+  )
+  t.strictSame(
+    servedBy(input({ previous: claimed('4', NOW - 3000), recordedColdSince }, [flagSecret('4')])),
+    coldSince(NOW - 2000),
+  )
+  const cold = { state: 'Cold' as const, run: 0, since: NOW - 1000, pod: undefined, flagUid: undefined }
+  t.strictSame(servedBy(input({ previous: cold, recordedColdSince })), coldSince(NOW - 2000))
+  t.strictSame(servedBy(input({ recordedColdSince, pooled: false })), coldSince(NOW - 2000))
+  // A run that ended gave its pod up: it stays Released.
+  const released = { ...claimed('7', NOW - 60_000), state: 'Released' as const }
+  t.strictSame(servedBy(input({ previous: released, recordedColdSince })), {
+    ...released,
+    slot: undefined,
     waitUntil: undefined,
   })
 })

@@ -109,8 +109,16 @@ t.test(
     const instants = { 'challenge-hooks.dev/run': '0', 'challenge-hooks.dev/admitted-at': '2026-11-22T12:00:00Z' }
     t.strictSame(
       serviceOf(cold.response),
-      { name: NAME, labels: plainLabels, annotations: instants },
-      'a cold run carries no ticket',
+      {
+        name: NAME,
+        labels: plainLabels,
+        annotations: {
+          ...instants,
+          'challenge-hooks.dev/pool-state': 'Cold',
+          'challenge-hooks.dev/pool-since': '2026-11-22T12:00:05Z',
+        },
+      },
+      'a cold run carries no ticket, and records since when it is cold',
     )
     const ticketed = (annotations: Json) => ({
       name: NAME,
