@@ -425,8 +425,8 @@ const SERVICE_TYPE = {
 
 export function service(input: RenderInput): IService & DesiredChild {
   const { definition, names, ticket } = input
-  // The run's instants, written once with the Service: a sync whose view of the Challenge lags reads them back
-  // (run-record.ts).
+  // The run's instants, written on the Service in the sync that made them: a sync whose view of the Challenge lags
+  // reads them back (run-record.ts).
   const metadata: DesiredChild['metadata'] = {
     name: names.base,
     labels: labels(names),

@@ -75,8 +75,8 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
 
 /**
  * What a run's traffic path selects: its own pod, or while it is served from the pool (waiting for a pod, or
- * claimed) the pooled pod, its Service then carrying the run's ticket. A claimed run's record has its time; a run
- * gone cold has its Service record when (run-record.ts), when its record says.
+ * claimed) the pooled pod, its Service then carrying the run's ticket. The Service of a claimed run records since
+ * when, and so does a cold one's when its record has the time (run-record.ts).
  */
 function traffic(
   world: World,

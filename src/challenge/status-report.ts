@@ -26,7 +26,10 @@ const PROGRESS = new Set<string>([
   ConditionType.EndpointReady,
 ])
 
-/** Where a condition stands: true or false, why, and the instant it reports (unset: now, or its last transition if unchanged). */
+/**
+ * Where a condition stands: true or false, why, and the instant it reports (unset: now, or its last transition if
+ * unchanged).
+ */
 type Verdict = [status: boolean, reason: string, message: string, since?: string]
 
 /** A step of the pod's start: true since the kubelet's instant, false while it waits, or no workload at all. */

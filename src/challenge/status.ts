@@ -144,8 +144,8 @@ export function condition(
 ): Condition {
   const value = status ? 'True' : 'False'
   const before = previous.find((candidate) => candidate.type === type)
-  const unchanged = before === undefined ? initial : before.status === value ? before.lastTransitionTime : now
-  return { type, status: value, reason, message, lastTransitionTime: instant ?? unchanged }
+  const transition = before === undefined ? initial : before.status === value ? before.lastTransitionTime : now
+  return { type, status: value, reason, message, lastTransitionTime: instant ?? transition }
 }
 
 type TimeField = 'admittedAt' | 'startedAt' | 'lastRenewedAt' | 'expiresAt' | 'finishedAt'
