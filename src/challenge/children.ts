@@ -82,21 +82,24 @@ export interface RenderInput {
   /** Answer the Pod too: the flag Secret and the NetworkPolicies are observed as the instance's own. */
   withPod: boolean
   /**
-   * Served by a warm pool's pod (waiting for it, or claimed): only the traffic path is the instance's, selecting that
-   * pod by `podLabels`; the pod, its flag Secret and its isolation are the pool's, and the Service carries the run's
-   * ticket, which is what the pool sees of it (docs/api.md#warm-pools).
+   * How a run of a pooled definition is served, which its Service records. Waiting or Claimed, it is served by a warm
+   * pool's pod: only the traffic path is the instance's, selecting that pod by `podLabels`; the pod, its flag Secret
+   * and its isolation are the pool's, and the record is the run's ticket, which is what the pool sees of it
+   * (docs/api.md#warm-pools). Cold, it runs a pod of its own and the pool does not see its Service.
    */
-  ticket?: PoolTicket
-  /** A run of a pooled definition gone cold: since when (status.pool.since), which its Service records. */
-  coldSince?: string
+  served?: ServedRecord
 }
 
-/** What a pooled run's Service tells its definition's pool: its state, and once claimed its pod and since when. */
-export interface PoolTicket {
-  state: typeof ServedBy.Waiting | typeof ServedBy.Claimed
+/** status.pool as the run's Service records it: the state, and the pod and since when as far as they are known. */
+export interface ServedRecord {
+  state: typeof ServedBy.Waiting | typeof ServedBy.Claimed | typeof ServedBy.Cold
   pod: string | undefined
-  /** status.pool.since, as written there, once claimed. */
   since: string | undefined
+}
+
+/** Served by a warm pool's pod: the run's own pod, flag Secret and isolation are not answered. */
+function fromPool(served: ServedRecord | undefined): boolean {
+  return served !== undefined && served.state !== ServedBy.Cold
 }
 
 /**
@@ -424,28 +427,19 @@ const SERVICE_TYPE = {
 } as const
 
 export function service(input: RenderInput): IService & DesiredChild {
-  const { definition, names, ticket } = input
+  const { definition, names, served } = input
   // The run's instants, written on the Service in the sync that made them: a sync whose view of the Challenge lags
   // reads them back (run-record.ts).
   const metadata: DesiredChild['metadata'] = {
     name: names.base,
-    labels: labels(names),
-    annotations: { [RUN_ANNOTATION]: String(input.run), [Annotation.admittedAt]: input.admittedAt },
-  }
-  if (input.coldSince !== undefined)
-    metadata.annotations = {
-      ...metadata.annotations,
-      [Annotation.poolState]: ServedBy.Cold,
-      [Annotation.poolSince]: input.coldSince,
-    }
-  if (ticket !== undefined) {
-    metadata.labels = { ...metadata.labels, [Label.poolTicket]: definition.name }
-    metadata.annotations = {
-      ...metadata.annotations,
-      [Annotation.poolState]: ticket.state,
-      ...(ticket.pod === undefined ? {} : { [Annotation.poolPod]: ticket.pod }),
-      ...(ticket.since === undefined ? {} : { [Annotation.poolSince]: ticket.since }),
-    }
+    labels: fromPool(served) ? { ...labels(names), [Label.poolTicket]: definition.name } : labels(names),
+    annotations: {
+      [RUN_ANNOTATION]: String(input.run),
+      [Annotation.admittedAt]: input.admittedAt,
+      ...(served === undefined ? {} : { [Annotation.poolState]: served.state }),
+      ...(served?.pod === undefined ? {} : { [Annotation.poolPod]: served.pod }),
+      ...(served?.since === undefined ? {} : { [Annotation.poolSince]: served.since }),
+    },
   }
   return {
     apiVersion: 'v1',
@@ -465,7 +459,7 @@ export function service(input: RenderInput): IService & DesiredChild {
  * whatever Secret holds its flag Secret's name, and run before its isolation exists.
  */
 export function renderChildren(input: RenderInput): DesiredChild[] {
-  const pooled = input.ticket !== undefined
+  const pooled = fromPool(input.served)
   const children: DesiredChild[] = pooled ? [exposePolicy(input)] : [flagSecret(input), isolatePolicy(input)]
   if (input.definition.egress === 'Internet' && !pooled) children.push(internetPolicy(input))
   if (input.withPod && !pooled) children.push(pod(input))

@@ -14,6 +14,7 @@ import type { OwnerKey } from './hmac.js'
 import type { PreviousStatus } from './status.js'
 import type { PodProblem } from './workload.js'
 import type { Serving } from './pool-serving.js'
+import type { RunRecord } from './run-record.js'
 
 export interface RenewalOutcome {
   accepted: boolean
@@ -103,6 +104,8 @@ export interface RunContext {
   config: Config
   now: number
   state: RunState
+  /** What the run's Service records of it (run-record.ts). */
+  recorded: RunRecord
   /** instants at which the decision changes by itself, gathered on the way */
   deadlines: (number | undefined)[]
 }

@@ -75,23 +75,21 @@ export function sync(request: SyncRequest, config: Config, now: Date): SyncRespo
 
 /**
  * What a run's traffic path selects: its own pod, or while it is served from the pool (waiting for a pod, or
- * claimed) the pooled pod, its Service then carrying the run's ticket. The Service of a claimed run records since
- * when, and so does a cold one's when its record has the time (run-record.ts).
+ * claimed) the pooled pod; and how it is served, which its Service records (run-record.ts). A Waiting run's since is
+ * its admission, which the Service records already.
  */
-function traffic(
-  world: World,
-  decision: Decision,
-  definition: string,
-): Pick<RenderInput, 'podLabels' | 'ticket' | 'coldSince'> {
+function traffic(world: World, decision: Decision, definition: string): Pick<RenderInput, 'podLabels' | 'served'> {
   const pool = decision.pool
-  if (pool?.state === ServedBy.Cold && pool.since !== undefined)
-    return { podLabels: world.podLabels, coldSince: formatTime(pool.since) }
-  if (pool?.state !== ServedBy.Waiting && pool?.state !== ServedBy.Claimed) return { podLabels: world.podLabels }
-  const since = pool.state === ServedBy.Claimed ? formatTime(pool.since as number) : undefined
-  return {
-    podLabels: pooledPodSelector(definition, world.challenge.metadata.uid, pool.slot),
-    ticket: { state: pool.state, pod: pool.pod, since },
+  if (pool?.state === ServedBy.Waiting || pool?.state === ServedBy.Claimed) {
+    const since = pool.state === ServedBy.Claimed ? formatTime(pool.since as number) : undefined
+    return {
+      podLabels: pooledPodSelector(definition, world.challenge.metadata.uid, pool.slot),
+      served: { state: pool.state, pod: pool.pod, since },
+    }
   }
+  if (pool?.state === ServedBy.Cold && pool.since !== undefined)
+    return { podLabels: world.podLabels, served: { state: pool.state, pod: undefined, since: formatTime(pool.since) } }
+  return { podLabels: world.podLabels }
 }
 
 /**

@@ -63,7 +63,11 @@ const RUN_ENDING_ERRORS = new Set<string>([
 ])
 
 export function decide(world: World, config: Config, now: number): Decision {
-  const run: RunContext = { world, config, now, state: runState(world), deadlines: [] }
+  const state = runState(world)
+  // What the run's Service records is the run's, whatever the status says (run-record.ts): read once per sync.
+  const recorded = runRecord(world.children, world.names, world.challenge.metadata.uid, state.run)
+  state.admittedAt = recorded.admittedAt ?? state.admittedAt
+  const run: RunContext = { world, config, now, state, recorded, deadlines: [] }
   const result = throughTheRules(run)
   if (isDecision(result)) return applyRenewal(run, result)
   return applyRenewal(run, runningOrStarting(result), result)
@@ -91,22 +95,18 @@ function throughTheRules(run: RunContext): Decision | ObservedContext {
 
 // ---- the run ---------------------------------------------------------------------------------------------------
 
-/**
- * `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. The admission instant
- * the run's Service records is the run's, whatever the status says (run-record.ts).
- */
+/** `spec.restarts > status.run` starts a new run (unless stopped): timers and renewals reset. */
 function runState(world: World): RunState {
   const { spec } = world.challenge
   const previous = world.previous
   const restarts = spec.restarts ?? 0
-  const recorded = (run: number) => runRecord(world.children, world.names, world.challenge.metadata.uid, run)
   if (spec.desiredState !== 'Stopped' && restarts > previous.run) {
     // Renewals asked for before the restart belong to the old run.
     const renewalsSeen = Math.max(previous.renewalsSeen, spec.renewals ?? 0)
     return {
       run: restarts,
       newRun: true,
-      admittedAt: recorded(restarts).admittedAt,
+      admittedAt: undefined,
       startedAt: undefined,
       lastRenewedAt: undefined,
       finishedAt: undefined,
@@ -117,7 +117,7 @@ function runState(world: World): RunState {
   return {
     run: previous.run,
     newRun: false,
-    admittedAt: recorded(previous.run).admittedAt ?? readTime(previous.admittedAt),
+    admittedAt: readTime(previous.admittedAt),
     startedAt: readTime(previous.startedAt),
     lastRenewedAt: readTime(previous.lastRenewedAt),
     finishedAt: readTime(previous.finishedAt),

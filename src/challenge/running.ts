@@ -12,8 +12,7 @@ import { earliest, formatTime } from './time.js'
 import { currentPod, missingGuards, podEnded, podInstants, podProblem, readySince } from './workload.js'
 import { DEFINITION_KIND } from './definition.js'
 import { findObject } from './observed.js'
-import { runRecord } from './run-record.js'
-import { servedBy, type Serving, type ServingInput } from './pool-serving.js'
+import { servedBy, type Serving } from './pool-serving.js'
 import { field, text } from './untrusted.js'
 
 /** The end of the lifetime, once the instance has started (a passed hard deadline ended the run above). */
@@ -49,18 +48,12 @@ function serving(context: AdmittedContext, coldPod: boolean): Serving | undefine
     previous: world.previous.pool,
     coldPod,
     admittedAt: context.admittedAt,
-    ...recorded(context),
+    recordedClaim: context.recorded.claim,
+    recordedColdSince: context.recorded.coldSince,
     related: world.related,
     now: context.now,
     timeoutMs: context.config.poolClaimTimeoutSeconds * 1000,
   })
-}
-
-/** What the run's Service records of how it is served (run-record.ts). */
-function recorded(context: AdmittedContext): Pick<ServingInput, 'recordedClaim' | 'recordedColdSince'> {
-  const { world, state } = context
-  const record = runRecord(world.children, world.names, world.challenge.metadata.uid, state.run)
-  return { recordedClaim: record.claim, recordedColdSince: record.coldSince }
 }
 
 /** What the pod says first; a fatal problem ends the run at once (it frees the budget instead of holding it). */
