@@ -141,6 +141,11 @@ function render(runs: Run[]): string {
       )}`,
   )
   row('hook CPU s per Challenge', (r) => num(r.hook.cpuSecondsPerChallenge, 4))
+  // The same plan sends the same requests in every run, so a call's CPU gauges the machine's speed in that run: a
+  // saturated control plane turns a few per cent of it into many seconds of the queue's times.
+  row("… hook CPU ms per call (the machine's speed in that run)", (r) =>
+    num((r.hook.cpuSecondsPerChallenge / r.hook.callsPerChallenge) * 1000, 2),
+  )
   row(
     'request size median / p99 / largest (KiB), all hooks',
     (r) =>
