@@ -57,7 +57,8 @@ done
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl) >&2
 (cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$staging/etcd" go.etcd.io/etcd/server/v3) >&2
 "$staging/kube-apiserver" --version >&2
-"$staging/etcd" --version | head -n 1 >&2
+# sed, not head: head exits after the first line, etcd gets SIGPIPE writing the next, and pipefail ends the build.
+"$staging/etcd" --version | sed -n 1p >&2
 rm -rf "$dir"
 chmod 755 "$staging"
 mv "$staging" "$dir"
