@@ -9,15 +9,18 @@
  *   npm run bench:node-start                                              # 50 Challenges created at once
  *   BENCH_CHALLENGES=20 BENCH_INTERVAL_MS=500 npm run bench:node-start    # one every 500 ms (BENCH_LABEL names the run)
  *   BENCH_POOL=20 BENCH_CHALLENGES=20 BENCH_INTERVAL_MS=1000 npm run bench:node-start   # each claims a warm pod
+ *   BENCH_REST_SECONDS=60 BENCH_POOL=20 …                               # the first create a minute after the pool is warm
  *
  * With BENCH_POOL the definition keeps that many pods warm (docs/api.md#warm-pools; flag PerInstance), filled before
  * the first create: each instance claims one, so only create → claimed, → first connection and → Running are
  * measured (its pod was made, scheduled and ready before it existed).
  *
- * Each step is seen by this process: the namespace's pods and Challenges listed every POLL_MS (their own timestamps
- * have one-second resolution), and every instance's node port tried every PROBE_MS once its Service exists. Runs
- * as a tap file inside the node (test/support/node/cli.ts bench <this file>): tap is only the runner. Writes
- * bench/out/node-start/<label>-<N>.json and the node-start section of bench/RESULTS.md, rendered from every run.
+ * Each step is seen by this process as it happens: watches of the pods, Services and Challenges, each event timed as
+ * it arrives (their own timestamps have one-second resolution; a LIST in a loop would see a step up to its period
+ * late and load the API server the starts need), and every instance's node port tried every PROBE_MS once its
+ * Service has one. Runs as a tap file inside the node (test/support/node/cli.ts bench <this file>): tap is only the
+ * runner. Writes bench/out/node-start/<label>-<N>.json and the node-start section of bench/RESULTS.md, rendered from
+ * every run.
  */
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
@@ -26,8 +29,11 @@ import { execFileSync } from 'node:child_process'
 import t from 'tap'
 import { loadConfig } from '../../src/config/config.js'
 import { repoRoot } from '../../test/support/kube/controlplane.js'
+import { Informer } from '../../test/support/kube/informer.js'
 import { metacontrollerArgs } from '../../test/support/kube/controllers.js'
 import { app, definition, NODE_IP, startNodeSuite, warmPool, type Json } from '../../test/support/node/harness.js'
+import type { KubeObject } from '../../test/support/simulator/objects.js'
+import { resourceByName } from '../../test/support/simulator/index.js'
 import { banner } from '../../test/support/node/timing.js'
 import { writeReport } from './report.js'
 
@@ -35,10 +41,14 @@ import { writeReport } from './report.js'
 const CHALLENGES = Number(process.env.BENCH_CHALLENGES ?? 50)
 const INTERVAL_MS = Number(process.env.BENCH_INTERVAL_MS ?? 0)
 const POOL = Number(process.env.BENCH_POOL ?? 0)
+/**
+ * Seconds between the pool being warm (or the definition made) and the first create. 0: at once, on cores still busy
+ * with the pool's own starts; an event warms its pools before the doors open, which a minute's rest stands for.
+ */
+const REST_SECONDS = Number(process.env.BENCH_REST_SECONDS ?? 0)
 const LABEL =
   process.env.BENCH_LABEL ??
-  `${POOL > 0 ? `pool-${POOL}-` : ''}${INTERVAL_MS === 0 ? 'burst' : `every-${INTERVAL_MS}ms`}`
-const POLL_MS = 100
+  `${POOL > 0 ? `pool-${POOL}-` : ''}${REST_SECONDS > 0 ? `rest-${REST_SECONDS}s-` : ''}${INTERVAL_MS === 0 ? 'burst' : `every-${INTERVAL_MS}ms`}`
 const PROBE_MS = 50
 const BANNER = 'tcp-echo ready'
 
@@ -72,6 +82,7 @@ void t.test(
       }),
     )
     if (POOL > 0) await warmPool(s, POOL)
+    await new Promise((r) => setTimeout(r, REST_SECONDS * 1000))
     const loadBefore = loadavg()
     const instances = new Map<string, Instance>()
     const seen = (
@@ -82,48 +93,53 @@ void t.test(
       if (x[key] < 0) x[key] = at - x.createdAt
     }
     let done = false
-    // The watcher: pods and Challenges of the namespace, every POLL_MS.
-    const watcher = (async () => {
-      while (!done) {
-        const [pods, challenges] = await Promise.all([
-          s.list(`/api/v1/namespaces/${s.ns}/pods`),
-          s.list(`/apis/challenge-hooks.dev/v1alpha1/namespaces/${s.ns}/challenges`),
-        ])
-        const now = Date.now()
-        for (const pod of pods) {
-          const x = instances.get(pod.metadata.labels?.['challenge-hooks.dev/instance'] ?? '')
-          if (x === undefined) continue
-          const status = (pod.status ?? {}) as Json
-          seen(x, 'pod', now)
-          if ((pod.spec as Json | undefined)?.nodeName !== undefined) seen(x, 'scheduled', now)
-          if (
-            ((status.containerStatuses ?? []) as Json[]).some(
-              (c) => (c.state as Json | undefined)?.running !== undefined,
-            )
-          )
-            seen(x, 'started', now)
-          if (((status.conditions ?? []) as Json[]).some((c) => c.type === 'Ready' && c.status === 'True'))
-            seen(x, 'ready', now)
-        }
-        for (const challenge of challenges) {
-          const x = instances.get(challenge.metadata.name)
-          const status = challenge.status as Json | undefined
-          if (x !== undefined && status?.phase === 'Running') seen(x, 'running', now)
-          if (x !== undefined && (status?.pool as Json | undefined)?.state === 'Claimed') seen(x, 'claimed', now)
-        }
-        await new Promise((r) => setTimeout(r, POLL_MS))
-      }
-    })()
+    const observePod = (pod: KubeObject, now: number) => {
+      const x = instances.get(pod.metadata.labels?.['challenge-hooks.dev/instance'] ?? '')
+      if (x === undefined) return
+      const status = (pod.status ?? {}) as Json
+      seen(x, 'pod', now)
+      if ((pod.spec as Json | undefined)?.nodeName !== undefined) seen(x, 'scheduled', now)
+      if (
+        ((status.containerStatuses ?? []) as Json[]).some((c) => (c.state as Json | undefined)?.running !== undefined)
+      )
+        seen(x, 'started', now)
+      if (((status.conditions ?? []) as Json[]).some((c) => c.type === 'Ready' && c.status === 'True'))
+        seen(x, 'ready', now)
+    }
+    const observeChallenge = (challenge: KubeObject, now: number) => {
+      const x = instances.get(challenge.metadata.name)
+      const status = challenge.status as Json | undefined
+      if (x !== undefined && status?.phase === 'Running') seen(x, 'running', now)
+      if (x !== undefined && (status?.pool as Json | undefined)?.state === 'Claimed') seen(x, 'claimed', now)
+    }
+    const observeService = (service: KubeObject) => {
+      const x = instances.get(service.metadata.name)
+      const nodePort = ((service.spec as Json | undefined)?.ports as Json[] | undefined)?.[0]?.nodePort
+      if (x !== undefined && typeof nodePort === 'number') x.nodePort = nodePort
+    }
+    // The watches: every event of the namespace's pods, Challenges and Services, seen as it arrives.
+    const watches = (
+      [
+        ['v1', 'pods', observePod],
+        ['challenge-hooks.dev/v1alpha1', 'challenges', observeChallenge],
+        ['v1', 'services', observeService],
+      ] as const
+    ).map(([apiVersion, resource, observe]) => {
+      const informer = new Informer(
+        suite.rest,
+        resourceByName(apiVersion, resource) as NonNullable<ReturnType<typeof resourceByName>>,
+      )
+      informer.on((event) => {
+        if (event.type !== 'DELETED' && event.object.metadata.namespace === s.ns) observe(event.object, Date.now())
+      })
+      return informer
+    })
+    await Promise.all(watches.map((informer) => informer.start()))
+    t.teardown(() => watches.forEach((informer) => informer.stop()))
     // The probers: each instance's node port, once its Service has one, every PROBE_MS until the banner comes.
     const probers = (async () => {
       const attempts: Promise<void>[] = []
       while (!done) {
-        const services = await s.list(`/api/v1/namespaces/${s.ns}/services`)
-        for (const service of services) {
-          const x = instances.get(service.metadata.name)
-          const nodePort = ((service.spec as Json | undefined)?.ports as Json[] | undefined)?.[0]?.nodePort
-          if (x !== undefined && typeof nodePort === 'number') x.nodePort = nodePort
-        }
         for (const x of instances.values()) {
           if (x.nodePort === undefined || x.connected >= 0) continue
           const startedAt = Date.now()
@@ -168,7 +184,8 @@ void t.test(
     while ([...instances.values()].some((x) => x.running < 0 || x.connected < 0) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200))
     done = true
-    await Promise.all([watcher, probers])
+    await probers
+    watches.forEach((informer) => informer.stop())
     const loadAfter = loadavg()
     const all = [...instances.values()]
     const missing = all.filter((x) => x.running < 0 || x.connected < 0).map((x) => x.name)
@@ -211,11 +228,13 @@ void t.test(
         .trim()}, ${cpus().length} cores`,
       loadBefore: loadBefore[0],
       loadAfter: loadAfter[0],
-      pollMs: POLL_MS,
+      // 0: watched (a run that listed the objects in a loop records its period).
+      pollMs: 0,
       probeMs: PROBE_MS,
       // The suite's hook server runs with the default (startNodeSuite sets no ENDPOINT_SETTLE_MS).
       endpointSettleMs: loadConfig({}).endpointSettleMs,
       pool: POOL,
+      restSeconds: REST_SECONDS,
       controller:
         process.env.METACONTROLLER_BIN === undefined
           ? 'the Metacontroller stand-in'
