@@ -77,8 +77,15 @@ function render(runs: Run[]): string {
       `### ${run.challenges} Challenges, ${how}: ${run.when.slice(0, 16).replace('T', ' ')} UTC, commit ${run.commit}`,
       '',
     )
+    const pooled = (run.pool ?? 0) > 0
+    const pool = pooled ? `a warm pool of ${run.pool}` : 'no pool'
+    const rest =
+      (run.restSeconds ?? 0) > 0
+        ? `, the first create ${run.restSeconds} s after ${pooled ? 'it was warm' : 'the definition was made'}`
+        : ''
+    const seen = run.pollMs > 0 ? `listed every ${run.pollMs} ms` : 'watched'
     md.push(
-      `${run.cpus}; load average ${run.loadBefore.toFixed(1)} → ${run.loadAfter.toFixed(1)}; \`ENDPOINT_SETTLE_MS\` ${run.endpointSettleMs}; ${run.controller ?? 'the Metacontroller stand-in'}; ${(run.pool ?? 0) > 0 ? `a warm pool of ${run.pool}` : 'no pool'}${(run.restSeconds ?? 0) > 0 ? `, the first create ${run.restSeconds} s after ${(run.pool ?? 0) > 0 ? 'it was warm' : 'the definition was made'}` : ''}; ${run.pollMs > 0 ? `listed every ${run.pollMs} ms` : 'watched'}.`,
+      `${run.cpus}; load average ${run.loadBefore.toFixed(1)} → ${run.loadAfter.toFixed(1)}; \`ENDPOINT_SETTLE_MS\` ${run.endpointSettleMs}; ${run.controller ?? 'the Metacontroller stand-in'}; ${pool}${rest}; ${seen}.`,
       '',
     )
     md.push('| step | p50 | p90 | p99 | max |', '|---|---|---|---|---|')

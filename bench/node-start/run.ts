@@ -32,8 +32,8 @@ import { repoRoot } from '../../test/support/kube/controlplane.js'
 import { Informer } from '../../test/support/kube/informer.js'
 import { metacontrollerArgs } from '../../test/support/kube/controllers.js'
 import { app, definition, NODE_IP, startNodeSuite, warmPool, type Json } from '../../test/support/node/harness.js'
-import type { KubeObject } from '../../test/support/simulator/objects.js'
-import { resourceByName } from '../../test/support/simulator/index.js'
+import { resourceByName, type KubeObject } from '../../test/support/simulator/index.js'
+import { sleep } from '../../test/support/processes.js'
 import { banner } from '../../test/support/node/timing.js'
 import { writeReport } from './report.js'
 
@@ -82,7 +82,7 @@ void t.test(
       }),
     )
     if (POOL > 0) await warmPool(s, POOL)
-    await new Promise((r) => setTimeout(r, REST_SECONDS * 1000))
+    await sleep(REST_SECONDS * 1000)
     const loadBefore = loadavg()
     const instances = new Map<string, Instance>()
     const seen = (
@@ -154,7 +154,7 @@ void t.test(
             ),
           )
         }
-        await new Promise((r) => setTimeout(r, PROBE_MS))
+        await sleep(PROBE_MS)
       }
       await Promise.all(attempts)
     })()
@@ -162,7 +162,7 @@ void t.test(
     const started = Date.now()
     await Promise.all(
       Array.from({ length: CHALLENGES }, async (_, index) => {
-        await new Promise((r) => setTimeout(r, index * INTERVAL_MS))
+        await sleep(index * INTERVAL_MS)
         const owner = `p${String(index + 1).padStart(3, '0')}`
         const name = `echo-u-${owner}`
         instances.set(name, {
@@ -182,10 +182,9 @@ void t.test(
     const createdIn = Date.now() - started
     const deadline = Date.now() + 300_000
     while ([...instances.values()].some((x) => x.running < 0 || x.connected < 0) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 200))
+      await sleep(200)
     done = true
     await probers
-    watches.forEach((informer) => informer.stop())
     const loadAfter = loadavg()
     const all = [...instances.values()]
     const missing = all.filter((x) => x.running < 0 || x.connected < 0).map((x) => x.name)
